@@ -1,0 +1,6 @@
+"""Placeholder until this view lands (see the issues); replaced by the real page."""
+
+import streamlit as st
+
+st.title("layers")
+st.info("This view is being built.")

@@ -1,0 +1,52 @@
+"""posviz: see what transformer positional encodings are, on real models.
+
+The notebook API. Everything here is importable without Streamlit, and names are loaded lazily so that
+``import posviz`` stays light (torch and transformers are imported only by the functions that run a
+model). Example::
+
+    import posviz
+    pe = posviz.sinusoidal(128, 512)                # (n_positions, d_model)
+    posviz.heatmap_chart(pe)                         # an Altair chart, displayed by the notebook
+    table = posviz.load_table("bundled")             # MiniLM's learned table, offline
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# public name -> module that defines it
+_EXPORTS: dict[str, str] = {
+    # --- sinusoidal encodings, statistics, chart builders (spine) ---
+    "sinusoidal": "posviz.encodings.sinusoidal",
+    "sinusoid_frequencies": "posviz.encodings.sinusoidal",
+    "SINUSOID_LAYOUTS": "posviz.encodings.sinusoidal",
+    "dimension_variance": "posviz.analysis.stats",
+    "heatmap_chart": "posviz.charts.heatmap",
+    "unit_circle_chart": "posviz.charts.circle",
+    "variance_chart": "posviz.charts.lines",
+    # --- learned tables ---
+    "load_table": "posviz.tables",
+    "PositionTable": "posviz.tables",
+    # --- experiments ---
+    "probe_positions": "posviz.analysis.probes",
+    # --- other encoding families ---
+    "rope_inv_freq": "posviz.encodings.rope",
+    "alibi_slopes": "posviz.encodings.alibi",
+    "t5_relative_bucket": "posviz.encodings.t5",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'posviz' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

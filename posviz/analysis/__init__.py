@@ -1,0 +1,1 @@
+"""Analyses of position tables: statistics, similarity, PCA, probes and the seed experiments."""

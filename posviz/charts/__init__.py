@@ -1,0 +1,1 @@
+"""Chart builders: arrays in, ``alt.Chart`` out (returned, never displayed)."""

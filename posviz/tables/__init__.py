@@ -1,0 +1,1 @@
+"""Getting learned position tables: the bundled model, the hub (range reads), local files, uploads."""

@@ -1,0 +1,31 @@
+"""Streamlit glue. The only part of posviz that imports streamlit; pages import from here.
+
+Direction of imports: ``pages -> posviz.ui -> posviz.*``, never back.
+"""
+
+from posviz.ui.display import show_chart, user_errors
+from posviz.ui.pages import PAGES, PageSpec, all_pages
+from posviz.ui.state import (
+    url_checkbox,
+    url_int_list,
+    url_multiselect,
+    url_number,
+    url_select,
+    url_slider,
+    url_text,
+)
+
+__all__ = [
+    "PAGES",
+    "PageSpec",
+    "all_pages",
+    "show_chart",
+    "url_checkbox",
+    "url_int_list",
+    "url_multiselect",
+    "url_number",
+    "url_select",
+    "url_slider",
+    "url_text",
+    "user_errors",
+]

@@ -1,0 +1,44 @@
+"""The app's page registry: one place that names every view, its file and its section."""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PageSpec:
+    """One view of the app: the script that draws it and how it appears in the navigation."""
+
+    path: str  # relative to the repository root
+    title: str
+    icon: str
+    url_path: str  # the URL segment; also the prefix of the page's query parameters
+
+
+PAGES: dict[str, list[PageSpec]] = {
+    "Start": [
+        PageSpec("pages/home.py", "Questions → views", "🧭", "home"),
+    ],
+    "Encodings": [
+        PageSpec("pages/sinusoidal.py", "Sinusoidal", "🌊", "sinusoidal"),
+        PageSpec("pages/learned.py", "Learned tables", "🧠", "learned"),
+    ],
+    "Experiments": [
+        PageSpec("pages/probing.py", "Probing positions", "📏", "probing"),
+        PageSpec("pages/add_vs_concat.py", "Add vs concatenate", "➕", "add_vs_concat"),
+        PageSpec("pages/permutation.py", "Permutation equivariance", "🔀", "permutation"),
+        PageSpec("pages/layers.py", "Position through layers", "🪜", "layers"),
+        PageSpec("pages/embedding_lookup.py", "nn.Embedding is a table", "🗂️", "embedding_lookup"),
+    ],
+    "Beyond": [
+        PageSpec("pages/rope.py", "RoPE", "🌀", "rope"),
+        PageSpec("pages/alibi.py", "ALiBi", "📐", "alibi"),
+        PageSpec("pages/t5_buckets.py", "T5 relative buckets", "🪣", "t5_buckets"),
+        PageSpec("pages/nope.py", "NoPE (no encoding)", "🚫", "nope"),
+        PageSpec("pages/vit_grid.py", "ViT 2-D patch grid", "🖼️", "vit_grid"),
+        PageSpec("pages/compare.py", "Compare families", "⚖️", "compare"),
+    ],
+}
+
+
+def all_pages() -> list[PageSpec]:
+    """Every page, in navigation order."""
+    return [spec for specs in PAGES.values() for spec in specs]

@@ -1,0 +1,175 @@
+"""URL-synced widgets: every shareable setting lives in ``st.query_params`` under its widget key.
+
+A page calls e.g. ``url_slider("Positions", key="sin_n", ...)``. On the first run of a session the
+widget is seeded from the URL (``?sin_n=128``); a value that is not a number, out of range or not an
+allowed choice is replaced by the default or clamped, and the user is told what was wrong and what the
+limits are. After every run the current value is written back so a copied link reproduces the view.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import streamlit as st
+
+T = TypeVar("T")
+
+
+def _warn(message: str) -> None:
+    st.warning(message, icon="🔗")
+
+
+def _seed(key: str, parse: Callable[[str], Any], default: Any) -> None:
+    """Put the URL's value (or the default) into session state before the widget is created."""
+    if key in st.session_state:
+        return
+    raw = st.query_params.get(key)
+    if raw is None:
+        st.session_state[key] = default
+        return
+    try:
+        st.session_state[key] = parse(raw)
+    except ValueError as exc:
+        _warn(f"Link parameter `{key}={raw[:60]!r}` ignored: {exc} Using {default!r}.")
+        st.session_state[key] = default
+
+
+def _number_parser(kind: type, lo: float, hi: float, key: str) -> Callable[[str], Any]:
+    def parse(raw: str) -> Any:
+        try:
+            value = float(raw)
+        except ValueError:
+            raise ValueError(f"not a number; allowed {lo}…{hi}.") from None
+        if not math.isfinite(value):
+            raise ValueError(f"not a finite number; allowed {lo}…{hi}.")
+        clamped = min(max(value, lo), hi)
+        if clamped != value:
+            _warn(f"Link parameter `{key}={raw[:60]}` is outside {lo}…{hi}; using {kind(clamped)}.")
+        return kind(round(clamped)) if kind is int else kind(clamped)
+
+    return parse
+
+
+def _publish(key: str, value: Any) -> None:
+    text = ",".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
+    if st.query_params.get(key) != text:
+        st.query_params[key] = text
+
+
+def url_slider(label: str, *, key: str, min_value: T, max_value: T, default: T,
+               step: T | None = None, help: str | None = None, **kwargs: Any) -> T:
+    """A slider whose value is read from and written to the URL under ``key``."""
+    kind = float if isinstance(default, float) else int
+    _seed(key, _number_parser(kind, min_value, max_value, key), kind(default))
+    value = st.slider(label, min_value=min_value, max_value=max_value, step=step, key=key,
+                      help=help, **kwargs)
+    _publish(key, value)
+    return value
+
+
+def url_number(label: str, *, key: str, min_value: T, max_value: T, default: T,
+               step: T | None = None, help: str | None = None, **kwargs: Any) -> T:
+    """A number box whose value is read from and written to the URL under ``key``."""
+    kind = float if isinstance(default, float) else int
+    _seed(key, _number_parser(kind, min_value, max_value, key), kind(default))
+    value = st.number_input(label, min_value=min_value, max_value=max_value, step=step, key=key,
+                            help=help, **kwargs)
+    _publish(key, value)
+    return value
+
+
+def url_select(label: str, options: Sequence[str], *, key: str, default: str,
+               help: str | None = None, radio: bool = False, **kwargs: Any) -> str:
+    """A selectbox (or radio) over strings, synced with the URL under ``key``."""
+
+    def parse(raw: str) -> str:
+        if raw not in options:
+            raise ValueError(f"not one of {', '.join(map(repr, options))}.")
+        return raw
+
+    _seed(key, parse, default)
+    widget = st.radio if radio else st.selectbox
+    value = widget(label, options, key=key, help=help, **kwargs)
+    _publish(key, value)
+    return value
+
+
+def url_multiselect(label: str, options: Sequence[str], *, key: str, default: Sequence[str],
+                    help: str | None = None, **kwargs: Any) -> list[str]:
+    """A multiselect over strings, synced with the URL as a comma-separated list."""
+
+    def parse(raw: str) -> list[str]:
+        chosen = [item for item in raw.split(",") if item]
+        unknown = [item for item in chosen if item not in options]
+        if unknown:
+            raise ValueError(f"unknown choice(s) {unknown[:5]!r}.")
+        return chosen
+
+    _seed(key, parse, list(default))
+    value = st.multiselect(label, options, key=key, help=help, **kwargs)
+    _publish(key, value)
+    return value
+
+
+def url_int_list(label: str, *, key: str, default: Sequence[int], min_value: int,
+                 max_value: int, max_items: int = 12, help: str | None = None) -> list[int]:
+    """A text box holding comma-separated integers (e.g. dimensions to plot), synced with the URL.
+
+    Invalid entries are reported and dropped; the rest is kept.
+    """
+    _seed(key, str, ",".join(map(str, default)))
+    raw = st.text_input(label, key=key, help=help)
+    values: list[int] = []
+    bad: list[str] = []
+    for item in raw.replace(" ", "").split(","):
+        if not item:
+            continue
+        try:
+            number = int(item)
+        except ValueError:
+            bad.append(item)
+            continue
+        if min_value <= number <= max_value and number not in values:
+            values.append(number)
+        else:
+            bad.append(item)
+    if bad:
+        st.warning(f"Ignored {', '.join(map(repr, bad[:5]))}: enter whole numbers from "
+                   f"{min_value} to {max_value}, separated by commas.")
+    if len(values) > max_items:
+        st.info(f"Showing the first {max_items} of {len(values)} entries.")
+        values = values[:max_items]
+    _publish(key, raw)
+    return values
+
+
+def url_checkbox(label: str, *, key: str, default: bool, help: str | None = None,
+                 toggle: bool = False) -> bool:
+    """A checkbox (or toggle) synced with the URL as ``true``/``false``."""
+
+    def parse(raw: str) -> bool:
+        if raw.lower() in ("true", "1", "yes", "on"):
+            return True
+        if raw.lower() in ("false", "0", "no", "off"):
+            return False
+        raise ValueError("expected true or false.")
+
+    _seed(key, parse, default)
+    value = (st.toggle if toggle else st.checkbox)(label, key=key, help=help)
+    _publish(key, "true" if value else "false")
+    return value
+
+
+def url_text(label: str, *, key: str, default: str, max_chars: int = 200,
+             help: str | None = None, **kwargs: Any) -> str:
+    """A text box synced with the URL (trimmed, at most ``max_chars`` characters)."""
+
+    def parse(raw: str) -> str:
+        return raw[:max_chars]
+
+    _seed(key, parse, default)
+    value = st.text_input(label, key=key, max_chars=max_chars, help=help, **kwargs)
+    _publish(key, value)
+    return value

@@ -1,0 +1,23 @@
+"""Every page of the app runs through Streamlit's AppTest without an exception and says something."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import ROOT, app_test, assert_no_exception
+from posviz.ui import all_pages
+
+
+@pytest.mark.parametrize("spec", all_pages(), ids=lambda spec: spec.url_path)
+def test_every_page_runs(spec):
+    assert (ROOT / spec.path).is_file(), f"{spec.path} is listed in posviz/ui/pages.py but missing"
+    at = app_test(spec.path, timeout=180)
+    assert_no_exception(at)
+    assert at.title or at.header, f"{spec.path} shows no title"
+    assert not at.error, [e.value for e in at.error]
+
+
+def test_app_default_page_is_home():
+    at = app_test()
+    assert_no_exception(at)
+    assert any("position" in t.value.lower() for t in at.title)
