@@ -1,0 +1,234 @@
+"""Exports: charts as PNG, SVG, Vega-Lite JSON; matrices as CSV, ``.npy``, Embedding Projector TSV.
+
+Everything returns ``bytes`` ready to be saved or offered for download; no streamlit here. Charts
+are rendered server-side by ``vl-convert`` (Vega's own renderer, no browser), so an export looks
+like the chart on screen, including heatmaps drawn as embedded (data-URL) PNG images.
+
+Example::
+
+    import posviz
+    from posviz import export
+    pe = posviz.sinusoidal(128, 512)
+    open("pe.png", "wb").write(export.chart_png(posviz.heatmap_chart(pe)))
+    vectors, metadata = export.projector_tsv(pe)   # load both at projector.tensorflow.org
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+from typing import Any
+
+import altair as alt
+import numpy as np
+
+#: Width given to charts that ask for their container's width (there is no container off-screen).
+EXPORT_WIDTH = 900
+#: Largest matrix offered as text (CSV / TSV), in cells; a 1024×1024 table is ~10 MB of CSV.
+MAX_TEXT_CELLS = 4 * 1024 * 1024
+#: Largest matrix offered as ``.npy``, in bytes.
+MAX_NPY_BYTES = 512 * 1024 * 1024
+
+_FORMAT = "%.7g"  # float32 carries ~7 significant digits; more would only add noise and bytes
+
+_own_lock = threading.Lock()
+
+MIME = {
+    "png": "image/png",
+    "svg": "image/svg+xml",
+    "json": "application/json",
+    "csv": "text/csv",
+    "npy": "application/octet-stream",
+    "tsv": "text/tab-separated-values",
+}
+
+
+def chart_spec(chart: alt.TopLevelMixin, *, lock: Any = None) -> dict[str, Any]:
+    """The chart's complete Vega-Lite spec, data inlined, ready for any Vega-Lite renderer.
+
+    Altair's 5 000-row guard is lifted for this call only: charts in posviz are bounded by the views
+    that build them. Altair's transformer registry is global, so the switch happens under ``lock``
+    (pass the lock the caller's framework uses for the same registry; by default a private one).
+    Widths of ``"container"`` become :data:`EXPORT_WIDTH` pixels.
+    """
+    with lock or _own_lock, alt.data_transformers.enable("default", max_rows=None):
+        spec = chart.to_dict()
+    return _fix_container_sizes(spec)
+
+
+def _fix_container_sizes(node: Any) -> Any:
+    """Replace ``width/height: "container"`` (meaningless off-screen) by fixed sizes."""
+    if isinstance(node, dict):
+        out = {key: _fix_container_sizes(value) for key, value in node.items()}
+        if out.get("width") == "container":
+            out["width"] = EXPORT_WIDTH
+        if out.get("height") == "container":
+            out["height"] = EXPORT_WIDTH // 2
+        return out
+    if isinstance(node, list):
+        return [_fix_container_sizes(item) for item in node]
+    return node
+
+
+def chart_json(chart: alt.TopLevelMixin, *, lock: Any = None) -> bytes:
+    """Vega-Lite JSON of the chart (opens in the Vega editor, or ``alt.Chart.from_json``)."""
+    return json.dumps(chart_spec(chart, lock=lock), indent=1).encode()
+
+
+def _vl_version(spec: dict[str, Any]) -> str | None:
+    """The Vega-Lite ``major.minor`` the spec was written for, if vl-convert bundles it."""
+    import vl_convert
+
+    schema = str(spec.get("$schema", ""))  # e.g. ".../vega-lite/v5.20.1.json"
+    version = schema.rsplit("/v", 1)[-1].removesuffix(".json")
+    major_minor = ".".join(version.split(".")[:2])
+    return major_minor if major_minor in vl_convert.get_vegalite_versions() else None
+
+
+def chart_png(chart: alt.TopLevelMixin, *, scale: float = 2.0, lock: Any = None) -> bytes:
+    """PNG of the chart rendered by vl-convert; ``scale=2`` gives crisp slides, ``1`` screen pixels.
+
+    Raises:
+        ValueError: ``scale`` is outside (0, 8], or the spec cannot be rendered.
+    """
+    if not 0 < scale <= 8:
+        raise ValueError(f"PNG scale must be in (0, 8], got {scale}.")
+    import vl_convert
+
+    spec = chart_spec(chart, lock=lock)
+    try:
+        return vl_convert.vegalite_to_png(spec, vl_version=_vl_version(spec), scale=scale)
+    except ValueError as exc:
+        raise ValueError(f"The chart could not be rendered to PNG: {exc}") from None
+
+
+def chart_svg(chart: alt.TopLevelMixin, *, lock: Any = None) -> bytes:
+    """SVG of the chart rendered by vl-convert (embedded heatmap images stay embedded).
+
+    Raises:
+        ValueError: the spec cannot be rendered.
+    """
+    import vl_convert
+
+    spec = chart_spec(chart, lock=lock)
+    try:
+        return vl_convert.vegalite_to_svg(spec, vl_version=_vl_version(spec)).encode()
+    except ValueError as exc:
+        raise ValueError(f"The chart could not be rendered to SVG: {exc}") from None
+
+
+def as_matrix(data: Any) -> np.ndarray:
+    """``data`` as a 2-D numeric array: a vector becomes one column.
+
+    Raises:
+        ValueError: not numeric (e.g. an object array), or more than 2 dimensions.
+    """
+    array = np.asarray(data)
+    if array.dtype == object or not (np.issubdtype(array.dtype, np.number) or array.dtype == bool):
+        raise ValueError(f"Only numeric arrays can be exported, not dtype {array.dtype}.")
+    if array.ndim == 1:
+        array = array[:, None]
+    if array.ndim != 2:
+        raise ValueError(
+            f"Only 1-D or 2-D arrays can be exported as a table, got shape {array.shape}; "
+            "use the .npy export for arrays with more dimensions."
+        )
+    return array
+
+
+def text_export_problem(data: Any) -> str | None:
+    """Why ``data`` cannot be exported as text (CSV/TSV), or ``None`` if it can."""
+    try:
+        matrix = as_matrix(data)
+    except ValueError as exc:
+        return str(exc)
+    if matrix.size > MAX_TEXT_CELLS:
+        return (
+            f"{matrix.shape[0]}×{matrix.shape[1]} = {matrix.size:,} cells is more than the "
+            f"{MAX_TEXT_CELLS:,} offered as text; download the .npy instead."
+        )
+    return None
+
+
+def matrix_csv(data: Any, *, index_name: str = "position") -> bytes:
+    """CSV with a header ``position,dim_0,…`` and one row per row of the matrix (``%.7g``).
+
+    Raises:
+        ValueError: see :func:`text_export_problem`.
+    """
+    problem = text_export_problem(data)
+    if problem:
+        raise ValueError(problem)
+    matrix = as_matrix(data)
+    header = ",".join([index_name, *(f"dim_{j}" for j in range(matrix.shape[1]))])
+    table = np.column_stack([np.arange(matrix.shape[0]), matrix.astype(np.float64)])
+    buffer = io.BytesIO()
+    fmt = ["%d"] + [_FORMAT] * matrix.shape[1]
+    np.savetxt(buffer, table, delimiter=",", fmt=fmt, header=header, comments="")
+    return buffer.getvalue()
+
+
+def matrix_npy(data: Any) -> bytes:
+    """The array as a ``.npy`` file (``np.load(path)`` reads it back; no pickle inside).
+
+    Raises:
+        ValueError: not numeric, or larger than :data:`MAX_NPY_BYTES`.
+    """
+    array = np.asarray(data)
+    if array.dtype == object:
+        raise ValueError("Only numeric arrays can be exported as .npy, not object arrays.")
+    if array.nbytes > MAX_NPY_BYTES:
+        raise ValueError(
+            f"The array is {array.nbytes / 2**20:.0f} MiB, more than the "
+            f"{MAX_NPY_BYTES / 2**20:.0f} MiB offered for download; save it from a notebook."
+        )
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=False)
+    return buffer.getvalue()
+
+
+def projector_tsv(data: Any, *, bins: int = 10) -> tuple[bytes, bytes]:
+    """Vectors and metadata TSV for the TensorFlow Embedding Projector (projector.tensorflow.org).
+
+    Each row of the matrix is one point (one position); see :func:`projector_vectors` and
+    :func:`projector_metadata`.
+
+    Returns:
+        ``(vectors_tsv, metadata_tsv)``.
+    """
+    vectors = projector_vectors(data)
+    return vectors, projector_metadata(as_matrix(data).shape[0], bins=bins)
+
+
+def projector_vectors(data: Any) -> bytes:
+    """The projector's vectors file: one tab-separated row per position, no header.
+
+    Raises:
+        ValueError: see :func:`text_export_problem`.
+    """
+    problem = text_export_problem(data)
+    if problem:
+        raise ValueError(problem)
+    buffer = io.BytesIO()
+    np.savetxt(buffer, as_matrix(data).astype(np.float64), delimiter="\t", fmt=_FORMAT)
+    return buffer.getvalue()
+
+
+def projector_metadata(n_rows: int, *, bins: int = 10) -> bytes:
+    """The projector's metadata file for ``n_rows`` positions: header ``position<TAB>segment``.
+
+    ``segment`` splits the positions into ``bins`` equal runs ("0-12", "13-25", …) so the projector
+    can colour points by where they sit (it colours by categories, not by a number).
+
+    Raises:
+        ValueError: ``n_rows`` < 0 or ``bins`` < 1.
+    """
+    if n_rows < 0 or bins < 1:
+        raise ValueError(f"Need n_rows >= 0 and bins >= 1, got n_rows={n_rows}, bins={bins}.")
+    width = max(1, -(-n_rows // bins))  # ceil(n_rows / bins)
+    lines = ["position\tsegment"]
+    for p in range(n_rows):
+        start = (p // width) * width
+        lines.append(f"{p}\t{start}-{min(start + width, n_rows) - 1}")
+    return ("\n".join(lines) + "\n").encode()

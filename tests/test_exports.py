@@ -1,0 +1,221 @@
+"""Exports: every format reads back to what was exported; the menu renders nothing until clicked."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import pytest
+from PIL import Image
+
+from posviz import export
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _line_chart(n: int = 10, *, width: int | str = 300) -> alt.Chart:
+    frame = pd.DataFrame({"position": np.arange(n), "value": np.sin(np.arange(n) / 3)})
+    return (
+        alt.Chart(frame)
+        .mark_line()
+        .encode(x="position:Q", y="value:Q")
+        .properties(width=width, height=120)
+    )
+
+
+def _image_heatmap(rows: int = 256, cols: int = 384) -> tuple[alt.Chart, str]:
+    """A heatmap drawn the way posviz draws big tables: one data-URL PNG image mark."""
+    pixels = (np.add.outer(np.arange(rows), np.arange(cols)) % 256).astype(np.uint8)
+    buffer = io.BytesIO()
+    Image.fromarray(pixels).save(buffer, format="PNG")
+    url = "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
+    chart = (
+        alt.Chart(pd.DataFrame({"x": [0], "y": [0], "url": [url]}))
+        .mark_image(width=cols, height=rows, align="left", baseline="top")
+        .encode(
+            x=alt.X("x:Q").scale(domain=[0, cols]),
+            y=alt.Y("y:Q").scale(domain=[0, rows], reverse=True),
+            url="url:N",
+        )
+        .properties(width=cols, height=rows)
+    )
+    return chart, url
+
+
+def test_png_is_rendered_at_the_requested_scale():
+    png = export.chart_png(_line_chart(), scale=2)
+    assert png.startswith(PNG_MAGIC)
+    width, height = Image.open(io.BytesIO(png)).size
+    # 300 px of plot plus axes, doubled.
+    assert 600 < width < 800 and 240 < height < 400
+
+
+def test_png_and_svg_of_a_chart_with_a_big_embedded_image():
+    chart, url = _image_heatmap()
+    png = export.chart_png(chart, scale=1)
+    image = np.asarray(Image.open(io.BytesIO(png)).convert("L"))
+    # The embedded gradient made it into the picture (not a blank or broken image).
+    assert image.shape[1] >= 384 and image.std() > 40
+    svg = export.chart_svg(chart).decode()
+    assert svg.lstrip().startswith("<svg") and url[:200] in svg
+
+
+def test_vega_lite_json_round_trips_and_keeps_every_row():
+    chart = _line_chart(6000)  # above Altair's 5 000-row guard
+    spec = json.loads(export.chart_json(chart))
+    assert spec["$schema"].startswith("https://vega.github.io/schema/vega-lite/v5")
+    (values,) = spec["datasets"].values()
+    assert len(values) == 6000
+    assert alt.Chart.from_json(json.dumps(spec)).to_dict()["mark"]["type"] == "line"
+    with pytest.raises(alt.MaxRowsError):  # the guard is back for everyone else
+        chart.to_dict()
+
+
+def test_container_width_gets_a_fixed_export_width():
+    spec = export.chart_spec(_line_chart(width="container"))
+    assert spec["width"] == export.EXPORT_WIDTH
+    png = export.chart_png(_line_chart(width="container"), scale=1)
+    assert Image.open(io.BytesIO(png)).size[0] > export.EXPORT_WIDTH
+
+
+def test_png_scale_is_bounded():
+    with pytest.raises(ValueError, match="scale"):
+        export.chart_png(_line_chart(), scale=0)
+
+
+def test_csv_reads_back_with_a_position_column():
+    matrix = np.random.default_rng(0).standard_normal((7, 5)).astype(np.float32)
+    text = export.matrix_csv(matrix).decode()
+    assert text.splitlines()[0] == "position,dim_0,dim_1,dim_2,dim_3,dim_4"
+    back = np.loadtxt(io.StringIO(text), delimiter=",", skiprows=1)
+    np.testing.assert_array_equal(back[:, 0], np.arange(7))
+    np.testing.assert_allclose(back[:, 1:], matrix, rtol=1e-6)
+
+
+def test_a_vector_exports_as_one_column():
+    text = export.matrix_csv(np.array([0.5, 1.5])).decode()
+    assert text.splitlines() == ["position,dim_0", "0,0.5", "1,1.5"]
+
+
+def test_npy_round_trips_exactly_without_pickle():
+    matrix = np.random.default_rng(1).standard_normal((4, 3, 2))
+    back = np.load(io.BytesIO(export.matrix_npy(matrix)), allow_pickle=False)
+    assert back.dtype == matrix.dtype
+    np.testing.assert_array_equal(back, matrix)
+    with pytest.raises(ValueError, match="numeric"):
+        export.matrix_npy(np.array([{"a": 1}], dtype=object))
+
+
+def test_projector_files_match_row_for_row():
+    matrix = np.arange(30, dtype=np.float32).reshape(10, 3)
+    vectors, metadata = export.projector_tsv(matrix, bins=4)
+    rows = vectors.decode().splitlines()
+    assert len(rows) == 10 and rows[1].split("\t") == ["3", "4", "5"]
+    meta = metadata.decode().splitlines()
+    assert meta[0] == "position\tsegment" and len(meta) == 11
+    assert meta[1] == "0\t0-2" and meta[10] == "9\t9-9"
+    segments = {line.split("\t")[1] for line in meta[1:]}
+    assert segments == {"0-2", "3-5", "6-8", "9-9"}
+
+
+def test_text_exports_refuse_huge_and_odd_arrays_with_a_reason():
+    huge = np.broadcast_to(np.float32(0), (8192, 8192))  # no memory behind it
+    problem = export.text_export_problem(huge)
+    assert problem and ".npy" in problem and "8192×8192" in problem
+    with pytest.raises(ValueError, match="cells"):
+        export.matrix_csv(huge)
+    assert "dimensions" in export.text_export_problem(np.zeros((2, 2, 2)))
+    assert "numeric" in export.text_export_problem(np.array(["a", "b"]))
+    assert export.text_export_problem(np.zeros((3, 3))) is None
+
+
+def test_heatmap_chart_of_posviz_exports():
+    """The real heatmap builder (embedded image or rects, whichever it chose) renders to PNG/SVG."""
+    import posviz
+
+    try:
+        heatmap_chart = posviz.heatmap_chart
+    except (AttributeError, ImportError):
+        pytest.skip("posviz.heatmap_chart has not landed yet")
+    chart = heatmap_chart(posviz.sinusoidal(64, 32))
+    assert export.chart_png(chart, scale=1).startswith(PNG_MAGIC)
+    assert b"<svg" in export.chart_svg(chart)[:200]
+
+
+def test_safe_stem_keeps_file_names_harmless():
+    from posviz.ui.exports import safe_stem
+
+    assert safe_stem("../../etc/passwd") == "etc_passwd"
+    assert safe_stem("bert-base (512×768)") == "bert-base_512_768"
+    assert safe_stem("") == "chart"
+    assert len(safe_stem("x" * 500)) == 80
+
+
+def test_menu_builds_every_file_only_when_asked(monkeypatch):
+    """The menu registers callables, calls none of them; each callable yields a valid file."""
+    from posviz.ui import exports
+
+    buttons = {}
+
+    def fake_download_button(label, *, data, file_name, key, disabled, **_):
+        buttons[key] = (data, file_name, disabled)
+
+    calls = []
+    real_png = export.chart_png
+    monkeypatch.setattr(exports.st, "download_button", fake_download_button)
+    monkeypatch.setattr(
+        export, "chart_png", lambda *a, **k: calls.append("png") or real_png(*a, **k)
+    )
+    matrix = np.random.default_rng(2).standard_normal((16, 4))
+    exports.export_menu(_line_chart(), key="t_chart", data=matrix, name="t chart")
+    assert calls == [], "PNG rendered before anyone asked"
+    assert set(buttons) == {
+        f"t_chart__exp_{kind}" for kind in ("png", "svg", "json", "csv", "npy", "tsv", "meta")
+    }
+    files = {name: make() for make, name, disabled in buttons.values() if not disabled}
+    assert calls == ["png"]
+    assert files["t_chart.png"].startswith(PNG_MAGIC)
+    assert files["t_chart.svg"].lstrip().startswith(b"<svg")
+    assert json.loads(files["t_chart.vl.json"])["mark"]["type"] == "line"
+    assert files["t_chart.csv"].startswith(b"position,dim_0")
+    np.testing.assert_array_equal(np.load(io.BytesIO(files["t_chart.npy"])), matrix)
+    assert len(files["t_chart.vectors.tsv"].splitlines()) == 16
+    assert len(files["t_chart.metadata.tsv"].splitlines()) == 17
+
+
+def test_menu_disables_text_exports_of_a_huge_matrix(monkeypatch):
+    from posviz.ui import exports
+
+    buttons = {}
+    monkeypatch.setattr(
+        exports.st,
+        "download_button",
+        lambda label, *, key, disabled, help, **_: buttons.update({key: (disabled, help)}),
+    )
+    huge = np.broadcast_to(np.float32(0), (4096, 2048))
+    exports.export_menu(_line_chart(), key="h", data=huge, name="h")
+    assert buttons["h__exp_csv"][0] and ".npy" in buttons["h__exp_csv"][1]
+    assert not buttons["h__exp_npy"][0]
+
+
+def test_show_chart_puts_an_export_menu_under_the_chart_in_a_running_app():
+    from streamlit.testing.v1 import AppTest
+
+    source = """
+import altair as alt
+import numpy as np
+import pandas as pd
+from posviz.ui import show_chart
+
+frame = pd.DataFrame({"x": np.arange(5), "y": np.arange(5) ** 2})
+chart = alt.Chart(frame).mark_line().encode(x="x:Q", y="y:Q")
+show_chart(chart, key="demo_chart", data=frame["y"].to_numpy(), name="demo")
+"""
+    at = AppTest.from_string(source, default_timeout=60).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert len(at.get("vega_lite_chart")) == 1
+    assert at.get("popover"), "no Export popover under the chart"
