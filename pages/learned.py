@@ -1,6 +1,10 @@
-"""Placeholder until this view lands (see the issues); replaced by the real page."""
+"""Learned position tables: what a real model's table looks like, next to a sinusoid."""
 
 import streamlit as st
 
-st.title("learned")
-st.info("This view is being built.")
+from posviz.ui.tables import describe_table, pick_table
+
+st.title("Learned position tables")
+table = pick_table("Table", key="lrn_a")
+if table is not None:
+    describe_table(table)

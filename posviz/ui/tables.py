@@ -1,0 +1,200 @@
+"""Getting a position table in a page: cached loaders and the shared source picker ``pick_table``.
+
+Every page that needs a table calls ``pick_table("Table", key="prb_t")``. The picker's widgets are
+URL-synced under ``<key>_…`` so a copied link reproduces the choice; loads are cached (bounded by
+``posviz.settings``); a bad choice shows ``st.error`` with the fix and the picker returns ``None``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import streamlit as st
+
+from posviz.settings import settings
+from posviz.tables import PositionTable, load_table, table_from_upload
+from posviz.ui.display import user_errors
+from posviz.ui.state import url_number, url_select, url_text
+
+_LIMITS = settings()
+
+#: Hub models with a learned table, one per registry family (all load by range read).
+HUB_SUGGESTIONS: tuple[str, ...] = (
+    "openai-community/gpt2",
+    "google-bert/bert-base-uncased",
+    "FacebookAI/roberta-base",
+    "distilbert/distilbert-base-uncased",
+    "google/electra-small-discriminator",
+    "albert/albert-base-v2",
+    "FacebookAI/xlm-roberta-base",
+    "EleutherAI/gpt-neo-125m",
+    "facebook/opt-125m",
+    "facebook/bart-base",
+    "google/vit-base-patch16-224",
+)
+_OTHER = "other…"
+_MODES = {
+    "bundled": "Bundled MiniLM-L6 (offline)",
+    "sinusoid": "Sinusoid (computed)",
+    "hub": "Hugging Face hub model",
+    "upload": "Upload .npy / .safetensors",
+    "path": "Local path on the server",
+}
+_PARTS = {"": "default", "encoder": "encoder", "decoder": "decoder"}
+
+
+@st.cache_data(max_entries=_LIMITS.cache_entries, ttl=_LIMITS.cache_ttl_seconds, show_spinner=False)
+def cached_table(source: str, revision: str = "", part: str = "", _progress=None) -> PositionTable:
+    """``load_table`` cached by (source, revision, part); ``_progress`` is not part of the key."""
+    return load_table(source, revision=revision or None, part=part or None, progress=_progress)
+
+
+@st.cache_data(max_entries=_LIMITS.cache_entries, ttl=_LIMITS.cache_ttl_seconds, show_spinner=False)
+def _cached_upload(digest: str, filename: str, _data: bytes) -> PositionTable:
+    return table_from_upload(_data, filename=filename)
+
+
+def _modes() -> list[str]:
+    return [m for m in _MODES if m != "path" or _LIMITS.allow_local_paths]
+
+
+def _default_mode(default: str) -> str:
+    if default in _MODES:
+        return default
+    if default.startswith("sinusoidal:"):
+        return "sinusoid"
+    return "hub"
+
+
+def _sinusoid_source(key: str, default: str) -> str:
+    n0, d0 = 512, 384
+    if default.startswith("sinusoidal:") and "x" in default:
+        n_text, _, d_text = default.split(":")[1].partition("x")
+        n0, d0 = (int(n_text), int(d_text)) if (n_text + d_text).isdigit() else (n0, d0)
+    left, right = st.columns(2)
+    with left:
+        n = url_number("Positions", key=f"{key}_n", min_value=1, max_value=8192, default=n0)
+    with right:
+        d = url_number("Width d", key=f"{key}_d", min_value=2, max_value=4096, default=d0, step=2)
+    return f"sinusoidal:{n}x{d}"
+
+
+def _hub_source(key: str, default: str) -> tuple[str, str, str]:
+    is_id = default not in _MODES and not default.startswith("sinusoidal:")
+    if default in HUB_SUGGESTIONS:
+        start, typed = default, ""
+    elif is_id:
+        start, typed = _OTHER, default
+    else:
+        start, typed = HUB_SUGGESTIONS[0], ""
+    model = url_select("Model", [*HUB_SUGGESTIONS, _OTHER], key=f"{key}_hub", default=start)
+    if model == _OTHER:
+        model = url_text("Model id", key=f"{key}_id", default=typed, placeholder="org/name").strip()
+    with st.expander("Revision and table", expanded=False):
+        revision = url_text(
+            "Revision (branch, tag or commit)", key=f"{key}_rev", default="", placeholder="main"
+        ).strip()
+        part = url_select(
+            "Table",
+            list(_PARTS),
+            key=f"{key}_part",
+            default="",
+            format_func=_PARTS.get,
+            help="Encoder–decoder models (BART) store one table per side.",
+        )
+    return model, revision, part
+
+
+def _load_hub(model: str, revision: str, part: str) -> PositionTable:
+    bar = st.empty()
+
+    def progress(done: int, total: int | None) -> None:
+        if total:
+            bar.progress(
+                min(done / total, 1.0),
+                text=f"Downloading {done / 2**20:,.1f} of "
+                f"{total / 2**20:,.1f} MB (no safetensors in this repo)",
+            )
+
+    with st.spinner(f"Reading the position table of {model} (header + one tensor)…"):
+        table = cached_table(model, revision, part, _progress=progress)
+    bar.empty()
+    return table
+
+
+def _upload(key: str) -> PositionTable | None:
+    cap = _LIMITS.max_upload_bytes
+    file = st.file_uploader(
+        f"A 2-D table (.npy) or a checkpoint (.safetensors), at most {cap // 2**20} MB",
+        type=["npy", "safetensors"],
+        key=f"{key}_file",
+    )
+    if file is None:
+        st.info("Upload a file to see it; uploads are not part of the page link.")
+        return None
+    if file.size > cap:
+        raise ValueError(
+            f"{file.name} is {file.size / 2**20:,.1f} MB; the limit here is "
+            f"{cap // 2**20} MB (POSVIZ_MAX_UPLOAD_MB). Save fewer rows or float16."
+        )
+    data = file.getvalue()
+    return _cached_upload(hashlib.sha256(data).hexdigest(), file.name, data)
+
+
+def pick_table(label: str, *, key: str, default: str = "bundled") -> PositionTable | None:
+    """Let the user choose a table source; return the loaded table, or ``None`` after an error.
+
+    ``default`` is a mode ("bundled", "sinusoid", "hub", "upload", "path") or a source such as
+    "sinusoidal:512x384" or "openai-community/gpt2". Widget keys: ``<key>_src``, ``_n``, ``_d``,
+    ``_hub``, ``_id``, ``_rev``, ``_part``, ``_path``, ``_file``.
+    """
+    modes = _modes()
+    mode = url_select(
+        label, modes, key=f"{key}_src", default=_default_mode(default), format_func=_MODES.get
+    )
+    table: PositionTable | None = None
+    with user_errors():
+        if mode == "bundled":
+            table = cached_table("bundled")
+        elif mode == "sinusoid":
+            table = cached_table(_sinusoid_source(key, default))
+        elif mode == "hub":
+            model, revision, part = _hub_source(key, default)
+            if not model:
+                st.info("Type a model id, e.g. openai-community/gpt2.")
+                return None
+            table = _load_hub(model, revision, part)
+        elif mode == "upload":
+            table = _upload(key)
+        else:
+            path = url_text(
+                "Path on the server",
+                key=f"{key}_path",
+                default="",
+                max_chars=500,
+                placeholder="/models/my-bert or table.npy",
+            ).strip()
+            if not path:
+                st.info("Enter a model directory, .safetensors or .npy path.")
+                return None
+            table = cached_table(path)
+    return table
+
+
+def describe_table(table: PositionTable) -> None:
+    """One caption line plus what was set aside and why (for the reader to trust the rows)."""
+    parts = [f"**{table.label}**", f"kind `{table.kind}`"]
+    if table.tensor_name:
+        parts.append(f"tensor `{table.tensor_name}`")
+    if table.model_type:
+        parts.append(f"model type `{table.model_type}`")
+    if table.bytes_read:
+        parts.append(f"{table.bytes_read / 1024:,.0f} KiB read")
+    if table.grid:
+        parts.append(f"patch grid {table.grid[0]}×{table.grid[1]}")
+    st.caption(" · ".join(parts))
+    for aside in table.set_aside:
+        rows = ", ".join(map(str, aside.rows))
+        st.caption(f"Set aside stored row(s) {rows}: {aside.reason}.")
+    for note in table.notes:
+        st.caption(f"Note: {note}.")
