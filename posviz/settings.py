@@ -1,7 +1,23 @@
 """Deployment limits, read from the environment (see README, "Hosted deploy").
 
-Defaults suit a local install. The hosted profile (Streamlit Community Cloud, Hugging Face Spaces)
-sets ``POSVIZ_HOSTED=1``, which turns local-path loading off and tightens the caps.
+Defaults suit a local install. The hosted profile (Streamlit Community Cloud, Hugging Face
+Spaces) sets ``POSVIZ_HOSTED=1``, which turns local-path loading off and tightens the caps. On a
+Hugging Face Space (``SPACE_ID`` is set) the hosted profile is on unless ``POSVIZ_HOSTED=0``, so a
+forgotten variable fails safe.
+
+============================  =====  ======  ==============================================
+variable                      local  hosted  what it bounds
+============================  =====  ======  ==============================================
+``POSVIZ_HOSTED``             0      1       picks the column of defaults below
+``POSVIZ_ALLOW_LOCAL_PATHS``  1      0       loading tables from paths on the server's disk
+``POSVIZ_MAX_FETCH_MB``       2000   200     bytes one hub fetch may download
+``POSVIZ_MAX_UPLOAD_MB``      200    50      size of an uploaded table
+``POSVIZ_CACHE_ENTRIES``      32     8       ``max_entries`` of each table/result cache
+``POSVIZ_CACHE_TTL``          3600   3600    seconds a cached table/result lives
+============================  =====  ======  ==============================================
+
+A value that is not a positive integer (or a yes/no word for the switches) is ignored: the default
+is used and the problem is listed in :attr:`Settings.problems`, for a page to show the operator.
 """
 
 from __future__ import annotations
@@ -9,20 +25,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-
-def _env_bool(name: str, default: bool) -> bool:
-    raw = os.environ.get(name)
-    if raw is None:
-        return default
-    return raw.strip().lower() in ("1", "true", "yes", "on")
-
-
-def _env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name)
-    try:
-        return int(raw) if raw is not None else default
-    except ValueError:
-        return default
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off", "")
 
 
 @dataclass(frozen=True)
@@ -35,16 +39,54 @@ class Settings:
     max_upload_bytes: int  # cap on uploaded tables
     cache_entries: int  # max_entries of st.cache_data for tables/results
     cache_ttl_seconds: int  # ttl of cached tables/results
+    problems: tuple[str, ...] = ()  # environment values that were ignored, and why
+
+
+def _env_bool(name: str, default: bool, problems: list[str]) -> bool:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    word = raw.strip().lower()
+    if word in _TRUE or word in _FALSE:
+        return word in _TRUE
+    problems.append(
+        f"{name}={raw!r} is not one of 1/0, true/false, yes/no, on/off; using {default}."
+    )
+    return default
+
+
+def _env_positive_int(name: str, default: int, problems: list[str]) -> int:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        value = 0
+    if value >= 1:
+        return value
+    problems.append(f"{name}={raw!r} is not a positive integer; using the default {default}.")
+    return default
+
+
+def _on_hugging_face_space() -> bool:
+    """Hugging Face Spaces set ``SPACE_ID`` ("owner/name") in every Space's environment."""
+    return bool(os.environ.get("SPACE_ID"))
 
 
 def settings() -> Settings:
-    """Current settings from the environment (``POSVIZ_*`` variables)."""
-    hosted = _env_bool("POSVIZ_HOSTED", False)
+    """Current settings from the environment (``POSVIZ_*`` variables); never raises."""
+    problems: list[str] = []
+    hosted = _env_bool("POSVIZ_HOSTED", _on_hugging_face_space(), problems)
+    mb = 1024 * 1024
     return Settings(
         hosted=hosted,
-        allow_local_paths=_env_bool("POSVIZ_ALLOW_LOCAL_PATHS", not hosted),
-        max_fetch_bytes=_env_int("POSVIZ_MAX_FETCH_MB", 200 if hosted else 2000) * 1024 * 1024,
-        max_upload_bytes=_env_int("POSVIZ_MAX_UPLOAD_MB", 50 if hosted else 200) * 1024 * 1024,
-        cache_entries=_env_int("POSVIZ_CACHE_ENTRIES", 8 if hosted else 32),
-        cache_ttl_seconds=_env_int("POSVIZ_CACHE_TTL", 3600),
+        allow_local_paths=_env_bool("POSVIZ_ALLOW_LOCAL_PATHS", not hosted, problems),
+        max_fetch_bytes=_env_positive_int("POSVIZ_MAX_FETCH_MB", 200 if hosted else 2000, problems)
+        * mb,
+        max_upload_bytes=_env_positive_int("POSVIZ_MAX_UPLOAD_MB", 50 if hosted else 200, problems)
+        * mb,
+        cache_entries=_env_positive_int("POSVIZ_CACHE_ENTRIES", 8 if hosted else 32, problems),
+        cache_ttl_seconds=_env_positive_int("POSVIZ_CACHE_TTL", 3600, problems),
+        problems=tuple(problems),
     )
