@@ -1,0 +1,270 @@
+"""Chart builders for the experiment views (probes, add vs concat, permutation, layers, lookup).
+
+Each takes a long-form ``DataFrame`` (or small arrays) and returns an ``alt.Chart``; nothing is
+displayed here. Payloads stay small: at most a few thousand marks per chart.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+_WIDTH = 480
+_HEIGHT = 320
+
+
+def predicted_vs_actual_chart(
+    frame: pd.DataFrame, *, title: str = "Predicted vs actual position"
+) -> alt.LayerChart:
+    """Points ``(position, predicted)`` per table with the ideal diagonal ``y = x`` (the blog's plot).
+
+    ``frame``: columns ``table``, ``position``, ``predicted``.
+    """
+    lo = float(min(frame.position.min(), 0))
+    hi = float(frame.position.max())
+    diagonal = pd.DataFrame({"position": [lo, hi], "predicted": [lo, hi]})
+    points = (
+        alt.Chart(frame)
+        .mark_circle(size=14, opacity=0.7)
+        .encode(
+            x=alt.X("position:Q", title="actual position"),
+            y=alt.Y("predicted:Q", title="predicted position"),
+            color=alt.Color("table:N", title="table"),
+            tooltip=["table:N", "position:Q", alt.Tooltip("predicted:Q", format=".2f")],
+        )
+    )
+    ideal = (
+        alt.Chart(diagonal)
+        .mark_line(color="gray", strokeDash=[4, 4])
+        .encode(x="position:Q", y="predicted:Q")
+    )
+    return (ideal + points).properties(title=title, width=_WIDTH, height=_HEIGHT)
+
+
+def probe_error_chart(frame: pd.DataFrame, *, window: int = 16) -> alt.LayerChart:
+    """Absolute error by position per table: faint points plus a rolling mean over ``window`` rows.
+
+    ``frame``: columns ``table``, ``position``, ``abs_error`` (one row per test position).
+    """
+    frame = frame.sort_values(["table", "position"]).copy()
+    frame["rolling"] = frame.groupby("table")["abs_error"].transform(
+        lambda s: s.rolling(window, min_periods=1, center=True).mean()
+    )
+    base = alt.Chart(frame).encode(
+        x=alt.X("position:Q", title="position"), color=alt.Color("table:N", title="table")
+    )
+    points = base.mark_circle(size=10, opacity=0.3).encode(
+        y=alt.Y("abs_error:Q", title="|predicted − actual| (positions)"),
+        tooltip=["table:N", "position:Q", alt.Tooltip("abs_error:Q", format=".2f")],
+    )
+    line = base.mark_line().encode(y="rolling:Q")
+    return (points + line).properties(
+        title=f"Error by position (line: mean of {window})", width=_WIDTH, height=_HEIGHT
+    )
+
+
+def cloud_chart(frame: pd.DataFrame, *, title: str, x_title: str, y_title: str) -> alt.LayerChart:
+    """Scatter of ``word + PE[p]`` coloured by position, with the word alone as a red cross.
+
+    ``frame``: output of ``posviz.analysis.add_concat.word_position_cloud``.
+    """
+    cloud = frame[frame.position >= 0]
+    word = frame[frame.position < 0]
+    points = (
+        alt.Chart(cloud)
+        .mark_circle(size=22)
+        .encode(
+            x=alt.X("x:Q", title=x_title).scale(zero=False),
+            y=alt.Y("y:Q", title=y_title).scale(zero=False),
+            color=alt.Color("position:Q").scale(scheme="viridis"),
+            tooltip=[
+                "position:Q",
+                alt.Tooltip("x:Q", format=".3f"),
+                alt.Tooltip("y:Q", format=".3f"),
+            ],
+        )
+    )
+    centre = (
+        alt.Chart(word)
+        .mark_point(shape="cross", size=220, color="red", filled=True)
+        .encode(
+            x="x:Q",
+            y="y:Q",
+            tooltip=[
+                alt.Tooltip("kind:N"),
+                alt.Tooltip("x:Q", format=".3f"),
+                alt.Tooltip("y:Q", format=".3f"),
+            ],
+        )
+    )
+    return (points + centre).properties(title=title, width=_WIDTH, height=_HEIGHT)
+
+
+def magnitude_chart(frame: pd.DataFrame) -> alt.Chart:
+    """Per-dimension spread of PE (across positions) vs WE (across the vocabulary).
+
+    ``frame``: output of ``posviz.analysis.add_concat.dimension_magnitudes``.
+    """
+    names = {
+        "pe_std": "PE: std over positions",
+        "we_std": "WE: std over vocabulary",
+        "word_abs": "|this word's WE|",
+    }
+    keep = [c for c in names if c in frame]
+    long = frame.melt(id_vars="dimension", value_vars=keep, var_name="series", value_name="value")
+    long["series"] = long.series.map(names)
+    return (
+        alt.Chart(long)
+        .mark_line(strokeWidth=1)
+        .encode(
+            x=alt.X("dimension:Q", title="dimension"),
+            y=alt.Y("value:Q", title="magnitude"),
+            color=alt.Color("series:N", title=None).legend(orient="top"),
+            tooltip=["series:N", "dimension:Q", alt.Tooltip("value:Q", format=".4f")],
+        )
+        .properties(title="Magnitude per dimension", width=_WIDTH * 2, height=_HEIGHT - 60)
+    )
+
+
+def permutation_chart(per_token: pd.DataFrame) -> alt.Chart:
+    """Per token: distance between its outputs in sentence A and B, without vs with positions.
+
+    Log scale: without positions the distance is float rounding (~1e-7), with them it is order 1.
+    """
+    frame = per_token.copy()
+    frame["label"] = [
+        f"{t} (A{a}→B{b})"
+        for t, a, b in zip(frame.token, frame.position_a, frame.position_b, strict=True)
+    ]
+    long = frame.melt(
+        id_vars=["label", "position_b"],
+        value_vars=["distance_without_positions", "distance_with_positions"],
+        var_name="input",
+        value_name="distance",
+    )
+    long["input"] = long.input.map(
+        {
+            "distance_without_positions": "without position embeddings",
+            "distance_with_positions": "with position embeddings",
+        }
+    )
+    long["distance"] = long.distance.clip(lower=1e-9)
+    return (
+        alt.Chart(long)
+        .mark_bar()
+        .encode(
+            x=alt.X(
+                "label:N", sort=alt.SortField("position_b"), title="token (position in A → in B)"
+            ),
+            xOffset="input:N",
+            y=alt.Y("distance:Q", title="‖out_B − out_A‖ (log)").scale(type="log"),
+            color=alt.Color("input:N", title=None).legend(orient="top"),
+            tooltip=["label:N", "input:N", alt.Tooltip("distance:Q", format=".2e")],
+        )
+        .properties(
+            title="Same token, two orders: how far apart are its outputs?",
+            width=_WIDTH * 2,
+            height=_HEIGHT - 40,
+        )
+    )
+
+
+def similarity_chart(
+    similarity: np.ndarray, tokens_b: tuple[str, ...], tokens_a: tuple[str, ...], *, title: str
+) -> alt.Chart:
+    """Cosine similarity of every output in B (rows) to every output in A (columns)."""
+    rows, cols = np.indices(similarity.shape)
+    frame = pd.DataFrame(
+        {
+            "b": [f"B{i}:{tokens_b[i]}" for i in rows.ravel()],
+            "a": [f"A{j}:{tokens_a[j]}" for j in cols.ravel()],
+            "i": rows.ravel(),
+            "j": cols.ravel(),
+            "cosine": similarity.ravel(),
+        }
+    )
+    return (
+        alt.Chart(frame)
+        .mark_rect()
+        .encode(
+            x=alt.X("a:N", sort=alt.SortField("j"), title="output in sentence A"),
+            y=alt.Y("b:N", sort=alt.SortField("i"), title="output in sentence B"),
+            color=alt.Color("cosine:Q").scale(
+                scheme="viridis", domain=[float(similarity.min()), 1.0]
+            ),
+            tooltip=["a:N", "b:N", alt.Tooltip("cosine:Q", format=".6f")],
+        )
+        .properties(title=title, width=260, height=260)
+    )
+
+
+def layer_chart(scores: pd.DataFrame, *, metric: str = "r2") -> alt.LayerChart:
+    """Probe score per layer (0 = embedding output), with the chance level as a dashed rule.
+
+    ``scores``: columns ``layer``, ``r2``, ``mae``, ``chance_mae`` and optionally ``model``.
+    """
+    frame = scores.copy()
+    if "model" not in frame:
+        frame["model"] = "model"
+    title = (
+        "R² of the position probe (1 = exact, 0 = chance)"
+        if metric == "r2"
+        else "Mean absolute error of the position probe (positions)"
+    )
+    chance = 0.0 if metric == "r2" else float(frame.chance_mae.iloc[0])
+    line = (
+        alt.Chart(frame)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("layer:O", title="layer (0 = embeddings)"),
+            y=alt.Y(f"{metric}:Q", title="R²" if metric == "r2" else "MAE"),
+            color=alt.Color("model:N", title=None).legend(orient="top"),
+            tooltip=[
+                "model:N",
+                "layer:O",
+                alt.Tooltip("r2:Q", format=".3f"),
+                alt.Tooltip("mae:Q", format=".2f"),
+            ],
+        )
+    )
+    rule = (
+        alt.Chart(pd.DataFrame({"chance": [chance]}))
+        .mark_rule(color="gray", strokeDash=[4, 4])
+        .encode(y="chance:Q")
+    )
+    return (line + rule).properties(title=title, width=_WIDTH, height=_HEIGHT)
+
+
+def training_change_chart(changes: pd.DataFrame) -> alt.Chart:
+    """How far each row moved during training: learned table vs frozen sinusoid, per position."""
+    long = changes.melt(
+        id_vars=["position", "used"],
+        value_vars=["learned_change", "sinusoid_change"],
+        var_name="table",
+        value_name="change",
+    )
+    long["table"] = long.table.map(
+        {"learned_change": "learned (requires_grad=True)", "sinusoid_change": "sinusoid (frozen)"}
+    )
+    long["looked up in training"] = np.where(long.used, "yes", "no")
+    return (
+        alt.Chart(long)
+        .mark_bar()
+        .encode(
+            x=alt.X("position:O", title="row (position)"),
+            xOffset="table:N",
+            y=alt.Y("change:Q", title="‖row after − row before‖"),
+            color=alt.Color("table:N", title=None).legend(orient="top"),
+            opacity=alt.Opacity("looked up in training:N").scale(
+                domain=["yes", "no"], range=[1.0, 0.35]
+            ),
+            tooltip=[
+                "position:O",
+                "table:N",
+                "looked up in training:N",
+                alt.Tooltip("change:Q", format=".4f"),
+            ],
+        )
+        .properties(title="Which rows did training change?", width=_WIDTH * 2, height=_HEIGHT - 60)
+    )

