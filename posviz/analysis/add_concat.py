@@ -1,8 +1,9 @@
 """Add or concatenate? How word embeddings (WE) and position embeddings (PE) share one vector.
 
-Seed 003 (tensor2tensor issue #1591) conjectures that adding the sinusoid is "conceptually a concat":
-most of PE's dimensions barely move with position, so the learned word embeddings can use those and
-leave the moving ones to position. Seed 004 pictures WE+PE as a cloud of points around the word.
+Seed 003 (tensor2tensor issue #1591) conjectures that adding the sinusoid is "conceptually a
+concat": most of PE's dimensions barely move with position, so the learned word embeddings can use
+those and leave the moving ones to position. Seed 004 pictures WE+PE as a cloud of points around the
+word.
 
 This module measures that on real tables:
 
@@ -10,12 +11,12 @@ This module measures that on real tables:
   dimensions, or the cloud's own principal components).
 * :func:`dimension_magnitudes` — per dimension, how much PE moves across positions vs how much WE
   varies across the vocabulary.
-* :func:`concat_hypothesis` — how much of PE's variance lives in a few directions, and how much of it
-  lies inside the word embeddings' principal subspace (explained-variance overlap, and principal angles
-  between the subspaces, ``scipy.linalg.subspace_angles``; Björck & Golub 1973). A random subspace of
-  dimension ``k`` in ``d`` dimensions captures ``k/d`` of any variance: that is the "independent"
-  baseline; far below it means PE and WE avoid each other (a concatenation in disguise), far above
-  means they share directions.
+* :func:`concat_hypothesis` — how much of PE's variance lives in a few directions, and how much of
+  it lies inside the word embeddings' principal subspace (explained-variance overlap, and principal
+  angles between the subspaces, ``scipy.linalg.subspace_angles``; Björck & Golub 1973). A random
+  subspace of dimension ``k`` in ``d`` dimensions captures ``k/d`` of any variance: that is the
+  "independent" baseline; far below it means PE and WE avoid each other (a concatenation in
+  disguise), far above means they share directions.
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ import pandas as pd
 def principal_axes(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Principal directions and their variance fractions of the rows of ``matrix`` (centred).
 
-    ``matrix``: ``(n, d)``. Returns ``(axes, explained)`` with ``axes`` ``(d, r)`` orthonormal columns
-    sorted by variance and ``explained`` ``(r,)`` summing to 1 (``r = min(n, d)``).
+    ``matrix``: ``(n, d)``. Returns ``(axes, explained)`` with ``axes`` ``(d, r)`` orthonormal
+    columns sorted by variance and ``explained`` ``(r,)`` summing to 1 (``r = min(n, d)``).
     """
     centred = np.asarray(matrix, np.float64) - np.mean(matrix, axis=0)
     if centred.shape[0] > 4 * centred.shape[1]:  # tall: eigen-decompose the d×d covariance
@@ -65,7 +66,8 @@ class ConcatReport:
         we_in_pe: fraction of WE's variance inside PE's top-``k_pe`` subspace.
         pe_in_we_chance, we_in_pe_chance: the same for a random subspace (``k/d``).
         angles_deg: principal angles between PE's top-``k`` and WE's top-``k`` subspaces
-            (``k = min(k_pe, k_we)``), in degrees, smallest first. 0° = shared direction, 90° = orthogonal.
+            (``k = min(k_pe, k_we)``), in degrees, smallest first. 0° = shared direction, 90° =
+            orthogonal.
         fraction: the variance fraction used to pick ``k_pe`` and ``k_we``.
     """
 
@@ -162,8 +164,8 @@ def word_position_cloud(
     Args:
         word_vector: ``(d_model,)`` the token's embedding.
         position_table: ``(n_positions, d_model)``.
-        view: ``"dims"`` (two raw dimensions, as in seed 004's picture) or ``"pca"`` (the cloud's own
-            first two principal components; the word is projected onto the same axes).
+        view: ``"dims"`` (two raw dimensions, as in seed 004's picture) or ``"pca"`` (the cloud's
+            own first two principal components; the word is projected onto the same axes).
         dims: the two dimensions for ``view="dims"``.
 
     Returns:
@@ -229,7 +231,8 @@ def last_dimensions_table(
     dims: tuple[int, ...] = (-1, -2, -16, -17),
     word_std: np.ndarray | None = None,
 ) -> pd.DataFrame:
-    """Seed 003's table: values of chosen (late) dimensions at a few positions and how much they move.
+    """Seed 003's table: values of chosen (late) dimensions at a few positions and how much they
+    move.
 
     ``pe``: ``(n_positions, d_model)``, e.g. the sinusoid with ``n=128, d=512``. Negative ``dims``
     count from the end. ``word_std`` (``(d_model,)``) adds the word embeddings' spread per dimension

@@ -1,13 +1,14 @@
 """``nn.Embedding`` is a table: a lookup equals a one-hot vector times the matrix (seed 001).
 
-Seed 001: "nn.Embedding is just a table of vectors … conceptually equivalent to having one-hot vectors
-multiplied by a matrix"; BERT's learned positions and the Transformer's static sinusoid are both such
-a table, "the only difference is how they are trained". Two live demos on real tensors (torch):
+Seed 001: "nn.Embedding is just a table of vectors … conceptually equivalent to having one-hot
+vectors multiplied by a matrix"; BERT's learned positions and the Transformer's static sinusoid are
+both such a table, "the only difference is how they are trained". Two live demos on real tensors
+(torch):
 
 * :func:`lookup_vs_onehot` — ``nn.Embedding.from_pretrained(W)(ids)`` against ``one_hot(ids) @ W``.
 * :func:`train_a_few_steps` — a learned table (``requires_grad=True``) and a frozen sinusoid
-  (``nn.Embedding.from_pretrained(..., freeze=True)``) take the same few SGD steps on a toy objective:
-  only the learned rows that were looked up move; the frozen table does not move at all.
+  (``nn.Embedding.from_pretrained(..., freeze=True)``) take the same few SGD steps on a toy
+  objective: only the learned rows that were looked up move; the frozen table does not move at all.
 """
 
 from __future__ import annotations

@@ -1,18 +1,18 @@
 """Is the token's position still readable after each layer? A linear probe per layer.
 
 Seed 000 asks whether BERT, which adds its position embeddings once at the input, loses position
-information in later layers; seed 004 §6 asks how positions "survive" through layers. The experiment:
-run a model on real text cut into windows, take every layer's hidden states (``output_hidden_states``:
-index 0 is the embedding output, ``i`` the output of layer ``i``), and fit a ridge regression from a
-token's hidden state to its position in the window. The probe is scored on held-out text (the last
-part of the token stream, never seen in training): R² (1 = exact, 0 = no better than the mean) and
-mean absolute error in positions.
+information in later layers; seed 004 §6 asks how positions "survive" through layers. The
+experiment: run a model on real text cut into windows, take every layer's hidden states
+(``output_hidden_states``: index 0 is the embedding output, ``i`` the output of layer ``i``), and
+fit a ridge regression from a token's hidden state to its position in the window. The probe is
+scored on held-out text (the last part of the token stream, never seen in training): R² (1 = exact,
+0 = no better than the mean) and mean absolute error in positions.
 
-Special tokens ([CLS], [SEP]) are left out of the probe: they always sit at the ends, so their identity
-alone would give their position away.
+Special tokens ([CLS], [SEP]) are left out of the probe: they always sit at the ends, so their
+identity alone would give their position away.
 
-Probing method: linear probes as in Hewitt & Manning (2019) and, for position, Wang & Chen (EMNLP 2020);
-hidden states as returned by ``transformers`` (``BaseModelOutput.hidden_states``).
+Probing method: linear probes as in Hewitt & Manning (2019) and, for position, Wang & Chen (EMNLP
+2020); hidden states as returned by ``transformers`` (``BaseModelOutput.hidden_states``).
 """
 
 from __future__ import annotations
@@ -83,7 +83,8 @@ def cut_windows(
     test_fraction: float = 0.25,
     max_windows: int = 96,
 ) -> Windows:
-    """Cut a token stream into model inputs: train windows from the start, test windows from the end.
+    """Cut a token stream into model inputs: train windows from the start, test windows from the
+    end.
 
     Each window holds ``window`` tokens including the tokenizer's special tokens
     (see :func:`special_affixes`); windows overlap by ``window − stride`` so the same word
@@ -146,7 +147,8 @@ def hidden_states(
 
 
 def probe_layers(states: np.ndarray, windows: Windows) -> LayerProbeResult:
-    """Ridge probe of the in-window position from each layer's hidden states, scored on test windows.
+    """Ridge probe of the in-window position from each layer's hidden states, scored on test
+    windows.
 
     ``states``: ``(n_layers + 1, n_windows, window, d_model)`` from :func:`hidden_states`. Features
     are standardised with training statistics; the ridge penalty is chosen per layer by generalised

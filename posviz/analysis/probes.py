@@ -2,10 +2,10 @@
 
 Two probes, as in the seeds and the paper that grew out of them:
 
-* **Absolute position regression** (Jexus, "What has the positional embedding learned?", 2020, seed 002;
-  Wang & Chen, "What Do Position Embeddings Learn?", EMNLP 2020, code ``MiuLab/PE-Study/absolute.py``):
-  fit ``position ≈ w·PE[p] + b`` by ordinary least squares and report the mean absolute error (MAE)
-  and R² on held-out rows.
+* **Absolute position regression** (Jexus, "What has the positional embedding learned?", 2020,
+  seed 002; Wang & Chen, "What Do Position Embeddings Learn?", EMNLP 2020, code
+  ``MiuLab/PE-Study/absolute.py``): fit ``position ≈ w·PE[p] + b`` by ordinary least squares and
+  report the mean absolute error (MAE) and R² on held-out rows.
 * **Relative order classification** (Wang & Chen 2020, ``MiuLab/PE-Study/relative.py``): logistic
   regression on the concatenation ``[PE[i], PE[j]]`` predicting whether ``j > i``; reported as the
   k-fold cross-validated error rate.
@@ -15,8 +15,8 @@ Protocols (``train``/``test``):
 * ``"even"``→``"odd"``: the blog's split (fit on even positions, test on odd ones — interpolation).
 * ``"all"``→``"all"``: fit and test on every row (the blog's second plot; measures fit, not
   generalisation).
-* ``"kfold"``: shuffled k-fold cross-validation; each row is predicted once by a model that did not see
-  it. With ``rounded=True`` (the default for k-fold) predictions are rounded to whole positions
+* ``"kfold"``: shuffled k-fold cross-validation; each row is predicted once by a model that did not
+  see it. With ``rounded=True`` (the default for k-fold) predictions are rounded to whole positions
   before the error is taken, as in ``absolute.py`` of MiuLab/PE-Study.
 """
 
@@ -88,8 +88,8 @@ def _check_matrix(matrix: np.ndarray, *, what: str = "table") -> np.ndarray:
         )
     if matrix.shape[0] < MIN_ROWS:
         raise ValueError(
-            f"The {what} has {matrix.shape[0]} rows; a probe needs at least {MIN_ROWS} positions to "
-            "hold some out. Use a longer table (more positions)."
+            f"The {what} has {matrix.shape[0]} rows; a probe needs at least {MIN_ROWS} positions "
+            "to hold some out. Use a longer table (more positions)."
         )
     if not np.isfinite(matrix).all():
         raise ValueError(f"The {what} contains NaN or infinite values; probes need finite numbers.")
@@ -147,8 +147,8 @@ def probe_positions(
 
     Args:
         matrix: ``(n_positions, d_model)`` table; row ``p`` is the vector for position ``p``.
-        train: ``"even"``, ``"odd"``, ``"all"`` or ``"kfold"``. With ``"kfold"`` ``test`` is ignored:
-            every row is predicted once by the fold model that did not see it.
+        train: ``"even"``, ``"odd"``, ``"all"`` or ``"kfold"``; with ``"kfold"``, ``test`` is
+            ignored: every row is predicted once by the fold model that did not see it.
         test: ``"even"``, ``"odd"`` or ``"all"``.
         folds: number of folds for ``"kfold"`` (2 … n_positions).
         rounded: round predictions to whole positions before scoring; default: only for k-fold.

@@ -17,7 +17,8 @@ _HEIGHT = 320
 def predicted_vs_actual_chart(
     frame: pd.DataFrame, *, title: str = "Predicted vs actual position"
 ) -> alt.LayerChart:
-    """Points ``(position, predicted)`` per table with the ideal diagonal ``y = x`` (the blog's plot).
+    """Points ``(position, predicted)`` per table with the ideal diagonal ``y = x`` (the blog's
+    plot).
 
     ``frame``: columns ``table``, ``position``, ``predicted``.
     """

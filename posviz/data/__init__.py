@@ -1,1 +1,1 @@
-"""Small public-domain texts shipped with posviz for the experiments that run a model on real text."""
+"""Public-domain texts shipped with posviz for the experiments that run a model on real text."""

@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (prose data: long lines are quotations)
 """Public-domain English prose (all published before 1900) for probing models on real text.
 
 Sources: Jane Austen, *Pride and Prejudice* (1813), ch. 1; Charles Dickens, *A Tale of Two Cities*

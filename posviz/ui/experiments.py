@@ -98,7 +98,7 @@ def permutation(sentence_a: str, sentence_b: str, layers: int | None, special_to
 
 
 def _zeroed_copy(model: Any) -> Any:
-    """A deep copy of ``model`` with its position table set to zero (the cached model is untouched)."""
+    """A deep copy of ``model`` with its position table zeroed (the cached one stays untouched)."""
     import copy
 
     import torch
