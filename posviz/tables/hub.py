@@ -164,10 +164,10 @@ class HubFiles:
 
         if not self.env.offline:
             try:
-                meta = get_hf_file_metadata(
+                # fail fast on errors; the download below records the branch -> commit ref
+                get_hf_file_metadata(
                     self._url("config.json", revision or "main"), timeout=self.env.timeout
                 )
-                revision = meta.commit_hash or revision
             except httpx2.TransportError:
                 # unreachable: the cached copy or LocalEntryNotFoundError ("could not reach")
                 return Path(self._download("config.json", revision, local_only=True))

@@ -1,0 +1,186 @@
+"""load_table offline: the bundled MiniLM against transformers, local files, uploads, bad files."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import struct
+
+import numpy as np
+import pytest
+
+from posviz import load_table
+from posviz.tables import registry, table_from_upload
+
+
+@pytest.mark.slow
+def test_bundled_equals_transformers_automodel():
+    import torch
+    from transformers import AutoModel
+
+    from posviz.tables.bundled import bundled_model_dir
+
+    table = load_table("bundled")
+    model = AutoModel.from_pretrained(bundled_model_dir())
+    with torch.no_grad():
+        weight = model.embeddings.position_embeddings.weight.numpy()
+    np.testing.assert_array_equal(table.matrix, weight)
+    assert table.matrix.shape == (512, 384)
+    assert table.model_type == "bert" and table.set_aside == ()
+    assert table.tensor_name == "embeddings.position_embeddings.weight"
+    # config + 8-byte length + header + the one tensor; the weights file is ~90 MB
+    assert weight.nbytes < table.bytes_read < weight.nbytes + 64 * 1024
+
+
+def test_bundled_refuses_weights_with_another_sha(monkeypatch):
+    from posviz.tables import bundled
+
+    monkeypatch.setattr(bundled, "BUNDLED_WEIGHTS_SHA256", "0" * 64)
+    monkeypatch.setattr(bundled, "_verified", set())
+    with pytest.raises(ValueError, match="corrupt or was replaced"):
+        load_table("bundled")
+
+
+def test_sinusoid_source_matches_the_formula():
+    from posviz.encodings.sinusoidal import sinusoidal
+
+    table = load_table("sinusoidal:64x16")
+    np.testing.assert_allclose(table.matrix, sinusoidal(64, 16), atol=1e-6)
+    assert table.kind == "sinusoidal" and table.bytes_read == 0
+    with pytest.raises(ValueError, match="sinusoidal:NxD"):
+        load_table("sinusoidal:big")
+
+
+def _safetensors_file(path, tensors: dict[str, np.ndarray], dtype: str = "F32") -> None:
+    header, blobs, offset = {}, [], 0
+    for name, array in tensors.items():
+        if dtype == "BF16":
+            raw = (np.asarray(array, np.float32).view(np.uint32) >> 16).astype("<u2").tobytes()
+        else:
+            raw = np.asarray(array, {"F32": "<f4", "F16": "<f2"}[dtype]).tobytes()
+        header[name] = {
+            "dtype": dtype,
+            "shape": list(array.shape),
+            "data_offsets": [offset, offset + len(raw)],
+        }
+        blobs.append(raw)
+        offset += len(raw)
+    raw_header = json.dumps(header).encode()
+    path.write_bytes(struct.pack("<Q", len(raw_header)) + raw_header + b"".join(blobs))
+
+
+@pytest.mark.parametrize("dtype", ["F32", "F16", "BF16"])
+def test_safetensors_dtypes_match_torch_conversion(tmp_path, dtype):
+    import torch
+    from safetensors.torch import load_file
+
+    rng = np.random.default_rng(0)
+    matrix = rng.normal(size=(10, 6)).astype(np.float32)
+    path = tmp_path / "table.safetensors"
+    _safetensors_file(path, {"wpe.weight": matrix, "other": matrix[:2]}, dtype)
+    table = load_table(str(path))
+    reference = load_file(path)["wpe.weight"].to(torch.float32).numpy()
+    np.testing.assert_array_equal(table.matrix, reference)
+    assert table.tensor_name == "wpe.weight" and "no config.json" in table.notes[0]
+
+
+def test_local_model_directory_applies_the_registry(tmp_path):
+    stored = np.arange(6 * 4, dtype=np.float32).reshape(6, 4)
+    (tmp_path / "config.json").write_text(
+        json.dumps({"model_type": "roberta", "max_position_embeddings": 6, "hidden_size": 4})
+    )
+    _safetensors_file(
+        tmp_path / "model.safetensors", {"roberta.embeddings.position_embeddings.weight": stored}
+    )
+    table = load_table(str(tmp_path))
+    np.testing.assert_array_equal(table.matrix, stored[2:])
+    assert [s.rows for s in table.set_aside] == [(0,), (1,)]
+    assert "padding" in table.set_aside[1].reason
+
+
+def test_npy_file_and_upload(tmp_path):
+    matrix = np.random.default_rng(1).normal(size=(12, 8))
+    path = tmp_path / "t.npy"
+    np.save(path, matrix)
+    np.testing.assert_allclose(load_table(str(path)).matrix, matrix.astype(np.float32))
+    uploaded = table_from_upload(path.read_bytes(), filename="t.npy")
+    assert uploaded.matrix.shape == (12, 8) and uploaded.source == "t.npy"
+
+
+def _npy_bytes(array) -> bytes:
+    import io
+
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=True)
+    return buffer.getvalue()
+
+
+class _Boom:
+    def __reduce__(self):
+        return (print, ("unpickled!",))
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (_npy_bytes(np.zeros((2, 3, 4))), "2-D"),
+        (_npy_bytes(np.zeros(5)), "2-D"),
+        (_npy_bytes(np.array([[np.nan, 1.0]])), "NaN/inf"),
+        (_npy_bytes(np.array([[np.inf, 1.0]])), "NaN/inf"),
+        (_npy_bytes(np.array([[{"a": 1}]], dtype=object)), "pickled objects are refused"),
+        (pickle.dumps(_Boom()), "pickled objects are refused"),
+        (b"not an array at all", "not a plain .npy"),
+    ],
+    ids=["3d", "1d", "nan", "inf", "object", "pickle", "garbage"],
+)
+def test_bad_npy_is_refused_clearly(data, message, capsys):
+    with pytest.raises(ValueError, match=message):
+        table_from_upload(data, filename="bad.npy")
+    assert "unpickled!" not in capsys.readouterr().out
+    assert load_table("bundled").n_positions == 512
+
+
+def test_bad_paths_and_uploads():
+    with pytest.raises(ValueError, match="does not exist"):
+        load_table("/no/such/table.npy")
+    with pytest.raises(ValueError, match=r"\.npy or \.safetensors"):
+        table_from_upload(b"x", filename="weights.bin")
+    with pytest.raises(ValueError, match="Empty source"):
+        load_table("  ")
+
+
+def test_registry_families_point_at_existing_pages():
+    from posviz.ui.pages import all_pages
+
+    pages = {spec.url_path for spec in all_pages()}
+    for model_type, family in registry.NOT_A_TABLE.items():
+        assert family.page in pages, model_type
+        with pytest.raises(ValueError, match=family.page):
+            registry.specs_for(model_type)
+
+
+def test_registry_covers_the_issue_and_predicts_shapes():
+    required = {
+        "bert",
+        "distilbert",
+        "electra",
+        "albert",
+        "roberta",
+        "xlm-roberta",
+        "gpt2",
+        "gpt_neo",
+        "opt",
+        "bart",
+        "vit",
+    }
+    assert required <= set(registry.REGISTRY)
+    assert registry.spec_for("roberta").offset == 2 and registry.spec_for("opt").offset == 2
+    assert registry.spec_for("bart", "decoder").suffixes == ("decoder.embed_positions.weight",)
+    vit = {"image_size": 224, "patch_size": 16, "hidden_size": 768}
+    assert registry.spec_for("vit").expected_shape(vit) == (197, 768)
+    gpt2 = {"n_positions": 1024, "n_embd": 768}
+    assert registry.spec_for("gpt2").expected_shape(gpt2) == (1024, 768)
+    assert registry.key_matches(
+        "bert.embeddings.position_embeddings.weight", "embeddings.position_embeddings.weight"
+    )
+    assert not registry.key_matches("xwpe.weight", "wpe.weight")
