@@ -126,6 +126,12 @@ def _atomic_write(path: Path, chunks: Iterator[bytes]) -> int:
     return written
 
 
+def _cache_quietly(path: Path, data: bytes) -> None:
+    """Cache ``data`` if the disk allows; a full or read-only disk only costs a refetch later."""
+    with contextlib.suppress(OSError):
+        _atomic_write(path, iter([data]))
+
+
 class HubFiles:
     """One hub repository pinned at the commit its ``config.json`` resolved to."""
 
@@ -212,7 +218,7 @@ class HubFiles:
             except RemoteEntryNotFoundError:
                 meta = None
         size = meta.size if meta is not None else None
-        _atomic_write(marker, iter([b"" if size is None else str(size).encode()]))
+        _cache_quietly(marker, b"" if size is None else str(size).encode())
         return size
 
     def read_range(self, filename: str, start: int, end: int) -> bytes:
@@ -235,7 +241,7 @@ class HubFiles:
                 f"{self.where}/{filename}: asked for {end - start:,} bytes at {start:,}, got "
                 f"{len(data):,}. The file is shorter than its header says (corrupt upload)."
             )
-        _atomic_write(path, iter([data]))
+        _cache_quietly(path, data)
         return data
 
     def _stream(self, filename: str, byte_range: str | None, *, limit: int) -> Iterator[bytes]:
@@ -293,8 +299,14 @@ class HubFiles:
                     progress(done, total)
                 yield chunk
 
-        with self.errors():
-            _atomic_write(path, counted())
+        try:
+            with self.errors():
+                _atomic_write(path, counted())
+        except OSError as exc:
+            raise ValueError(
+                f"Could not store {self.where}/{filename} in the cache at {path.parent} "
+                f"({exc.strerror or exc}). Free disk space or point HF_HOME to a disk with room."
+            ) from None
         return path
 
 
