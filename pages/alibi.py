@@ -1,6 +1,128 @@
-"""Placeholder until this view lands (see the issues); replaced by the real page."""
+"""ALiBi: per-head linear biases on the attention logits (Press et al. 2022)."""
 
+import numpy as np
 import streamlit as st
 
-st.title("alibi")
-st.info("This view is being built.")
+from posviz.charts.families import heatmap, lines_chart
+from posviz.encodings.alibi import alibi_bias, alibi_slopes
+from posviz.encodings.model_config import alibi_config_from_dict
+from posviz.ui import show_chart, url_number, url_select, url_slider, user_errors
+from posviz.ui.families import pick_config
+
+st.title("ALiBi: attention with linear biases")
+st.markdown(
+    "BLOOM and MPT add no position vectors at all. Each head *h* adds −m_h·(i − j) to the logit "
+    "of query *i* and key *j*: a penalty growing linearly with distance, steep for some heads "
+    "(local) and gentle for others (long range). The slopes are fixed, not learned, and follow "
+    "from the head count (Press, Smith & Lewis 2022, ICLR)."
+)
+
+slopes = None
+n_heads = 0
+with user_errors("ALiBi parameters"):
+    raw, label = pick_config("alibi", key="alb", default_preset="BLOOM-560m (ALiBi, 16 heads)")
+    if label == "":
+        st.stop()
+    if raw is None:
+        n_heads = url_number(
+            "Number of heads",
+            key="alb_heads",
+            min_value=0,
+            max_value=10_000,
+            default=12,
+            step=1,
+            help="Any count; non-powers of two interleave.",
+        )
+    else:
+        n_heads = alibi_config_from_dict(raw).n_heads
+    slopes = alibi_slopes(n_heads)
+if slopes is None:
+    st.stop()
+
+st.header("1 · The slopes")
+power = int(np.log2(n_heads))
+st.markdown(
+    f"{n_heads} heads. For a power of two *n* the slopes are 2^(−8h/n), h = 1…n (8 heads: 1/2, "
+    "1/4, …, 1/256). Otherwise the paper takes the 2^⌊log₂n⌋ slopes of the nearest smaller power "
+    "of two and fills the rest with every other slope of twice that count"
+    + ("." if 2**power == n_heads else f" — here {2**power} + {n_heads - 2**power}.")
+)
+heads = np.arange(n_heads)
+show_chart(
+    lines_chart(
+        heads,
+        {"slope m_h": slopes, "log₂ m_h / −8": -np.log2(slopes) / 8},
+        x_title="head h (0-based, model order)",
+        y_title="value",
+    ),
+    key="alb_slopes_chart",
+    data=slopes,
+    name="alibi_slopes",
+)
+st.dataframe(
+    {"head": heads, "slope": slopes, "as 2^x": [f"2^{np.log2(s):.3g}" for s in slopes]},
+    hide_index=True,
+    height=min(300, 38 + 35 * n_heads),
+)
+
+st.header("2 · The bias matrix of one head")
+c1, c2, c3 = st.columns(3)
+with c1:
+    head = url_slider("Head", key="alb_head", min_value=0, max_value=max(n_heads - 1, 1), default=0)
+    head = min(head, n_heads - 1)
+with c2:
+    n_pos = url_slider("Sequence length", key="alb_n", min_value=4, max_value=128, default=32)
+with c3:
+    variant = url_select(
+        "Variant",
+        ["causal", "symmetric"],
+        key="alb_var",
+        default="causal",
+        radio=True,
+        help="causal: decoder (BLOOM, MPT); symmetric: −m·|i − j| "
+        "both ways, for bidirectional encoders.",
+    )
+bias = alibi_bias(n_pos, slopes[head], causal=variant == "causal")[0]
+st.markdown(
+    f"Row = query *i*, column = key *j*; colour = bias added to the logit (slope {slopes[head]:.5g})."
+    + (" Blank cells are masked (future keys)." if variant == "causal" else "")
+    + " BLOOM's code adds m_h·j instead of −m_h·(i − j): a constant per row, same softmax."
+)
+show_chart(
+    heatmap(
+        bias,
+        x_title="key position j",
+        y_title="query position i",
+        color_title="bias",
+        scheme="blues",
+        height=420,
+    ),
+    key="alb_bias_chart",
+    data=bias,
+    name=f"alibi_bias_head{head}",
+)
+
+st.header("3 · Where each head can look")
+max_d = url_slider("Distances up to", key="alb_maxd", min_value=8, max_value=4096, default=256)
+distances = np.arange(max_d + 1)
+shown = heads if n_heads <= 16 else np.unique(np.linspace(0, n_heads - 1, 16).astype(int))
+series = {f"head {h} (m={slopes[h]:.3g})": np.exp(-slopes[h] * distances) for h in shown}
+st.markdown(
+    "exp(−m_h·k): the factor ALiBi multiplies a key's attention weight by when it sits *k* tokens "
+    "back, relative to a key at distance 0 (equal content). Steep heads only see a few neighbours; "
+    "the gentlest keep a long view. Nothing here depends on the training length, which is why "
+    "ALiBi extrapolates: far keys only get weaker."
+    + (f" Showing 16 of {n_heads} heads." if n_heads > 16 else "")
+)
+show_chart(
+    lines_chart(
+        distances,
+        series,
+        x_title="distance k = i − j (tokens)",
+        y_title="attention weight factor",
+        log_x=True,
+    ),
+    key="alb_decay_chart",
+    data=np.exp(-np.outer(distances, slopes)),
+    name="alibi_decay",
+)

@@ -1,6 +1,173 @@
-"""Placeholder until this view lands (see the issues); replaced by the real page."""
+"""T5 relative position buckets, and a T5 model's learned per-bucket bias (Raffel et al. 2020)."""
 
+import numpy as np
+import pandas as pd
 import streamlit as st
 
-st.title("t5_buckets")
-st.info("This view is being built.")
+from posviz.charts.families import bucket_chart, heatmap
+from posviz.encodings.model_config import t5_config_from_dict
+from posviz.encodings.t5 import t5_bias_matrix, t5_bucket_spans, t5_relative_bucket
+from posviz.ui import show_chart, url_number, url_select, url_slider, user_errors
+from posviz.ui.families import cached_t5_bias, pick_config
+
+st.title("T5 relative position buckets")
+st.markdown(
+    "T5 has no position vectors. Every attention logit gets a learned scalar per head, looked up "
+    "by the **bucket** of the relative position key − query: one bucket per distance for short "
+    "distances, logarithmically wider buckets up to `max_distance`, and a single bucket for "
+    "everything further (Raffel et al. 2020, §2.1). The function is "
+    "`T5Attention._relative_position_bucket` from transformers, reproduced exactly."
+)
+
+num_buckets, max_distance = 32, 128  # T5's own defaults, used until a choice is made
+raw, label = None, ""
+with user_errors("T5 parameters"):
+    raw, label = pick_config("t5", key="t5", default_preset="T5-small (8 heads, 32 buckets)")
+    if raw is None and label == "manual":
+        c1, c2 = st.columns(2)
+        with c1:
+            num_buckets = url_number(
+                "num_buckets", key="t5_nb", min_value=0, max_value=10_000, default=32, step=2
+            )
+        with c2:
+            max_distance = url_number(
+                "max_distance", key="t5_md", min_value=0, max_value=1_000_000, default=128, step=8
+            )
+    elif raw is not None:
+        parsed = t5_config_from_dict(raw)
+        num_buckets, max_distance = parsed.num_buckets, parsed.max_distance
+if raw is None and label != "manual":
+    st.caption("Showing T5's defaults (32 buckets, max_distance 128) until a model is read.")
+settings_ok = False
+with user_errors("Bucket settings"):
+    for bidirectional in (True, False):
+        t5_relative_bucket(
+            np.arange(1),
+            bidirectional=bidirectional,
+            num_buckets=num_buckets,
+            max_distance=max_distance,
+        )
+    settings_ok = True
+if not settings_ok:
+    st.stop()
+
+st.header("1 · Bucket vs relative position")
+span = url_slider(
+    "Relative positions ±",
+    key="t5_span",
+    min_value=16,
+    max_value=2048,
+    default=max(2 * max_distance, 64) if max_distance <= 1024 else 2048,
+)
+relative = np.arange(-span, span + 1)
+kw = {"num_buckets": num_buckets, "max_distance": max_distance}
+buckets = {
+    "bidirectional (encoder)": t5_relative_bucket(relative, bidirectional=True, **kw),
+    "causal (decoder)": t5_relative_bucket(relative, bidirectional=False, **kw),
+}
+st.markdown(
+    f"{num_buckets} buckets, max_distance {max_distance}. Bidirectional attention spends half the "
+    "buckets on keys after the query (upper half) and half on keys before; causal attention spends "
+    "all of them looking back, and every later key lands in bucket 0. Distance 0 is bucket 0; "
+    f"from max_distance on the bucket no longer changes."
+)
+show_chart(
+    bucket_chart(relative, buckets),
+    key="t5_bucket_chart",
+    data=np.column_stack([relative, *buckets.values()]),
+    name="t5_buckets",
+)
+
+stack = url_select(
+    "Spans for",
+    ["bidirectional", "causal"],
+    key="t5_spans",
+    default="causal",
+    radio=True,
+    horizontal=True,
+)
+spans = t5_bucket_spans(span, bidirectional=stack == "bidirectional", **kw)
+st.markdown("Which distances share a bucket (the model cannot tell them apart):")
+st.dataframe(
+    pd.DataFrame(
+        [(b, f, la, la - f + 1) for b, f, la in spans],
+        columns=["bucket", "from (key − query)", "to", "width"],
+    ),
+    hide_index=True,
+    height=280,
+)
+
+st.header("2 · A T5 model's learned bias")
+st.markdown(
+    "Only block 0 stores `relative_attention_bias` (num_buckets × heads); every layer reuses it. "
+    "Pick a hub T5 (e.g. `google-t5/t5-small`, as *Hub model's config.json* above) and posviz "
+    "range-reads that one tensor."
+)
+source = label if st.session_state.get("t5_src") == "hub" and raw is not None else ""
+if not source:
+    st.info(
+        "No learned bias to show: presets and manual values have no weights, and a hub model is "
+        "read only once its config.json could be fetched. Choose “Hub model's config.json” and a "
+        "T5 id (needs network access to the hub, or a local T5 directory)."
+    )
+    st.stop()
+table = None
+which = url_select(
+    "Stack", ["encoder", "decoder"], key="t5_stack", default="encoder", radio=True, horizontal=True
+)
+with user_errors(f"Reading the learned bias of {source}"), st.spinner("Reading one tensor …"):
+    table = cached_t5_bias(source, which, st.session_state.get("t5_rev", ""))
+    if table.ndim != 2 or table.shape[0] != num_buckets:
+        raise ValueError(
+            f"{source}'s relative_attention_bias has shape {table.shape}; expected "
+            f"({num_buckets}, n_heads)."
+        )
+if table is None:
+    st.info(
+        "The learned bias is unavailable (offline, or no such tensor); the bucket views above "
+        "do not need it."
+    )
+    st.stop()
+show_chart(
+    heatmap(
+        table.T,
+        x_title="bucket",
+        y_title="head",
+        color_title="bias",
+        scheme="redblue",
+        domain_mid=0.0,
+        height=260,
+    ),
+    key="t5_table_chart",
+    data=table,
+    name="t5_relative_attention_bias",
+)
+c1, c2 = st.columns(2)
+with c1:
+    head = url_slider(
+        "Head", key="t5_head", min_value=0, max_value=max(table.shape[1] - 1, 1), default=0
+    )
+    head = min(head, table.shape[1] - 1)
+with c2:
+    n_pos = url_slider("Sequence length", key="t5_n", min_value=8, max_value=200, default=64)
+matrix = t5_bias_matrix(table, n_pos, bidirectional=which == "encoder", max_distance=max_distance)[
+    head
+]
+st.markdown(
+    f"Head {head}: the bias added to each (query, key) logit — constant along diagonals, "
+    "flat beyond the buckets' reach."
+)
+show_chart(
+    heatmap(
+        matrix,
+        x_title="key position",
+        y_title="query position",
+        color_title="bias",
+        scheme="redblue",
+        domain_mid=0.0,
+        height=420,
+    ),
+    key="t5_matrix_chart",
+    data=matrix,
+    name=f"t5_bias_head{head}",
+)

@@ -1,0 +1,305 @@
+"""Charts for the encoding families (RoPE, ALiBi, T5, NoPE, ViT, compare): arrays in, charts out.
+
+Data go to Altair in long form; callers bound the size (heatmaps ≤ ~40 000 cells).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from posviz.encodings.rope import RopeFrequencies, pair_regimes
+
+MAX_HEATMAP_CELLS = 65_536
+_REGIME_COLORS = {"kept": "#1b9e77", "smoothed": "#d95f02", "interpolated": "#7570b3"}
+
+
+def lines_chart(
+    x: np.ndarray,
+    series: Mapping[str, np.ndarray],
+    *,
+    x_title: str,
+    y_title: str,
+    rule_x: float | None = None,
+    rule_label: str = "",
+    log_x: bool = False,
+    y_domain: tuple[float, float] | None = None,
+    height: int = 320,
+) -> alt.LayerChart:
+    """One line per series over ``x`` (NaN gaps dropped), optional vertical rule (trained length).
+
+    Args:
+        x: ``(n,)``.
+        series: name → ``(n,)`` values.
+    """
+    frames = [
+        pd.DataFrame({"x": np.asarray(x), "value": np.asarray(v, dtype=float), "series": name})
+        for name, v in series.items()
+    ]
+    data = pd.concat(frames, ignore_index=True).dropna()
+    x_scale = alt.Scale(type="symlog") if log_x else alt.Undefined
+    y_scale = alt.Scale(domain=list(y_domain)) if y_domain else alt.Undefined
+    lines = (
+        alt.Chart(data)
+        .mark_line(clip=True)
+        .encode(
+            x=alt.X("x:Q", title=x_title, scale=x_scale),
+            y=alt.Y("value:Q", title=y_title, scale=y_scale),
+            color=alt.Color("series:N", title=None, sort=list(series)).legend(orient="bottom"),
+            tooltip=[
+                alt.Tooltip("series:N"),
+                alt.Tooltip("x:Q", title=x_title),
+                alt.Tooltip("value:Q", format=".4f", title=y_title),
+            ],
+        )
+        .properties(height=height)
+    )
+    if rule_x is None:
+        return alt.layer(lines)
+    rule_data = pd.DataFrame({"x": [rule_x], "label": [rule_label]})
+    rule = alt.Chart(rule_data).mark_rule(strokeDash=[4, 4], color="gray").encode(x="x:Q")
+    text = (
+        alt.Chart(rule_data)
+        .mark_text(align="left", dx=4, dy=-6, color="gray")
+        .encode(x="x:Q", y=alt.value(10), text="label:N")
+    )
+    return alt.layer(lines, rule, text)
+
+
+def heatmap(
+    matrix: np.ndarray,
+    *,
+    x_title: str,
+    y_title: str,
+    color_title: str,
+    x_values: Sequence[float] | None = None,
+    y_values: Sequence[float] | None = None,
+    scheme: str = "viridis",
+    domain_mid: float | None = None,
+    height: int = 360,
+) -> alt.Chart:
+    """A matrix as a rect heatmap (row = y, column = x); ``-inf`` cells (masked) left blank.
+
+    Args:
+        matrix: ``(n_rows, n_cols)`` with at most 65 536 cells.
+    """
+    values = np.asarray(matrix, dtype=float)
+    if values.ndim != 2 or values.size > MAX_HEATMAP_CELLS:
+        raise ValueError(
+            f"heatmap of shape {values.shape} is too large to draw; keep it under "
+            f"{MAX_HEATMAP_CELLS:,} cells (fewer positions)."
+        )
+    rows, cols = np.indices(values.shape)
+    xs = np.asarray(x_values if x_values is not None else np.arange(values.shape[1]))
+    ys = np.asarray(y_values if y_values is not None else np.arange(values.shape[0]))
+    data = pd.DataFrame({"x": xs[cols.ravel()], "y": ys[rows.ravel()], "v": values.ravel()})
+    data = data[np.isfinite(data["v"])]
+    scale = (
+        alt.Scale(scheme=scheme, domainMid=domain_mid)
+        if domain_mid is not None
+        else alt.Scale(scheme=scheme)
+    )
+    return (
+        alt.Chart(data)
+        .mark_rect()
+        .encode(
+            x=alt.X("x:O", title=x_title, axis=alt.Axis(labelOverlap=True)),
+            y=alt.Y("y:O", title=y_title, axis=alt.Axis(labelOverlap=True)),
+            color=alt.Color("v:Q", title=color_title, scale=scale),
+            tooltip=[
+                alt.Tooltip("y:O", title=y_title),
+                alt.Tooltip("x:O", title=x_title),
+                alt.Tooltip("v:Q", format=".4f", title=color_title),
+            ],
+        )
+        .properties(height=height)
+    )
+
+
+def rope_wavelength_chart(freqs: RopeFrequencies, *, height: int = 340) -> alt.LayerChart:
+    """Per-pair wavelength (tokens per turn, log scale) before and after scaling, coloured by what
+    the scaling did (kept / smoothed / interpolated), with the original context length as a rule."""
+    regimes = pair_regimes(freqs)
+    pairs = np.arange(freqs.inv_freq.size)
+    data = pd.DataFrame(
+        {
+            "pair": np.concatenate([pairs, pairs]),
+            "wavelength": np.concatenate([freqs.original_wavelength, freqs.wavelength]),
+            "which": ["original θᵢ"] * pairs.size + ["scaled θ′ᵢ"] * pairs.size,
+            "regime": np.concatenate([regimes, regimes]),
+            "ratio": np.concatenate([np.ones(pairs.size), freqs.ratio]),
+        }
+    )
+    base = alt.Chart(data).encode(
+        x=alt.X("pair:Q", title="rotary pair i (0 = fastest)"),
+        y=alt.Y("wavelength:Q", title="wavelength 2π/θ (tokens, log)", scale=alt.Scale(type="log")),
+        tooltip=[
+            "pair:Q",
+            "which:N",
+            "regime:N",
+            alt.Tooltip("wavelength:Q", format=",.1f"),
+            alt.Tooltip("ratio:Q", format=".4f", title="θ′/θ"),
+        ],
+    )
+    original = base.transform_filter(alt.datum.which == "original θᵢ").mark_line(
+        color="lightgray", strokeDash=[3, 3]
+    )
+    scaled = (
+        base.transform_filter(alt.datum.which == "scaled θ′ᵢ")
+        .mark_circle(size=45)
+        .encode(
+            color=alt.Color(
+                "regime:N",
+                title="pair",
+                scale=alt.Scale(domain=list(_REGIME_COLORS), range=list(_REGIME_COLORS.values())),
+            ).legend(orient="bottom")
+        )
+    )
+    layers = [original, scaled]
+    if freqs.original_context:
+        rule_data = pd.DataFrame(
+            {
+                "y": [freqs.original_context],
+                "label": [f"original context {freqs.original_context:,}"],
+            }
+        )
+        layers.append(
+            alt.Chart(rule_data).mark_rule(color="gray", strokeDash=[4, 4]).encode(y="y:Q")
+        )
+        layers.append(
+            alt.Chart(rule_data)
+            .mark_text(align="left", dx=4, dy=-6, color="gray")
+            .encode(x=alt.value(4), y="y:Q", text="label:N")
+        )
+    return alt.layer(*layers).properties(height=height)
+
+
+def rope_circle_chart(
+    position: int, inv_freq: np.ndarray, pairs: Sequence[int], *, trail: int = 24
+) -> alt.LayerChart:
+    """Where a unit query pair ``(1, 0)`` points after rotation to ``position``, for chosen pairs.
+
+    Each pair ``i`` turns by ``θ_i`` per token ("clock hands", multiplicative): a hand from the
+    origin to ``(cos pθ_i, sin pθ_i)`` and a fading trail of the previous ``trail`` positions.
+    """
+    circle_t = np.linspace(0, 2 * np.pi, 121)
+    circle = pd.DataFrame({"x": np.cos(circle_t), "y": np.sin(circle_t), "order": np.arange(121)})
+    rows = []
+    for i in pairs:
+        theta = float(inv_freq[i])
+        for p in range(max(0, position - trail), position + 1):
+            rows.append(
+                {
+                    "pair": f"pair {i} (λ={2 * np.pi / theta:,.0f})",
+                    "p": p,
+                    "x": np.cos(p * theta),
+                    "y": np.sin(p * theta),
+                    "age": position - p,
+                }
+            )
+    trail_df = pd.DataFrame(rows)
+    head = trail_df[trail_df["age"] == 0]
+    hands = pd.concat([head.assign(x=0.0, y=0.0, end=0), head.assign(end=1)])
+    axis = alt.Scale(domain=[-1.15, 1.15])
+    ring = (
+        alt.Chart(circle)
+        .mark_line(color="lightgray")
+        .encode(
+            x=alt.X("x:Q", scale=axis, title="first dim of the pair"),
+            y=alt.Y("y:Q", scale=axis, title="second dim of the pair"),
+            order="order:Q",
+        )
+    )
+    dots = (
+        alt.Chart(trail_df)
+        .mark_circle()
+        .encode(
+            x="x:Q",
+            y="y:Q",
+            color=alt.Color("pair:N", title=None).legend(orient="bottom"),
+            opacity=alt.Opacity(
+                "age:Q", scale=alt.Scale(domain=[0, trail], range=[1, 0.1]), legend=None
+            ),
+            tooltip=[
+                "pair:N",
+                "p:Q",
+                alt.Tooltip("x:Q", format=".3f"),
+                alt.Tooltip("y:Q", format=".3f"),
+            ],
+        )
+    )
+    lines = (
+        alt.Chart(hands)
+        .mark_line(strokeWidth=3)
+        .encode(x="x:Q", y="y:Q", color="pair:N", detail="pair:N", order="end:Q")
+    )
+    return alt.layer(ring, dots, lines).properties(width=360, height=360)
+
+
+def bucket_chart(relative: np.ndarray, buckets: Mapping[str, np.ndarray]) -> alt.Chart:
+    """T5 bucket index vs relative position ``key − query`` (step lines, one per variant)."""
+    data = pd.concat(
+        [
+            pd.DataFrame({"relative": relative, "bucket": b, "variant": name})
+            for name, b in buckets.items()
+        ],
+        ignore_index=True,
+    )
+    return (
+        alt.Chart(data)
+        .mark_line(interpolate="step-after")
+        .encode(
+            x=alt.X("relative:Q", title="relative position key − query (tokens)"),
+            y=alt.Y("bucket:Q", title="bucket index"),
+            color=alt.Color("variant:N", title=None).legend(orient="bottom"),
+            tooltip=["variant:N", "relative:Q", "bucket:Q"],
+        )
+        .properties(height=320)
+    )
+
+
+def patch_grid_chart(similarity: np.ndarray, *, gap: int = 1, tile_px: int = 0) -> alt.Chart:
+    """The ViT figure: a grid of ``h×w`` tiles, tile ``(r, c)`` = cosine of patch ``(r, c)``
+    with every patch (Dosovitskiy et al. 2021, Fig. 7 centre).
+
+    Args:
+        similarity: ``(tiles_h, tiles_w, h, w)``: :func:`posviz.analysis.vit.patch_similarity_grid`
+            or a strided subset of its tiles.
+    """
+    tiles_h, tiles_w, h, w = similarity.shape
+    if similarity.size > 4 * MAX_HEATMAP_CELLS:
+        raise ValueError(
+            f"{tiles_h}×{tiles_w} tiles of {h}×{w} are too many cells to draw; show fewer tiles."
+        )
+    r, c, r2, c2 = np.indices(similarity.shape).reshape(4, -1)
+    data = pd.DataFrame(
+        {
+            "X": c * (w + gap) + c2,
+            "Y": r * (h + gap) + r2,
+            "cos": similarity.ravel(),
+            "tile": [f"({a}, {b})" for a, b in zip(r, c, strict=True)],
+            "patch": [f"({a}, {b})" for a, b in zip(r2, c2, strict=True)],
+        }
+    )
+    side = tile_px or max(360, min(720, 3 * max(tiles_h * h, tiles_w * w)))
+    hidden = alt.Axis(labels=False, ticks=False, grid=False, domain=False)
+    return (
+        alt.Chart(data)
+        .mark_rect()
+        .encode(
+            x=alt.X("X:O", axis=hidden, title="input patch column →"),
+            y=alt.Y("Y:O", axis=hidden, title="input patch row ↓"),
+            color=alt.Color(
+                "cos:Q", title="cosine", scale=alt.Scale(scheme="viridis", domain=[-1, 1])
+            ),
+            tooltip=[
+                alt.Tooltip("tile:N", title="tile of patch"),
+                alt.Tooltip("patch:N"),
+                alt.Tooltip("cos:Q", format=".3f"),
+            ],
+        )
+        .properties(width=side, height=side)
+    )
