@@ -36,10 +36,11 @@ class FaultyHandler(_Handler):
             fault and body and match and filename == "model.safetensors"
             and int(match[1]) >= self.hub.tensor_start
         )  # fmt: skip
-        if not tensor_read:
+        whole_bin = fault and body and filename == "pytorch_model.bin"
+        if not (tensor_read or whole_bin):
             super()._send_file(repo_id, repo, filename, data, byte_range, body=body)
             return
-        start, end = int(match[1]), int(match[2])
+        start, end = (int(match[1]), int(match[2])) if match else (0, len(data) - 1)
         chunk = data[start : end + 1]
         self.close_connection = True
         if fault == "drop":  # the hub goes away: no answer at all
@@ -249,12 +250,6 @@ class _FailingFile:
         raise OSError(errno.ENOSPC, "No space left on device")
 
 
-@pytest.mark.xfail(
-    reason="known loader bug: posviz/tables/hub.py _atomic_write lets OSError(ENOSPC) escape "
-    "(raised from HubFiles.size) instead of skipping the cache or raising ValueError",
-    raises=OSError,
-    strict=False,
-)
 def test_out_of_disk_for_the_cache_is_a_clear_message_and_leaves_no_partial_file(
     hub, checkpoint, tmp_path, monkeypatch
 ):
@@ -270,5 +265,58 @@ def test_out_of_disk_for_the_cache_is_a_clear_message_and_leaves_no_partial_file
     else:
         np.testing.assert_array_equal(table.matrix, checkpoint[1])
     _assert_cache_clean(tmp_path)
+    monkeypatch.setattr(hub_module, "os", os)
+    _assert_bundled_still_works()
+
+
+@pytest.fixture
+def bin_hub(checkpoint, tmp_path, monkeypatch):
+    """The same table as an old-style ``pytorch_model.bin``-only repo (downloaded whole)."""
+    import torch
+
+    directory, table = checkpoint
+    bin_dir = tmp_path / "bin-ckpt"
+    bin_dir.mkdir()
+    (bin_dir / "config.json").write_bytes((directory / "config.json").read_bytes())
+    torch.save({POS_KEY: torch.from_numpy(table)}, bin_dir / "pytorch_model.bin")
+    fake = FakeHub()
+    fake.add_dir(REPO, bin_dir)
+    fake.tensor_start, fake.fault = 0, None
+    server = HubServer(fake)
+    server._httpd.RequestHandlerClass = type("Handler", (FaultyHandler,), {"hub": fake})
+    monkeypatch.setenv("HF_ENDPOINT", server.url)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    with server:
+        yield fake
+
+
+@pytest.mark.slow
+def test_a_whole_file_download_cut_short_leaves_nothing_and_recovers(bin_hub, checkpoint, tmp_path):
+    bin_hub.fault = "truncate"
+    with pytest.raises(ValueError, match=r"reach the hub|interrupted|incomplete|try again"):
+        _load()
+    _assert_cache_clean(tmp_path)
+    assert not [p for p in _cache_files(tmp_path) if p.name == "whole"], "partial download kept"
+    bin_hub.fault = None
+    np.testing.assert_array_equal(_load().matrix, checkpoint[1])
+
+
+@pytest.mark.slow
+def test_out_of_disk_during_a_whole_file_download_says_where_to_free_space(
+    bin_hub, checkpoint, tmp_path, monkeypatch
+):
+    import posviz.tables.hub as hub_module
+
+    monkeypatch.setattr(hub_module, "os", _DiskFull(os))
+    try:
+        table = _load()
+    except ValueError as exc:
+        print(f"[ENOSPC whole file] {exc}")
+        assert re.search(r"(?i)space|disk|full", str(exc)), exc
+    else:
+        np.testing.assert_array_equal(table.matrix, checkpoint[1])
+    _assert_cache_clean(tmp_path)
+    assert not [p for p in _cache_files(tmp_path) if p.name == "whole"], "partial download kept"
     monkeypatch.setattr(hub_module, "os", os)
     _assert_bundled_still_works()
