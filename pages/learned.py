@@ -1,10 +1,43 @@
-"""Learned position tables: what a real model's table looks like, next to a sinusoid."""
+"""Learned position tables: a real model's table in every view, optionally next to a second one."""
 
 import streamlit as st
 
-from posviz.ui.tables import describe_table, pick_table
+from posviz.ui import url_checkbox, url_select
+from posviz.ui.tables import TABLE_VIEWS, describe_table, pick_table, show_view, view_controls
 
 st.title("Learned position tables")
-table = pick_table("Table", key="lrn_a")
-if table is not None:
-    describe_table(table)
+st.markdown(
+    "BERT, GPT-2, RoBERTa and friends do not compute positions from a formula: they *learn* a "
+    "table, one vector per position, added to the token embedding. Here is that table from a real "
+    "model — MiniLM-L6 ships with posviz and works offline; any hub model with a learned table is "
+    "read in seconds (only its header and this one tensor are fetched). Compare it with a sinusoid "
+    "of the same width to see what training found on its own."
+)
+
+compare = url_checkbox("Compare side by side", key="lrn_cmp", default=True, toggle=True)
+columns = st.columns(2) if compare else [st.container()]
+with columns[0]:
+    first = pick_table("Table", key="lrn_a")
+second = None
+if compare:
+    width = first.d_model if first is not None and first.d_model % 2 == 0 else 384
+    positions = first.n_positions if first is not None else 512
+    with columns[1]:
+        second = pick_table("Compare with", key="lrn_b", default=f"sinusoidal:{positions}x{width}")
+
+view = url_select(
+    "View",
+    list(TABLE_VIEWS),
+    key="lrn_view",
+    default="pca2",
+    radio=True,
+    horizontal=True,
+    format_func=TABLE_VIEWS.get,
+)
+options = view_controls(view, key="lrn")
+for column, table, side in zip(columns, (first, second), ("a", "b"), strict=False):
+    with column:
+        if table is None:
+            continue
+        describe_table(table)
+        show_view(table, view, options, key=f"lrn_{side}_{view}")

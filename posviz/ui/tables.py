@@ -198,3 +198,127 @@ def describe_table(table: PositionTable) -> None:
         st.caption(f"Set aside stored row(s) {rows}: {aside.reason}.")
     for note in table.notes:
         st.caption(f"Note: {note}.")
+
+
+# --- the learned page's own views (the heatmap, circle and variance views are shared) ---
+
+#: view id -> label (the learned page's own views).
+TABLE_VIEWS: dict[str, str] = {
+    "similarity": "Cosine similarity",
+    "pca2": "PCA trajectory 2-D",
+    "pca3": "PCA trajectory 3-D",
+    "norms": "Norm per position",
+}
+
+
+def view_controls(view: str, *, key: str) -> dict[str, float]:
+    """Widgets for a view (shared by both sides of a comparison), URL-synced under ``key_…``."""
+    from posviz.ui.state import url_slider
+
+    if view == "similarity":
+        side = url_slider(
+            "Positions per axis (evenly spaced)",
+            key=f"{key}_side",
+            min_value=16,
+            max_value=256,
+            default=128,
+            step=16,
+        )
+        return {"side": side}
+    if view == "pca2":
+        left, right = st.columns(2)
+        with left:
+            x = url_slider(
+                "Horizontal axis: PC", key=f"{key}_pcx", min_value=1, max_value=10, default=1
+            )
+        with right:
+            y = url_slider(
+                "Vertical axis: PC", key=f"{key}_pcy", min_value=1, max_value=10, default=2
+            )
+        return {"x": x - 1, "y": y - 1}
+    if view == "pca3":
+        left, right = st.columns(2)
+        with left:
+            azimuth = url_slider(
+                "Turn (azimuth, °)",
+                key=f"{key}_az",
+                min_value=-180,
+                max_value=180,
+                default=30,
+                step=5,
+            )
+        with right:
+            elevation = url_slider(
+                "Tilt (elevation, °)",
+                key=f"{key}_el",
+                min_value=-90,
+                max_value=90,
+                default=20,
+                step=5,
+            )
+        return {"azimuth": azimuth, "elevation": elevation}
+    return {}
+
+
+def show_view(table: PositionTable, view: str, options: dict[str, float], *, key: str) -> None:
+    """Draw one of :data:`TABLE_VIEWS` for ``table`` with the options from :func:`view_controls`."""
+    from posviz.analysis.stats import cosine_similarity_matrix, pca, position_norms
+    from posviz.charts import trajectory as charts
+    from posviz.ui.display import show_chart
+
+    name = _file_stem(table)
+    if view == "similarity":
+        step = charts.stride_for(table.n_positions, int(options["side"]))
+        similarity = cosine_similarity_matrix(table.matrix[::step])
+        show_chart(
+            charts.similarity_heatmap_chart(similarity, step=step),
+            key=f"{key}_chart",
+            data=similarity,
+            name=f"{name}_cosine",
+        )
+        shown = "every position" if step == 1 else f"every {step}th position"
+        st.caption(
+            f"cos(PE(p), PE(q)) for {shown}. A bright diagonal band that fades with |p − q| "
+            "means nearby positions look alike: the table encodes distance."
+        )
+    elif view in ("pca2", "pca3"):
+        wanted = 3 if view == "pca3" else 1 + max(int(options["x"]), int(options["y"]))
+        with user_errors():
+            result = pca(table.matrix, wanted)
+            if view == "pca2":
+                chart = charts.pca_trajectory_chart(
+                    result.scores,
+                    x=int(options["x"]),
+                    y=int(options["y"]),
+                    explained=result.explained_variance_ratio,
+                )
+            else:
+                chart = charts.pca_3d_chart(
+                    result.scores,
+                    azimuth=options["azimuth"],
+                    elevation=options["elevation"],
+                    explained=result.explained_variance_ratio,
+                )
+            show_chart(chart, key=f"{key}_chart", data=result.scores, name=f"{name}_{view}")
+            st.caption(_PCA_NOTES[view])
+    elif view == "norms":
+        norms = position_norms(table.matrix)
+        show_chart(charts.norm_chart(norms), key=f"{key}_chart", data=norms, name=f"{name}_norms")
+        st.caption(
+            f"‖PE(p)‖ from {norms.min():.3f} to {norms.max():.3f} (mean {norms.mean():.3f}). "
+            "A sinusoid has the same norm √(d/2) at every position; learned tables don't."
+        )
+
+
+_PCA_NOTES = {
+    "pca2": "Each dot is one position projected on two principal components of the table, joined "
+    "in order (colour = position). A smooth curve means neighbouring positions are neighbours in "
+    "the embedding space; a sinusoid traces Lissajous loops, GPT-2's table a helix-like spiral.",
+    "pca3": "The first three principal components, drawn as an orthographic projection seen from "
+    "the chosen angle (nearer points larger). It is a flat picture of a 3-D path: turn and tilt "
+    "to judge its shape — GPT-2's table winds like a helix.",
+}
+
+
+def _file_stem(table: PositionTable) -> str:
+    return "".join(c if c.isalnum() else "_" for c in table.source)[:60] or "table"

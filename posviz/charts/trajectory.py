@@ -1,0 +1,178 @@
+"""Charts of a position table as a path: PCA trajectory (2-D, 3-D projection), norms, similarity.
+
+Arrays in, ``alt.Chart`` out (never displayed here). Positions are coloured in order so the path's
+direction is visible; large inputs are thinned with an even stride so a chart stays a few thousand
+marks (Streamlit ships every row to the browser).
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+_POSITION_COLOR = alt.Color("position:Q").scale(scheme="viridis").title("position")
+
+
+def stride_for(n: int, max_points: int) -> int:
+    """Smallest step ``s ≥ 1`` with ``ceil(n / s) ≤ max_points``."""
+    return max(1, -(-n // max(1, max_points)))
+
+
+def _pc_title(index: int, ratio: np.ndarray | None) -> str:
+    share = f" ({100 * ratio[index]:.1f}% of variance)" if ratio is not None else ""
+    return f"PC{index + 1}{share}"
+
+
+def pca_trajectory_chart(
+    scores: np.ndarray,
+    *,
+    x: int = 0,
+    y: int = 1,
+    explained: np.ndarray | None = None,
+    max_points: int = 2048,
+    height: int = 420,
+) -> alt.LayerChart:
+    """Positions on two principal components, joined in position order.
+
+    Args:
+        scores: ``(n_positions, k)`` PCA scores (``posviz.analysis.stats.pca(...).scores``).
+        x, y: component indices (0-based) for the axes.
+        explained: ``(k,)`` explained-variance ratios for the axis titles.
+    """
+    step = stride_for(len(scores), max_points)
+    positions = np.arange(0, len(scores), step)
+    frame = pd.DataFrame(
+        {"position": positions, "a": scores[positions, x], "b": scores[positions, y]}
+    )
+    base = alt.Chart(frame).encode(
+        alt.X("a:Q").title(_pc_title(x, explained)).scale(zero=False),
+        alt.Y("b:Q").title(_pc_title(y, explained)).scale(zero=False),
+    )
+    path = base.mark_line(color="#bbbbbb", strokeWidth=1).encode(order="position:Q")
+    points = base.mark_circle(size=28, opacity=0.9).encode(
+        _POSITION_COLOR,
+        tooltip=[
+            alt.Tooltip("position:Q"),
+            alt.Tooltip("a:Q", format=".3f", title="x"),
+            alt.Tooltip("b:Q", format=".3f", title="y"),
+        ],
+    )
+    return (path + points).properties(height=height)
+
+
+def project_3d(points: np.ndarray, *, azimuth: float, elevation: float) -> np.ndarray:
+    """Orthographic view of 3-D points: ``(n, 3) -> (n, 3)`` columns screen-x, screen-y, depth.
+
+    Rotate by ``azimuth`` (degrees) about the third axis, then tilt the camera up by
+    ``elevation`` degrees. The map is orthogonal, so distances in 3-D are preserved in
+    (screen-x, screen-y, depth).
+    """
+    a, e = np.radians(azimuth), np.radians(elevation)
+    rz = np.array([[np.cos(a), -np.sin(a), 0.0], [np.sin(a), np.cos(a), 0.0], [0.0, 0.0, 1.0]])
+    tilt = np.array([[1.0, 0.0, 0.0], [0.0, -np.sin(e), np.cos(e)], [0.0, np.cos(e), np.sin(e)]])
+    return points @ rz.T @ tilt.T
+
+
+def pca_3d_chart(
+    scores: np.ndarray,
+    *,
+    azimuth: float = 30.0,
+    elevation: float = 20.0,
+    explained: np.ndarray | None = None,
+    max_points: int = 2048,
+    height: int = 460,
+) -> alt.LayerChart:
+    """The first three PCs seen from a chosen angle: a flat projection, nearer points drawn larger.
+
+    Args:
+        scores: ``(n_positions, ≥3)`` PCA scores.
+    """
+    step = stride_for(len(scores), max_points)
+    positions = np.arange(0, len(scores), step)
+    view = project_3d(scores[positions, :3], azimuth=azimuth, elevation=elevation)
+    share = (
+        ", ".join(f"PC{i + 1} {100 * r:.1f}%" for i, r in enumerate(explained[:3]))
+        if explained is not None
+        else "PC1–PC3"
+    )
+    frame = pd.DataFrame(
+        {
+            "position": positions,
+            "sx": view[:, 0],
+            "sy": view[:, 1],
+            "depth": view[:, 2],
+            "pc1": scores[positions, 0],
+            "pc2": scores[positions, 1],
+            "pc3": scores[positions, 2],
+        }
+    )
+    axis = alt.Axis(labels=False, ticks=False, grid=False)
+    base = alt.Chart(frame).encode(
+        alt.X("sx:Q").axis(axis).title(f"projection of {share}").scale(zero=False),
+        alt.Y("sy:Q").axis(axis).title(None).scale(zero=False),
+    )
+    path = base.mark_line(color="#bbbbbb", strokeWidth=1).encode(order="position:Q")
+    points = base.mark_circle(opacity=0.9).encode(
+        _POSITION_COLOR,
+        alt.Size("depth:Q").scale(range=[8, 80]).legend(None),
+        order="depth:Q",
+        tooltip=[
+            "position:Q",
+            alt.Tooltip("pc1:Q", format=".3f"),
+            alt.Tooltip("pc2:Q", format=".3f"),
+            alt.Tooltip("pc3:Q", format=".3f"),
+        ],
+    )
+    return (path + points).properties(height=height)
+
+
+def norm_chart(norms: np.ndarray, *, label: str = "‖PE(p)‖", height: int = 260) -> alt.Chart:
+    """Euclidean norm of each position's vector against the position.
+
+    Args:
+        norms: ``(n_positions,)``.
+    """
+    frame = pd.DataFrame({"position": np.arange(len(norms)), "norm": norms})
+    return (
+        alt.Chart(frame)
+        .mark_line()
+        .encode(
+            alt.X("position:Q").title("position p"),
+            alt.Y("norm:Q").title(label).scale(zero=False),
+            tooltip=["position:Q", alt.Tooltip("norm:Q", format=".4f")],
+        )
+        .properties(height=height)
+    )
+
+
+def similarity_heatmap_chart(
+    similarity: np.ndarray, *, step: int = 1, title: str = "cosine", height: int = 420
+) -> alt.Chart:
+    """Position × position similarity as a heatmap, diverging around 0.
+
+    Args:
+        similarity: ``(m, m)`` matrix for positions ``0, step, 2·step, …``.
+        step: stride between the positions of consecutive rows (for the axis values).
+    """
+    m = similarity.shape[0]
+    p, q = np.indices((m, m))
+    frame = pd.DataFrame(
+        {"p": (p * step).ravel(), "q": (q * step).ravel(), "value": similarity.ravel()}
+    )
+    return (
+        alt.Chart(frame)
+        .mark_rect()
+        .encode(
+            alt.X("q:O").title("position q").axis(labelOverlap=True, values=_ticks(m, step)),
+            alt.Y("p:O").title("position p").axis(labelOverlap=True, values=_ticks(m, step)),
+            alt.Color("value:Q").scale(scheme="redblue", domain=[-1, 1], reverse=True).title(title),
+            tooltip=["p:O", "q:O", alt.Tooltip("value:Q", format=".3f")],
+        )
+        .properties(height=height)
+    )
+
+
+def _ticks(m: int, step: int) -> list[int]:
+    every = stride_for(m, 8)
+    return [i * step for i in range(0, m, every)]
