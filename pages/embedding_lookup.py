@@ -1,6 +1,112 @@
-"""Placeholder until this view lands (see the issues); replaced by the real page."""
+"""nn.Embedding is a table: a lookup is a one-hot vector times a matrix (seed 001)."""
 
+import numpy as np
+import pandas as pd
 import streamlit as st
 
-st.title("embedding_lookup")
-st.info("This view is being built.")
+from posviz.charts.experiments import training_change_chart
+from posviz.ui import show_chart, url_int_list, url_select, url_slider, user_errors
+from posviz.ui.experiments import bundled_arrays
+
+LEARNED, SINUSOID = "MiniLM's learned position table (512 × 384)", "sinusoid (512 × 384)"
+
+st.title("nn.Embedding is a table")
+st.markdown(
+    '`nn.Embedding` is "just a table of vectors": its input is a row index, its output is that '
+    "row — the same as multiplying a one-hot vector by the matrix (seed 001). BERT's learned "
+    "positions and the Transformer's sinusoid are both such a table; they differ only in whether "
+    "training may change the rows."
+)
+
+st.subheader("Lookup = one-hot × matrix, on a real table")
+c1, c2 = st.columns(2)
+with c1:
+    which = url_select("Table", [LEARNED, SINUSOID], key="emb_table", default=LEARNED)
+with c2:
+    ids = url_int_list(
+        "Positions to look up",
+        key="emb_ids",
+        default=[0, 1, 7, 511],
+        min_value=0,
+        max_value=511,
+        max_items=8,
+    )
+if which == LEARNED:
+    table = bundled_arrays()[1]
+else:
+    from posviz.encodings.sinusoidal import sinusoidal
+
+    table = sinusoidal(512, 384).astype(np.float32)
+
+check = None
+with user_errors():
+    from posviz.analysis.embedding_lookup import lookup_vs_onehot
+
+    check = lookup_vs_onehot(table, ids)
+if check is not None:
+    st.metric("max |nn.Embedding(ids) − one_hot(ids) @ W|", f"{check.max_abs_diff:.1e}")
+    shown = 6
+    frame = pd.DataFrame(
+        {
+            "position": check.ids,
+            "one-hot (nonzero column)": check.onehot.argmax(axis=1),
+            "one-hot sum": check.onehot.sum(axis=1),
+            **{f"lookup[{k}]": check.lookup[:, k] for k in range(shown)},
+            **{f"product[{k}]": check.product[:, k] for k in range(shown)},
+        }
+    )
+    st.dataframe(frame, hide_index=True, width="stretch")
+    st.caption(
+        f"Each one-hot row has a single 1 among {table.shape[0]} columns; multiplying it by the "
+        f"{table.shape[0]} × {table.shape[1]} matrix adds up one row and zeros, so the result is "
+        f"the looked-up row bit for bit (first {shown} of {table.shape[1]} dimensions shown). A "
+        "lookup just skips the multiplications by zero."
+    )
+
+st.subheader('What "trained" changes')
+st.markdown(
+    "A learned table is an `nn.Embedding` with `requires_grad=True`; the static sinusoid is "
+    "`nn.Embedding.from_pretrained(PE, freeze=True)`. Both feed one shared linear read-out that "
+    "must predict `p / n` from the row; a few SGD steps run on the chosen positions only."
+)
+c1, c2 = st.columns(2)
+with c1:
+    steps = url_slider("SGD steps", key="emb_steps", min_value=1, max_value=50, default=5)
+with c2:
+    used = url_int_list(
+        "Positions seen in training",
+        key="emb_used",
+        default=[0, 1, 2, 3, 4, 5],
+        min_value=0,
+        max_value=15,
+        max_items=16,
+    )
+demo = None
+with user_errors():
+    from posviz.analysis.embedding_lookup import train_a_few_steps
+
+    demo = train_a_few_steps(16, 8, steps=int(steps), used=tuple(used))
+if demo is not None:
+    m1, m2, m3 = st.columns(3)
+    m1.metric(
+        "requires_grad: learned / sinusoid",
+        f"{demo.requires_grad['learned']} / {demo.requires_grad['sinusoid']}",
+    )
+    m2.metric(
+        "trainable table parameters",
+        f"{demo.trainable_parameters['learned']} / {demo.trainable_parameters['sinusoid']}",
+    )
+    m3.metric("toy loss, first → last step", f"{demo.losses[0]:.3f} → {demo.losses[-1]:.3f}")
+    show_chart(
+        training_change_chart(demo.changes),
+        key="emb_train",
+        data=demo.changes[["learned_change", "sinusoid_change"]].to_numpy(),
+        name="rows_changed_by_training",
+    )
+    st.markdown(
+        "Only the learned rows that were looked up moved: a row gets a gradient only when its "
+        "position occurs in the batch, so each row is trained independently (why BERT's rarely "
+        "used rows past ~400 stay poorly trained, seed 002). The frozen sinusoid never moves; it "
+        "needs no storage beyond its formula, which is what the Transformer authors gained (seed "
+        "001)."
+    )

@@ -1,6 +1,119 @@
-"""Placeholder until this view lands (see the issues); replaced by the real page."""
+"""Permutation equivariance: without positions, attention cannot tell word order apart."""
 
 import streamlit as st
 
-st.title("permutation")
-st.info("This view is being built.")
+from posviz.charts.experiments import permutation_chart, similarity_chart
+from posviz.ui import show_chart, url_checkbox, url_select, url_text, user_errors
+from posviz.ui.experiments import permutation
+
+EXAMPLES = {
+    "I do like coding / Do I like coding (seed 000)": ("I do like coding", "Do I like coding"),
+    "Tom bit a dog / A dog bit Tom (seed 004)": ("Tom bit a dog", "A dog bit Tom"),
+    "your own sentences": ("", ""),
+}
+DEPTHS = {"first self-attention block": None, "first full layer": 1, "all 6 layers": 6}
+
+st.title("Permutation equivariance")
+st.markdown(
+    "Self-attention treats its input as a *set*: reorder the tokens and the outputs come out "
+    "reordered the same way, each vector unchanged (seed 000). So without position information "
+    '"Tom bit a dog" and "A dog bit Tom" get the same vectors (seed 004). Here the bundled '
+    "MiniLM's real token embeddings go through its real first attention block, once **without** "
+    "and once **with** its position embeddings added."
+)
+
+example = url_select("Example", list(EXAMPLES), key="perm_ex", default=list(EXAMPLES)[1])
+default_a, default_b = EXAMPLES[example]
+c1, c2 = st.columns(2)
+with c1:
+    sentence_a = url_text(
+        "Sentence A",
+        key="perm_a",
+        default=default_a or "the cat sat",
+        max_chars=120,
+        disabled=bool(default_a),
+    )
+with c2:
+    sentence_b = url_text(
+        "Sentence B (same words, another order)",
+        key="perm_b",
+        default=default_b or "sat the cat",
+        max_chars=120,
+        disabled=bool(default_b),
+    )
+if default_a:
+    sentence_a, sentence_b = default_a, default_b
+c3, c4 = st.columns(2)
+with c3:
+    depth = url_select(
+        "Run through", list(DEPTHS), key="perm_depth", default="first self-attention block"
+    )
+with c4:
+    special = url_checkbox(
+        "Add [CLS] … [SEP] as the model does",
+        key="perm_special",
+        default=True,
+        help="They stay at both ends in A and B.",
+    )
+
+result = None
+with user_errors(), st.spinner("Running the attention block…"):
+    result = permutation(sentence_a, sentence_b, DEPTHS[depth], special)
+if result is None:
+    st.stop()
+
+st.markdown(
+    f"Word pieces — A: {' '.join(f'`{t}`' for t in result.tokens_a)}; "
+    f"B: {' '.join(f'`{t}`' for t in result.tokens_b)}."
+)
+m1, m2, m3 = st.columns(3)
+m1.metric("max |out_B − out_A[π]|, no positions", f"{result.max_diff_without:.1e}")
+m2.metric("max |out_B − out_A[π]|, with positions", f"{result.max_diff_with:.3f}")
+m3.metric(
+    "sentence vectors (mean) apart, no / with",
+    f"{result.pooled_diff_without:.1e} / {result.pooled_diff_with:.2f}",
+)
+st.markdown(
+    "Without positions every output of B equals the output of the same token in A to float "
+    "rounding (~1e-6): the layer saw the same set, so it produced the same vectors, permuted. The "
+    "mean-pooled sentence vectors — what a sentence-embedding model like MiniLM returns — are "
+    "identical: the two sentences would mean the same. With positions added, the same token gets "
+    "a different vector in each sentence."
+)
+show_chart(
+    permutation_chart(result.per_token),
+    key="perm_bar",
+    data=result.per_token[["distance_without_positions", "distance_with_positions"]].to_numpy(),
+    name="permutation_distances",
+)
+h1, h2 = st.columns(2)
+with h1:
+    show_chart(
+        similarity_chart(
+            result.similarity_without,
+            result.tokens_b,
+            result.tokens_a,
+            title="cosine(out_B, out_A), no positions",
+        ),
+        key="perm_sim0",
+        data=result.similarity_without,
+        name="similarity_no_positions",
+    )
+with h2:
+    show_chart(
+        similarity_chart(
+            result.similarity_with,
+            result.tokens_b,
+            result.tokens_a,
+            title="cosine(out_B, out_A), with positions",
+        ),
+        key="perm_sim1",
+        data=result.similarity_with,
+        name="similarity_with_positions",
+    )
+st.caption(
+    "Left: each output of B has an exact twin (cosine 1.000000) in A — the permutation. Right: "
+    "with positions the twins are only similar. Computed by `posviz.analysis.permutation."
+    "permutation_test` (token embeddings → embedding LayerNorm → `encoder.layer[0].attention`)."
+)
+st.dataframe(result.per_token, hide_index=True, width="stretch")

@@ -30,6 +30,15 @@ _EXPORTS: dict[str, str] = {
     "PositionTable": "posviz.tables",
     # --- experiments ---
     "probe_positions": "posviz.analysis.probes",
+    "probe_relative_order": "posviz.analysis.probes",
+    "concat_hypothesis": "posviz.analysis.add_concat",
+    "word_position_cloud": "posviz.analysis.add_concat",
+    "permutation_test": "posviz.analysis.permutation",
+    "layer_position_probe": "posviz.analysis.layers",
+    "lookup_vs_onehot": "posviz.analysis.embedding_lookup",
+    "train_a_few_steps": "posviz.analysis.embedding_lookup",
+    "load_bundled_model": "posviz.models",
+    "load_hub_model": "posviz.models",
     # --- other encoding families ---
     "rope_inv_freq": "posviz.encodings.rope",
     "alibi_slopes": "posviz.encodings.alibi",

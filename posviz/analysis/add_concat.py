@@ -113,7 +113,11 @@ def _variance_inside(matrix: np.ndarray, axes: np.ndarray) -> float:
 
 
 def concat_hypothesis(
-    position_table: np.ndarray, word_table: np.ndarray, *, fraction: float = 0.9
+    position_table: np.ndarray,
+    word_table: np.ndarray,
+    *,
+    fraction: float = 0.9,
+    word_axes: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> ConcatReport:
     """Quantify how much PE and WE occupy separate directions (seed 003's conjecture).
 
@@ -121,6 +125,7 @@ def concat_hypothesis(
         position_table: ``(n_positions, d_model)``.
         word_table: ``(vocab_size, d_model)`` (or a sample of its rows).
         fraction: variance fraction that defines each table's principal subspace.
+        word_axes: ``principal_axes(word_table)`` if already computed (it is the slow part).
 
     Raises:
         ValueError: widths differ, a table has no variance, ``fraction`` outside (0, 1].
@@ -134,7 +139,7 @@ def concat_hypothesis(
             "width (d_model); pick tables from the same model or a sinusoid of that width."
         )
     pe_axes, pe_explained = principal_axes(pe)
-    we_axes, we_explained = principal_axes(we)
+    we_axes, we_explained = principal_axes(we) if word_axes is None else word_axes
     k_pe, k_we = components_for(pe_explained, fraction), components_for(we_explained, fraction)
     k = min(k_pe, k_we)
     d = pe.shape[1]

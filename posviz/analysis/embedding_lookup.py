@@ -98,7 +98,7 @@ def train_a_few_steps(
     d_model: int = 8,
     *,
     steps: int = 5,
-    lr: float = 0.5,
+    lr: float = 0.05,
     used: tuple[int, ...] = (0, 1, 2, 3, 4, 5, 6, 7),
     seed: int = 0,
 ) -> TrainingDemo:
@@ -146,7 +146,7 @@ def train_a_few_steps(
         loss = torch.nn.functional.mse_loss(prediction, target)
         loss.backward()
         optimizer.step()
-        losses.append(float(loss))
+        losses.append(float(loss.detach()))
     changes = pd.DataFrame(
         {
             "position": np.arange(n_positions),

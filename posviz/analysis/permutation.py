@@ -5,8 +5,8 @@ equivariant, so without positions "I do like coding" and "Do I like coding" get 
 only in another order. Seed 004 uses "Tom bit a dog" / "A dog bit Tom". Here the claim is run on a
 real model: the sentence's real token embeddings (word + token-type, then the embedding LayerNorm,
 as in ``BertEmbeddings.forward`` of ``transformers/models/bert/modeling_bert.py``) go through the
-model's first self-attention block (``encoder.layer[0].attention``: attention, output projection, residual,
-LayerNorm), once without and once with the position embeddings added.
+model's first self-attention block (``encoder.layer[0].attention``: attention, output projection,
+residual, LayerNorm), once without and once with the position embeddings added.
 
 Without positions ``out_B[k] == out_A[π(k)]`` up to float rounding (~1e-6); with positions they
 differ.

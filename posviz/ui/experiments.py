@@ -53,6 +53,35 @@ def bundled_tokenizer() -> Any:
     return tokenizer
 
 
+@st.cache_resource(show_spinner="Decomposing the word-embedding table (once)…")
+def bundled_word_axes() -> tuple[np.ndarray, np.ndarray]:
+    """Principal axes and explained-variance fractions of MiniLM's word embeddings."""
+    from posviz.analysis.add_concat import principal_axes
+
+    return principal_axes(bundled_arrays()[0])
+
+
+@st.cache_data(show_spinner=False, **_DATA)
+def concat_report(table: str, n_positions: int, fraction: float) -> pd.DataFrame:
+    """``concat_hypothesis`` of a position table against MiniLM's word embeddings, as a frame.
+
+    ``table``: ``"learned"`` (MiniLM's rows ``0…n−1``), ``"sinusoid"`` (width 384) or ``"random"``
+    (Gaussian with the learned table's std, seed 0).
+    """
+    from posviz.analysis.add_concat import concat_hypothesis
+    from posviz.encodings.sinusoidal import sinusoidal
+
+    words, learned = bundled_arrays()
+    if table == "learned":
+        matrix = learned[:n_positions].astype(np.float64)
+    elif table == "sinusoid":
+        matrix = sinusoidal(n_positions, words.shape[1])
+    else:
+        matrix = np.random.default_rng(0).normal(0, learned.std(), (n_positions, words.shape[1]))
+    report = concat_hypothesis(matrix, words, fraction=fraction, word_axes=bundled_word_axes())
+    return report.frame()
+
+
 @st.cache_data(show_spinner=False, **_DATA)
 def probe_table(
     matrix: np.ndarray,

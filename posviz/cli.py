@@ -1,0 +1,167 @@
+"""``python -m posviz``: the non-interactive parts of posviz from a shell.
+
+Commands::
+
+    python -m posviz info bundled
+    python -m posviz export bundled -o minilm.npy          # also .csv (header) and .tsv (projector)
+    python -m posviz export sinusoidal:512x768 -o pe.csv
+    python -m posviz probe bundled sinusoidal:512x384 --protocol kfold
+
+``SOURCE`` is anything :func:`posviz.load_table` accepts: ``bundled`` (offline MiniLM), a hub
+model id (``openai-community/gpt2``, with ``--revision``), a local model directory, a
+``.safetensors`` or ``.npy`` file, or ``sinusoidal:NxD[:layout]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+PROTOCOLS = {"even-odd": ("even", "odd"), "all": ("all", "all"), "kfold": ("kfold", "all")}
+FORMATS = (".npy", ".csv", ".tsv")
+
+
+def _load(source: str, revision: str | None):
+    from posviz.tables import load_table
+
+    return load_table(source, revision=revision)
+
+
+def write_matrix(matrix: np.ndarray, path: Path) -> None:
+    """Write ``(n_positions, d_model)`` to ``.npy`` (no pickle), ``.csv`` or ``.tsv``.
+
+    CSV has a header ``position,dim_0,…`` and the position in the first column; TSV is the
+    TensorFlow Embedding Projector's vectors file (no header, one row per position).
+
+    Raises:
+        ValueError: unknown extension.
+    """
+    suffix = path.suffix.lower()
+    if suffix not in FORMATS:
+        raise ValueError(f"Output {path.name!r} must end in {', '.join(FORMATS)}.")
+    matrix = np.asarray(matrix)
+    if suffix == ".npy":
+        np.save(path, matrix, allow_pickle=False)
+        return
+    if suffix == ".tsv":
+        np.savetxt(path, matrix.astype(np.float64), delimiter="\t", fmt="%.7g")
+        return
+    header = ",".join(["position", *(f"dim_{j}" for j in range(matrix.shape[1]))])
+    rows = np.column_stack([np.arange(matrix.shape[0]), matrix.astype(np.float64)])
+    fmt = ["%d"] + ["%.7g"] * matrix.shape[1]
+    np.savetxt(path, rows, delimiter=",", fmt=fmt, header=header, comments="")
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    table = _load(args.source, args.revision)
+    print(f"source:      {table.source}")
+    print(f"shape:       {table.n_positions} positions × {table.d_model} dimensions")
+    print(f"kind:        {table.kind}")
+    for label, value in (
+        ("tensor:", table.tensor_name),
+        ("model type:", table.model_type),
+        ("revision:", table.revision),
+    ):
+        if value:
+            print(f"{label:<12} {value}")
+    print(f"bytes read:  {table.bytes_read:,}")
+    for aside in table.set_aside:
+        print(f"set aside:   stored rows {', '.join(map(str, aside.rows))} ({aside.reason})")
+    for note in table.notes:
+        print(f"note:        {note}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    out = Path(args.output)
+    if out.suffix.lower() not in FORMATS:
+        raise ValueError(f"Output {out.name!r} must end in {', '.join(FORMATS)}.")
+    if out.exists() and not args.force:
+        raise ValueError(f"{out} exists; pass --force to overwrite it.")
+    table = _load(args.source, args.revision)
+    write_matrix(table.matrix, out)
+    print(f"wrote {table.n_positions}×{table.d_model} table of {table.source} to {out}")
+    return 0
+
+
+def cmd_probe(args: argparse.Namespace) -> int:
+    from posviz.analysis.probes import probe_summary
+
+    tables = {}
+    for source in args.sources:
+        table = _load(source, args.revision)
+        tables[table.label] = np.asarray(table.matrix, dtype=np.float64)
+    train, test = PROTOCOLS[args.protocol]
+    frame = probe_summary(
+        tables,
+        train=train,
+        test=test,
+        folds=args.folds,
+        relative=not args.no_relative,
+        seed=args.seed,
+        alpha=args.alpha,
+    )
+    if args.format == "csv":
+        print(frame.to_csv(index=False), end="")
+    elif args.format == "json":
+        print(frame.to_json(orient="records", indent=2))
+    else:
+        print(frame.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (``python -m posviz --help``)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m posviz",
+        description="Positional-encoding tables from the shell: inspect, export, probe.",
+        epilog="SOURCE: bundled | hub id (e.g. openai-community/gpt2) | model dir | .safetensors | "
+        ".npy | sinusoidal:NxD[:layout]. Run `streamlit run app.py` for the interactive app.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    info = sub.add_parser("info", help="describe a table: shape, tensor, rows set aside")
+    info.add_argument("source", metavar="SOURCE")
+    info.add_argument("--revision", help="hub revision (branch, tag or commit)")
+    info.set_defaults(func=cmd_info)
+
+    export = sub.add_parser("export", help="write a table to .npy, .csv or .tsv")
+    export.add_argument("source", metavar="SOURCE")
+    export.add_argument("-o", "--output", required=True, help="file ending in .npy, .csv or .tsv")
+    export.add_argument("--revision", help="hub revision (branch, tag or commit)")
+    export.add_argument("--force", action="store_true", help="overwrite an existing file")
+    export.set_defaults(func=cmd_export)
+
+    probe = sub.add_parser("probe", help="linear position probes; prints one row per table")
+    probe.add_argument("sources", nargs="+", metavar="SOURCE")
+    probe.add_argument(
+        "--protocol",
+        choices=list(PROTOCOLS),
+        default="even-odd",
+        help="even-odd: train even rows, test odd (Jexus blog); all: fit all rows; "
+        "kfold: shuffled k-fold CV, rounded (Wang & Chen 2020). Default even-odd.",
+    )
+    probe.add_argument("--folds", type=int, default=5, help="folds for kfold and the order probe")
+    probe.add_argument("--seed", type=int, default=0)
+    probe.add_argument("--alpha", type=float, default=0.0, help="ridge penalty (0 = OLS)")
+    probe.add_argument(
+        "--no-relative", action="store_true", help="skip the relative-order (is j after i?) probe"
+    )
+    probe.add_argument("--revision", help="hub revision for hub sources")
+    probe.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    probe.set_defaults(func=cmd_probe)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; returns the exit status (2 for bad input, with the reason on stderr)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
