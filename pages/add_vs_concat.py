@@ -58,8 +58,8 @@ pieces = list(encoding.tokens)
 if len(pieces) > 1:
     st.info(
         f"**{word!r} is not one token** in MiniLM's 30 522-piece WordPiece vocabulary; the "
-        f"tokenizer splits it into {' + '.join(f'`{p}`' for p in pieces)}. Each piece has its own row; pick "
-        "the one to use."
+        f"tokenizer splits it into {' + '.join(f'`{p}`' for p in pieces)}. Each piece has its "
+        "own row; pick the one to use."
     )
     piece = url_select("Word piece", pieces, key="avc_piece", default=pieces[0])
 else:
