@@ -14,7 +14,21 @@ st.markdown(
     "of the same width to see what training found on its own."
 )
 
-compare = url_checkbox("Compare side by side", key="lrn_cmp", default=True, toggle=True)
+left, right = st.columns([1, 3])
+with left:
+    compare = url_checkbox("Compare side by side", key="lrn_cmp", default=True, toggle=True)
+with right:
+    view = url_select(
+        "View",
+        list(TABLE_VIEWS),
+        key="lrn_view",
+        default="pca2",
+        radio=True,
+        horizontal=True,
+        format_func=TABLE_VIEWS.get,
+    )
+options = view_controls(view, key="lrn")
+
 columns = st.columns(2) if compare else [st.container()]
 with columns[0]:
     first = pick_table("Table", key="lrn_a")
@@ -25,16 +39,6 @@ if compare:
     with columns[1]:
         second = pick_table("Compare with", key="lrn_b", default=f"sinusoidal:{positions}x{width}")
 
-view = url_select(
-    "View",
-    list(TABLE_VIEWS),
-    key="lrn_view",
-    default="pca2",
-    radio=True,
-    horizontal=True,
-    format_func=TABLE_VIEWS.get,
-)
-options = view_controls(view, key="lrn")
 for column, table, side in zip(columns, (first, second), ("a", "b"), strict=False):
     with column:
         if table is None:

@@ -50,7 +50,6 @@ def _looks_like_path(source: str) -> bool:
 def open_files(source: str, *, revision: str | None = None) -> CheckpointFiles:
     """The checkpoint files behind ``source``: "bundled", a local model directory, or a hub id."""
     from posviz.tables.bundled import BUNDLED_MODEL_ID, BUNDLED_REVISION, verified_bundled_weights
-    from posviz.tables.hub import HubFiles
 
     if source == "bundled":
         files = LocalFiles(verified_bundled_weights().parent)
@@ -61,6 +60,8 @@ def open_files(source: str, *, revision: str | None = None) -> CheckpointFiles:
         if not path.is_dir():
             raise ValueError(f"{source} is not a model directory (expected config.json + weights).")
         return LocalFiles(path)
+    from posviz.tables.hub import HubFiles
+
     return HubFiles(source.strip(), revision)
 
 
