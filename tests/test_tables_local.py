@@ -41,6 +41,30 @@ def test_bundled_refuses_weights_with_another_sha(monkeypatch):
         load_table("bundled")
 
 
+def test_bundled_verification_is_remembered_until_the_file_changes(monkeypatch, tmp_path):
+    from posviz.tables import bundled
+
+    monkeypatch.setenv("HF_HOME", str(tmp_path))
+    monkeypatch.setattr(bundled, "_verified", set())
+    path = bundled.verified_bundled_weights()  # hashes, then writes the stamp
+    assert (tmp_path / "posviz" / "verified-bundled.json").is_file()
+
+    def no_hashing(_path):
+        raise AssertionError("hashed again although the file is unchanged")
+
+    monkeypatch.setattr(bundled, "_verified", set())
+    monkeypatch.setattr(bundled, "sha256_of", no_hashing)
+    assert bundled.verified_bundled_weights() == path
+    # a different file identity (e.g. the file was rewritten) must be hashed again
+    stamp = tmp_path / "posviz" / "verified-bundled.json"
+    record = json.loads(stamp.read_text())
+    record["stat"][2] += 1  # ctime
+    stamp.write_text(json.dumps(record))
+    monkeypatch.setattr(bundled, "_verified", set())
+    with pytest.raises(AssertionError, match="hashed again"):
+        bundled.verified_bundled_weights()
+
+
 def test_sinusoid_source_matches_the_formula():
     from posviz.encodings.sinusoidal import sinusoidal
 
