@@ -276,7 +276,7 @@ def show_view(table: PositionTable, view: str, options: dict[str, float], *, key
             data=similarity,
             name=f"{name}_cosine",
         )
-        shown = "every position" if step == 1 else f"every {step}th position"
+        shown = "every position" if step == 1 else f"positions 0, {step}, {2 * step}, …"
         st.caption(
             f"cos(PE(p), PE(q)) for {shown}. A bright diagonal band that fades with |p − q| "
             "means nearby positions look alike: the table encodes distance."

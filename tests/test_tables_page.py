@@ -1,0 +1,122 @@
+"""The learned-tables page and the shared ``pick_table`` picker, through Streamlit's AppTest."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import numpy as np
+import pytest
+from conftest import app_test, assert_no_exception
+from hub_server import FakeHub, HubServer
+
+PAGE = "pages/learned.py"
+
+
+def _specs(at) -> list[dict]:
+    return [json.loads(chart.proto.spec) for chart in at.get("vega_lite_chart")]
+
+
+def test_default_shows_minilm_next_to_a_sinusoid_of_the_same_width():
+    at = app_test(PAGE)
+    assert_no_exception(at)
+    assert not at.error
+    captions = " ".join(c.value for c in at.caption)
+    assert "bundled (512×384)" in captions and "sinusoidal:512x384" in captions
+    assert "embeddings.position_embeddings.weight" in captions
+    assert len(at.get("vega_lite_chart")) == 2
+
+
+@pytest.mark.parametrize("view", ["similarity", "pca2", "pca3", "norms"])
+def test_every_view_draws_both_tables(view):
+    at = app_test(PAGE, query={"lrn_view": view})
+    assert_no_exception(at)
+    assert not at.error
+    assert len(at.get("vega_lite_chart")) == 2
+
+
+def test_url_reproduces_a_view():
+    query = {
+        "lrn_cmp": "false",
+        "lrn_a_src": "sinusoid",
+        "lrn_a_n": "64",
+        "lrn_a_d": "32",
+        "lrn_view": "similarity",
+        "lrn_side": "32",
+    }
+    at = app_test(PAGE, query=query)
+    assert_no_exception(at)
+    (spec,) = _specs(at)
+    assert "sinusoidal:64x32" in " ".join(c.value for c in at.caption)
+    assert '"rect"' in json.dumps(spec)  # the similarity heatmap
+    assert "positions 0, 2, 4, …" in " ".join(c.value for c in at.caption)  # 64 rows, 32 per axis
+
+
+def test_bad_link_parameters_do_not_break_the_page():
+    at = app_test(PAGE, query={"lrn_a_src": "nonsense", "lrn_view": "zzz", "lrn_a_n": "abc"})
+    assert_no_exception(at)
+    assert at.warning  # the user is told which link parameter was ignored
+    assert len(at.get("vega_lite_chart")) == 2
+
+
+@pytest.fixture(scope="module")
+def tiny_hub(tmp_path_factory):
+    import transformers as tf
+
+    directory = tmp_path_factory.mktemp("gpt2")
+    config = tf.GPT2Config(vocab_size=99, n_positions=48, n_embd=32, n_layer=1, n_head=2)
+    model = tf.GPT2LMHeadModel(config)
+    model.save_pretrained(directory)
+    fake = FakeHub()
+    fake.add_dir("tiny/gpt2", directory)
+    llama = tmp_path_factory.mktemp("llama")
+    (llama / "config.json").write_text(json.dumps({"model_type": "llama"}))
+    fake.add_dir("tiny/llama", llama)
+    expected = model.transformer.wpe.weight.detach().numpy().copy()
+    with HubServer(fake) as server:
+        yield server, expected
+
+
+@pytest.mark.slow
+def test_hub_model_through_the_picker(tiny_hub, monkeypatch, tmp_path):
+    server, expected = tiny_hub
+    monkeypatch.setenv("HF_ENDPOINT", server.url)
+    monkeypatch.setenv("HF_HOME", str(tmp_path))
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    query = {
+        "lrn_cmp": "false",
+        "lrn_a_src": "hub",
+        "lrn_a_hub": "other…",
+        "lrn_a_id": "tiny/gpt2",
+        "lrn_view": "norms",
+    }
+    at = app_test(PAGE, query=query)
+    assert_no_exception(at)
+    assert not at.error, [e.value for e in at.error]
+    captions = " ".join(c.value for c in at.caption)
+    assert "tiny/gpt2 (48×32)" in captions and "wpe.weight" in captions
+    norms = np.linalg.norm(expected, axis=1)
+    assert f"{norms.min():.3f}" in captions
+
+
+@pytest.mark.slow
+def test_hub_errors_are_shown_not_raised(tiny_hub, monkeypatch, tmp_path):
+    server, _ = tiny_hub
+    monkeypatch.setenv("HF_ENDPOINT", server.url)
+    monkeypatch.setenv("HF_HOME", str(tmp_path))
+    base = {"lrn_cmp": "false", "lrn_a_src": "hub", "lrn_a_hub": "other…"}
+    at = app_test(PAGE, query={**base, "lrn_a_id": "tiny/llama"})
+    assert_no_exception(at)
+    assert "RoPE" in at.error[0].value and "rope" in at.error[0].value
+    at = app_test(PAGE, query={**base, "lrn_a_id": "tiny/misspelled"})
+    assert "not found on the hub" in at.error[0].value
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
+    at = app_test(PAGE, query={**base, "lrn_a_id": "tiny/elsewhere"})
+    assert "Could not reach the hub" in at.error[0].value
+    # the offline default still works in the same session
+    at.selectbox(key="lrn_a_src").set_value("bundled").run()
+    assert_no_exception(at)
+    assert not at.error and len(at.get("vega_lite_chart")) == 1
