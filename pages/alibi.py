@@ -84,7 +84,8 @@ with c3:
     )
 bias = alibi_bias(n_pos, slopes[head], causal=variant == "causal")[0]
 st.markdown(
-    f"Row = query *i*, column = key *j*; colour = bias added to the logit (slope {slopes[head]:.5g})."
+    f"Row = query *i*, column = key *j*; colour = bias added to the logit "
+    f"(slope {slopes[head]:.5g})."
     + (" Blank cells are masked (future keys)." if variant == "causal" else "")
     + " BLOOM's code adds m_h·j instead of −m_h·(i − j): a constant per row, same softmax."
 )

@@ -20,7 +20,7 @@ from posviz.ui import (
     url_slider,
     user_errors,
 )
-from posviz.ui.families import pick_config
+from posviz.ui.families import pick_config, show_fixed_chart
 
 st.title("RoPE: rotary position embedding")
 st.markdown(
@@ -162,17 +162,33 @@ with c2:
         max_items=6,
     )
 if chosen:
-    show_chart(
+    show_fixed_chart(
         rope_circle_chart(position, freqs.inv_freq, chosen),
         key="rope_circle_chart",
         name="rope_circle",
+    )
+    st.dataframe(
+        {
+            "pair": chosen,
+            "θ (rad/token)": [f"{freqs.inv_freq[i]:.3g}" for i in chosen],
+            "wavelength": [f"{2 * np.pi / freqs.inv_freq[i]:,.0f}" for i in chosen],
+            f"turns at p={position}": [
+                f"{position * freqs.inv_freq[i] / (2 * np.pi):,.3f}" for i in chosen
+            ],
+        },
+        hide_index=True,
     )
 
 st.header("3 · Score between a fixed query and key vs their distance")
 c1, c2, c3 = st.columns(3)
 with c1:
     max_dist = url_slider(
-        "Distances up to", key="rope_maxd", min_value=16, max_value=8192, default=1024, step=16
+        "Distances up to",
+        key="rope_maxd",
+        min_value=16,
+        max_value=262_144,
+        step=16,
+        default=min(2 * (freqs.original_context or 4096), 262_144),
     )
 with c2:
     vectors = url_select(
@@ -193,20 +209,21 @@ if vectors.startswith("random"):
 rng = np.random.default_rng(seed)
 q = np.ones(freqs.head_dim) if vectors.startswith("q = k") else rng.standard_normal(freqs.head_dim)
 k = q if vectors.startswith("q = k") else rng.standard_normal(freqs.head_dim)
-distances = np.arange(max_dist + 1)
-step = max(1, distances.size // 2000)  # keep the chart light; the export has every distance
-distances = distances[::step]
+# every distance up to 512, then 1500 geometrically spaced: light, and alias-free on a log axis
+far = np.geomspace(512, max(max_dist, 512), 1500).astype(int)
+distances = np.unique(np.concatenate([np.arange(min(max_dist, 512) + 1), far]))
+distances = distances[distances <= max_dist]
 series = {"unscaled θ": rope_scores(q, k, distances, freqs.original_inv_freq, pairing=pairing)}
 if freqs.rope_type != "default":
-    series[f"{freqs.rope_type} θ′ (× attention factor²)"] = rope_scores(
+    series[f"{freqs.rope_type} θ′"] = rope_scores(
         q, k, distances, freqs.inv_freq, pairing=pairing, attention_factor=freqs.attention_factor
     )
 st.markdown(
     "⟨R_m q, R_0 k⟩ for a query *m* tokens after the key — identical to ⟨R_{n+m} q, R_n k⟩ for "
     "any *n*. With q = k the score starts at ‖q‖² and, as fast pairs dephase, oscillates at a "
     "lower level; the scaled frequencies stretch the curve so that long distances look like the "
-    "short ones seen in training. Rotating the non-rotary dims is skipped (partial rotary), so "
-    "they add a constant."
+    "short ones seen in training (YaRN's curve includes its attention factor, squared). "
+    "Non-rotary dims (partial rotary) are not rotated and add a constant."
 )
 show_chart(
     lines_chart(
@@ -216,6 +233,7 @@ show_chart(
         y_title="score q·k after rotation",
         rule_x=freqs.original_context,
         rule_label="original context",
+        log_x=True,
     ),
     key="rope_score_chart",
     data=np.column_stack([distances, *series.values()]),

@@ -16,7 +16,8 @@ st.markdown(
     "A Vision Transformer cuts the image into an *h×w* grid of patches and learns one position "
     "vector per patch (plus one for the CLS token, set aside here). Tile (*r*, *c*) below shows "
     "the cosine similarity of patch (*r*, *c*)'s vector to every patch's vector, drawn as a small "
-    "*h×w* image at that place — the figure of Dosovitskiy et al. (2021, Fig. 7 centre). In trained "
+    "*h×w* image at that place — the figure of Dosovitskiy et al. (2021, Fig. 7 centre). "
+    "In trained "
     "ViTs each tile lights up around its own location, with row and column structure: the 1-D "
     "table has learned 2-D geometry."
 )
@@ -58,7 +59,8 @@ describe_table(table)
 if table.grid is None:
     st.error(
         f"{table.label} has no 2-D patch grid (kind `{table.kind}`): this view needs a ViT-style "
-        "table (config with image_size and patch_size). Use the Learned tables page for 1-D tables.",
+        "table (config with image_size and patch_size). Use the Learned tables page for 1-D "
+        "tables.",
         icon="⚠️",
     )
     st.stop()

@@ -57,7 +57,7 @@ def lines_chart(
         )
         .properties(height=height)
     )
-    if rule_x is None:
+    if rule_x is None or not np.nanmin(x) <= rule_x <= np.nanmax(x):
         return alt.layer(lines)
     rule_data = pd.DataFrame({"x": [rule_x], "label": [rule_label]})
     rule = alt.Chart(rule_data).mark_rule(strokeDash=[4, 4], color="gray").encode(x="x:Q")
@@ -203,7 +203,7 @@ def rope_circle_chart(
     trail_df = pd.DataFrame(rows)
     head = trail_df[trail_df["age"] == 0]
     hands = pd.concat([head.assign(x=0.0, y=0.0, end=0), head.assign(end=1)])
-    axis = alt.Scale(domain=[-1.15, 1.15])
+    axis = alt.Scale(domain=[-1.15, 1.15], nice=False)
     ring = (
         alt.Chart(circle)
         .mark_line(color="lightgray")
@@ -219,7 +219,7 @@ def rope_circle_chart(
         .encode(
             x="x:Q",
             y="y:Q",
-            color=alt.Color("pair:N", title=None).legend(orient="bottom"),
+            color=alt.Color("pair:N", title=None).legend(orient="right"),
             opacity=alt.Opacity(
                 "age:Q", scale=alt.Scale(domain=[0, trail], range=[1, 0.1]), legend=None
             ),
@@ -236,7 +236,9 @@ def rope_circle_chart(
         .mark_line(strokeWidth=3)
         .encode(x="x:Q", y="y:Q", color="pair:N", detail="pair:N", order="end:Q")
     )
-    return alt.layer(ring, dots, lines).properties(width=360, height=360)
+    return alt.layer(ring, dots, lines).properties(
+        width=360, height=360, autosize=alt.AutoSizeParams(type="pad")
+    )
 
 
 def bucket_chart(relative: np.ndarray, buckets: Mapping[str, np.ndarray]) -> alt.Chart:
