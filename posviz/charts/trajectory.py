@@ -19,6 +19,10 @@ def stride_for(n: int, max_points: int) -> int:
     return max(1, -(-n // max(1, max_points)))
 
 
+def _positions(positions: np.ndarray | None, n: int) -> np.ndarray:
+    return np.arange(n) if positions is None else np.asarray(positions)
+
+
 def _pc_title(index: int, ratio: np.ndarray | None) -> str:
     share = f" ({100 * ratio[index]:.1f}% of variance)" if ratio is not None else ""
     return f"PC{index + 1}{share}"
@@ -30,6 +34,7 @@ def pca_trajectory_chart(
     x: int = 0,
     y: int = 1,
     explained: np.ndarray | None = None,
+    positions: np.ndarray | None = None,
     max_points: int = 2048,
     height: int = 420,
 ) -> alt.LayerChart:
@@ -39,11 +44,15 @@ def pca_trajectory_chart(
         scores: ``(n_positions, k)`` PCA scores (``posviz.analysis.stats.pca(...).scores``).
         x, y: component indices (0-based) for the axes.
         explained: ``(k,)`` explained-variance ratios for the axis titles.
+        positions: ``(n_positions,)`` position of each score row (default ``0 … n-1``).
     """
-    step = stride_for(len(scores), max_points)
-    positions = np.arange(0, len(scores), step)
+    rows = np.arange(0, len(scores), stride_for(len(scores), max_points))
     frame = pd.DataFrame(
-        {"position": positions, "a": scores[positions, x], "b": scores[positions, y]}
+        {
+            "position": _positions(positions, len(scores))[rows],
+            "a": scores[rows, x],
+            "b": scores[rows, y],
+        }
     )
     base = alt.Chart(frame).encode(
         alt.X("a:Q").title(_pc_title(x, explained)).scale(zero=False),
@@ -62,15 +71,16 @@ def pca_trajectory_chart(
 
 
 def project_3d(points: np.ndarray, *, azimuth: float, elevation: float) -> np.ndarray:
-    """Orthographic view of 3-D points: ``(n, 3) -> (n, 3)`` columns screen-x, screen-y, depth.
+    """Orthographic view of 3-D points: ``(n, 3) -> (n, 3)`` columns screen-x, screen-y, nearness.
 
-    Rotate by ``azimuth`` (degrees) about the third axis, then tilt the camera up by
-    ``elevation`` degrees. The map is orthogonal, so distances in 3-D are preserved in
-    (screen-x, screen-y, depth).
+    Rotate by ``azimuth`` (degrees) about the third axis, then look from −y with the camera
+    raised by ``elevation`` degrees (third axis up). The map is a proper rotation (det +1), so 3-D
+    distances are kept and the third column (larger = closer to the viewer) is a true depth cue.
     """
     a, e = np.radians(azimuth), np.radians(elevation)
     rz = np.array([[np.cos(a), -np.sin(a), 0.0], [np.sin(a), np.cos(a), 0.0], [0.0, 0.0, 1.0]])
-    tilt = np.array([[1.0, 0.0, 0.0], [0.0, -np.sin(e), np.cos(e)], [0.0, np.cos(e), np.sin(e)]])
+    # rows: screen right, screen up, towards the viewer (camera at −y, raised by ``elevation``)
+    tilt = np.array([[1.0, 0.0, 0.0], [0.0, np.sin(e), np.cos(e)], [0.0, -np.cos(e), np.sin(e)]])
     return points @ rz.T @ tilt.T
 
 
@@ -80,6 +90,7 @@ def pca_3d_chart(
     azimuth: float = 30.0,
     elevation: float = 20.0,
     explained: np.ndarray | None = None,
+    positions: np.ndarray | None = None,
     max_points: int = 2048,
     height: int = 460,
 ) -> alt.LayerChart:
@@ -87,10 +98,10 @@ def pca_3d_chart(
 
     Args:
         scores: ``(n_positions, ≥3)`` PCA scores.
+        positions: ``(n_positions,)`` position of each score row (default ``0 … n-1``).
     """
-    step = stride_for(len(scores), max_points)
-    positions = np.arange(0, len(scores), step)
-    view = project_3d(scores[positions, :3], azimuth=azimuth, elevation=elevation)
+    rows = np.arange(0, len(scores), stride_for(len(scores), max_points))
+    view = project_3d(scores[rows, :3], azimuth=azimuth, elevation=elevation)
     share = (
         ", ".join(f"PC{i + 1} {100 * r:.1f}%" for i, r in enumerate(explained[:3]))
         if explained is not None
@@ -98,13 +109,13 @@ def pca_3d_chart(
     )
     frame = pd.DataFrame(
         {
-            "position": positions,
+            "position": _positions(positions, len(scores))[rows],
             "sx": view[:, 0],
             "sy": view[:, 1],
             "depth": view[:, 2],
-            "pc1": scores[positions, 0],
-            "pc2": scores[positions, 1],
-            "pc3": scores[positions, 2],
+            "pc1": scores[rows, 0],
+            "pc2": scores[rows, 1],
+            "pc3": scores[rows, 2],
         }
     )
     axis = alt.Axis(labels=False, ticks=False, grid=False)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 
+import numpy as np
 import streamlit as st
 
 from posviz.settings import settings
@@ -16,7 +17,7 @@ from posviz.tables import PositionTable, load_table, table_from_upload
 from posviz.ui.display import user_errors
 from posviz.ui.state import url_number, url_select, url_text
 
-_LIMITS = settings()
+_LIMITS = settings()  # cache bounds are fixed at import; the other limits are read per run
 
 #: Hub models with a learned table, one per registry family (all load by range read).
 HUB_SUGGESTIONS: tuple[str, ...] = (
@@ -55,7 +56,7 @@ def _cached_upload(digest: str, filename: str, _data: bytes) -> PositionTable:
 
 
 def _modes() -> list[str]:
-    return [m for m in _MODES if m != "path" or _LIMITS.allow_local_paths]
+    return [m for m in _MODES if m != "path" or settings().allow_local_paths]
 
 
 def _default_mode(default: str) -> str:
@@ -75,7 +76,7 @@ def _sinusoid_source(key: str, default: str) -> str:
     with left:
         n = url_number("Positions", key=f"{key}_n", min_value=1, max_value=8192, default=n0)
     with right:
-        d = url_number("Width d", key=f"{key}_d", min_value=2, max_value=4096, default=d0, step=2)
+        d = url_number("Width d", key=f"{key}_d", min_value=2, max_value=2048, default=d0, step=2)
     return f"sinusoidal:{n}x{d}"
 
 
@@ -123,7 +124,7 @@ def _load_hub(model: str, revision: str, part: str) -> PositionTable:
 
 
 def _upload(key: str) -> PositionTable | None:
-    cap = _LIMITS.max_upload_bytes
+    cap = settings().max_upload_bytes
     file = st.file_uploader(
         f"A 2-D table (.npy) or a checkpoint (.safetensors), at most {cap // 2**20} MB",
         type=["npy", "safetensors"],
@@ -283,14 +284,16 @@ def show_view(table: PositionTable, view: str, options: dict[str, float], *, key
         )
     elif view in ("pca2", "pca3"):
         wanted = 3 if view == "pca3" else 1 + max(int(options["x"]), int(options["y"]))
+        step = charts.stride_for(table.n_positions, _PCA_ROWS)
         with user_errors():
-            result = pca(table.matrix, wanted)
+            result = pca(table.matrix[::step], wanted)
             if view == "pca2":
                 chart = charts.pca_trajectory_chart(
                     result.scores,
                     x=int(options["x"]),
                     y=int(options["y"]),
                     explained=result.explained_variance_ratio,
+                    positions=np.arange(0, table.n_positions, step),
                 )
             else:
                 chart = charts.pca_3d_chart(
@@ -298,9 +301,15 @@ def show_view(table: PositionTable, view: str, options: dict[str, float], *, key
                     azimuth=options["azimuth"],
                     elevation=options["elevation"],
                     explained=result.explained_variance_ratio,
+                    positions=np.arange(0, table.n_positions, step),
                 )
             show_chart(chart, key=f"{key}_chart", data=result.scores, name=f"{name}_{view}")
-            st.caption(_PCA_NOTES[view])
+            thinned = (
+                f" PCA of positions 0, {step}, {2 * step}, … ({_PCA_ROWS} at most)."
+                if step > 1
+                else ""
+            )
+            st.caption(_PCA_NOTES[view] + thinned)
     elif view == "norms":
         norms = position_norms(table.matrix)
         show_chart(charts.norm_chart(norms), key=f"{key}_chart", data=norms, name=f"{name}_norms")
@@ -310,6 +319,7 @@ def show_view(table: PositionTable, view: str, options: dict[str, float], *, key
         )
 
 
+_PCA_ROWS = 1024  # PCA is fitted on at most this many evenly spaced positions (bounded SVD cost)
 _PCA_NOTES = {
     "pca2": "Each dot is one position projected on two principal components of the table, joined "
     "in order (colour = position). A smooth curve means neighbouring positions are neighbours in "
