@@ -51,9 +51,10 @@ heads = np.arange(n_heads)
 show_chart(
     lines_chart(
         heads,
-        {"slope m_h": slopes, "log₂ m_h / −8": -np.log2(slopes) / 8},
+        {"slope m_h": slopes},
         x_title="head h (0-based, model order)",
-        y_title="value",
+        y_title="slope m_h (log scale)",
+        y_scale="log",
     ),
     key="alb_slopes_chart",
     data=slopes,
@@ -122,6 +123,7 @@ show_chart(
         x_title="distance k = i − j (tokens)",
         y_title="attention weight factor",
         log_x=True,
+        legend="right",
     ),
     key="alb_decay_chart",
     data=np.exp(-np.outer(distances, slopes)),

@@ -59,12 +59,15 @@ with user_errors("NoPE demo"):
 
     st.subheader("Reading the position back")
     st.markdown(
-        "Invert the relation: p̂ = d/‖hᵢ‖² − 1. Averaged over sequences the read-out follows the "
-        "true position closely for early tokens and grows noisy later — NoPE's positional signal "
-        "is strong near the start and fades with length, one reason its extrapolation is debated."
+        "Invert the relation: p̂ = d/‖hᵢ‖² − 1. From one sequence the read-out tracks the true "
+        "position for early tokens and grows noisy later (the norm changes ever more slowly); "
+        "averaged over sequences it is close. NoPE's positional signal is strong near the start "
+        "and fades with length, one reason its extrapolation is debated."
     )
+    single, _ = cached_nope_norms(n, d, 1, seed)
     read = {
-        "read-out p̂ (mean over sequences)": position_from_norm(measured, d),
+        "p̂ from one sequence": position_from_norm(single, d),
+        "p̂ from the mean norm": position_from_norm(measured, d),
         "true position": positions.astype(float),
     }
     show_chart(

@@ -27,6 +27,8 @@ def lines_chart(
     rule_label: str = "",
     log_x: bool = False,
     y_domain: tuple[float, float] | None = None,
+    y_scale: str = "linear",
+    legend: str = "bottom",
     height: int = 320,
 ) -> alt.LayerChart:
     """One line per series over ``x`` (NaN gaps dropped), optional vertical rule (trained length).
@@ -34,6 +36,8 @@ def lines_chart(
     Args:
         x: ``(n,)``.
         series: name → ``(n,)`` values.
+        y_scale: "linear", "log" or "symlog" (linear near 0, for values that may be 0).
+        legend: legend position, "bottom" or "right" (many series).
     """
     frames = [
         pd.DataFrame({"x": np.asarray(x), "value": np.asarray(v, dtype=float), "series": name})
@@ -41,14 +45,20 @@ def lines_chart(
     ]
     data = pd.concat(frames, ignore_index=True).dropna()
     x_scale = alt.Scale(type="symlog") if log_x else alt.Undefined
-    y_scale = alt.Scale(domain=list(y_domain)) if y_domain else alt.Undefined
+    y_kwargs: dict = {"domain": list(y_domain)} if y_domain else {}
+    if y_scale == "symlog":
+        y_kwargs |= {"type": "symlog", "constant": 1e-3}
+    elif y_scale == "log":
+        y_kwargs |= {"type": "log"}
     lines = (
         alt.Chart(data)
         .mark_line(clip=True)
         .encode(
             x=alt.X("x:Q", title=x_title, scale=x_scale),
-            y=alt.Y("value:Q", title=y_title, scale=y_scale),
-            color=alt.Color("series:N", title=None, sort=list(series)).legend(orient="bottom"),
+            y=alt.Y("value:Q", title=y_title, scale=alt.Scale(**y_kwargs)),
+            color=alt.Color("series:N", title=None, sort=list(series)).legend(
+                orient=legend, labelLimit=360, columns=1 if legend == "right" else alt.Undefined
+            ),
             tooltip=[
                 alt.Tooltip("series:N"),
                 alt.Tooltip("x:Q", title=x_title),

@@ -1,0 +1,242 @@
+"""Compare analyses (similarity, margins, extrapolation, NoPE) and the family pages in AppTest."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from conftest import app_test, assert_no_exception
+
+import posviz
+from posviz.analysis import families as fam
+from posviz.encodings.sinusoidal import sinusoid_frequencies, sinusoidal
+
+
+def test_sinusoid_table_similarity_equals_the_closed_form_kernel():
+    table = sinusoidal(300, 64)
+    measured = fam.table_similarity(table, 200)
+    expected = posviz.rope_inv_freq(64)  # same frequencies as the sinusoid of width 64
+    np.testing.assert_allclose(sinusoid_frequencies(64), expected)
+    from posviz.encodings.rope import rope_kernel
+
+    np.testing.assert_allclose(measured, rope_kernel(np.arange(200), expected), atol=1e-12)
+
+
+def test_table_similarity_is_nan_past_the_table():
+    out = fam.table_similarity(np.random.default_rng(0).normal(size=(10, 4)), 20)
+    assert out[0] == pytest.approx(1.0) and np.isnan(out[10:]).all() and np.isfinite(out[:10]).all()
+
+
+def test_alibi_similarity_is_one_at_zero_and_decreasing():
+    sim = fam.alibi_similarity(100, posviz.alibi_slopes(8))
+    assert sim[0] == pytest.approx(1.0)
+    assert np.all(np.diff(sim) < 0)
+    assert sim[1] == pytest.approx(np.mean(np.exp(-posviz.alibi_slopes(8))))
+
+
+def test_t5_similarity_follows_the_bias_table():
+    table = np.zeros((32, 2))
+    table[1] = np.log(0.5)  # bucket of distance 1 (causal, looking back) halves the weight
+    sim = fam.t5_similarity(10, table, bidirectional=False)
+    assert sim[0] == 1.0 and sim[1] == pytest.approx(0.5) and sim[2] == 1.0
+
+
+def test_bucket_margins_are_zero_inside_shared_buckets_and_one_for_exact_ones():
+    margin = fam.nearest_margin(fam.bucket_signal(200, bidirectional=False))
+    np.testing.assert_allclose(margin[:16], 1.0)  # 16 exact buckets looking back
+    assert np.all(margin[100:] == 0.0)
+
+
+def test_linear_interpolation_keeps_every_angle_inside_training():
+    inv = posviz.rope_inv_freq(64)
+    scaled = posviz.rope_inv_freq(64, scaling={"rope_type": "linear", "factor": 4.0})
+    trained = 512
+    plain = fam.unseen_angle_fraction(4 * trained, inv, trained_length=trained)
+    interpolated = fam.unseen_angle_fraction(
+        4 * trained, scaled, trained_length=trained, trained_inv_freq=inv
+    )
+    assert np.all(plain[:trained] == 0) and plain[trained] > 0.3
+    assert np.all(interpolated[: 4 * (trained - 1) + 1] == 0)
+
+
+def test_unseen_buckets_only_before_max_distance():
+    assert not fam.unseen_bucket_fraction(1000, trained_length=512).any()
+    short = fam.unseen_bucket_fraction(300, trained_length=20, bidirectional=False)
+    assert short[:20].sum() == 0 and short[200] == 1
+
+
+def test_nope_norms_follow_one_over_sqrt_position():
+    measured, theory = fam.causal_average_norms(64, 256, n_samples=64, seed=1)
+    np.testing.assert_allclose(measured, theory, rtol=0.05)
+    positions = fam.position_from_norm(theory, 256)
+    np.testing.assert_allclose(positions, np.arange(64), atol=1e-9)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: fam.table_similarity(np.ones((4, 2)), 1),
+        lambda: fam.nearest_margin(np.ones(5)),
+        lambda: fam.causal_average_norms(10, 0),
+        lambda: fam.unseen_angle_fraction(10, np.ones(2), trained_length=0),
+    ],
+)
+def test_bad_input_raises_value_error(call):
+    with pytest.raises(ValueError):
+        call()
+
+
+# --- pages -------------------------------------------------------------------------------------
+
+
+def _specs(at) -> list[dict]:
+    return [json.loads(chart.proto.spec) for chart in at.get("vega_lite_chart")]
+
+
+def _errors(at) -> list[str]:
+    return [e.value for e in at.error]
+
+
+def test_rope_page_default_is_llama31_with_llama3_scaling():
+    at = app_test("pages/rope.py")
+    assert_no_exception(at)
+    assert not _errors(at)
+    assert len(at.get("vega_lite_chart")) == 4
+    caption = " ".join(c.value for c in at.caption)
+    assert "head_dim 128" in caption and "llama3" in caption and "500,000" in caption
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ({"rope_src": "manual", "rope_hd": "63"}, "even"),
+        ({"rope_src": "manual", "rope_hd": "0"}, "out of range"),
+        ({"rope_src": "manual", "rope_hd": "10000"}, "out of range"),
+    ],
+)
+def test_rope_page_shows_bad_values_as_messages(query, message):
+    at = app_test("pages/rope.py", query=query)
+    assert_no_exception(at)
+    assert any(message in e for e in _errors(at)), _errors(at)
+
+
+def test_rope_page_reads_a_config_json_directory(tmp_path):
+    good = tmp_path / "good"
+    good.mkdir()
+    (good / "config.json").write_text(
+        json.dumps(
+            {
+                "model_type": "llama",
+                "hidden_size": 512,
+                "num_attention_heads": 8,
+                "max_position_embeddings": 8192,
+                "rope_theta": 10000.0,
+                "rope_scaling": {
+                    "rope_type": "yarn",
+                    "factor": 4.0,
+                    "original_max_position_embeddings": 2048,
+                },
+            }
+        )
+    )
+    at = app_test("pages/rope.py", query={"rope_src": "hub", "rope_hub": str(good)})
+    assert_no_exception(at)
+    assert not _errors(at)
+    caption = " ".join(c.value for c in at.caption)
+    assert "head_dim 64" in caption and "yarn" in caption and "attention factor 1.1386" in caption
+
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "config.json").write_text(
+        json.dumps(
+            {
+                "model_type": "llama",
+                "hidden_size": 512,
+                "num_attention_heads": 8,
+                "rope_scaling": {"type": "mystery", "factor": 2.0},
+            }
+        )
+    )
+    at = app_test("pages/rope.py", query={"rope_src": "hub", "rope_hub": str(bad)})
+    assert_no_exception(at)
+    assert any("not supported" in e for e in _errors(at))
+
+
+def test_rope_page_url_round_trip():
+    at = app_test("pages/rope.py", query={"rope_pos": "77", "rope_pairing": "rotate_every_two"})
+    assert at.slider(key="rope_pos").value == 77
+    assert at.selectbox(key="rope_pairing").value == "rotate_every_two"
+    at.slider(key="rope_pos").set_value(123).run()
+    assert at.query_params["rope_pos"] in ("123", ["123"])
+
+
+def test_alibi_page_twelve_heads_and_bad_counts():
+    at = app_test("pages/alibi.py", query={"alb_src": "manual", "alb_heads": "12"})
+    assert_no_exception(at)
+    assert not _errors(at)
+    slopes = at.dataframe[0].value["slope"].to_numpy()
+    np.testing.assert_allclose(slopes, posviz.alibi_slopes(12))
+    for bad in ("0", "10000"):
+        at = app_test("pages/alibi.py", query={"alb_src": "manual", "alb_heads": bad})
+        assert_no_exception(at)
+        assert any("n_heads" in e for e in _errors(at))
+
+
+def test_alibi_page_causal_bias_is_masked_above_the_diagonal():
+    at = app_test("pages/alibi.py", query={"alb_n": "8", "alb_var": "causal"})
+    assert_no_exception(at)
+    heatmap = next(s for s in _specs(at) if s.get("mark", {}).get("type") == "rect")
+    assert heatmap["encoding"]["x"]["title"] == "key position j"
+
+
+def test_t5_page_offline_defaults_and_bad_settings():
+    at = app_test("pages/t5_buckets.py")
+    assert_no_exception(at)
+    assert len(at.get("vega_lite_chart")) == 1
+    assert any("No learned bias" in i.value for i in at.info)
+    at = app_test("pages/t5_buckets.py", query={"t5_src": "manual", "t5_nb": "2"})
+    assert_no_exception(at)
+    assert any("too small" in e for e in _errors(at))
+
+
+@pytest.mark.slow
+def test_t5_page_reads_the_learned_bias_of_a_local_model(tmp_path):
+    torch = pytest.importorskip("torch")
+    from transformers import T5Config, T5Model
+
+    torch.manual_seed(0)
+    config = T5Config(
+        d_model=16, d_kv=4, d_ff=32, num_layers=1, num_decoder_layers=1, num_heads=3, vocab_size=50
+    )
+    model = T5Model(config)
+    model.save_pretrained(tmp_path)
+    expected = model.encoder.block[0].layer[0].SelfAttention.relative_attention_bias.weight
+    at = app_test("pages/t5_buckets.py", query={"t5_src": "hub", "t5_hub": str(tmp_path)})
+    assert_no_exception(at)
+    assert not _errors(at)
+    assert len(at.get("vega_lite_chart")) == 3
+    from posviz.ui.families import T5_BIAS_KEYS, cached_t5_bias
+
+    read = cached_t5_bias(str(tmp_path), "encoder")  # what the page drew
+    assert T5_BIAS_KEYS["encoder"].startswith("encoder.block.0.")
+    np.testing.assert_allclose(read, expected.detach().numpy(), rtol=1e-6)
+
+
+def test_nope_page_runs():
+    at = app_test("pages/nope.py", query={"nope_n": "64", "nope_d": "32"})
+    assert_no_exception(at)
+    assert len(at.get("vega_lite_chart")) == 2
+
+
+def test_compare_page_all_families_and_a_bad_head_count():
+    at = app_test("pages/compare.py")
+    assert_no_exception(at)
+    assert not _errors(at)
+    assert len(at.get("vega_lite_chart")) == 3
+    families = at.dataframe[0].value["family"].tolist()
+    assert families[:3] == ["Sinusoid", "Learned (MiniLM)", "RoPE"]
+    at = app_test("pages/compare.py", query={"cmp_heads": "0", "cmp_fam": "ALiBi,RoPE"})
+    assert_no_exception(at)
+    assert any("n_heads" in e for e in _errors(at))
+    assert len(at.get("vega_lite_chart")) == 3  # RoPE still drawn
