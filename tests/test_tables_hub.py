@@ -424,3 +424,23 @@ def test_unreachable_hub_fails_fast(monkeypatch, tmp_path):
     with pytest.raises(ValueError, match="Could not reach the hub"):
         load_table("tiny/gpt2")
     assert time.perf_counter() - start < 5
+
+
+def test_a_mirror_that_ignores_range_is_refused_not_downloaded(checkpoints, monkeypatch, tmp_path):
+    from hub_server import _Handler
+
+    from posviz import load_table
+
+    class NoRanges(_Handler):
+        def _send_file(self, repo_id, repo, filename, data, byte_range, *, body):
+            super()._send_file(repo_id, repo, filename, data, None, body=body)
+
+    fake = FakeHub()
+    fake.add_dir("tiny/gpt2", checkpoints["gpt2"].directory)
+    server = HubServer(fake)
+    server._httpd.RequestHandlerClass = type("Handler", (NoRanges,), {"hub": fake})
+    monkeypatch.setenv("HF_ENDPOINT", server.url)
+    monkeypatch.setenv("HF_HOME", str(tmp_path))
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    with server, pytest.raises(ValueError, match="ignored an HTTP range request"):
+        load_table("tiny/gpt2")

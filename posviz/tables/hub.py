@@ -155,6 +155,10 @@ class HubFiles:
         folder = repo_id.replace("/", "--")
         self._cache = self.env.range_cache / f"models--{folder}" / self.revision
 
+    @property
+    def endpoint_name(self) -> str:
+        return self.env.endpoint
+
     def errors(self) -> contextlib.AbstractContextManager[None]:
         return hub_errors(self.repo_id, self.requested_revision, self.env)
 
@@ -211,7 +215,11 @@ class HubFiles:
             text = marker.read_text().strip()
             return int(text) if text.isdigit() else None
         if self.env.offline:
-            return None
+            raise ValueError(
+                f"HF_HUB_OFFLINE is set and {self.where} was never fetched with this posviz cache "
+                f"({self.env.range_cache}). Unset HF_HUB_OFFLINE to fetch it once, or use the "
+                "bundled table."
+            )
         with self.errors():
             try:
                 meta = get_hf_file_metadata(self._url(filename), timeout=self.env.timeout)
@@ -234,7 +242,7 @@ class HubFiles:
                 "cached. Unset HF_HUB_OFFLINE to fetch them once, or use the bundled table."
             )
         with self.errors():
-            chunks = list(self._stream(filename, f"bytes={start}-{end - 1}", limit=end - start))
+            chunks = list(self._stream(filename, (start, end), limit=end - start))
         data = b"".join(chunks)
         if len(data) != end - start:
             raise ValueError(
@@ -244,17 +252,29 @@ class HubFiles:
         _cache_quietly(path, data)
         return data
 
-    def _stream(self, filename: str, byte_range: str | None, *, limit: int) -> Iterator[bytes]:
-        """GET the file, yielding at most ``limit`` bytes even if the server ignores ``Range``."""
+    def _stream(
+        self, filename: str, byte_range: tuple[int, int] | None, *, limit: int
+    ) -> Iterator[bytes]:
+        """GET the file (or ``[start, end)`` of it), yielding at most ``limit`` bytes.
+
+        A server that ignores ``Range`` answers 200 with the whole file: fine for a range starting
+        at 0 (the prefix is what was asked, and the stream is cut at ``limit``), refused otherwise.
+        """
         from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
 
         headers = build_hf_headers()
         headers["Accept-Encoding"] = "identity"
         if byte_range:
-            headers["Range"] = byte_range
+            headers["Range"] = f"bytes={byte_range[0]}-{byte_range[1] - 1}"
         session = get_session()
         with session.stream("GET", self._url(filename), headers=headers, timeout=60) as response:
             hf_raise_for_status(response)
+            if byte_range and byte_range[0] > 0 and response.status_code != 206:
+                raise ValueError(
+                    f"{self.endpoint_name} ignored an HTTP range request for {filename} (status "
+                    f"{response.status_code}); posviz will not download the whole file. Use the "
+                    "official hub or a mirror that supports Range (HF_ENDPOINT)."
+                )
             got = 0
             for chunk in response.iter_bytes(1 << 20):
                 piece = chunk[: limit - got]
