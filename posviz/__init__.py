@@ -41,8 +41,17 @@ _EXPORTS: dict[str, str] = {
     "load_hub_model": "posviz.models",
     # --- other encoding families ---
     "rope_inv_freq": "posviz.encodings.rope",
+    "rope_frequencies": "posviz.encodings.rope",
+    "rope_attention_factor": "posviz.encodings.rope",
+    "rope_rotate": "posviz.encodings.rope",
+    "rope_scores": "posviz.encodings.rope",
+    "rope_decay_bound": "posviz.encodings.rope",
     "alibi_slopes": "posviz.encodings.alibi",
+    "alibi_bias": "posviz.encodings.alibi",
     "t5_relative_bucket": "posviz.encodings.t5",
+    "t5_bias_matrix": "posviz.encodings.t5",
+    "rope_config_from_dict": "posviz.encodings.model_config",
+    "patch_similarity_grid": "posviz.analysis.vit",
 }
 
 __all__ = sorted(_EXPORTS)

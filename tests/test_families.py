@@ -240,3 +240,42 @@ def test_compare_page_all_families_and_a_bad_head_count():
     assert_no_exception(at)
     assert any("n_heads" in e for e in _errors(at))
     assert len(at.get("vega_lite_chart")) == 3  # RoPE still drawn
+
+
+def test_family_pages_do_not_import_torch(root):
+    import subprocess
+    import sys
+
+    script = (
+        "import sys; sys.path.insert(0, 'tests'); from conftest import app_test\n"
+        "for page in ['rope', 'alibi', 't5_buckets', 'nope', 'vit_grid', 'compare']:\n"
+        "    at = app_test(f'pages/{page}.py'); assert not at.exception, page\n"
+        "print('torch' in sys.modules, 'transformers' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    assert out.stdout.strip().splitlines()[-1] == "False False"
+
+
+def test_public_api_of_the_families_resolves():
+    for name in (
+        "rope_inv_freq",
+        "rope_frequencies",
+        "rope_attention_factor",
+        "rope_rotate",
+        "rope_scores",
+        "rope_decay_bound",
+        "alibi_slopes",
+        "alibi_bias",
+        "t5_relative_bucket",
+        "t5_bias_matrix",
+        "rope_config_from_dict",
+        "patch_similarity_grid",
+    ):
+        assert callable(getattr(posviz, name)), name
