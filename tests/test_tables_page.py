@@ -120,3 +120,20 @@ def test_hub_errors_are_shown_not_raised(tiny_hub, monkeypatch, tmp_path):
     at.selectbox(key="lrn_a_src").set_value("bundled").run()
     assert_no_exception(at)
     assert not at.error and len(at.get("vega_lite_chart")) == 1
+
+
+def test_local_paths_are_offered_only_when_allowed(monkeypatch, tmp_path):
+    path = tmp_path / "table.npy"
+    np.save(path, np.random.default_rng(0).normal(size=(20, 6)))
+    query = {"lrn_cmp": "false", "lrn_a_src": "path", "lrn_a_path": str(path)}
+    monkeypatch.setenv("POSVIZ_ALLOW_LOCAL_PATHS", "1")
+    at = app_test(PAGE, query=query)
+    assert_no_exception(at)
+    assert "(20×6)" in " ".join(c.value for c in at.caption)
+    assert any("path" in option for option in at.selectbox(key="lrn_a_src").options)
+    monkeypatch.setenv("POSVIZ_ALLOW_LOCAL_PATHS", "0")
+    at = app_test(PAGE, query=query)
+    assert_no_exception(at)
+    assert not any("path" in option for option in at.selectbox(key="lrn_a_src").options)
+    assert "(20×6)" not in " ".join(c.value for c in at.caption)
+    assert at.warning  # the link's choice was ignored, and the user is told
