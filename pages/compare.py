@@ -205,9 +205,10 @@ st.header("2 · Distinguishability")
 st.markdown(
     f"For each of the first {m} positions/distances: 1 − the highest cosine with any *other* one "
     "in the window. 0 means some other position looks identical to the model's signal. T5's "
-    "wide buckets give 0 (all distances in a bucket are one signal); position interpolation "
-    "(RoPE + linear) lowers every margin — neighbours crowd together. ALiBi's signal is one number "
-    "per head, −m_h·k, so a cosine does not apply: neighbouring distances always differ by exactly "
+    "wide buckets give 0 (all distances in a bucket are one signal). Scaling RoPE lowers its "
+    "margin — interpolated pairs turn more slowly, so neighbours crowd together (a little for "
+    "YaRN/llama3, which keep the fast pairs; most for linear). ALiBi's signal is one number per "
+    "head, −m_h·k, so a cosine does not apply: neighbouring distances always differ by exactly "
     "m_h in the logit."
 )
 if margin:
@@ -266,4 +267,7 @@ if facts:
         )
         row["mean margin"] = f"{np.nanmean(margin[name]):.4f}" if name in margin else "—"
         row[f"unseen at k={at_2l}"] = f"{unseen[name][at_2l]:.2f}" if name in unseen else "—"
-    st.dataframe(pd.DataFrame(facts), hide_index=True)
+    summary = pd.DataFrame(facts)
+    numbers = [c for c in summary.columns if c not in ("signal for", "acts on", "beyond L")]
+    st.markdown("**Summary** (numbers from the charts above)")
+    st.dataframe(summary[[*numbers, "signal for", "acts on", "beyond L"]], hide_index=True)

@@ -88,7 +88,10 @@ def manual_config() -> RopeConfig:
         base=base,
         scaling=scaling,
         pairing="rotate_half",
-        max_position_embeddings=int(original * factor) if scaling else original,
+        # dynamic NTK rescales past the trained context; the others declare the extended one
+        max_position_embeddings=int(original * factor)
+        if scaling and rope_type != "dynamic"
+        else original,
     )
 
 
