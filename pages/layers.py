@@ -26,7 +26,11 @@ with c1:
     model_id = "bundled"
     if which == HUB:
         model_id = url_text(
-            "Model id", key="lay_hub", default="google-bert/bert-base-uncased", max_chars=96
+            "Model id",
+            key="lay_hub",
+            default="",
+            max_chars=96,
+            placeholder="e.g. google-bert/bert-base-uncased",
         ).strip()
         st.caption(
             "Loaded with `transformers.AutoModel` (never custom code). Offline, only "
@@ -56,6 +60,9 @@ with c2:
         "to zeros: what is left is order-blind (see the permutation page).",
     )
 
+if not model_id:
+    st.info("Type a model id, e.g. `google-bert/bert-base-uncased` or `openai-community/gpt2`.")
+    st.stop()
 scores = None
 with user_errors(), st.status("Probing every layer…", expanded=False) as status:
     bar = st.progress(0.0)

@@ -131,6 +131,37 @@ def estimated_parameters(config: Any) -> int:
     return 12 * layers * width * width + vocab * width
 
 
+def hub_reachable(*, timeout: float = 3.0) -> bool:
+    """Whether the hub endpoint (``HF_ENDPOINT``) accepts a TCP connection within ``timeout`` s.
+
+    Checked before going online so that an offline machine gets its answer at once instead of
+    after the hub client's retries (about 25 s).
+    """
+    import os
+    import socket
+    from urllib.parse import urlsplit
+
+    from huggingface_hub import constants
+
+    url = urlsplit((os.environ.get("HF_ENDPOINT") or constants.ENDPOINT).strip())
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        with socket.create_connection((url.hostname or "", port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def _from_pretrained(model_id: str, revision: str | None, *, local: bool) -> tuple[Any, Any]:
+    from transformers import AutoModel, AutoTokenizer
+
+    kwargs = {"revision": revision, "trust_remote_code": False, "local_files_only": local}
+    return (
+        AutoModel.from_pretrained(model_id, **kwargs),
+        AutoTokenizer.from_pretrained(model_id, **kwargs),
+    )
+
+
 def load_hub_model(model_id: str, *, revision: str | None = None) -> LoadedModel:
     """A hub model with ``AutoModel``/``AutoTokenizer`` (eval mode, ``trust_remote_code=False``).
 
@@ -141,11 +172,27 @@ def load_hub_model(model_id: str, *, revision: str | None = None) -> LoadedModel
             than :data:`MAX_HUB_PARAMETERS` (a CPU run would take minutes).
     """
     model_id = check_model_id(model_id)
-    from transformers import AutoConfig, AutoModel, AutoTokenizer
+    from transformers import AutoConfig
 
     where = f"{model_id}@{revision}" if revision else model_id
+    local = True  # the Hugging Face cache first: no network, no retries
     try:
-        config = AutoConfig.from_pretrained(model_id, revision=revision, trust_remote_code=False)
+        config = AutoConfig.from_pretrained(
+            model_id, revision=revision, trust_remote_code=False, local_files_only=True
+        )
+    except _hub_errors():
+        local = False
+    if not local and not hub_reachable():
+        raise ValueError(
+            f"{where!r} is not in the local Hugging Face cache and the hub is unreachable (no "
+            "network, or HF_ENDPOINT points nowhere). Connect once to fetch it, or use the "
+            "bundled model, which works offline."
+        )
+    try:
+        if not local:
+            config = AutoConfig.from_pretrained(
+                model_id, revision=revision, trust_remote_code=False
+            )
     except _hub_errors() as exc:
         raise ValueError(
             f"Could not load the config of {where!r}: {str(exc).splitlines()[0][:200]} "
@@ -159,10 +206,7 @@ def load_hub_model(model_id: str, *, revision: str | None = None) -> LoadedModel
             f"{MAX_HUB_PARAMETERS / 1e6:.0f} M so a CPU run stays short. Pick a smaller model."
         )
     try:
-        model = AutoModel.from_pretrained(model_id, revision=revision, trust_remote_code=False)
-        tokenizer = AutoTokenizer.from_pretrained(
-            model_id, revision=revision, trust_remote_code=False
-        )
+        model, tokenizer = _from_pretrained(model_id, revision, local=local)
     except _hub_errors() as exc:
         raise ValueError(
             f"Could not load {where!r}: {str(exc).splitlines()[0][:200]} (models that need custom "
@@ -183,10 +227,21 @@ def additive_position_modules(model: Any) -> tuple[Any, Any]:
     """
     config = model.config
     kind = getattr(config, "position_embedding_type", "absolute")
-    if getattr(config, "rope_theta", None) is not None or getattr(config, "rotary_dim", None):
+    rope_fields = ("rope_theta", "rope_parameters", "rope_scaling", "rotary_dim", "rotary_pct")
+    if any(getattr(config, name, None) is not None for name in rope_fields):
         raise ValueError(
             f"{config.model_type} uses rotary position embeddings (RoPE): positions rotate queries "
             "and keys inside attention, there is no table added to the words. See the RoPE page."
+        )
+    if config.model_type in ("bloom", "mpt") or getattr(config, "alibi", False):
+        raise ValueError(
+            f"{config.model_type} uses ALiBi: a distance penalty added to attention scores, no "
+            "position table added to the words. See the ALiBi page."
+        )
+    if getattr(config, "relative_attention_num_buckets", None):
+        raise ValueError(
+            f"{config.model_type} uses T5-style relative position buckets inside attention, no "
+            "position table added to the words. See the T5 buckets page."
         )
     if kind not in (None, "absolute"):
         raise ValueError(

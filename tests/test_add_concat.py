@@ -1,0 +1,123 @@
+"""Add vs concatenate: subspace overlap on constructed cases, seed 003's table, the real tables."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import app_test, assert_no_exception
+
+import posviz
+from posviz.analysis.add_concat import (
+    components_for,
+    concat_hypothesis,
+    dimension_magnitudes,
+    last_dimensions_table,
+    principal_axes,
+    word_position_cloud,
+)
+
+RNG = np.random.default_rng(0)
+
+
+def test_principal_axes_orthonormal_and_sum_to_one():
+    for shape in [(50, 8), (500, 8)]:  # wide-ish (SVD) and tall (covariance) paths
+        axes, explained = principal_axes(RNG.normal(size=shape) * np.arange(1, 9))
+        np.testing.assert_allclose(axes.T @ axes, np.eye(axes.shape[1]), atol=1e-10)
+        assert explained.sum() == pytest.approx(1.0)
+        assert np.all(np.diff(explained) <= 1e-12)
+    assert components_for(np.array([0.5, 0.3, 0.2]), 0.8) == 2
+    assert components_for(np.array([0.5, 0.3, 0.2]), 1.0) == 3
+    with pytest.raises(ValueError, match="no variance"):
+        principal_axes(np.ones((5, 3)))
+
+
+def _in_dims(n, d, dims):
+    out = np.zeros((n, d))
+    out[:, dims] = RNG.normal(size=(n, len(dims)))
+    return out
+
+
+def test_separate_subspaces_look_like_a_concatenation():
+    d = 32
+    pe, we = _in_dims(200, d, [0, 1, 2, 3]), _in_dims(2000, d, list(range(4, d)))
+    report = concat_hypothesis(pe, we, fraction=0.99)
+    assert report.k_pe <= 4 and report.pe_in_we < 1e-12 and report.we_in_pe < 1e-12
+    assert report.angles_deg.min() == pytest.approx(90.0, abs=1e-6)
+
+
+def test_shared_subspace_overlaps_fully():
+    d = 32
+    pe, we = _in_dims(200, d, [0, 1, 2]), _in_dims(2000, d, [0, 1, 2])
+    report = concat_hypothesis(pe, we, fraction=0.99)
+    assert report.pe_in_we == pytest.approx(1.0) and report.angles_deg.max() < 1e-3
+
+
+def test_random_tables_land_on_the_baseline():
+    report = concat_hypothesis(RNG.normal(size=(4000, 64)), RNG.normal(size=(4000, 64)))
+    assert report.pe_in_we == pytest.approx(report.pe_in_we_chance, abs=0.05)
+    frame = report.frame()
+    assert list(frame.columns) == ["quantity", "value"] and len(frame) == 6
+
+
+def test_width_mismatch_is_a_clear_error():
+    with pytest.raises(ValueError, match="same width"):
+        concat_hypothesis(np.ones((10, 4)), np.ones((10, 5)))
+
+
+def test_cloud_is_word_plus_position():
+    pe = posviz.sinusoidal(16, 8)
+    word = np.arange(8.0)
+    frame = word_position_cloud(word, pe, view="dims", dims=(0, 1))
+    assert len(frame) == 17 and frame.position.iloc[-1] == -1
+    np.testing.assert_allclose(frame.x[:16], word[0] + pe[:, 0])
+    # sin/cos pair 0: every point on the unit circle around the word (seed 004)
+    radius = np.hypot(frame.x[:16] - word[0], frame.y[:16] - word[1])
+    np.testing.assert_allclose(radius, 1.0)
+    pca = word_position_cloud(word, pe, view="pca")
+    assert np.isfinite(pca[["x", "y"]].to_numpy()).all()
+    with pytest.raises(ValueError, match="dims"):
+        word_position_cloud(word, pe, dims=(0, 0))
+    with pytest.raises(ValueError, match="view"):
+        word_position_cloud(word, pe, view="tsne")
+
+
+def test_magnitudes_per_dimension():
+    frame = dimension_magnitudes(posviz.sinusoidal(64, 8), np.ones((5, 8)), np.full(8, -2.0))
+    assert (frame.we_std == 0).all() and (frame.word_abs == 2).all()
+    assert frame.pe_range.iloc[0] == pytest.approx(2.0, abs=0.01)  # fastest sine spans [-1, 1]
+
+
+def test_seed_003_last_dimensions_barely_move():
+    table = last_dimensions_table(posviz.sinusoidal(128, 512), dims=(-1, -2, -16))
+    last = table.set_index("dimension")
+    # dim 511: cos(p / 10000^(510/512)) stays ~1; dim 510: sin(127 / 10000^(510/512)) ~ 0.013
+    assert last.loc[511, "max change"] < 1e-3
+    assert last.loc[510, "PE[127]"] == pytest.approx(np.sin(127 / 10000 ** (510 / 512)))
+    assert last.loc[496, "max change"] < 0.02
+    with pytest.raises(ValueError, match="positions"):
+        last_dimensions_table(posviz.sinusoidal(16, 8))
+
+
+def test_minilm_positions_avoid_the_word_subspace():
+    from posviz.models import bundled_position_embeddings, bundled_word_embeddings
+
+    report = concat_hypothesis(bundled_position_embeddings(), bundled_word_embeddings())
+    # measured: 11 of 384 components hold 90% of PE; 4.1% of PE's variance lies in the words'
+    # 264-dim principal subspace, where a random subspace would hold 68.8%
+    assert report.k_pe < 30 and report.k_we > 200
+    assert report.pe_in_we < 0.25 * report.pe_in_we_chance
+    assert np.median(report.angles_deg) > 80
+
+
+def test_page_shows_subword_split_and_errors():
+    at = app_test("pages/add_vs_concat.py", query={"avc_word": "posvizzy"})
+    assert_no_exception(at)
+    assert any("not one token" in info.value for info in at.info)
+    assert len(at.get("vega_lite_chart")) >= 2 and len(at.dataframe) >= 2
+    at.text_input(key="avc_word").set_value("   ").run()
+    assert_no_exception(at)
+    assert any("Type a word" in e.value for e in at.error)
+    at.text_input(key="avc_word").set_value("dog").run()
+    at.selectbox(key="avc_view").set_value("PCA of the cloud").run()
+    assert_no_exception(at)
+    assert not at.error

@@ -1,0 +1,82 @@
+"""``python -m posviz``: --help, export round trips, probe output, clear errors (exit 2)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from conftest import ROOT
+
+import posviz
+from posviz.cli import main
+
+
+def test_help_lists_commands(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--help"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    assert all(word in out for word in ("info", "export", "probe", "sinusoidal:NxD"))
+
+
+@pytest.mark.parametrize("suffix", [".npy", ".csv", ".tsv"])
+def test_export_round_trip(tmp_path, suffix, capsys):
+    out = tmp_path / f"pe{suffix}"
+    assert main(["export", "sinusoidal:16x8", "-o", str(out)]) == 0
+    expected = posviz.sinusoidal(16, 8)
+    if suffix == ".npy":
+        loaded = np.load(out, allow_pickle=False)
+    elif suffix == ".csv":
+        loaded = np.loadtxt(out, delimiter=",", skiprows=1)
+        np.testing.assert_array_equal(loaded[:, 0], np.arange(16))
+        loaded = loaded[:, 1:]
+        assert out.read_text().startswith("position,dim_0,dim_1")
+    else:
+        loaded = np.loadtxt(out, delimiter="\t")
+    np.testing.assert_allclose(loaded, expected, atol=1e-6)
+    assert "wrote 16×8" in capsys.readouterr().out
+
+
+def test_export_refuses_overwrite_and_bad_suffix(tmp_path, capsys):
+    out = tmp_path / "pe.npy"
+    out.write_bytes(b"keep")
+    assert main(["export", "sinusoidal:16x8", "-o", str(out)]) == 2
+    assert out.read_bytes() == b"keep"
+    assert main(["export", "sinusoidal:16x8", "-o", str(tmp_path / "pe.xlsx")]) == 2
+    err = capsys.readouterr().err
+    assert "--force" in err and ".npy, .csv, .tsv" in err
+
+
+def test_probe_prints_results_table(capsys):
+    assert main(["probe", "sinusoidal:64x32", "bundled", "--no-relative"]) == 0
+    out = capsys.readouterr().out
+    assert "MAE (this run)" in out and "even→odd" in out
+    lines = [line for line in out.splitlines() if line.strip().startswith("sinusoidal")]
+    assert " 0.0000 " in lines[0]
+
+
+def test_probe_csv_and_info(capsys):
+    assert main(["probe", "sinusoidal:64x32", "--protocol", "kfold", "--format", "csv"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].startswith("table,positions,d_model,protocol")
+    assert "5-fold CV (rounded)" in out
+    assert main(["info", "bundled"]) == 0
+    info = capsys.readouterr().out
+    assert "512 positions × 384 dimensions" in info and "position_embeddings" in info
+
+
+def test_unreachable_hub_is_a_clear_error_not_a_traceback():
+    env = {**os.environ, "HF_ENDPOINT": "http://127.0.0.1:9", "HF_HUB_DISABLE_TELEMETRY": "1"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "posviz", "info", "someone/some-model"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: ") and "Traceback" not in proc.stderr

@@ -1,0 +1,198 @@
+"""Layer probes: chance without positions, signal with them, held-out text, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import app_test, assert_no_exception
+
+from posviz.analysis.layers import (
+    cut_windows,
+    hidden_states,
+    layer_position_probe,
+    probe_layers,
+    random_token_windows,
+    special_affixes,
+)
+from posviz.data.texts import ALL_TEXTS, TEXTS, corpus
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    from transformers import AutoTokenizer
+
+    from posviz.tables.bundled import bundled_model_dir
+
+    return AutoTokenizer.from_pretrained(bundled_model_dir(), local_files_only=True)
+
+
+def _tiny_bert(zero_positions: bool):
+    import torch
+    from transformers import BertConfig, BertModel
+
+    torch.manual_seed(0)
+    config = BertConfig(
+        vocab_size=30522,
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=128,
+        max_position_embeddings=64,
+    )
+    model = BertModel(config).eval()
+    if zero_positions:
+        with torch.no_grad():
+            model.embeddings.position_embeddings.weight.zero_()
+    return model
+
+
+def test_zeroed_positions_random_tokens_score_at_chance():
+    windows = random_token_windows(30522, n_windows=48, window=24)
+    scores = probe_layers(hidden_states(_tiny_bert(True), windows), windows).scores
+    assert list(scores.layer) == [0, 1, 2]
+    assert (scores.r2.abs() < 0.02).all()  # measured ~1e-4: a bidirectional model without
+    assert np.allclose(scores.mae, scores.chance_mae, rtol=0.02)  # positions is order-blind
+
+
+def test_random_position_table_is_readable():
+    windows = random_token_windows(30522, n_windows=48, window=24)
+    scores = probe_layers(hidden_states(_tiny_bert(False), windows), windows).scores
+    assert (scores.r2 > 0.3).all()  # measured 0.64
+
+
+def test_special_affixes_and_windows(tokenizer):
+    prefix, suffix = special_affixes(tokenizer)
+    assert tokenizer.convert_ids_to_tokens(prefix + suffix) == ["[CLS]", "[SEP]"]
+    ids = list(range(1000, 1400))
+    windows = cut_windows(ids, tokenizer, window=32, test_fraction=0.25)
+    assert windows.input_ids.shape[1] == 32
+    assert (windows.input_ids[:, 0] == prefix[0]).all() and (
+        windows.input_ids[:, -1] == suffix[0]
+    ).all()
+    assert not windows.content[:, [0, -1]].any() and windows.content[:, 1:-1].all()
+    train = set(windows.input_ids[~windows.is_test][:, 1:-1].ravel())
+    test = set(windows.input_ids[windows.is_test][:, 1:-1].ravel())
+    assert train and test and not train & test  # held-out text never seen in training
+
+
+@pytest.mark.parametrize("text, message", [("   ", "empty"), ("hello", "needs about")])
+def test_bad_text(tokenizer, text, message):
+    with pytest.raises(ValueError, match=message):
+        layer_position_probe(_tiny_bert(False), tokenizer, text)
+
+
+def test_window_longer_than_model(tokenizer):
+    with pytest.raises(ValueError, match="longer than the model's 64 positions"):
+        layer_position_probe(_tiny_bert(False), tokenizer, corpus(), window=128)
+
+
+def test_bundled_texts():
+    assert len(TEXTS) == 5 and all(len(t) > 500 for t in TEXTS.values())
+    assert corpus(ALL_TEXTS).count("\n\n") == 4
+    with pytest.raises(ValueError, match="No bundled text"):
+        corpus("nope")
+
+
+@pytest.mark.slow
+def test_bundled_model_keeps_position_in_middle_layers():
+    from posviz.models import load_bundled_model
+
+    loaded = load_bundled_model()
+    result = layer_position_probe(loaded.model, loaded.tokenizer, corpus(), window=64)
+    scores = result.scores.set_index("layer")
+    assert len(scores) == 7 and result.n_test_tokens > 500
+    # measured: R² 0.92 (input), 0.98 (layers 1-2), 0.96, 0.78, -0.11 (layer 6)
+    assert scores.r2[0] > 0.8 and scores.r2[1:4].min() > 0.9
+    assert scores.r2[6] < scores.r2[2] - 0.3
+
+
+@pytest.mark.slow
+def test_page_ablation_and_offline_hub_error():
+    at = app_test("pages/layers.py")
+    assert_no_exception(at)
+    assert not at.error
+    r2_input = float(next(m.value for m in at.metric if m.label.startswith("R² at the input")))
+    assert r2_input > 0.8
+    at.checkbox(key="lay_zero").check().run()
+    assert_no_exception(at)
+    r2_zero = float(next(m.value for m in at.metric if m.label.startswith("R² at the input")))
+    assert abs(r2_zero) < 0.05
+    at.selectbox(key="lay_model").set_value("a Hugging Face model (cache or online)").run()
+    at.text_input(key="lay_hub").set_value("not a/valid id").run()
+    assert_no_exception(at)
+    assert any("not a Hugging Face model id" in e.value for e in at.error)
+
+
+def test_ridge_gcv_matches_sklearn_ridgecv():
+    from sklearn.linear_model import RidgeCV
+
+    from posviz.analysis.layers import ALPHAS, ridge_gcv
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(300, 20))
+    y = x @ rng.normal(size=20) + rng.normal(size=300) * 3
+    w, b, alpha = ridge_gcv(x, y)
+    reference = RidgeCV(alphas=ALPHAS).fit(x, y)
+    assert alpha == reference.alpha_
+    np.testing.assert_allclose(w, reference.coef_, atol=1e-10)
+    assert b == pytest.approx(reference.intercept_)
+
+
+_HUB_SCRIPT = """
+import json, sys
+from posviz.analysis.layers import layer_position_probe
+from posviz.data.texts import corpus
+from posviz.models import load_hub_model
+try:
+    load_hub_model("tiny/absent")
+except ValueError as exc:
+    absent = str(exc)
+loaded = load_hub_model("tiny/bert")
+result = layer_position_probe(loaded.model, loaded.tokenizer, corpus(), window=32)
+print(json.dumps({"layers": len(result.scores), "type": loaded.model_type, "absent": absent,
+                  "r2_input": float(result.scores.r2[0])}))
+"""
+
+
+@pytest.mark.slow
+def test_hub_model_through_loopback_hub(tmp_path):
+    """The hub path for real: transformers downloads a tiny BERT from a fake hub on 127.0.0.1."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+    from hub_server import FakeHub, HubServer
+    from transformers import AutoTokenizer
+
+    from posviz.tables.bundled import bundled_model_dir
+
+    model_dir = tmp_path / "tiny-bert"
+    _tiny_bert(False).save_pretrained(model_dir)
+    AutoTokenizer.from_pretrained(bundled_model_dir(), local_files_only=True).save_pretrained(
+        model_dir
+    )
+    fake = FakeHub()
+    fake.add_dir("tiny/bert", model_dir)
+    with HubServer(fake) as server:
+        env = {
+            **os.environ,
+            "HF_ENDPOINT": server.url,
+            "HF_HOME": str(tmp_path / "hf"),
+            "HF_HUB_DISABLE_TELEMETRY": "1",
+        }
+        env.pop("HF_HUB_OFFLINE", None)
+        proc = subprocess.run(
+            [sys.executable, "-c", _HUB_SCRIPT],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["layers"] == 3 and out["type"] == "bert"
+    assert out["r2_input"] > 0.3  # its random position table is readable
+    assert "Could not load" in out["absent"]

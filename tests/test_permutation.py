@@ -1,0 +1,111 @@
+"""Permutation equivariance: exact permutations through real attention, with/without positions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import app_test, assert_no_exception
+
+from posviz.analysis.permutation import match_permutation, permutation_test
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    """A small random BERT sharing the bundled WordPiece tokenizer (fast to build, real layers)."""
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from posviz.tables.bundled import bundled_model_dir
+
+    torch.manual_seed(0)
+    config = BertConfig(
+        vocab_size=30522,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=64,
+    )
+    tokenizer = AutoTokenizer.from_pretrained(bundled_model_dir(), local_files_only=True)
+    return BertModel(config).eval(), tokenizer
+
+
+def test_match_permutation_exact_and_with_repeats():
+    np.testing.assert_array_equal(match_permutation([5, 6, 7], [7, 5, 6]), [2, 0, 1])
+    perm = match_permutation(["a", "b", "a"], ["a", "a", "b"])
+    assert [["a", "b", "a"][i] for i in perm] == ["a", "a", "b"]
+    assert sorted(perm) == [0, 1, 2]
+    with pytest.raises(ValueError, match="only in B: \\['x'\\]"):
+        match_permutation(["a", "b"], ["a", "x"])
+
+
+@pytest.mark.parametrize("layers", [None, 1, 2])
+def test_without_positions_outputs_are_permuted_exactly(tiny, layers):
+    model, tokenizer = tiny
+    result = permutation_test(model, tokenizer, "Tom bit a dog", "A dog bit Tom", layers=layers)
+    assert result.tokens_a == ("[CLS]", "tom", "bit", "a", "dog", "[SEP]")
+    assert [result.tokens_a[i] for i in result.permutation] == list(result.tokens_b)
+    assert result.max_diff_without < 1e-5
+    assert result.max_diff_with > 1e-3
+    assert result.pooled_diff_without < 1e-5
+    # each output of B has an exact twin in A: the permutation matrix in the similarity
+    twins = result.similarity_without[np.arange(6), result.permutation]
+    np.testing.assert_allclose(twins, 1.0, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "a, b, message",
+    [
+        ("", "dog", "empty"),
+        ("dog", "dog", "single token"),
+        ("Tom bit a dog", "A cat bit Tom", "not a reordering"),
+    ],
+)
+def test_bad_sentences(tiny, a, b, message):
+    model, tokenizer = tiny
+    with pytest.raises(ValueError, match=message):
+        permutation_test(model, tokenizer, a, b)
+
+
+def test_rope_and_alibi_models_are_refused():
+    from transformers import LlamaConfig, LlamaModel
+
+    from posviz.models import additive_position_modules
+
+    config = LlamaConfig(
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        vocab_size=50,
+    )
+    with pytest.raises(ValueError, match="RoPE"):
+        additive_position_modules(LlamaModel(config))
+
+
+@pytest.mark.slow
+def test_bundled_model_first_attention_block():
+    from posviz.models import load_bundled_model
+
+    loaded = load_bundled_model()
+    for a, b in [("I do like coding", "Do I like coding"), ("Tom bit a dog", "A dog bit Tom")]:
+        result = permutation_test(loaded.model, loaded.tokenizer, a, b)
+        assert result.max_diff_without < 1e-5  # measured ~1e-6
+        assert result.max_diff_with > 0.3  # measured 0.76 and 0.92
+
+
+@pytest.mark.slow
+def test_page_numbers_and_bad_input():
+    at = app_test("pages/permutation.py")
+    assert_no_exception(at)
+    assert not at.error
+    values = {m.label: m.value for m in at.metric}
+    assert float(values["max |out_B − out_A[π]|, no positions"]) < 1e-5
+    assert float(values["max |out_B − out_A[π]|, with positions"]) > 0.3
+    assert len(at.get("vega_lite_chart")) == 3
+    at.selectbox(key="perm_ex").set_value("your own sentences").run()
+    at.text_input(key="perm_a").set_value("the cat sat").run()
+    at.text_input(key="perm_b").set_value("the dog sat").run()
+    assert_no_exception(at)
+    assert any("not a reordering" in e.value for e in at.error)
