@@ -279,3 +279,37 @@ def test_public_api_of_the_families_resolves():
         "patch_similarity_grid",
     ):
         assert callable(getattr(posviz, name)), name
+
+
+def _arrow_rows(chart_element) -> list:
+    import pyarrow as pa
+
+    tables = [pa.ipc.open_stream(d.data.data).read_all() for d in chart_element.proto.datasets]
+    return [table.num_rows for table in tables]
+
+
+def test_alibi_page_ships_only_the_unmasked_cells():
+    n = 8
+    at = app_test("pages/alibi.py", query={"alb_n": str(n), "alb_var": "causal"})
+    charts = at.get("vega_lite_chart")
+    rect = next(c for c in charts if json.loads(c.proto.spec).get("mark", {}).get("type") == "rect")
+    assert n * (n + 1) // 2 in _arrow_rows(rect)  # the future (−inf) cells are left out
+    at = app_test("pages/alibi.py", query={"alb_n": str(n), "alb_var": "symmetric"})
+    charts = at.get("vega_lite_chart")
+    rect = next(c for c in charts if json.loads(c.proto.spec).get("mark", {}).get("type") == "rect")
+    assert n * n in _arrow_rows(rect)
+
+
+def test_wavelength_chart_marks_each_pair_with_its_regime():
+    from posviz.charts.families import rope_wavelength_chart
+    from posviz.encodings.model_config import PRESETS, rope_config_from_dict
+
+    freqs = rope_config_from_dict(
+        PRESETS["Llama-3.1-8B (llama3 scaling, config.json)"]
+    ).frequencies()
+    spec = rope_wavelength_chart(freqs).to_dict()
+    rows = next(iter(spec["datasets"].values()))
+    assert len(rows) == 2 * 64
+    scaled = [r for r in rows if r["which"].startswith("scaled")]
+    assert {r["regime"] for r in scaled} == {"kept", "smoothed", "interpolated"}
+    assert scaled[-1]["ratio"] == pytest.approx(1 / 8)
