@@ -342,3 +342,23 @@ def test_config_parsing_of_v5_and_nested_rope_parameters():
 def test_bad_configs_raise_value_errors(config, message):
     with pytest.raises(ValueError, match=message):
         rope_config_from_dict(config).frequencies()
+
+
+def test_phi3_style_longrope_config_with_the_old_su_name():
+    config = {
+        "model_type": "phi3",
+        "hidden_size": 3072,
+        "num_attention_heads": 32,
+        "max_position_embeddings": 131072,
+        "original_max_position_embeddings": 4096,
+        "rope_theta": 10000.0,
+        "rope_scaling": {"type": "su", "short_factor": [1.0] * 48, "long_factor": [4.0] * 48},
+    }
+    parsed = rope_config_from_dict(config)
+    assert parsed.scaling["rope_type"] == "longrope" and any("su" in n for n in parsed.notes)
+    short = parsed.frequencies(seq_len=100)
+    long = parsed.frequencies(seq_len=5000)
+    np.testing.assert_allclose(short.inv_freq, short.original_inv_freq)
+    np.testing.assert_allclose(long.inv_freq, long.original_inv_freq / 4)
+    # factor = 131072 / 4096 = 32: sqrt(1 + ln 32 / ln 4096)
+    assert long.attention_factor == pytest.approx(math.sqrt(1 + math.log(32) / math.log(4096)))

@@ -160,6 +160,9 @@ def _rope_parameters(config: Mapping[str, Any], notes: list[str]) -> dict[str, A
                 f"(others: {', '.join(k for k in nested if k != chosen) or 'none'})"
             )
             params = dict(params[chosen])
+    if params.get("type") == "su" or params.get("rope_type") == "su":
+        notes.append("rope_scaling type 'su' is the early name of 'longrope' (Phi-3); read as such")
+        params = {k: v for k, v in params.items() if k != "type"} | {"rope_type": "longrope"}
     if params.get("type") == "mrope" or params.get("rope_type") == "mrope":
         notes.append(
             "mrope (multimodal RoPE) uses the default frequencies, split across t/h/w axes"
