@@ -61,7 +61,15 @@ show_chart(
     name="alibi_slopes",
 )
 st.dataframe(
-    {"head": heads, "slope": slopes, "as 2^x": [f"2^{np.log2(s):.3g}" for s in slopes]},
+    {
+        "head": heads,
+        "slope": slopes,
+        "as 2^x": [f"2^{np.log2(s):.3g}" for s in slopes],
+        "from": [
+            f"{2**power}-head sequence" if h < 2**power else f"every other of {2 ** (power + 1)}"
+            for h in heads
+        ],
+    },
     hide_index=True,
     height=min(300, 38 + 35 * n_heads),
 )

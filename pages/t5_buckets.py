@@ -87,7 +87,10 @@ stack = url_select(
     horizontal=True,
 )
 spans = t5_bucket_spans(span, bidirectional=stack == "bidirectional", **kw)
-st.markdown("Which distances share a bucket (the model cannot tell them apart):")
+st.markdown(
+    "Which distances share a bucket (the model cannot tell them apart). The widest bucket is cut "
+    "at the edge of the window: it holds every distance beyond too."
+)
 st.dataframe(
     pd.DataFrame(
         [(b, f, la, la - f + 1) for b, f, la in spans],
