@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+from pathlib import Path
 
 import altair as alt
 import numpy as np
@@ -219,3 +220,94 @@ show_chart(chart, key="demo_chart", data=frame["y"].to_numpy(), name="demo")
     assert not at.exception, [e.value for e in at.exception]
     assert len(at.get("vega_lite_chart")) == 1
     assert at.get("popover"), "no Export popover under the chart"
+
+
+_DEMO_APP = """
+import altair as alt
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from posviz.ui import show_chart
+
+st.title("export demo")
+frame = pd.DataFrame({"x": np.arange(20), "y": np.sin(np.arange(20) / 3)})
+chart = alt.Chart(frame).mark_line().encode(x="x:Q", y="y:Q").properties(width=300, height=150)
+show_chart(chart, key="demo", data=frame["y"].to_numpy(), name="demo chart")
+"""
+
+
+def _chromium() -> str | None:
+    import os
+    import shutil
+
+    for candidate in (os.environ.get("POSVIZ_CHROMIUM"), "/usr/bin/chromium",
+                      shutil.which("chromium"), shutil.which("chromium-browser")):  # fmt: skip
+        if candidate and os.path.exists(candidate):
+            return candidate
+    if os.environ.get("POSVIZ_REQUIRE_BROWSER"):
+        pytest.fail("no Chromium, and POSVIZ_REQUIRE_BROWSER is set")
+    return None
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_downloads_arrive_in_a_real_browser(tmp_path):
+    """Open the Export menu in Chromium, click each button, get the files (made on click)."""
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    from conftest import ROOT
+
+    chromium = _chromium()
+    if chromium is None:
+        pytest.skip("no Chromium")
+    from playwright.sync_api import sync_playwright
+
+    script = tmp_path / "demo.py"
+    script.write_text(_DEMO_APP)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    cmd = [sys.executable, "-m", "streamlit", "run", str(script), "--server.port", str(port),
+           "--server.address", "127.0.0.1", "--server.headless", "true"]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    server = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health") as r:
+                    if r.read() == b"ok":
+                        break
+            except OSError:
+                assert time.monotonic() < deadline, "server did not start"
+                time.sleep(0.1)  # polling a port: nothing else to wait on
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+            page = browser.new_page(accept_downloads=True)
+            page.goto(f"http://127.0.0.1:{port}/")
+            page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]')
+            page.get_by_role("button", name="Export").click()
+            got = {}
+            for label in ("PNG", "SVG", "Vega-Lite JSON", "CSV", ".npy", "Projector vectors"):
+                with page.expect_download(timeout=60_000) as info:
+                    page.get_by_role("button", name=label, exact=True).click()
+                download = info.value
+                got[download.suggested_filename] = Path(download.path()).read_bytes()
+            browser.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=15)
+    assert got["demo_chart.png"].startswith(PNG_MAGIC)
+    assert got["demo_chart.svg"].lstrip().startswith(b"<svg")
+    assert json.loads(got["demo_chart.vl.json"])["mark"]["type"] == "line"
+    assert got["demo_chart.csv"].splitlines()[0] == b"position,dim_0"
+    np.testing.assert_allclose(np.load(io.BytesIO(got["demo_chart.npy"])),
+                               np.sin(np.arange(20) / 3))  # fmt: skip
+    assert len(got["demo_chart.vectors.tsv"].splitlines()) == 20

@@ -63,7 +63,7 @@ def export_menu(chart: alt.TopLevelMixin, *, key: str, data: np.ndarray | None, 
     with st.popover("Export", icon=":material/ios_share:", type="tertiary"):
         chart_col, data_col = st.columns(2)
         with chart_col:
-            st.caption("Chart (rendered on the server)")
+            st.caption("Chart")
             _button(
                 "PNG",
                 lambda: export.chart_png(chart, lock=_ALTAIR_LOCK),
