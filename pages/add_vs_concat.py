@@ -79,7 +79,7 @@ with user_errors("Cloud"):
     axes = ("PC 1", "PC 2") if view == "pca" else (f"dimension {dx}", f"dimension {dy}")
     show_chart(
         cloud_chart(
-            cloud, title=f"`{piece}` + PE[p], p = 0…{n - 1}", x_title=axes[0], y_title=axes[1]
+            cloud, title=f"{piece!r} + PE[p], p = 0…{n - 1}", x_title=axes[0], y_title=axes[1]
         ),
         key="avc_cloud",
         data=cloud[["x", "y"]].to_numpy(),
@@ -89,7 +89,7 @@ with user_errors("Cloud"):
         "Each dot is the word's vector plus one position's vector (colour = position); the red "
         "cross is the word alone. With the sinusoid, a sin/cos pair of dimensions puts the dots on "
         "a unit circle around the word (seed 004's clock hand). MiniLM's learned positions make a "
-        "small, curved trail instead: they are far smaller than 1 in every dimension."
+        "small cloud instead: they are far smaller than 1 in every dimension."
     )
 
 st.subheader("How big is each part, dimension by dimension?")

@@ -1,10 +1,10 @@
-"""Probing positions: can a straight line read the position back out of a table's rows? (seed
-002)"""
+"""Probing positions: can a line read the position back out of a table's rows? (seed 002)"""
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
+from posviz.analysis.probes import MIN_ROWS
 from posviz.charts.experiments import predicted_vs_actual_chart, probe_error_chart
 from posviz.ui import (
     show_chart,
@@ -92,6 +92,13 @@ elif keep_padding:
     st.caption("This table has no set-aside rows with values; probing its rows as they are.")
 matrices[table.label] = (matrix, labels)
 n, d = matrix.shape
+if n < MIN_ROWS:
+    st.error(
+        f"{table.label} has {n} positions; a probe needs at least {MIN_ROWS} to hold some out. "
+        "Pick a longer table.",
+        icon="⚠️",
+    )
+    st.stop()
 with user_errors("Comparison table"):
     if SINUSOID in compare:
         from posviz.encodings.sinusoidal import sinusoidal
@@ -120,7 +127,7 @@ with st.status("Probing…", expanded=False) as status:
                 "R² (this run)": r2,
             }
             if relative:
-                row["order error rate (this run)"] = relative_probe(m, folds, int(seed), None)
+                row["order error (this run)"] = relative_probe(m, folds, int(seed), None)
             rows.append(row)
             frame["table"] = name
             if len(frame) > MAX_CHART_POINTS:
@@ -139,7 +146,7 @@ st.dataframe(
     column_config={
         "MAE (this run)": st.column_config.NumberColumn(format="%.3f"),
         "R² (this run)": st.column_config.NumberColumn(format="%.4f"),
-        "order error rate (this run)": st.column_config.NumberColumn(format="%.3f"),
+        "order error (this run)": st.column_config.NumberColumn(format="%.3f"),
     },
 )
 st.caption(

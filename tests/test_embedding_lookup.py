@@ -54,7 +54,7 @@ def test_page_runs_and_reports_zero_difference():
     assert_no_exception(at)
     assert any("Ignored" in w.value for w in at.warning)  # 600 and x dropped, with a message
     diff = next(m.value for m in at.metric if m.label.startswith("max |nn.Embedding"))
-    assert float(diff) == 0.0
+    assert diff == "0 (bit for bit)"
     at.selectbox(key="emb_table").set_value("sinusoid (512 × 384)").run()
     assert_no_exception(at)
     assert len(at.get("vega_lite_chart")) == 1

@@ -149,3 +149,13 @@ def test_probing_page_runs_protocols_and_compares():
     assert len(at.get("vega_lite_chart")) >= 2
     at.multiselect(key="prb_cmp").set_value([]).run()
     assert len(at.dataframe[0].value) == 1
+
+
+def test_probing_page_short_table_and_bad_link():
+    at = app_test("pages/probing.py", query={"prb_t_src": "sinusoid", "prb_t_n": "4"})
+    assert_no_exception(at)
+    assert len(at.error) == 1 and "at least 8" in at.error[0].value
+    at = app_test("pages/probing.py", query={"prb_proto": "bogus", "prb_folds": "99"})
+    assert_no_exception(at)
+    assert any("prb_proto" in w.value for w in at.warning)
+    assert at.slider(key="prb_folds").value == 10

@@ -31,7 +31,9 @@ def predicted_vs_actual_chart(
         .encode(
             x=alt.X("position:Q", title="actual position"),
             y=alt.Y("predicted:Q", title="predicted position"),
-            color=alt.Color("table:N", title="table"),
+            color=alt.Color("table:N", title=None)
+            .scale(scheme="tableau10")
+            .legend(orient="top", columns=2, labelLimit=240),
             tooltip=["table:N", "position:Q", alt.Tooltip("predicted:Q", format=".2f")],
         )
     )
@@ -40,7 +42,7 @@ def predicted_vs_actual_chart(
         .mark_line(color="gray", strokeDash=[4, 4])
         .encode(x="position:Q", y="predicted:Q")
     )
-    return (ideal + points).properties(title=title, width=_WIDTH, height=_HEIGHT)
+    return (ideal + points).properties(title=title, width=_WIDTH, height=_HEIGHT + 60)
 
 
 def probe_error_chart(frame: pd.DataFrame, *, window: int = 16) -> alt.LayerChart:
@@ -53,7 +55,10 @@ def probe_error_chart(frame: pd.DataFrame, *, window: int = 16) -> alt.LayerChar
         lambda s: s.rolling(window, min_periods=1, center=True).mean()
     )
     base = alt.Chart(frame).encode(
-        x=alt.X("position:Q", title="position"), color=alt.Color("table:N", title="table")
+        x=alt.X("position:Q", title="position"),
+        color=alt.Color("table:N", title=None)
+        .scale(scheme="tableau10")
+        .legend(orient="top", columns=2, labelLimit=240),
     )
     points = base.mark_circle(size=10, opacity=0.3).encode(
         y=alt.Y("abs_error:Q", title="|predicted − actual| (positions)"),
@@ -61,7 +66,7 @@ def probe_error_chart(frame: pd.DataFrame, *, window: int = 16) -> alt.LayerChar
     )
     line = base.mark_line().encode(y="rolling:Q")
     return (points + line).properties(
-        title=f"Error by position (line: mean of {window})", width=_WIDTH, height=_HEIGHT
+        title=f"Error by position (line: mean of {window})", width=_WIDTH, height=_HEIGHT + 60
     )
 
 
@@ -122,13 +127,17 @@ def magnitude_chart(frame: pd.DataFrame) -> alt.Chart:
             x=alt.X("dimension:Q", title="dimension"),
             y=alt.Y("value:Q", title="magnitude"),
             color=alt.Color("series:N", title=None).legend(orient="top"),
+            # the single word is spiky; keep the two spreads readable on top of it
+            opacity=alt.condition(
+                alt.datum.series == names["word_abs"], alt.value(0.35), alt.value(1.0)
+            ),
             tooltip=["series:N", "dimension:Q", alt.Tooltip("value:Q", format=".4f")],
         )
-        .properties(title="Magnitude per dimension", width=_WIDTH * 2, height=_HEIGHT - 60)
+        .properties(title="Magnitude per dimension", width=_WIDTH * 2, height=_HEIGHT)
     )
 
 
-def permutation_chart(per_token: pd.DataFrame) -> alt.Chart:
+def permutation_chart(per_token: pd.DataFrame) -> alt.LayerChart:
     """Per token: distance between its outputs in sentence A and B, without vs with positions.
 
     Log scale: without positions the distance is float rounding (~1e-7), with them it is order 1.
@@ -151,23 +160,26 @@ def permutation_chart(per_token: pd.DataFrame) -> alt.Chart:
         }
     )
     long["distance"] = long.distance.clip(lower=1e-9)
-    return (
-        alt.Chart(long)
-        .mark_bar()
-        .encode(
-            x=alt.X(
-                "label:N", sort=alt.SortField("position_b"), title="token (position in A → in B)"
-            ),
-            xOffset="input:N",
-            y=alt.Y("distance:Q", title="‖out_B − out_A‖ (log)").scale(type="log"),
-            color=alt.Color("input:N", title=None).legend(orient="top"),
-            tooltip=["label:N", "input:N", alt.Tooltip("distance:Q", format=".2e")],
-        )
-        .properties(
-            title="Same token, two orders: how far apart are its outputs?",
-            width=_WIDTH * 2,
-            height=_HEIGHT - 40,
-        )
+    base = alt.Chart(long).encode(
+        x=alt.X(
+            "label:N", sort=alt.SortField("position_b"), title="token (position in A → in B)"
+        ).axis(labelAngle=0),
+        xOffset="input:N",
+        color=alt.Color("input:N", title=None).legend(orient="top"),
+        tooltip=["label:N", "input:N", alt.Tooltip("distance:Q", format=".2e")],
+    )
+    # a lollipop, not a bar: bars have no baseline on a log scale
+    stem = base.mark_rule(strokeWidth=3).encode(
+        y=alt.Y("distance:Q", title="‖out_B − out_A‖ (log scale)")
+        .scale(type="log", domain=[1e-9, 100])
+        .axis(format="~e"),
+        y2=alt.datum(1e-9),
+    )
+    head = base.mark_circle(size=70, opacity=1).encode(y="distance:Q")
+    return (stem + head).properties(
+        title="Same token, two orders: how far apart are its outputs?",
+        width=_WIDTH * 2,
+        height=_HEIGHT + 100,
     )
 
 
@@ -196,7 +208,7 @@ def similarity_chart(
             ),
             tooltip=["a:N", "b:N", alt.Tooltip("cosine:Q", format=".6f")],
         )
-        .properties(title=title, width=260, height=260)
+        .properties(title=title, width=260, height=max(300, 40 * similarity.shape[0]))
     )
 
 
@@ -209,9 +221,7 @@ def layer_chart(scores: pd.DataFrame, *, metric: str = "r2") -> alt.LayerChart:
     if "model" not in frame:
         frame["model"] = "model"
     title = (
-        "R² of the position probe (1 = exact, 0 = chance)"
-        if metric == "r2"
-        else "Mean absolute error of the position probe (positions)"
+        "Probe R² per layer (1 = exact)" if metric == "r2" else "Probe error per layer (positions)"
     )
     chance = 0.0 if metric == "r2" else float(frame.chance_mae.iloc[0])
     line = (
@@ -267,5 +277,5 @@ def training_change_chart(changes: pd.DataFrame) -> alt.Chart:
                 alt.Tooltip("change:Q", format=".4f"),
             ],
         )
-        .properties(title="Which rows did training change?", width=_WIDTH * 2, height=_HEIGHT - 60)
+        .properties(title="Which rows did training change?", width=_WIDTH * 2, height=_HEIGHT + 40)
     )
