@@ -1,5 +1,6 @@
 """Position through layers: can a linear probe still read a token's position after each layer?"""
 
+import pandas as pd
 import streamlit as st
 
 from posviz.charts.experiments import layer_chart
@@ -52,59 +53,77 @@ with c2:
         )
     else:
         text = corpus(text_name)
-    zero = url_checkbox(
-        "Zero the position embeddings (ablation)",
+    ablation = url_checkbox(
+        "Also run with the position table zeroed (ablation)",
         key="lay_zero",
         default=False,
-        help="A copy of the model with its position table set "
-        "to zeros: what is left is order-blind (see the permutation page).",
+        help="A copy of the model with its position table set to zeros, drawn on the same chart: "
+        "what is left is order-blind (see the permutation page).",
     )
 
 if not model_id:
     st.info("Type a model id, e.g. `google-bert/bert-base-uncased` or `openai-community/gpt2`.")
     st.stop()
-scores = None
-with user_errors(), st.status("Probing every layer…", expanded=False) as status:
-    bar = st.progress(0.0)
-
-    def report(fraction: float, message: str) -> None:
-        bar.progress(fraction, text=f"Model forward passes: {message}")
-
-    scores = layer_probe(model_id, text, int(window), bool(zero), _progress=report)
-    status.update(label="Probed every layer", state="complete")
+scores = zeroed = None
+with st.status("Running the model and probing every layer…", expanded=True) as status:
+    st.write("Forward passes over the text windows, then one ridge probe per layer (cached).")
+    with user_errors():
+        scores = layer_probe(model_id, text, int(window), False)
+    if scores is not None and ablation:
+        status.update(label="Running the ablation (position table zeroed)…")
+        with user_errors("Ablation"):
+            zeroed = layer_probe(model_id, text, int(window), True)
+    status.update(
+        label="Probed every layer" if scores is not None else "Could not probe",
+        state="complete" if scores is not None else "error",
+        expanded=False,
+    )
 if scores is None:
     st.stop()
 
+both = scores if zeroed is None else pd.concat([scores, zeroed], ignore_index=True)
 first, last = scores.iloc[0], scores.iloc[-1]
 best = scores.loc[scores.r2.idxmax()]
 m1, m2, m3 = st.columns(3)
 m1.metric("R² at the input (layer 0)", f"{first.r2:.2f}")
 m2.metric(f"R² after the last layer ({int(last.layer)})", f"{last.r2:.2f}")
-m3.metric("best layer", f"{int(best.layer)} (R² {best.r2:.2f})")
+if zeroed is None:
+    m3.metric("best layer", f"{int(best.layer)} (R² {best.r2:.2f})")
+else:
+    m3.metric("largest |R²| with positions zeroed", f"{zeroed.r2.abs().max():.3f}")
 c1, c2 = st.columns(2)
 with c1:
     show_chart(
-        layer_chart(scores, metric="r2"),
+        layer_chart(both, metric="r2"),
         key="lay_r2",
-        data=scores[["layer", "r2", "mae"]].to_numpy(),
+        data=both[["layer", "r2", "mae"]].to_numpy(),
         name="layer_probe",
     )
 with c2:
     show_chart(
-        layer_chart(scores, metric="mae"),
+        layer_chart(both, metric="mae"),
         key="lay_mae",
-        data=scores[["layer", "mae", "chance_mae"]].to_numpy(),
+        data=both[["layer", "mae", "chance_mae"]].to_numpy(),
         name="layer_probe_mae",
     )
-st.markdown(
+story = (
     f"**What it shows.** {scores.model.iloc[0]}: on {int(first.train_tokens)} training and "
     f"{int(first.test_tokens)} held-out tokens (windows of {window}), the position is readable at "
     f"the input with R² {first.r2:.2f} (typical error {first.mae:.1f} positions; guessing gives "
-    f"{first.chance_mae:.1f}) and after the last layer with R² {last.r2:.2f}. Position is not "
-    "re-added between layers, yet the middle layers still carry it — attention mixes it into "
-    "every token's vector. Whether the last layers keep it depends on the training objective: "
-    "MiniLM was tuned to produce *mean-pooled sentence vectors*, where word order counts little, "
-    "and its final layers shed most of it. With the position table zeroed, nothing tells positions "
-    "apart and every layer falls to chance (dashed line)."
+    f"{first.chance_mae:.1f}), best after layer {int(best.layer)} (R² {best.r2:.2f}), and after "
+    f"the last layer with R² {last.r2:.2f}. Position is added once and never re-added, yet later "
+    "layers still carry it: attention mixes it into every token's vector (seed 000's answer)."
 )
-st.dataframe(scores, hide_index=True, width="stretch")
+if model_id == "bundled":
+    story += (
+        " How much the last layers keep depends on training: MiniLM was tuned to produce "
+        "*mean-pooled sentence vectors*, where word order counts little, and its final layer sheds "
+        "most of it."
+    )
+if zeroed is not None:
+    story += (
+        f" With the position table zeroed, every layer scores at chance (|R²| ≤ "
+        f"{zeroed.r2.abs().max():.3f}): without positions the model cannot tell where a token is."
+    )
+st.markdown(story)
+st.dataframe(both, hide_index=True, width="stretch")

@@ -142,18 +142,17 @@ def _zeroed_copy(model: Any) -> Any:
 
 
 @st.cache_data(show_spinner=False, **_DATA)
-def layer_probe(
-    model_id: str, text: str, window: int, zero_positions: bool, _progress: Any = None
-) -> pd.DataFrame:
+def layer_probe(model_id: str, text: str, window: int, zero_positions: bool) -> pd.DataFrame:
     """Per-layer probe scores for the bundled model (``model_id == "bundled"``) or a hub model.
 
-    ``_progress(fraction, message)`` (not part of the cache key) reports the forward passes.
+    No Streamlit element is touched in here (a cached function must not write to outside
+    containers); the page shows an ``st.status`` around the call instead.
     """
     from posviz.analysis.layers import layer_position_probe
 
     loaded = bundled_model() if model_id == "bundled" else hub_model(model_id)
     model = _zeroed_copy(loaded.model) if zero_positions else loaded.model
-    result = layer_position_probe(model, loaded.tokenizer, text, window=window, progress=_progress)
+    result = layer_position_probe(model, loaded.tokenizer, text, window=window)
     scores = result.scores.copy()
     scores["model"] = loaded.name + (" (positions zeroed)" if zero_positions else "")
     scores["train_tokens"] = result.n_train_tokens
