@@ -230,7 +230,7 @@ def layer_chart(scores: pd.DataFrame, *, metric: str = "r2") -> alt.LayerChart:
         .encode(
             x=alt.X("layer:O", title="layer (0 = embeddings)"),
             y=alt.Y(f"{metric}:Q", title="R²" if metric == "r2" else "MAE"),
-            color=alt.Color("model:N", title=None).legend(orient="top"),
+            color=alt.Color("model:N", title=None).legend(orient="top", columns=1, labelLimit=360),
             tooltip=[
                 "model:N",
                 "layer:O",

@@ -154,7 +154,8 @@ def layer_probe(model_id: str, text: str, window: int, zero_positions: bool) -> 
     model = _zeroed_copy(loaded.model) if zero_positions else loaded.model
     result = layer_position_probe(model, loaded.tokenizer, text, window=window)
     scores = result.scores.copy()
-    scores["model"] = loaded.name + (" (positions zeroed)" if zero_positions else "")
+    short = "MiniLM-L6 (bundled)" if model_id == "bundled" else model_id
+    scores["model"] = short + (", positions zeroed" if zero_positions else "")
     scores["train_tokens"] = result.n_train_tokens
     scores["test_tokens"] = result.n_test_tokens
     return scores
