@@ -208,3 +208,22 @@ def test_registry_covers_the_issue_and_predicts_shapes():
         "bert.embeddings.position_embeddings.weight", "embeddings.position_embeddings.weight"
     )
     assert not registry.key_matches("xwpe.weight", "wpe.weight")
+
+
+def test_npy_header_promising_more_than_the_file_is_refused_before_allocating():
+    import io
+
+    buffer = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        buffer, {"descr": "<f4", "fortran_order": False, "shape": (10**6, 10**6)}
+    )
+    with pytest.raises(ValueError, match="promises shape"):
+        table_from_upload(buffer.getvalue() + b"\0" * 64, filename="forged.npy")
+
+
+@pytest.mark.parametrize("typed", ["/etc/passwd", "../x.npy", "table.safetensors", "~/m"])
+def test_paths_are_refused_where_local_paths_are_off(typed, monkeypatch):
+    monkeypatch.setenv("POSVIZ_ALLOW_LOCAL_PATHS", "0")
+    with pytest.raises(ValueError, match="POSVIZ_ALLOW_LOCAL_PATHS"):
+        load_table(typed)
+    assert load_table("bundled").n_positions == 512

@@ -40,11 +40,25 @@ _ALL_SUFFIXES = tuple(
 
 
 def _looks_like_path(source: str) -> bool:
-    return (
-        source.startswith(("/", "./", "../", "~"))
-        or source.endswith((".npy", ".safetensors"))
-        or Path(source).exists()
+    """``source`` names a file or directory rather than a hub id.
+
+    When local paths are turned off (hosted servers), the answer never depends on the server's
+    disk, and anything written like a path is refused outright.
+    """
+    from posviz.settings import settings
+
+    by_syntax = source.startswith(("/", "./", "../", "~", "\\")) or source.endswith(
+        (".npy", ".safetensors")
     )
+    if not settings().allow_local_paths:
+        if by_syntax or source in (".", ".."):
+            raise ValueError(
+                f"{source!r} looks like a file path, and reading files from this server's disk is "
+                "not allowed here (POSVIZ_ALLOW_LOCAL_PATHS is off). Upload the file instead, or "
+                "enter a hub model id such as openai-community/gpt2."
+            )
+        return False
+    return by_syntax or Path(source).exists()
 
 
 def open_files(source: str, *, revision: str | None = None) -> CheckpointFiles:
@@ -271,8 +285,39 @@ def _synthetic(source: str) -> PositionTable:
     return PositionTable(matrix=matrix, source=label, kind="sinusoidal")
 
 
+def _check_npy_header(data: bytes, source: str) -> None:
+    """Refuse a ``.npy`` whose header promises more (or less) data than the file holds.
+
+    ``np.load`` allocates the shape the header claims before reading, so a 100-byte file claiming
+    ``(10**6, 10**6)`` would ask for terabytes. Format: numpy/lib/format.py (NEP 1).
+    """
+    fmt = np.lib.format
+    buffer = io.BytesIO(data)
+    try:
+        version = fmt.read_magic(buffer)
+        if version == (1, 0):
+            shape, _fortran, dtype = fmt.read_array_header_1_0(buffer)
+        elif version == (2, 0):
+            shape, _fortran, dtype = fmt.read_array_header_2_0(buffer)
+        else:
+            return  # newer versions: np.load's own checks apply
+    except (ValueError, OSError, EOFError):
+        return  # not an .npy header: np.load below gives the message
+    if dtype.hasobject:
+        return  # refused by allow_pickle=False below
+    expected = int(np.prod(shape, dtype=object)) * dtype.itemsize
+    available = len(data) - buffer.tell()
+    if expected != available:
+        raise ValueError(
+            f"{source} is not a plain .npy array: its header promises shape {shape} "
+            f"({expected:,} bytes of {dtype}) but the file holds {available:,} bytes after the "
+            "header. It is truncated or forged; save it again with np.save(path, matrix)."
+        )
+
+
 def table_from_npy_bytes(data: bytes, *, source: str) -> PositionTable:
     """A table from the bytes of a ``.npy`` file: 2-D, numeric, finite (no pickles accepted)."""
+    _check_npy_header(data, source)
     try:
         array = np.load(io.BytesIO(data), allow_pickle=False)
     except (ValueError, OSError, EOFError) as exc:
