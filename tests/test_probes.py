@@ -159,3 +159,15 @@ def test_probing_page_short_table_and_bad_link():
     assert_no_exception(at)
     assert any("prb_proto" in w.value for w in at.warning)
     assert at.slider(key="prb_folds").value == 10
+
+
+def test_roberta_style_offset_rows_in_stored_order():
+    table = posviz.sinusoidal(30, 8)
+    aside = (
+        SetAside(rows=(0,), reason="never used", values=np.full((1, 8), 7.0)),
+        SetAside(rows=(1,), reason="padding_idx", values=np.zeros((1, 8))),
+    )
+    stored, labels = with_set_aside_rows(table, aside)
+    np.testing.assert_array_equal(labels, np.arange(32))
+    np.testing.assert_array_equal(stored[2:], table)
+    assert probe_positions(stored, positions=labels).n_test == 16  # odd stored rows 1, 3, …, 31
