@@ -33,7 +33,7 @@ def predicted_vs_actual_chart(
             y=alt.Y("predicted:Q", title="predicted position"),
             color=alt.Color("table:N", title=None)
             .scale(scheme="tableau10")
-            .legend(orient="top", columns=2, labelLimit=240),
+            .legend(orient="top", columns=1, labelLimit=360),
             tooltip=["table:N", "position:Q", alt.Tooltip("predicted:Q", format=".2f")],
         )
     )
@@ -58,7 +58,7 @@ def probe_error_chart(frame: pd.DataFrame, *, window: int = 16) -> alt.LayerChar
         x=alt.X("position:Q", title="position"),
         color=alt.Color("table:N", title=None)
         .scale(scheme="tableau10")
-        .legend(orient="top", columns=2, labelLimit=240),
+        .legend(orient="top", columns=1, labelLimit=360),
     )
     points = base.mark_circle(size=10, opacity=0.3).encode(
         y=alt.Y("abs_error:Q", title="|predicted − actual| (positions)"),
