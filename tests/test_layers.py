@@ -198,3 +198,18 @@ def test_hub_model_through_loopback_hub(tmp_path):
     assert out["layers"] == 3 and out["type"] == "bert"
     assert out["r2_input"] > 0.3  # its random position table is readable
     assert "Could not load" in out["absent"]
+
+
+def test_layer_chart_marks_chance():
+    import pandas as pd
+
+    from posviz.charts.experiments import layer_chart
+
+    scores = pd.DataFrame(
+        {"layer": [0, 1], "r2": [0.9, 0.1], "mae": [1.0, 5.0], "chance_mae": [6.0, 6.0]}
+    )
+    spec = layer_chart(scores, metric="mae").to_dict()
+    rule = spec["layer"][1]
+    assert rule["mark"]["type"] == "rule"
+    datasets = spec["datasets"]
+    assert any(rows == [{"chance": 6.0}] for rows in datasets.values())

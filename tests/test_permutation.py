@@ -109,3 +109,24 @@ def test_page_numbers_and_bad_input():
     at.text_input(key="perm_b").set_value("the dog sat").run()
     assert_no_exception(at)
     assert any("not a reordering" in e.value for e in at.error)
+
+
+def test_permutation_chart_is_log_scaled_lollipop():
+    import pandas as pd
+
+    from posviz.charts.experiments import permutation_chart
+
+    per_token = pd.DataFrame(
+        {
+            "token": ["a", "b"],
+            "position_a": [1, 0],
+            "position_b": [0, 1],
+            "distance_without_positions": [0.0, 2e-7],
+            "distance_with_positions": [1.0, 2.0],
+        }
+    )
+    spec = permutation_chart(per_token).to_dict()
+    stem = spec["layer"][0]
+    assert stem["mark"]["type"] == "rule" and stem["encoding"]["y"]["scale"]["type"] == "log"
+    values = next(iter(spec["datasets"].values()))
+    assert min(row["distance"] for row in values) == 1e-9  # zeros clipped for the log scale

@@ -171,3 +171,15 @@ def test_roberta_style_offset_rows_in_stored_order():
     np.testing.assert_array_equal(labels, np.arange(32))
     np.testing.assert_array_equal(stored[2:], table)
     assert probe_positions(stored, positions=labels).n_test == 16  # odd stored rows 1, 3, …, 31
+
+
+def test_probe_chart_specs():
+    from posviz.charts.experiments import predicted_vs_actual_chart, probe_error_chart
+
+    frame = probe_positions(posviz.sinusoidal(64, 16)).frame()
+    frame["table"] = "sinusoid"
+    spec = predicted_vs_actual_chart(frame).to_dict()
+    assert [layer["mark"]["type"] for layer in spec["layer"]] == ["line", "circle"]
+    assert spec["layer"][1]["encoding"]["x"]["field"] == "position"
+    error = probe_error_chart(frame).to_dict()
+    assert error["layer"][0]["encoding"]["y"]["field"] == "abs_error"
