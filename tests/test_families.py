@@ -313,3 +313,68 @@ def test_wavelength_chart_marks_each_pair_with_its_regime():
     scaled = [r for r in rows if r["which"].startswith("scaled")]
     assert {r["regime"] for r in scaled} == {"kept", "smoothed", "interpolated"}
     assert scaled[-1]["ratio"] == pytest.approx(1 / 8)
+
+
+@pytest.mark.slow
+def test_pages_read_hub_models_through_a_loopback_hub(tmp_path, monkeypatch):
+    """The real huggingface_hub client against tests/hub_server.py: a config and one tensor."""
+    torch = pytest.importorskip("torch")
+    from hub_server import FakeHub, HubServer
+    from transformers import T5Config, T5Model
+
+    torch.manual_seed(0)
+    t5_dir = tmp_path / "t5"
+    model = T5Model(
+        T5Config(
+            d_model=64,
+            d_kv=8,
+            d_ff=128,
+            num_layers=2,
+            num_decoder_layers=2,
+            num_heads=4,
+            vocab_size=2000,
+        )
+    )
+    model.save_pretrained(t5_dir)
+    llama_dir = tmp_path / "llama"
+    llama_dir.mkdir()
+    (llama_dir / "config.json").write_text(
+        json.dumps(
+            {
+                "model_type": "llama",
+                "hidden_size": 256,
+                "num_attention_heads": 4,
+                "max_position_embeddings": 16384,
+                "rope_theta": 500000.0,
+                "rope_scaling": {
+                    "rope_type": "llama3",
+                    "factor": 8.0,
+                    "low_freq_factor": 1.0,
+                    "high_freq_factor": 4.0,
+                    "original_max_position_embeddings": 2048,
+                },
+            }
+        )
+    )
+    fake = FakeHub()
+    fake.add_dir("tiny/t5", t5_dir)
+    fake.add_dir("tiny/llama3", llama_dir)
+    with HubServer(fake) as server:
+        monkeypatch.setenv("HF_ENDPOINT", server.url)
+        monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+        for name in ("HF_HUB_CACHE", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_HUB_OFFLINE"):
+            monkeypatch.delenv(name, raising=False)
+
+        at = app_test("pages/rope.py", query={"rope_src": "hub", "rope_hub": "tiny/llama3"})
+        assert_no_exception(at)
+        assert not _errors(at)
+        caption = " ".join(c.value for c in at.caption)
+        assert "tiny/llama3" in caption and "head_dim 64" in caption and "llama3" in caption
+
+        at = app_test("pages/t5_buckets.py", query={"t5_src": "hub", "t5_hub": "tiny/t5"})
+        assert_no_exception(at)
+        assert not _errors(at)
+        assert len(at.get("vega_lite_chart")) == 3
+        weights = (t5_dir / "model.safetensors").stat().st_size
+        served = fake.bytes_for("tiny/t5")
+        assert served < weights / 4, (served, weights)  # one small tensor, not the checkpoint
