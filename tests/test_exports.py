@@ -311,3 +311,20 @@ def test_downloads_arrive_in_a_real_browser(tmp_path):
     np.testing.assert_allclose(np.load(io.BytesIO(got["demo_chart.npy"])),
                                np.sin(np.arange(20) / 3))  # fmt: skip
     assert len(got["demo_chart.vectors.tsv"].splitlines()) == 20
+
+
+def test_altair_method_setters_do_not_share_state_between_callers():
+    """Two encodings whose ``.legend`` is looked up before either is called keep their own field.
+
+    Unpatched Altair 5 returns the *second* encoding from the first setter (shared descriptor);
+    under Streamlit's one-thread-per-session model that swaps encodings between sessions.
+    """
+    import posviz.ui.exports  # noqa: F401  (applies the fix on import)
+
+    first = alt.Color("first:N", sort=["a"]).legend
+    second = alt.Color("second:N", sort=["b"]).legend
+    assert first(orient="bottom").to_dict()["field"] == "first"
+    assert second(orient="right").to_dict()["field"] == "second"
+    assert alt.X("x:Q").scale(type="log").to_dict() == {
+        "field": "x", "type": "quantitative", "scale": {"type": "log"}
+    }  # fmt: skip
