@@ -22,7 +22,7 @@ with right:
         "View",
         list(TABLE_VIEWS),
         key="lrn_view",
-        default="pca2",
+        default="heatmap",
         radio=True,
         horizontal=True,
         format_func=TABLE_VIEWS.get,

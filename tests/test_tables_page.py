@@ -27,7 +27,9 @@ def test_default_shows_minilm_next_to_a_sinusoid_of_the_same_width():
     assert len(at.get("vega_lite_chart")) == 2
 
 
-@pytest.mark.parametrize("view", ["similarity", "pca2", "pca3", "norms"])
+@pytest.mark.parametrize(
+    "view", ["heatmap", "pair", "variance", "similarity", "pca2", "pca3", "norms"]
+)
 def test_every_view_draws_both_tables(view):
     at = app_test(PAGE, query={"lrn_view": view})
     assert_no_exception(at)

@@ -35,18 +35,21 @@ def pca_trajectory_chart(
     y: int = 1,
     explained: np.ndarray | None = None,
     positions: np.ndarray | None = None,
+    titles: tuple[str, str] | None = None,
     max_points: int = 2048,
     height: int = 420,
 ) -> alt.LayerChart:
-    """Positions on two principal components, joined in position order.
+    """Positions on two principal components (or any two columns), joined in position order.
 
     Args:
         scores: ``(n_positions, k)`` PCA scores (``posviz.analysis.stats.pca(...).scores``).
         x, y: component indices (0-based) for the axes.
         explained: ``(k,)`` explained-variance ratios for the axis titles.
         positions: ``(n_positions,)`` position of each score row (default ``0 … n-1``).
+        titles: axis titles, replacing "PC…" (e.g. when ``scores`` are raw dimensions).
     """
     rows = np.arange(0, len(scores), stride_for(len(scores), max_points))
+    x_title, y_title = titles or (_pc_title(x, explained), _pc_title(y, explained))
     frame = pd.DataFrame(
         {
             "position": _positions(positions, len(scores))[rows],
@@ -55,8 +58,8 @@ def pca_trajectory_chart(
         }
     )
     base = alt.Chart(frame).encode(
-        alt.X("a:Q").title(_pc_title(x, explained)).scale(zero=False),
-        alt.Y("b:Q").title(_pc_title(y, explained)).scale(zero=False),
+        alt.X("a:Q").title(x_title).scale(zero=False),
+        alt.Y("b:Q").title(y_title).scale(zero=False),
     )
     path = base.mark_line(color="#bbbbbb", strokeWidth=1).encode(order="position:Q")
     points = base.mark_circle(size=28, opacity=0.9).encode(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 
+import altair as alt
 import numpy as np
 import streamlit as st
 
@@ -205,6 +206,9 @@ def describe_table(table: PositionTable) -> None:
 
 #: view id -> label (the learned page's own views).
 TABLE_VIEWS: dict[str, str] = {
+    "heatmap": "Heatmap",
+    "pair": "Two dimensions",
+    "variance": "Variance per dimension",
     "similarity": "Cosine similarity",
     "pca2": "PCA trajectory 2-D",
     "pca3": "PCA trajectory 3-D",
@@ -216,6 +220,27 @@ def view_controls(view: str, *, key: str) -> dict[str, float]:
     """Widgets for a view (shared by both sides of a comparison), URL-synced under ``key_…``."""
     from posviz.ui.state import url_slider
 
+    if view == "heatmap":
+        side = url_slider(
+            "Cells per axis (evenly spaced)",
+            key=f"{key}_cells",
+            min_value=32,
+            max_value=256,
+            default=128,
+            step=16,
+        )
+        return {"side": side}
+    if view == "pair":
+        left, right = st.columns(2)
+        with left:
+            i = url_number(
+                "Dimension on x", key=f"{key}_di", min_value=0, max_value=8191, default=0
+            )
+        with right:
+            j = url_number(
+                "Dimension on y", key=f"{key}_dj", min_value=0, max_value=8191, default=1
+            )
+        return {"i": i, "j": j}
     if view == "similarity":
         side = url_slider(
             "Positions per axis (evenly spaced)",
@@ -268,7 +293,9 @@ def show_view(table: PositionTable, view: str, options: dict[str, float], *, key
     from posviz.ui.display import show_chart
 
     name = _file_stem(table)
-    if view == "similarity":
+    if view in ("heatmap", "pair", "variance"):
+        _show_table_view(table, view, options, key=key, name=name)
+    elif view == "similarity":
         step = charts.stride_for(table.n_positions, int(options["side"]))
         similarity = cosine_similarity_matrix(table.matrix[::step])
         show_chart(
@@ -316,6 +343,78 @@ def show_view(table: PositionTable, view: str, options: dict[str, float], *, key
         st.caption(
             f"‖PE(p)‖ from {norms.min():.3f} to {norms.max():.3f} (mean {norms.mean():.3f}). "
             "A sinusoid has the same norm √(d/2) at every position; learned tables don't."
+        )
+
+
+def _show_table_view(
+    table: PositionTable, view: str, options: dict[str, float], *, key: str, name: str
+) -> None:
+    """The raw-table views: heatmap, a pair of dimensions, per-dimension variance."""
+    from posviz.analysis.stats import dimension_variance
+    from posviz.charts import families
+    from posviz.charts import trajectory as charts
+    from posviz.ui.display import show_chart
+
+    matrix = table.matrix
+    if view == "heatmap":
+        row_step = charts.stride_for(table.n_positions, int(options["side"]))
+        col_step = charts.stride_for(table.d_model, int(options["side"]))
+        shown = matrix[::row_step, ::col_step]
+        # colour range = 99th percentile of |value|: one outlier dimension would wash out the rest
+        limit = float(np.quantile(np.abs(shown), 0.99)) or 1.0
+        chart = families.heatmap(
+            shown,
+            x_title="dimension i",
+            y_title="position p",
+            color_title="PE[p, i]",
+            x_values=np.arange(0, table.d_model, col_step),
+            y_values=np.arange(0, table.n_positions, row_step),
+            scheme="redblue",
+            domain_mid=0.0,
+            height=420,
+        ).encode(
+            alt.Color("v:Q")
+            .scale(scheme="redblue", domain=[-limit, limit], reverse=True, clamp=True)
+            .title("PE[p, i]")
+        )
+        show_chart(chart, key=f"{key}_chart", data=shown, name=f"{name}_heatmap")
+        every = (
+            ""
+            if row_step == col_step == 1
+            else f" (positions 0, {row_step}, {2 * row_step}, …; dimensions 0, {col_step}, …)"
+        )
+        st.caption(
+            f"Row p is the vector added at position p{every}; colours saturate at ±{limit:.3g} "
+            "(99% of values lie inside). A sinusoid shows stripes that slow down from left to "
+            "right; a learned table shows which dimensions carry position at all."
+        )
+    elif view == "pair":
+        i, j = int(options["i"]), int(options["j"])
+        if max(i, j) >= table.d_model:
+            st.warning(f"This table has dimensions 0 … {table.d_model - 1}; pick smaller numbers.")
+            return
+        chart = charts.pca_trajectory_chart(
+            matrix[:, [i, j]], x=0, y=1, titles=(f"dimension {i}", f"dimension {j}"), height=340
+        )
+        show_chart(chart, key=f"{key}_chart", data=matrix[:, [i, j]], name=f"{name}_dims_{i}_{j}")
+        st.caption(
+            f"(PE[p, {i}], PE[p, {j}]) for every position p, joined in order. For a "
+            "sinusoid, a sin/cos pair (dimensions 2k and 2k+1) walks round the unit circle at "
+            "its own speed; a learned table has no reason to."
+        )
+    else:
+        variance = dimension_variance(matrix)
+        chart = families.lines_chart(
+            np.arange(table.d_model),
+            {"variance over positions": variance},
+            x_title="dimension i",
+            y_title="Var_p PE[p, i]",
+            legend="bottom",
+        )
+        show_chart(chart, key=f"{key}_chart", data=variance, name=f"{name}_variance")
+        st.caption(
+            f"How much each dimension changes across positions (total {variance.sum():.3g}). "
+            "Dimensions near 0 carry little position information in this table."
         )
 
 
