@@ -56,6 +56,14 @@ def _cached_upload(digest: str, filename: str, _data: bytes) -> PositionTable:
     return table_from_upload(_data, filename=filename)
 
 
+@st.cache_data(max_entries=_LIMITS.cache_entries, ttl=_LIMITS.cache_ttl_seconds, show_spinner=False)
+def cached_pca(matrix: np.ndarray, n_components: int):
+    """``posviz.analysis.stats.pca``, cached by the matrix content (the 3-D view reruns often)."""
+    from posviz.analysis.stats import pca
+
+    return pca(matrix, n_components)
+
+
 def _modes() -> list[str]:
     return [m for m in _MODES if m != "path" or settings().allow_local_paths]
 
@@ -288,7 +296,7 @@ def view_controls(view: str, *, key: str) -> dict[str, float]:
 
 def show_view(table: PositionTable, view: str, options: dict[str, float], *, key: str) -> None:
     """Draw one of :data:`TABLE_VIEWS` for ``table`` with the options from :func:`view_controls`."""
-    from posviz.analysis.stats import cosine_similarity_matrix, pca, position_norms
+    from posviz.analysis.stats import cosine_similarity_matrix, position_norms
     from posviz.charts import trajectory as charts
     from posviz.ui.display import show_chart
 
@@ -313,7 +321,7 @@ def show_view(table: PositionTable, view: str, options: dict[str, float], *, key
         wanted = 3 if view == "pca3" else 1 + max(int(options["x"]), int(options["y"]))
         step = charts.stride_for(table.n_positions, _PCA_ROWS)
         with user_errors():
-            result = pca(table.matrix[::step], wanted)
+            result = cached_pca(table.matrix[::step], wanted)
             if view == "pca2":
                 chart = charts.pca_trajectory_chart(
                     result.scores,
