@@ -222,9 +222,14 @@ async def one_session(url: str, sc: Scenario, refs: dict, offset: int, deadline:
         stats.error(type(exc).__name__, f"{sc.name}: {exc}")
 
 
-async def sample_rss(pid: int | None, until: float, peak: list[float]) -> None:
+async def sample_rss(pid: int | None, until: float, peak: list[float], timeline: list) -> None:
+    """Peak RSS (sampled each second) and a coarse timeline (every 10 s) of the server."""
+    start = time.monotonic()
     while time.monotonic() < until:
-        peak[0] = max(peak[0], rss_mb(pid))
+        rss = rss_mb(pid)
+        peak[0] = max(peak[0], rss)
+        if len(timeline) <= (time.monotonic() - start) // 10:
+            timeline.append(round(rss))
         await asyncio.sleep(1)  # a sampling period, not a wait for a condition
 
 
@@ -243,12 +248,12 @@ async def run_load(url: str, pid: int | None, sessions: int, seconds: float,
     stats = Stats()
     start = time.monotonic()
     deadline = start + seconds
-    peak = [rss_before]
+    peak, timeline = [rss_before], []
     tasks = [
         one_session(url, usable[i % len(usable)], refs[usable[i % len(usable)]], i, deadline, stats)
         for i in range(sessions)
     ]
-    await asyncio.gather(sample_rss(pid, deadline, peak), *tasks)
+    await asyncio.gather(sample_rss(pid, deadline, peak, timeline), *tasks)
     took = time.monotonic() - start
     rss_after = rss_mb(pid)
     lat = sorted(stats.latencies) or [float("nan")]
@@ -267,6 +272,7 @@ async def run_load(url: str, pid: int | None, sessions: int, seconds: float,
         "rss_before_mb": round(rss_before, 1),
         "rss_peak_mb": round(peak[0], 1),
         "rss_after_mb": round(rss_after, 1),
+        "rss_every_10s_mb": timeline,
     }
     for line in stats.examples:
         print(f"  ! {line}")
