@@ -296,134 +296,148 @@ def view_controls(view: str, *, key: str) -> dict[str, float]:
 
 def show_view(table: PositionTable, view: str, options: dict[str, float], *, key: str) -> None:
     """Draw one of :data:`TABLE_VIEWS` for ``table`` with the options from :func:`view_controls`."""
-    from posviz.analysis.stats import cosine_similarity_matrix, position_norms
-    from posviz.charts import trajectory as charts
-    from posviz.ui.display import show_chart
-
-    name = _file_stem(table)
-    if view in ("heatmap", "pair", "variance"):
-        _show_table_view(table, view, options, key=key, name=name)
-    elif view == "similarity":
-        step = charts.stride_for(table.n_positions, int(options["side"]))
-        similarity = cosine_similarity_matrix(table.matrix[::step])
-        show_chart(
-            charts.similarity_heatmap_chart(similarity, step=step),
-            key=f"{key}_chart",
-            data=similarity,
-            name=f"{name}_cosine",
-        )
-        shown = "every position" if step == 1 else f"positions 0, {step}, {2 * step}, …"
-        st.caption(
-            f"cos(PE(p), PE(q)) for {shown}. A bright diagonal band that fades with |p − q| "
-            "means nearby positions look alike: the table encodes distance."
-        )
-    elif view in ("pca2", "pca3"):
-        wanted = 3 if view == "pca3" else 1 + max(int(options["x"]), int(options["y"]))
-        step = charts.stride_for(table.n_positions, _PCA_ROWS)
-        with user_errors():
-            result = cached_pca(table.matrix[::step], wanted)
-            if view == "pca2":
-                chart = charts.pca_trajectory_chart(
-                    result.scores,
-                    x=int(options["x"]),
-                    y=int(options["y"]),
-                    explained=result.explained_variance_ratio,
-                    positions=np.arange(0, table.n_positions, step),
-                )
-            else:
-                chart = charts.pca_3d_chart(
-                    result.scores,
-                    azimuth=options["azimuth"],
-                    elevation=options["elevation"],
-                    explained=result.explained_variance_ratio,
-                    positions=np.arange(0, table.n_positions, step),
-                )
-            show_chart(chart, key=f"{key}_chart", data=result.scores, name=f"{name}_{view}")
-            thinned = (
-                f" PCA of positions 0, {step}, {2 * step}, … ({_PCA_ROWS} at most)."
-                if step > 1
-                else ""
-            )
-            st.caption(_PCA_NOTES[view] + thinned)
-    elif view == "norms":
-        norms = position_norms(table.matrix)
-        show_chart(charts.norm_chart(norms), key=f"{key}_chart", data=norms, name=f"{name}_norms")
-        st.caption(
-            f"‖PE(p)‖ from {norms.min():.3f} to {norms.max():.3f} (mean {norms.mean():.3f}). "
-            "A sinusoid has the same norm √(d/2) at every position; learned tables don't."
-        )
+    draw = {
+        "heatmap": _heatmap_view,
+        "pair": _pair_view,
+        "variance": _variance_view,
+        "similarity": _similarity_view,
+        "pca2": _pca_view,
+        "pca3": _pca_view,
+        "norms": _norms_view,
+    }[view]
+    with user_errors():
+        draw(table, view, options, key=f"{key}_chart", name=_file_stem(table))
 
 
-def _show_table_view(
-    table: PositionTable, view: str, options: dict[str, float], *, key: str, name: str
-) -> None:
-    """The raw-table views: heatmap, a pair of dimensions, per-dimension variance."""
-    from posviz.analysis.stats import dimension_variance
+def _heatmap_view(table: PositionTable, view: str, options: dict, *, key: str, name: str) -> None:
     from posviz.charts import families
+    from posviz.charts.trajectory import stride_for
+    from posviz.ui.display import show_chart
+
+    row_step = stride_for(table.n_positions, int(options["side"]))
+    col_step = stride_for(table.d_model, int(options["side"]))
+    shown = table.matrix[::row_step, ::col_step]
+    # colour range = 99th percentile of |value|: one outlier dimension would wash out the rest
+    limit = float(np.quantile(np.abs(shown), 0.99)) or 1.0
+    chart = families.heatmap(
+        shown,
+        x_title="dimension i",
+        y_title="position p",
+        color_title="PE[p, i]",
+        x_values=np.arange(0, table.d_model, col_step),
+        y_values=np.arange(0, table.n_positions, row_step),
+        height=420,
+    ).encode(
+        alt.Color("v:Q")
+        .scale(scheme="redblue", domain=[-limit, limit], reverse=True, clamp=True)
+        .title("PE[p, i]")
+    )
+    show_chart(chart, key=key, data=shown, name=f"{name}_heatmap")
+    every = (
+        ""
+        if row_step == col_step == 1
+        else f" (positions 0, {row_step}, {2 * row_step}, …; dimensions 0, {col_step}, …)"
+    )
+    st.caption(
+        f"Row p is the vector added at position p{every}; colours saturate at ±{limit:.3g} "
+        "(99% of values lie inside). A sinusoid shows stripes that slow down from left to "
+        "right; a learned table shows which dimensions carry position at all."
+    )
+
+
+def _pair_view(table: PositionTable, view: str, options: dict, *, key: str, name: str) -> None:
+    from posviz.charts.trajectory import pca_trajectory_chart
+    from posviz.ui.display import show_chart
+
+    i, j = int(options["i"]), int(options["j"])
+    if max(i, j) >= table.d_model:
+        st.warning(f"This table has dimensions 0 … {table.d_model - 1}; pick smaller numbers.")
+        return
+    pair = table.matrix[:, [i, j]]  # (n_positions, 2)
+    titles = (f"dimension {i}", f"dimension {j}")
+    chart = pca_trajectory_chart(pair, x=0, y=1, titles=titles, height=340)
+    show_chart(chart, key=key, data=pair, name=f"{name}_dims_{i}_{j}")
+    st.caption(
+        f"(PE[p, {i}], PE[p, {j}]) for every position p, joined in order. For a sinusoid, a "
+        "sin/cos pair (dimensions 2k and 2k+1) walks round the unit circle at its own speed; a "
+        "learned table has no reason to."
+    )
+
+
+def _variance_view(table: PositionTable, view: str, options: dict, *, key: str, name: str) -> None:
+    from posviz.analysis.stats import dimension_variance
+    from posviz.charts.families import lines_chart
+    from posviz.ui.display import show_chart
+
+    variance = dimension_variance(table.matrix)  # (d_model,)
+    chart = lines_chart(
+        np.arange(table.d_model),
+        {"variance over positions": variance},
+        x_title="dimension i",
+        y_title="Var_p PE[p, i]",
+    )
+    show_chart(chart, key=key, data=variance, name=f"{name}_variance")
+    st.caption(
+        f"How much each dimension changes across positions (total {variance.sum():.3g}). "
+        "Dimensions near 0 carry little position information in this table."
+    )
+
+
+def _similarity_view(
+    table: PositionTable, view: str, options: dict, *, key: str, name: str
+) -> None:
+    from posviz.analysis.stats import cosine_similarity_matrix
+    from posviz.charts.trajectory import similarity_heatmap_chart, stride_for
+    from posviz.ui.display import show_chart
+
+    step = stride_for(table.n_positions, int(options["side"]))
+    similarity = cosine_similarity_matrix(table.matrix[::step])  # (m, m)
+    chart = similarity_heatmap_chart(similarity, step=step)
+    show_chart(chart, key=key, data=similarity, name=f"{name}_cosine")
+    shown = "every position" if step == 1 else f"positions 0, {step}, {2 * step}, …"
+    st.caption(
+        f"cos(PE(p), PE(q)) for {shown}. A bright diagonal band that fades with |p − q| "
+        "means nearby positions look alike: the table encodes distance."
+    )
+
+
+def _pca_view(table: PositionTable, view: str, options: dict, *, key: str, name: str) -> None:
     from posviz.charts import trajectory as charts
     from posviz.ui.display import show_chart
 
-    matrix = table.matrix
-    if view == "heatmap":
-        row_step = charts.stride_for(table.n_positions, int(options["side"]))
-        col_step = charts.stride_for(table.d_model, int(options["side"]))
-        shown = matrix[::row_step, ::col_step]
-        # colour range = 99th percentile of |value|: one outlier dimension would wash out the rest
-        limit = float(np.quantile(np.abs(shown), 0.99)) or 1.0
-        chart = families.heatmap(
-            shown,
-            x_title="dimension i",
-            y_title="position p",
-            color_title="PE[p, i]",
-            x_values=np.arange(0, table.d_model, col_step),
-            y_values=np.arange(0, table.n_positions, row_step),
-            scheme="redblue",
-            domain_mid=0.0,
-            height=420,
-        ).encode(
-            alt.Color("v:Q")
-            .scale(scheme="redblue", domain=[-limit, limit], reverse=True, clamp=True)
-            .title("PE[p, i]")
-        )
-        show_chart(chart, key=f"{key}_chart", data=shown, name=f"{name}_heatmap")
-        every = (
-            ""
-            if row_step == col_step == 1
-            else f" (positions 0, {row_step}, {2 * row_step}, …; dimensions 0, {col_step}, …)"
-        )
-        st.caption(
-            f"Row p is the vector added at position p{every}; colours saturate at ±{limit:.3g} "
-            "(99% of values lie inside). A sinusoid shows stripes that slow down from left to "
-            "right; a learned table shows which dimensions carry position at all."
-        )
-    elif view == "pair":
-        i, j = int(options["i"]), int(options["j"])
-        if max(i, j) >= table.d_model:
-            st.warning(f"This table has dimensions 0 … {table.d_model - 1}; pick smaller numbers.")
-            return
+    wanted = 3 if view == "pca3" else 1 + max(int(options["x"]), int(options["y"]))
+    step = charts.stride_for(table.n_positions, _PCA_ROWS)
+    result = cached_pca(table.matrix[::step], wanted)
+    common = {
+        "explained": result.explained_variance_ratio,
+        "positions": np.arange(0, table.n_positions, step),
+    }
+    if view == "pca2":
         chart = charts.pca_trajectory_chart(
-            matrix[:, [i, j]], x=0, y=1, titles=(f"dimension {i}", f"dimension {j}"), height=340
-        )
-        show_chart(chart, key=f"{key}_chart", data=matrix[:, [i, j]], name=f"{name}_dims_{i}_{j}")
-        st.caption(
-            f"(PE[p, {i}], PE[p, {j}]) for every position p, joined in order. For a "
-            "sinusoid, a sin/cos pair (dimensions 2k and 2k+1) walks round the unit circle at "
-            "its own speed; a learned table has no reason to."
+            result.scores, x=int(options["x"]), y=int(options["y"]), **common
         )
     else:
-        variance = dimension_variance(matrix)
-        chart = families.lines_chart(
-            np.arange(table.d_model),
-            {"variance over positions": variance},
-            x_title="dimension i",
-            y_title="Var_p PE[p, i]",
-            legend="bottom",
+        chart = charts.pca_3d_chart(
+            result.scores, azimuth=options["azimuth"], elevation=options["elevation"], **common
         )
-        show_chart(chart, key=f"{key}_chart", data=variance, name=f"{name}_variance")
-        st.caption(
-            f"How much each dimension changes across positions (total {variance.sum():.3g}). "
-            "Dimensions near 0 carry little position information in this table."
-        )
+    show_chart(chart, key=key, data=result.scores, name=f"{name}_{view}")
+    thinned = (
+        f" PCA of positions 0, {step}, {2 * step}, … ({_PCA_ROWS} at most)." if step > 1 else ""
+    )
+    st.caption(_PCA_NOTES[view] + thinned)
+
+
+def _norms_view(table: PositionTable, view: str, options: dict, *, key: str, name: str) -> None:
+    from posviz.analysis.stats import position_norms
+    from posviz.charts.trajectory import norm_chart
+    from posviz.ui.display import show_chart
+
+    norms = position_norms(table.matrix)  # (n_positions,)
+    show_chart(norm_chart(norms), key=key, data=norms, name=f"{name}_norms")
+    st.caption(
+        f"‖PE(p)‖ from {norms.min():.3f} to {norms.max():.3f} (mean {norms.mean():.3f}). "
+        "A sinusoid has the same norm √(d/2) at every position; learned tables don't."
+    )
 
 
 _PCA_ROWS = 1024  # PCA is fitted on at most this many evenly spaced positions (bounded SVD cost)
