@@ -328,3 +328,30 @@ def test_altair_method_setters_do_not_share_state_between_callers():
     assert alt.X("x:Q").scale(type="log").to_dict() == {
         "field": "x", "type": "quantitative", "scale": {"type": "log"}
     }  # fmt: skip
+
+
+@pytest.mark.slow
+def test_every_chart_of_every_page_exports(monkeypatch):
+    """Collect what each page hands to the Export menu and render every format of it."""
+    from conftest import app_test
+
+    from posviz.ui import all_pages, exports
+
+    offered = []
+    monkeypatch.setattr(
+        exports, "export_menu",
+        lambda chart, *, key, data, name: offered.append((key, chart, data, name)),
+    )  # fmt: skip
+    for spec in all_pages():
+        app_test(spec.path, timeout=180)
+    assert len(offered) >= 10, [key for key, *_ in offered]
+    for key, chart, data, name in offered:
+        assert exports.safe_stem(name), key
+        assert export.chart_png(chart, scale=1).startswith(PNG_MAGIC), key
+        assert export.chart_svg(chart).lstrip().startswith(b"<svg"), key
+        assert json.loads(export.chart_json(chart)), key
+        if data is not None:
+            assert np.load(io.BytesIO(export.matrix_npy(data))).shape == np.shape(data), key
+            if export.text_export_problem(data) is None:
+                assert export.matrix_csv(data).startswith(b"position,"), key
+                assert export.projector_vectors(data), key
