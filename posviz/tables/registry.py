@@ -230,7 +230,7 @@ def key_matches(key: str, suffix: str) -> bool:
 
 
 def find_key(keys: list[str] | tuple[str, ...], suffixes: tuple[str, ...]) -> str | None:
-    """The first key matching the first suffix that matches anything (shortest key wins)."""
+    """Key for the first suffix that matches anything: shortest key, ties in checkpoint order."""
     for suffix in suffixes:
         hits = sorted((k for k in keys if key_matches(k, suffix)), key=len)
         if hits:
