@@ -280,7 +280,7 @@ def _synthetic(source: str) -> PositionTable:
         )
     n, d, layout = int(match[1]), int(match[2]), match[3]
     kwargs = {"layout": layout} if layout else {}
-    matrix = np.asarray(sinusoidal(n, d, **kwargs), dtype=np.float32)
+    matrix = sinusoidal(n, d, dtype=np.float32, **kwargs)
     label = f"sinusoidal:{n}x{d}" + (f":{layout}" if layout else "")
     return PositionTable(matrix=matrix, source=label, kind="sinusoidal")
 
