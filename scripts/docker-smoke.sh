@@ -14,7 +14,8 @@
 #      host CA bundle as `ca.pem` (pip's HTTPS goes through a TLS-intercepting proxy) and a CPU torch
 #      wheel from local disk (PyTorch's CPU index, the Dockerfile's default TORCH_INDEX_URL, is not
 #      reachable here). The multi-stage build keeps both out of the final image; step 6 checks that;
-#   4. runs the image (its own non-root user), waits for (healthy);
+#   4. runs the image (its own non-root user; read-only root file system, no capabilities), waits
+#      for (healthy);
 #   5. loads every page of posviz/ui/pages.py in Chromium (Playwright + /usr/bin/chromium) and fails on
 #      any `stException` or error alert;
 #   6. checks inside the image: non-root uid, CPU-only torch, no compiler, no CA/wheel left behind, and
@@ -144,7 +145,9 @@ free_port() {
 
 run_and_wait_healthy() {
   PORT="$(free_port)"
-  docker run -d --name "$CONTAINER" -p "127.0.0.1:$PORT:8501" "$IMAGE" >/dev/null
+  # Hardened the way a careful operator would run it: read-only root, no capabilities.
+  docker run -d --name "$CONTAINER" -p "127.0.0.1:$PORT:8501" --read-only --tmpfs /tmp \
+    --cap-drop ALL --security-opt no-new-privileges "$IMAGE" >/dev/null
   log "container $CONTAINER on 127.0.0.1:$PORT; waiting for (healthy)"
   local status start=$SECONDS
   while :; do
