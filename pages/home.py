@@ -41,15 +41,20 @@ QUESTIONS = [
     ("How do BLOOM, MPT and T5 encode position?",
      "pages/alibi.py",
      "ALiBi's per-head linear biases; T5's relative buckets on their own page."),
+    ("Does a vision transformer learn a 2-D grid of positions?",
+     "pages/vit_grid.py",
+     "Each patch's similarity to every other patch, tiled on the patch grid (the ViT paper's figure)."),
     ("How do the families compare, and what happens beyond the trained length?",
      "pages/compare.py",
      "Similarity vs distance, distinguishability of positions, extrapolation, on the same axes."),
 ]
 
-for question, page, answer in QUESTIONS:
-    with st.container(border=True):
-        st.markdown(f"**{question}**  \n{answer}")
-        st.page_link(page, label="Open the view", icon="➡️")
+left, right = st.columns(2)
+for index, (question, page, answer) in enumerate(QUESTIONS):
+    with (left if index % 2 == 0 else right).container(border=True):
+        st.markdown(f"**{question}**")
+        st.caption(answer)
+        st.page_link(page, label="Open the view", icon=":material/arrow_forward:")
 
 st.caption(
     "Every view's settings live in its URL: copy the address bar to share exactly what you see. "

@@ -9,9 +9,11 @@ if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; th
 fi
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 stamp=".venv/.installed-$(basename "$REQS")"
-want="$(cat requirements*.txt | sha256sum | cut -c1-16)"
+want="$(cat requirements*.txt pyproject.toml | sha256sum | cut -c1-16)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "Installing $REQS into .venv (first run takes a minute or two) ..."
   .venv/bin/python -m pip install --quiet --disable-pip-version-check -r "$REQS"
+  # posviz itself, editable: `import posviz` and `python -m posviz` work from anywhere in the venv.
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
   echo "$want" > "$stamp"
 fi
