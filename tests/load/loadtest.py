@@ -5,11 +5,13 @@
 
 What it does (loopback only, bounded in time, stops by itself):
 
-1. starts ``streamlit run app.py`` on a free 127.0.0.1 port with the hosted profile
-   (``POSVIZ_HOSTED=1``) and ``HF_HUB_OFFLINE=1`` (nothing leaves the machine), unless ``--url``;
-2. reference pass: for every scenario (a page and one widget on it: a slider to move, or the table
-   source to switch) one session sets each value in turn and records a digest of every chart on the
-   page (Vega-Lite spec + data bytes) — the right answer for that value;
+1. starts a loopback hub serving tiny checkpoints under real model ids (gpt2, bert, distilbert),
+   then ``streamlit run app.py`` on a free 127.0.0.1 port with the hosted profile
+   (``POSVIZ_HOSTED=1``), a private HF cache and ``HF_ENDPOINT`` at that hub (nothing leaves the
+   machine), unless ``--url``;
+2. reference pass: for every scenario (a page and one widget on it: a slider to move, a table
+   source or hub model to switch) one session sets each value in turn and records a digest of
+   every chart on the page (Vega-Lite spec + data bytes) — the right answer for that value;
 3. load: ``--sessions`` sessions at once (websocket clients speaking Streamlit's own protocol, see
    st_client.py), session ``i`` running scenario ``i mod n`` and starting at a different value, each
    setting the next value as soon as its previous chart arrived, for ``--seconds``;
@@ -55,6 +57,7 @@ class Scenario:
     kind: str  # "slider", "selectbox", "radio", "number_input", "checkbox"
     key: str
     values: tuple  # for selectbox/radio: option labels as shown
+    setup: tuple = ()  # (kind, key, value) steps that make the widget appear, done once
 
     @property
     def name(self) -> str:
@@ -62,6 +65,22 @@ class Scenario:
 
 
 BUNDLED, SINUSOID = "Bundled MiniLM-L6 (offline)", "Sinusoid (computed)"
+HUB = "Hugging Face hub model"
+#: Tiny checkpoints served by a loopback hub under real model ids: (config, tensor name, shape).
+TINY_HUB_MODELS = {
+    "openai-community/gpt2": (
+        {"model_type": "gpt2", "n_positions": 64, "n_embd": 48, "vocab_size": 50},
+        "wpe.weight", (64, 48),
+    ),
+    "google-bert/bert-base-uncased": (
+        {"model_type": "bert", "max_position_embeddings": 80, "hidden_size": 32, "vocab_size": 50},
+        "embeddings.position_embeddings.weight", (80, 32),
+    ),
+    "distilbert/distilbert-base-uncased": (
+        {"model_type": "distilbert", "max_position_embeddings": 40, "dim": 24, "vocab_size": 50},
+        "embeddings.position_embeddings.weight", (40, 24),
+    ),
+}  # fmt: skip
 #: Moving sliders on the sinusoid page, and switching the learned page's table (bundled MiniLM
 #: vs computed sinusoids, both offline) and its view. Scenarios whose widget is missing (pages
 #: change) are reported and skipped.
@@ -69,6 +88,13 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario("sinusoidal", "slider", "sin_pos", (0, 7, 31, 64, 100)),
     Scenario("sinusoidal", "slider", "sin_n", (32, 64, 128, 256)),
     Scenario("learned", "selectbox", "lrn_a_src", (BUNDLED, SINUSOID)),
+    Scenario(
+        "learned",
+        "selectbox",
+        "lrn_a_hub",
+        tuple(TINY_HUB_MODELS),
+        setup=(("selectbox", "lrn_a_src", HUB),),
+    ),
     Scenario("learned", "radio", "lrn_view", ("Cosine similarity", "PCA trajectory 2-D")),
     Scenario("learned", "number_input", "lrn_b_n", (64, 128, 256, 512)),
     Scenario("nope", "slider", "nope_n", (16, 64, 128, 256)),
@@ -134,6 +160,43 @@ def app_server(env: dict[str, str]) -> Iterator[tuple[str, int]]:
             proc.wait()
 
 
+@contextlib.contextmanager
+def tiny_hub() -> Iterator[str]:
+    """A loopback hub serving :data:`TINY_HUB_MODELS`; yields its URL (for ``HF_ENDPOINT``)."""
+    import json
+    import tempfile
+
+    import numpy as np
+    from safetensors.numpy import save_file
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from hub_server import FakeHub, HubServer
+
+    hub = FakeHub()
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, (repo, (config, tensor, shape)) in enumerate(TINY_HUB_MODELS.items()):
+            folder = Path(tmp) / str(i)
+            folder.mkdir()
+            (folder / "config.json").write_text(json.dumps(config))
+            table = np.random.default_rng(i).standard_normal(shape).astype(np.float32)
+            save_file({tensor: table}, folder / "model.safetensors")
+            hub.add_dir(repo, folder)
+        with HubServer(hub) as server:
+            yield server.url
+
+
+@contextlib.contextmanager
+def load_target() -> Iterator[tuple[str, int]]:
+    """The server under load: hosted profile, a private HF cache, hub ids from a loopback hub."""
+    import tempfile
+
+    with tiny_hub() as hub_url, tempfile.TemporaryDirectory() as hf_home:
+        env = {"POSVIZ_HOSTED": "1", "HF_ENDPOINT": hub_url, "HF_HOME": hf_home,
+               "HF_HUB_OFFLINE": "0", "HF_HUB_DISABLE_TELEMETRY": "1"}  # fmt: skip
+        with app_server(env) as target:
+            yield target
+
+
 def rss_mb(pid: int | None) -> float:
     if pid is None:
         return float("nan")
@@ -147,13 +210,23 @@ def rss_mb(pid: int | None) -> float:
 # ---------------------------------------------------------------------------------------------
 
 
+async def prepare(session: StreamlitSession, sc: Scenario) -> None:
+    """Open the scenario's page and do its setup steps (e.g. pick "hub" to show the model list)."""
+    await session.run()
+    for kind, key, value in sc.setup:
+        result = await session.set(kind, key, value)
+        if result.exceptions:
+            raise RuntimeError(f"{sc.name} setup {key}={value!r}: {result.exceptions[0]}")
+
+
 async def usable_scenarios(url: str, scenarios: tuple[Scenario, ...]) -> list[Scenario]:
     """Scenarios whose page and widget exist (and whose values the widget accepts)."""
     usable = []
     for sc in scenarios:
         try:
             async with StreamlitSession(url, sc.page) as session:
-                result = await session.run()
+                await prepare(session, sc)
+                result = await session.set(sc.kind, sc.key, sc.values[0])
                 widget = session.widget(sc.kind, sc.key)
                 if sc.kind in ("selectbox", "radio"):
                     missing = [v for v in sc.values if v not in widget.proto.options]
@@ -180,7 +253,7 @@ async def reference(url: str, sc: Scenario) -> dict[object, str]:
     """
     digests = {}
     async with StreamlitSession(url, sc.page) as session:
-        await session.run()
+        await prepare(session, sc)
         for value in sc.values + sc.values:
             result = await session.set(sc.kind, sc.key, value)
             if result.exceptions or result.errors:
@@ -196,7 +269,7 @@ async def one_session(url: str, sc: Scenario, refs: dict, offset: int, deadline:
     """Cycle through the scenario's values until the deadline; check every chart."""
     try:
         async with StreamlitSession(url, sc.page, timeout=90) as session:
-            await session.run()
+            await prepare(session, sc)
             for step in itertools.count():
                 if time.monotonic() >= deadline:
                     break
@@ -290,8 +363,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.url:
         report = asyncio.run(run_load(args.url, None, args.sessions, args.seconds, SCENARIOS))
     else:
-        env = {"POSVIZ_HOSTED": "1", "HF_HUB_OFFLINE": "1"}
-        with app_server(env) as (url, pid):
+        with load_target() as (url, pid):
             report = asyncio.run(run_load(url, pid, args.sessions, args.seconds, SCENARIOS))
     for key, value in report.items():
         print(f"{key:>16s}: {value}")

@@ -14,11 +14,11 @@ pytestmark = pytest.mark.slow
 
 
 def test_twenty_sessions_for_a_minute_get_their_own_charts_and_no_errors():
-    from loadtest import SCENARIOS, app_server, run_load
+    from loadtest import SCENARIOS, load_target, run_load
 
     sessions = int(os.environ.get("POSVIZ_LOAD_SESSIONS", "20"))
     seconds = float(os.environ.get("POSVIZ_LOAD_SECONDS", "60"))
-    with app_server({"POSVIZ_HOSTED": "1", "HF_HUB_OFFLINE": "1"}) as (url, pid):
+    with load_target() as (url, pid):
         report = asyncio.run(run_load(url, pid, sessions, seconds, SCENARIOS))
     print(report)
     assert report["errors"] == {}, report
