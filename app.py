@@ -8,8 +8,13 @@ st.set_page_config(page_title="posviz: positional encodings, seen", page_icon="ð
 navigation = st.navigation(
     {
         section: [
-            st.Page(spec.path, title=spec.title, icon=spec.icon, url_path=spec.url_path,
-                    default=spec.url_path == "home")
+            st.Page(
+                spec.path,
+                title=spec.title,
+                icon=spec.icon,
+                url_path=spec.url_path,
+                default=spec.url_path == "home",
+            )
             for spec in specs
         ]
         for section, specs in PAGES.items()

@@ -4,49 +4,80 @@ import streamlit as st
 
 st.title("Where is the position in a transformer?")
 st.markdown(
-    "Self-attention treats its input as a **set**: shuffle the tokens and the outputs shuffle with them. "
-    "Positional encodings are how order gets in. posviz shows them on **real models** — the sinusoid "
-    "of *Attention Is All You Need*, the learned tables of BERT-style models, and the relative schemes "
+    "Self-attention treats its input as a **set**: shuffle the tokens and the outputs shuffle "
+    "with them. "
+    "Positional encodings are how order gets in. posviz shows them on **real models** — the "
+    "sinusoid "
+    "of *Attention Is All You Need*, the learned tables of BERT-style models, and the relative "
+    "schemes "
     "(RoPE, ALiBi, T5) of today's models — and runs the experiments people argue about, live. "
     "Everything works offline on a real learned table (`sentence-transformers/all-MiniLM-L6-v2`, a "
     "6-layer BERT, 512 positions × 384 dimensions)."
 )
 
 QUESTIONS = [
-    ("What does the sinusoidal encoding look like, and why sines *and* cosines?",
-     "pages/sinusoidal.py",
-     "Heatmap, sin/cos pairs as clock hands on the unit circle, which dimensions actually move."),
-    ("What has a learned positional embedding learned?",
-     "pages/learned.py",
-     "A real table (MiniLM offline; BERT, RoBERTa, GPT-2, OPT, ViT from the hub): similarity, PCA "
-     "trajectory, norms, side by side with a sinusoid."),
-    ("Can you read the position back out of a position vector?",
-     "pages/probing.py",
-     "Linear probe: train on even positions, test on odd (the blog's experiment, Wang & Chen 2020)."),
-    ("Why add the position to the word embedding instead of concatenating?",
-     "pages/add_vs_concat.py",
-     "A word's cloud of WE+PE, and how much of PE lives in a subspace the words do not use."),
-    ("Why does a transformer need positions at all?",
-     "pages/permutation.py",
-     "“Tom bit a dog” vs “A dog bit Tom” through a real attention layer, with and without positions."),
-    ("Positions are added once at the input — do later layers still know them?",
-     "pages/layers.py",
-     "Probe the token position from every layer's hidden states of a real model."),
-    ("Why does BERT use `nn.Embedding` for positions?",
-     "pages/embedding_lookup.py",
-     "An embedding layer is one-hot × table; learned and sinusoidal tables are both just tables."),
-    ("Llama has no position table. Where did the positions go?",
-     "pages/rope.py",
-     "RoPE rotates queries and keys; context-extension scalings exactly as transformers does them."),
-    ("How do BLOOM, MPT and T5 encode position?",
-     "pages/alibi.py",
-     "ALiBi's per-head linear biases; T5's relative buckets on their own page."),
-    ("Does a vision transformer learn a 2-D grid of positions?",
-     "pages/vit_grid.py",
-     "Each patch's similarity to every other patch, tiled on the patch grid (the ViT paper's figure)."),
-    ("How do the families compare, and what happens beyond the trained length?",
-     "pages/compare.py",
-     "Similarity vs distance, distinguishability of positions, extrapolation, on the same axes."),
+    (
+        "What does the sinusoidal encoding look like, and why sines *and* cosines?",
+        "pages/sinusoidal.py",
+        "Heatmap, sin/cos pairs as clock hands on the unit circle, which dimensions actually move.",
+    ),
+    (
+        "What has a learned positional embedding learned?",
+        "pages/learned.py",
+        "A real table (MiniLM offline; BERT, RoBERTa, GPT-2, OPT, ViT from the hub): "
+        "similarity, PCA "
+        "trajectory, norms, side by side with a sinusoid.",
+    ),
+    (
+        "Can you read the position back out of a position vector?",
+        "pages/probing.py",
+        "Linear probe: train on even positions, test on odd (the blog's experiment, Wang & Chen "
+        "2020).",
+    ),
+    (
+        "Why add the position to the word embedding instead of concatenating?",
+        "pages/add_vs_concat.py",
+        "A word's cloud of WE+PE, and how much of PE lives in a subspace the words do not use.",
+    ),
+    (
+        "Why does a transformer need positions at all?",
+        "pages/permutation.py",
+        "“Tom bit a dog” vs “A dog bit Tom” through a real attention layer, with and without "
+        "positions.",
+    ),
+    (
+        "Positions are added once at the input — do later layers still know them?",
+        "pages/layers.py",
+        "Probe the token position from every layer's hidden states of a real model.",
+    ),
+    (
+        "Why does BERT use `nn.Embedding` for positions?",
+        "pages/embedding_lookup.py",
+        "An embedding layer is one-hot × table; learned and sinusoidal tables are both just "
+        "tables.",
+    ),
+    (
+        "Llama has no position table. Where did the positions go?",
+        "pages/rope.py",
+        "RoPE rotates queries and keys; context-extension scalings exactly as transformers does "
+        "them.",
+    ),
+    (
+        "How do BLOOM, MPT and T5 encode position?",
+        "pages/alibi.py",
+        "ALiBi's per-head linear biases; T5's relative buckets on their own page.",
+    ),
+    (
+        "Does a vision transformer learn a 2-D grid of positions?",
+        "pages/vit_grid.py",
+        "Each patch's similarity to every other patch, tiled on the patch grid (the ViT paper's "
+        "figure).",
+    ),
+    (
+        "How do the families compare, and what happens beyond the trained length?",
+        "pages/compare.py",
+        "Similarity vs distance, distinguishability of positions, extrapolation, on the same axes.",
+    ),
 ]
 
 left, right = st.columns(2)

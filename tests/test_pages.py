@@ -1,10 +1,10 @@
-"""Every page of the app runs through Streamlit's AppTest without an exception and says something."""
+"""Every page of the app runs through AppTest without an exception and says something."""
 
 from __future__ import annotations
 
 import pytest
-
 from conftest import ROOT, app_test, assert_no_exception
+
 from posviz.ui import all_pages
 
 

@@ -24,8 +24,9 @@ def user_errors(what: str = "") -> Iterator[None]:
         st.error(f"{prefix}{exc}", icon="⚠️")
 
 
-def show_chart(chart: alt.TopLevelMixin, *, key: str, data: np.ndarray | None = None,
-               name: str = "chart") -> None:
+def show_chart(
+    chart: alt.TopLevelMixin, *, key: str, data: np.ndarray | None = None, name: str = "chart"
+) -> None:
     """Display an Altair chart full width, with export buttons for it and its underlying data.
 
     ``data`` is the matrix/array behind the chart (exported as CSV / .npy); ``name`` the file stem.

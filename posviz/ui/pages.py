@@ -23,15 +23,26 @@ PAGES: dict[str, list[PageSpec]] = {
     ],
     "Experiments": [
         PageSpec("pages/probing.py", "Probing positions", ":material/straighten:", "probing"),
-        PageSpec("pages/add_vs_concat.py", "Add vs concatenate", ":material/add_circle:", "add_vs_concat"),
-        PageSpec("pages/permutation.py", "Permutation equivariance", ":material/shuffle:", "permutation"),
+        PageSpec(
+            "pages/add_vs_concat.py", "Add vs concatenate", ":material/add_circle:", "add_vs_concat"
+        ),
+        PageSpec(
+            "pages/permutation.py", "Permutation equivariance", ":material/shuffle:", "permutation"
+        ),
         PageSpec("pages/layers.py", "Position through layers", ":material/layers:", "layers"),
-        PageSpec("pages/embedding_lookup.py", "nn.Embedding is a table", ":material/table_chart:", "embedding_lookup"),
+        PageSpec(
+            "pages/embedding_lookup.py",
+            "nn.Embedding is a table",
+            ":material/table_chart:",
+            "embedding_lookup",
+        ),
     ],
     "Beyond": [
         PageSpec("pages/rope.py", "RoPE", ":material/360:", "rope"),
         PageSpec("pages/alibi.py", "ALiBi", ":material/trending_down:", "alibi"),
-        PageSpec("pages/t5_buckets.py", "T5 relative buckets", ":material/inventory_2:", "t5_buckets"),
+        PageSpec(
+            "pages/t5_buckets.py", "T5 relative buckets", ":material/inventory_2:", "t5_buckets"
+        ),
         PageSpec("pages/nope.py", "NoPE (no encoding)", ":material/block:", "nope"),
         PageSpec("pages/vit_grid.py", "ViT 2-D patch grid", ":material/grid_on:", "vit_grid"),
         PageSpec("pages/compare.py", "Compare families", ":material/compare_arrows:", "compare"),

@@ -2,8 +2,9 @@
 
 A page calls e.g. ``url_slider("Positions", key="sin_n", ...)``. On the first run of a session the
 widget is seeded from the URL (``?sin_n=128``); a value that is not a number, out of range or not an
-allowed choice is replaced by the default or clamped, and the user is told what was wrong and what the
-limits are. After every run the current value is written back so a copied link reproduces the view.
+allowed choice is replaced by the default or clamped, and the user is told what was wrong and what
+the limits are. After every run the current value is written back so a copied link reproduces the
+view.
 """
 
 from __future__ import annotations
@@ -58,30 +59,58 @@ def _publish(key: str, value: Any) -> None:
         st.query_params[key] = text
 
 
-def url_slider(label: str, *, key: str, min_value: T, max_value: T, default: T,
-               step: T | None = None, help: str | None = None, **kwargs: Any) -> T:
+def url_slider(
+    label: str,
+    *,
+    key: str,
+    min_value: T,
+    max_value: T,
+    default: T,
+    step: T | None = None,
+    help: str | None = None,
+    **kwargs: Any,
+) -> T:
     """A slider whose value is read from and written to the URL under ``key``."""
     kind = float if isinstance(default, float) else int
     _seed(key, _number_parser(kind, min_value, max_value, key), kind(default))
-    value = st.slider(label, min_value=min_value, max_value=max_value, step=step, key=key,
-                      help=help, **kwargs)
+    value = st.slider(
+        label, min_value=min_value, max_value=max_value, step=step, key=key, help=help, **kwargs
+    )
     _publish(key, value)
     return value
 
 
-def url_number(label: str, *, key: str, min_value: T, max_value: T, default: T,
-               step: T | None = None, help: str | None = None, **kwargs: Any) -> T:
+def url_number(
+    label: str,
+    *,
+    key: str,
+    min_value: T,
+    max_value: T,
+    default: T,
+    step: T | None = None,
+    help: str | None = None,
+    **kwargs: Any,
+) -> T:
     """A number box whose value is read from and written to the URL under ``key``."""
     kind = float if isinstance(default, float) else int
     _seed(key, _number_parser(kind, min_value, max_value, key), kind(default))
-    value = st.number_input(label, min_value=min_value, max_value=max_value, step=step, key=key,
-                            help=help, **kwargs)
+    value = st.number_input(
+        label, min_value=min_value, max_value=max_value, step=step, key=key, help=help, **kwargs
+    )
     _publish(key, value)
     return value
 
 
-def url_select(label: str, options: Sequence[str], *, key: str, default: str,
-               help: str | None = None, radio: bool = False, **kwargs: Any) -> str:
+def url_select(
+    label: str,
+    options: Sequence[str],
+    *,
+    key: str,
+    default: str,
+    help: str | None = None,
+    radio: bool = False,
+    **kwargs: Any,
+) -> str:
     """A selectbox (or radio) over strings, synced with the URL under ``key``."""
 
     def parse(raw: str) -> str:
@@ -96,8 +125,15 @@ def url_select(label: str, options: Sequence[str], *, key: str, default: str,
     return value
 
 
-def url_multiselect(label: str, options: Sequence[str], *, key: str, default: Sequence[str],
-                    help: str | None = None, **kwargs: Any) -> list[str]:
+def url_multiselect(
+    label: str,
+    options: Sequence[str],
+    *,
+    key: str,
+    default: Sequence[str],
+    help: str | None = None,
+    **kwargs: Any,
+) -> list[str]:
     """A multiselect over strings, synced with the URL as a comma-separated list."""
 
     def parse(raw: str) -> list[str]:
@@ -113,8 +149,16 @@ def url_multiselect(label: str, options: Sequence[str], *, key: str, default: Se
     return value
 
 
-def url_int_list(label: str, *, key: str, default: Sequence[int], min_value: int,
-                 max_value: int, max_items: int = 12, help: str | None = None) -> list[int]:
+def url_int_list(
+    label: str,
+    *,
+    key: str,
+    default: Sequence[int],
+    min_value: int,
+    max_value: int,
+    max_items: int = 12,
+    help: str | None = None,
+) -> list[int]:
     """A text box holding comma-separated integers (e.g. dimensions to plot), synced with the URL.
 
     Invalid entries are reported and dropped; the rest is kept.
@@ -136,8 +180,10 @@ def url_int_list(label: str, *, key: str, default: Sequence[int], min_value: int
         else:
             bad.append(item)
     if bad:
-        st.warning(f"Ignored {', '.join(map(repr, bad[:5]))}: enter whole numbers from "
-                   f"{min_value} to {max_value}, separated by commas.")
+        st.warning(
+            f"Ignored {', '.join(map(repr, bad[:5]))}: enter whole numbers from "
+            f"{min_value} to {max_value}, separated by commas."
+        )
     if len(values) > max_items:
         st.info(f"Showing the first {max_items} of {len(values)} entries.")
         values = values[:max_items]
@@ -145,8 +191,9 @@ def url_int_list(label: str, *, key: str, default: Sequence[int], min_value: int
     return values
 
 
-def url_checkbox(label: str, *, key: str, default: bool, help: str | None = None,
-                 toggle: bool = False) -> bool:
+def url_checkbox(
+    label: str, *, key: str, default: bool, help: str | None = None, toggle: bool = False
+) -> bool:
     """A checkbox (or toggle) synced with the URL as ``true``/``false``."""
 
     def parse(raw: str) -> bool:
@@ -162,8 +209,15 @@ def url_checkbox(label: str, *, key: str, default: bool, help: str | None = None
     return value
 
 
-def url_text(label: str, *, key: str, default: str, max_chars: int = 200,
-             help: str | None = None, **kwargs: Any) -> str:
+def url_text(
+    label: str,
+    *,
+    key: str,
+    default: str,
+    max_chars: int = 200,
+    help: str | None = None,
+    **kwargs: Any,
+) -> str:
     """A text box synced with the URL (trimmed, at most ``max_chars`` characters)."""
 
     def parse(raw: str) -> str:
