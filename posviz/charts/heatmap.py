@@ -1,0 +1,337 @@
+"""Heatmap of a position table drawn as one palette PNG (Vega-Lite ``image`` mark), not as rects.
+
+A rect per cell ships every value as a row of JSON/Arrow (512×768 rects ≈ 9.4 MB, seconds to draw);
+the same matrix as an 8-bit palette PNG is ~100 KB and the browser paints it at once. So:
+
+* tables up to 1024×1024 are drawn **1:1** — every cell is one image pixel;
+* bigger tables (up to 8192×8192) get a **level-of-detail** view: an overview reduced by whole
+  blocks (the chart *says* "1 pixel = 8×8 cells, mean"), and any window of ≤ 1024×1024 cells
+  (``window=``) is again drawn 1:1.
+
+Colour: a diverging scale centred on 0, symmetric ``[-vmax, vmax]`` (RdBu, blue < 0 < red), with a
+legend. The PNG is quantised to 255 levels, fewer (63, then 15) only if that is what keeps the
+payload under budget — the chart says which. Hover: an invisible grid of at most 40×40 blocks
+carries tooltips (block range, mean, min, max); once a window is ≤ 40 cells a side, each block is
+one cell and the tooltip is its exact value.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+Reduce = Literal["mean", "absmax"]
+
+MAX_SIDE_1TO1 = 1024  # rows/cols drawn 1:1
+MAX_TABLE_SIDE = 8192  # largest table accepted
+PAYLOAD_BUDGET = 1_000_000  # bytes of chart JSON per view (image + tooltips + spec)
+_IMAGE_BUDGET = 880_000  # bytes of base64 PNG; the rest of the spec stays well under 120 KB
+_LEVELS = (255, 63, 15)  # odd, so value 0 maps exactly onto the middle colour
+TOOLTIP_BLOCKS = 40  # max tooltip blocks per side
+
+# ColorBrewer RdBu, reversed so negative = blue, 0 = near white, positive = red.
+DIVERGING_COLORS: tuple[str, ...] = (
+    "#053061", "#2166ac", "#4393c3", "#92c5de", "#d1e5f0", "#f7f7f7",
+    "#fddbc7", "#f4a582", "#d6604d", "#b2182b", "#67001f",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Window:
+    """Half-open cell window: rows ``row0 … row1 - 1`` (positions), cols ``col0 … col1 - 1``."""
+
+    row0: int
+    row1: int
+    col0: int
+    col1: int
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.row1 - self.row0, self.col1 - self.col0
+
+
+@dataclass(frozen=True)
+class HeatmapImage:
+    """A window of a table rendered as a PNG, with what the rendering did to it.
+
+    ``row_factor × col_factor`` cells were reduced (``reduce``) into each pixel; ``(1, 1)`` is 1:1.
+    """
+
+    png: bytes
+    window: Window
+    row_factor: int
+    col_factor: int
+    reduce: str
+    levels: int
+    vmax: float
+    pixels: tuple[int, int]  # (height, width) of the PNG
+
+    @property
+    def is_exact(self) -> bool:
+        return self.row_factor == 1 and self.col_factor == 1
+
+    @property
+    def data_url(self) -> str:
+        return "data:image/png;base64," + base64.b64encode(self.png).decode("ascii")
+
+    def describe(self) -> str:
+        """One honest line about the rendering, e.g. "reduced: 1 pixel = 8×8 cells (mean)"."""
+        rows, cols = self.window.shape
+        if self.is_exact:
+            text = f"1:1 — each of the {rows}×{cols} cells is one pixel"
+        else:
+            text = (
+                f"reduced: 1 pixel = {self.row_factor}×{self.col_factor} cells "
+                f"({self.reduce}) — zoom to a window of ≤ {MAX_SIDE_1TO1} cells a side for 1:1"
+            )
+        return f"{text}; colour ±{self.vmax:.3g} in {self.levels} levels"
+
+
+def _check_table(matrix: np.ndarray) -> np.ndarray:
+    array = np.asarray(matrix)
+    if array.ndim != 2 or 0 in array.shape:
+        raise ValueError(
+            f"matrix has shape {array.shape}; expected a non-empty 2-D table "
+            "(n_positions, d_model)."
+        )
+    if not np.issubdtype(array.dtype, np.floating) and not np.issubdtype(array.dtype, np.integer):
+        raise ValueError(f"matrix has dtype {array.dtype}; expected real numbers.")
+    if max(array.shape) > MAX_TABLE_SIDE:
+        raise ValueError(
+            f"matrix is {array.shape[0]}×{array.shape[1]}; the heatmap draws at most "
+            f"{MAX_TABLE_SIDE} cells a side. "
+            f"Slice the table first (e.g. matrix[:{MAX_TABLE_SIDE}])."
+        )
+    if not np.isfinite(array).all():
+        raise ValueError("matrix contains NaN/inf; replace them (np.nan_to_num) before drawing.")
+    return array
+
+
+def _check_window(window: Window | tuple[int, int, int, int] | None, shape: tuple[int, int]):
+    n, d = shape
+    if window is None:
+        return Window(0, n, 0, d)
+    w = window if isinstance(window, Window) else Window(*(int(v) for v in window))
+    if not (0 <= w.row0 < w.row1 <= n and 0 <= w.col0 < w.col1 <= d):
+        raise ValueError(
+            f"window rows {w.row0}…{w.row1 - 1}, cols {w.col0}…{w.col1 - 1} does not fit a "
+            f"{n}×{d} table; rows must lie in 0…{n - 1} and cols in 0…{d - 1}, start before end."
+        )
+    return w
+
+
+def lod_factors(shape: tuple[int, int], max_side: int = MAX_SIDE_1TO1) -> tuple[int, int]:
+    """Smallest whole block size ``(rows, cols)`` that brings ``shape`` down to ≤ ``max_side``."""
+    return max(1, math.ceil(shape[0] / max_side)), max(1, math.ceil(shape[1] / max_side))
+
+
+def _block_reduce(matrix: np.ndarray, row_factor: int, col_factor: int, how: str) -> np.ndarray:
+    n, d = matrix.shape
+    rows, cols = math.ceil(n / row_factor), math.ceil(d / col_factor)
+    out = np.empty((rows, cols))
+    band = max(1, 256 // row_factor)  # output rows per band: bounded temporaries for big tables
+    for r in range(0, rows, band):
+        chunk = np.asarray(matrix[r * row_factor : (r + band) * row_factor], dtype=np.float64)
+        k = math.ceil(chunk.shape[0] / row_factor)
+        padded = np.full((k * row_factor, cols * col_factor), np.nan)  # NaN = outside the table
+        padded[: chunk.shape[0], :d] = chunk
+        blocks = padded.reshape(k, row_factor, cols, col_factor).transpose(0, 2, 1, 3)
+        blocks = blocks.reshape(k, cols, row_factor * col_factor)
+        if how == "absmax":
+            pick = np.nan_to_num(np.abs(blocks), nan=-1.0).argmax(axis=2)
+            out[r : r + k] = np.take_along_axis(blocks, pick[..., None], axis=2)[..., 0]
+        else:
+            out[r : r + k] = {"mean": np.nanmean, "min": np.nanmin, "max": np.nanmax}[how](
+                blocks, axis=2
+            )
+    return out
+
+
+def reduce_blocks(
+    matrix: np.ndarray, row_factor: int, col_factor: int, how: Reduce = "mean"
+) -> np.ndarray:
+    """Reduce ``(n, d)`` to ``(ceil(n/row_factor), ceil(d/col_factor))`` by whole blocks.
+
+    ``"mean"``: block mean (edge blocks average the cells they have). ``"absmax"``: the signed
+    value of largest magnitude in the block (keeps fast oscillations visible where a mean cancels
+    them out). Returns float64.
+    """
+    if how not in ("mean", "absmax"):
+        raise ValueError(f"reduce={how!r} is unknown; use 'mean' or 'absmax'.")
+    return _block_reduce(matrix, int(row_factor), int(col_factor), how)
+
+
+def _palette(levels: int) -> np.ndarray:
+    """``(levels, 3)`` uint8 RGB of the diverging scale, sampled evenly from −vmax to +vmax."""
+    stops = np.array([[int(c[i : i + 2], 16) for i in (1, 3, 5)] for c in DIVERGING_COLORS], float)
+    where = np.linspace(0.0, len(DIVERGING_COLORS) - 1.0, levels)
+    rgb = [np.interp(where, np.arange(len(stops)), stops[:, ch]) for ch in range(3)]
+    return np.round(np.stack(rgb, axis=1)).astype(np.uint8)
+
+
+def _encode_png(values: np.ndarray, vmax: float, levels: int) -> bytes:
+    from PIL import Image  # Pillow ships with streamlit
+
+    scaled = (np.clip(values / vmax, -1.0, 1.0) + 1.0) * 0.5 * (levels - 1)
+    image = Image.fromarray(np.round(scaled).astype(np.uint8), mode="P")
+    image.putpalette(_palette(levels).ravel().tolist())
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG", optimize=True, bits=4 if levels <= 16 else 8)
+    return buffer.getvalue()
+
+
+def heatmap_image(
+    matrix: np.ndarray,
+    *,
+    window: Window | tuple[int, int, int, int] | None = None,
+    max_side: int = MAX_SIDE_1TO1,
+    reduce: Reduce = "mean",
+    vmax: float | None = None,
+) -> HeatmapImage:
+    """Render ``matrix[window]`` as a palette PNG: 1:1 if it fits ``max_side``, else block-reduced.
+
+    Args:
+        matrix: ``(n_positions, d_model)``, at most 8192 a side, finite.
+        window: ``(row0, row1, col0, col1)`` half-open; default the whole table.
+        reduce: how blocks are reduced when the window is bigger than ``max_side``.
+        vmax: colour limit (symmetric); default ``max |matrix|`` over the whole table, so colours
+            mean the same in every window.
+    """
+    table = _check_table(matrix)
+    w = _check_window(window, table.shape)
+    if vmax is None:
+        vmax = float(np.abs(table).max())
+    vmax = vmax if math.isfinite(vmax) and vmax > 0 else 1.0
+    fy, fx = lod_factors(w.shape, max_side)
+    part = table[w.row0 : w.row1, w.col0 : w.col1]
+    values = reduce_blocks(part, fy, fx, reduce) if (fy, fx) != (1, 1) else part
+    for levels in _LEVELS:
+        png = _encode_png(np.asarray(values, dtype=np.float64), vmax, levels)
+        if len(png) * 4 / 3 <= _IMAGE_BUDGET:
+            break
+    return HeatmapImage(png, w, fy, fx, reduce, levels, vmax, tuple(values.shape))
+
+
+def _tooltip_frame(part: np.ndarray, w: Window, blocks: int, vmax: float):
+    """Tooltip blocks of ``part`` (= ``matrix[window]``): ``(frame, (block_rows, block_cols))``.
+
+    One row per block with its first row/col and mean/min/max, rounded to 6 significant digits of
+    ``vmax`` (the chart derives the block's end and its labels, which keeps the payload small).
+    For 1×1 blocks only the exact value is kept, in column ``mean``.
+    """
+    by, bx = lod_factors(part.shape, blocks)
+    ii, jj = np.indices((math.ceil(part.shape[0] / by), math.ceil(part.shape[1] / bx)))
+    decimals = max(0, 6 - math.floor(math.log10(vmax)))
+    frame = {"row0": w.row0 + ii.ravel() * by, "col0": w.col0 + jj.ravel() * bx}
+    for how in ("mean",) if (by, bx) == (1, 1) else ("mean", "min", "max"):
+        frame[how] = np.round(_block_reduce(part, by, bx, how).ravel(), decimals)
+    return pd.DataFrame(frame), (by, bx)
+
+
+def _range_label(start: str, stop: str) -> str:
+    """Vega expression: "a" for a one-cell range, else "a–b" (inclusive)."""
+    return f"{stop} - {start} == 1 ? '' + {start} : {start} + '–' + ({stop} - 1)"
+
+
+def heatmap_chart(
+    matrix: np.ndarray,
+    *,
+    window: Window | tuple[int, int, int, int] | None = None,
+    reduce: Reduce = "mean",
+    vmax: float | None = None,
+    title: str | None = None,
+    x_title: str = "dimension",
+    y_title: str = "position",
+    value_title: str = "value",
+    width: int = 800,
+    height: int | None = None,
+    tooltip_blocks: int = TOOLTIP_BLOCKS,
+) -> alt.LayerChart:
+    """Heatmap of ``matrix[window]`` (positions down, dimensions across) as an Altair layer chart.
+
+    Layers: the PNG (``image`` mark, nearest-neighbour scaling), an invisible tooltip grid, and a
+    hidden point layer that carries the diverging colour legend. The subtitle states whether the
+    view is 1:1 or reduced (see :meth:`HeatmapImage.describe`). Payload ≤ 1 MB for any window of
+    any table up to 8192×8192 (see :func:`payload_bytes`).
+
+    Args:
+        matrix: ``(n_positions, d_model)``.
+        window: ``(row0, row1, col0, col1)`` half-open cell window; default the whole table.
+        reduce: ``"mean"`` or ``"absmax"`` for reduced views.
+        vmax: symmetric colour limit; default ``max |matrix|`` of the whole table.
+        width, height: chart size in pixels (height defaults to the window's aspect, 160…720).
+    Returns:
+        ``alt.LayerChart``; never displayed here.
+    """
+    img = heatmap_image(matrix, window=window, reduce=reduce, vmax=vmax)
+    w = img.window
+    rows, cols = w.shape
+    if height is None:
+        height = int(min(720, max(160, width * img.pixels[0] / img.pixels[1])))
+    x_scale = alt.Scale(domain=[w.col0, w.col1], nice=False, zero=False)
+    y_scale = alt.Scale(domain=[w.row0, w.row1], nice=False, zero=False, reverse=True)
+    axis = alt.Axis(format="d", tickMinStep=1)
+    x = alt.X("col0:Q", title=x_title, scale=x_scale, axis=axis)
+    y = alt.Y("row0:Q", title=y_title, scale=y_scale, axis=axis)
+    frame = pd.DataFrame({"row0": [w.row0], "row1": [w.row1], "col0": [w.col0],
+                          "col1": [w.col1], "url": [img.data_url]})  # fmt: skip
+    image = (
+        alt.Chart(frame)
+        .mark_image(aspect=False, smooth=False)
+        .encode(x=x, x2="col1:Q", y=y, y2="row1:Q", url="url:N")
+    )
+    part = np.asarray(matrix)[w.row0 : w.row1, w.col0 : w.col1]
+    tips, (by, bx) = _tooltip_frame(part, w, tooltip_blocks, img.vmax)
+    exact = (by, bx) == (1, 1)
+    fields = [alt.Tooltip("positions:N", title=y_title), alt.Tooltip("dimensions:N", title=x_title)]
+    if exact:
+        fields.append(alt.Tooltip("mean:Q", title=value_title, format=".6~g"))
+    else:
+        fields += [alt.Tooltip(f"{k}:Q", title=f"{k} of block", format=".6~g")
+                   for k in ("mean", "min", "max")]  # fmt: skip
+    hover = (
+        alt.Chart(tips)
+        .transform_calculate(
+            row1=f"min(datum.row0 + {by}, {w.row1})", col1=f"min(datum.col0 + {bx}, {w.col1})"
+        )
+        .transform_calculate(
+            positions=_range_label("datum.row0", "datum.row1"),
+            dimensions=_range_label("datum.col0", "datum.col1"),
+        )
+        .mark_rect(fill="#000000", fillOpacity=0.0, stroke="#222222", strokeOpacity=0.0)
+        .encode(x=x, x2="col1:Q", y=y, y2="row1:Q", tooltip=fields)
+    )
+    stops = np.linspace(-img.vmax, img.vmax, len(DIVERGING_COLORS)).tolist()
+    legend = (
+        alt.Chart(pd.DataFrame({"value": [-img.vmax, img.vmax], "col0": w.col0, "row0": w.row0}))
+        .mark_point(opacity=0.0)
+        .encode(
+            x=x,
+            y=y,
+            color=alt.Color("value:Q", title=value_title)
+            .scale(domain=stops, range=list(DIVERGING_COLORS), interpolate="rgb")
+            .legend(gradientLength=min(240, max(100, height - 40))),
+        )
+    )
+    n, d = np.shape(matrix)
+    heading = title or f"{n}×{d} table"
+    if (rows, cols) != (n, d):
+        heading += f" — {y_title}s {w.row0}…{w.row1 - 1}, {x_title}s {w.col0}…{w.col1 - 1}"
+    return alt.layer(image, hover, legend).properties(
+        width=width,
+        height=height,
+        title=alt.Title(heading, subtitle=[img.describe()], anchor="start"),
+    )
+
+
+def payload_bytes(chart: alt.TopLevelMixin) -> int:
+    """Bytes of the chart's Vega-Lite JSON with its data inlined (what a browser receives)."""
+    return len(json.dumps(chart.to_dict(), separators=(",", ":")).encode())
