@@ -2,6 +2,8 @@
 
 import streamlit as st
 
+import posviz.ui  # noqa: F401  (routes a deep link through app.py on a fresh server)
+
 st.title("Where is the position in a transformer?")
 st.markdown(
     "Self-attention treats its input as a **set**: shuffle the tokens and the outputs shuffle "

@@ -5,6 +5,7 @@ Direction of imports: ``pages -> posviz.ui -> posviz.*``, never back.
 
 from posviz.ui.display import show_chart, user_errors
 from posviz.ui.pages import PAGES, PageSpec, all_pages
+from posviz.ui.router import route_through_app
 from posviz.ui.state import (
     url_checkbox,
     url_int_list,
@@ -29,3 +30,5 @@ __all__ = [
     "url_text",
     "user_errors",
 ]
+
+route_through_app()

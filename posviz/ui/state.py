@@ -19,7 +19,7 @@ T = TypeVar("T")
 
 
 def _warn(message: str) -> None:
-    st.warning(message, icon="🔗")
+    st.warning(message, icon=":material/link:")
 
 
 def _seed(key: str, parse: Callable[[str], Any], default: Any) -> None:
