@@ -20,7 +20,7 @@ from posviz.ui import (
     url_slider,
     user_errors,
 )
-from posviz.ui.families import pick_config, show_fixed_chart
+from posviz.ui.families import pick_config
 
 st.title("RoPE: rotary position embedding")
 st.markdown(
@@ -165,10 +165,11 @@ with c2:
         max_items=6,
     )
 if chosen:
-    show_fixed_chart(
+    show_chart(
         rope_circle_chart(position, freqs.inv_freq, chosen),
         key="rope_circle_chart",
         name="rope_circle",
+        width="content",
     )
     st.dataframe(
         {

@@ -1,8 +1,8 @@
 """posviz: see what transformer positional encodings are, on real models.
 
-The notebook API. Everything here is importable without Streamlit, and names are loaded lazily so that
-``import posviz`` stays light (torch and transformers are imported only by the functions that run a
-model). Example::
+The notebook API. Everything here is importable without Streamlit, and names are loaded lazily so
+that ``import posviz`` stays light (torch and transformers are imported only by the functions that
+run a model). Example::
 
     import posviz
     pe = posviz.sinusoidal(128, 512)                # (n_positions, d_model)
@@ -28,6 +28,9 @@ _EXPORTS: dict[str, str] = {
     # --- learned tables ---
     "load_table": "posviz.tables",
     "PositionTable": "posviz.tables",
+    "table_from_upload": "posviz.tables",
+    "fetch_config": "posviz.tables.hub",
+    "read_named_tensor": "posviz.tables.hub",
     # --- experiments ---
     "probe_positions": "posviz.analysis.probes",
     "probe_relative_order": "posviz.analysis.probes",

@@ -25,13 +25,20 @@ def user_errors(what: str = "") -> Iterator[None]:
 
 
 def show_chart(
-    chart: alt.TopLevelMixin, *, key: str, data: np.ndarray | None = None, name: str = "chart"
+    chart: alt.TopLevelMixin,
+    *,
+    key: str,
+    data: np.ndarray | None = None,
+    name: str = "chart",
+    width: str = "stretch",
 ) -> None:
-    """Display an Altair chart full width, with export buttons for it and its underlying data.
+    """Display an Altair chart with export buttons for it and its underlying data.
 
-    ``data`` is the matrix/array behind the chart (exported as CSV / .npy); ``name`` the file stem.
+    ``data`` is the matrix/array behind the chart (exported as CSV / .npy); ``name`` the file stem;
+    ``width`` is ``"stretch"`` (full width) or ``"content"`` (the chart's own width, e.g. to keep a
+    unit circle round).
     """
-    st.altair_chart(chart, width="stretch", key=key)
+    st.altair_chart(chart, width=width, key=key)
     from posviz.ui.exports import export_menu  # local: keeps export deps off the import path
 
     export_menu(chart, key=key, data=data, name=name)

@@ -135,13 +135,3 @@ def pick_config(family: str, *, key: str, default_preset: str) -> tuple[dict[str
         with st.spinner(f"Fetching {repo}/config.json …"):
             return cached_config(repo, revision), repo
     return None, "manual"
-
-
-def show_fixed_chart(
-    chart: Any, *, key: str, data: np.ndarray | None = None, name: str = "chart"
-) -> None:
-    """Like :func:`posviz.ui.show_chart` but at the chart's own width (keeps circles round)."""
-    from posviz.ui.exports import export_menu
-
-    st.altair_chart(chart, width="content", key=key)
-    export_menu(chart, key=key, data=data, name=name)
