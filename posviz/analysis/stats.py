@@ -12,6 +12,7 @@ from typing import Literal, NamedTuple
 import numpy as np
 
 Metric = Literal["cosine", "dot"]
+_COLUMN_BLOCK = 256
 
 
 def _as_table(matrix: np.ndarray, *, name: str = "matrix", min_rows: int = 1) -> np.ndarray:
@@ -43,13 +44,21 @@ def dimension_variance(matrix: np.ndarray) -> np.ndarray:
 
     ``var[j] = mean_p (M[p, j] - mean_p M[p, j])²`` (population variance, ``ddof=0``).
     A dimension with (near) zero variance carries (almost) no position information.
+    Computed in float64 on blocks of columns, so a big float32 table needs no full float64 copy.
 
     Args:
         matrix: ``(n_positions, d_model)``.
     Returns:
         ``(d_model,)`` float64.
     """
-    return _as_table(matrix).var(axis=0)
+    array = np.asarray(matrix)
+    if array.ndim != 2 or 0 in array.shape:
+        _as_table(array)  # raises with the shape in the message
+    out = np.empty(array.shape[1])
+    for start in range(0, array.shape[1], _COLUMN_BLOCK):
+        block = _as_table(array[:, start : start + _COLUMN_BLOCK])
+        out[start : start + block.shape[1]] = block.var(axis=0)
+    return out
 
 
 def position_norms(matrix: np.ndarray) -> np.ndarray:

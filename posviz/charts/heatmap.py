@@ -28,6 +28,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from posviz.charts.style import FIT_WIDTH
+
 Reduce = Literal["mean", "absmax"]
 
 MAX_SIDE_1TO1 = 1024  # rows/cols drawn 1:1
@@ -326,6 +328,7 @@ def heatmap_chart(
     if (rows, cols) != (n, d):
         heading += f" — {y_title}s {w.row0}…{w.row1 - 1}, {x_title}s {w.col0}…{w.col1 - 1}"
     return alt.layer(image, hover, legend).properties(
+        autosize=FIT_WIDTH,
         width=width,
         height=height,
         title=alt.Title(heading, subtitle=[img.describe()], anchor="start"),

@@ -1,0 +1,206 @@
+"""Line and bar charts of a position table: chosen dimensions over positions, per-dimension
+variance with an "active" threshold, and similarity of ``PE(p)`` with ``PE(p + k)``.
+
+All builders take ``matrix`` ``(n_positions, d_model)`` and return Altair charts (never displayed).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from posviz.analysis.stats import Metric, dimension_variance, shift_similarity
+from posviz.charts.style import FIT_WIDTH
+
+MAX_LINE_POINTS = 2048  # per line; longer tables are bucketed into mean + min–max band
+MAX_LINES = 12
+
+
+def _bucket(column: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    n = column.size
+    k = math.ceil(n / size)
+    padded = np.full(k * size, np.nan)
+    padded[:n] = column
+    blocks = padded.reshape(k, size)
+    return np.nanmean(blocks, axis=1), np.nanmin(blocks, axis=1), np.nanmax(blocks, axis=1)
+
+
+def dimensions_chart(
+    matrix: np.ndarray,
+    dims: Sequence[int],
+    *,
+    labels: Sequence[str] | None = None,
+    current: int | None = None,
+    title: str | None = None,
+    width: int = 800,
+    height: int = 300,
+) -> alt.Chart | alt.LayerChart:
+    """Value of each chosen dimension (column) as a line over positions.
+
+    Tables longer than 2048 positions are bucketed honestly: each point is the mean of
+    ``ceil(n / 2048)`` positions, with a band from the bucket's min to its max (so a fast sine
+    shows as a full band instead of an aliased line); the subtitle says so.
+
+    Args:
+        matrix: ``(n_positions, d_model)``.
+        dims: up to 12 column indices.
+        labels: legend label per dim (default ``"dim j"``).
+        current: a position to mark with a vertical rule.
+    """
+    table = np.asarray(matrix)
+    n, d = table.shape
+    dims = [int(j) for j in dims][:MAX_LINES]
+    if not dims:
+        raise ValueError("No dimensions chosen; pick at least one column to plot.")
+    bad = [j for j in dims if not 0 <= j < d]
+    if bad:
+        raise ValueError(f"dimension(s) {bad} out of range; this table has columns 0 … {d - 1}.")
+    labels = list(labels) if labels is not None else [f"dim {j}" for j in dims]
+    size = math.ceil(n / MAX_LINE_POINTS)
+    frames = []
+    for j, label in zip(dims, labels, strict=True):
+        mean, lo, hi = _bucket(table[:, j].astype(np.float64), size)
+        start = np.arange(mean.size) * size
+        frames.append(
+            pd.DataFrame({"position": start, "value": mean, "lo": lo, "hi": hi, "dimension": label})
+        )
+    data = pd.concat(frames, ignore_index=True)
+    color = alt.Color("dimension:N", sort=labels, title=None).legend(orient="top")
+    x = alt.X("position:Q", title="position").scale(domain=[0, max(n - 1, 1)], nice=False)
+    base = alt.Chart(data).encode(x=x, color=color)
+    tooltip = ["dimension:N", "position:Q", alt.Tooltip("value:Q", format=".4f")]
+    layers = [
+        base.mark_line(strokeWidth=1.5).encode(y=alt.Y("value:Q", title="value"), tooltip=tooltip)
+    ]
+    subtitle = f"every position of {n}"
+    if size > 1:
+        layers.insert(0, base.mark_area(opacity=0.25).encode(y="lo:Q", y2="hi:Q"))
+        subtitle = f"{n} positions in buckets of {size}: line = mean, band = min…max"
+    if current is not None and 0 <= current < n:
+        rule = pd.DataFrame({"position": [current]})
+        layers.append(
+            alt.Chart(rule).mark_rule(color="#444", strokeDash=[4, 3]).encode(x="position:Q")
+        )
+    return alt.layer(*layers).properties(
+        autosize=FIT_WIDTH,
+        width=width,
+        height=height,
+        title=alt.Title(
+            title or "Chosen dimensions over positions", subtitle=subtitle, anchor="start"
+        ),
+    )
+
+
+def active_dimensions(matrix: np.ndarray, threshold: float) -> int:
+    """How many dimensions have variance across positions above ``threshold``."""
+    return int((dimension_variance(matrix) > threshold).sum())
+
+
+def variance_chart(
+    matrix: np.ndarray,
+    threshold: float = 1e-3,
+    *,
+    title: str | None = None,
+    width: int = 800,
+    height: int = 260,
+    floor: float = 1e-12,
+) -> alt.LayerChart:
+    """Variance of every dimension across positions (log scale), bars above ``threshold`` "active".
+
+    The title counts the active dimensions. Variances below ``floor`` are drawn at ``floor``.
+
+    Args:
+        matrix: ``(n_positions, d_model)``.
+        threshold: variance above which a dimension counts as active (> 0).
+    """
+    if not (isinstance(threshold, int | float) and math.isfinite(threshold) and threshold > 0):
+        raise ValueError(f"threshold={threshold!r} must be a positive number, e.g. 1e-3.")
+    var = dimension_variance(matrix)  # (d_model,)
+    d = var.size
+    active = var > threshold
+    data = pd.DataFrame(
+        {
+            "dimension": np.arange(d),
+            "variance": np.maximum(var, floor),
+            "exact": var,
+            "status": np.where(active, "active", "barely moves"),
+            "floor": floor,
+        }
+    )
+    y = alt.Y("variance:Q", title="variance across positions (log)").scale(type="log")
+    bars = (
+        alt.Chart(data)
+        .mark_bar(width={"band": 1} if d > 400 else alt.Undefined)
+        .encode(
+            x=alt.X("dimension:Q", title="dimension").scale(domain=[0, d], nice=False),
+            y=y,
+            y2="floor:Q",
+            color=alt.Color("status:N", title=None, sort=["active", "barely moves"])
+            .scale(domain=["active", "barely moves"], range=["#4c51bf", "#c7c9d9"])
+            .legend(orient="top"),
+            tooltip=[
+                "dimension:Q",
+                alt.Tooltip("exact:Q", title="variance", format=".3e"),
+                "status:N",
+            ],
+        )
+    )
+    rule = (
+        alt.Chart(pd.DataFrame({"threshold": [threshold]}))
+        .mark_rule(color="#d6604d", strokeDash=[5, 3])
+        .encode(y="threshold:Q")
+    )
+    heading = (
+        title or f"{int(active.sum())} of {d} dimensions are active (variance > {threshold:g})"
+    )
+    return alt.layer(bars, rule).properties(
+        autosize=FIT_WIDTH, width=width, height=height, title=alt.Title(heading, anchor="start")
+    )
+
+
+def shift_similarity_chart(
+    matrix: np.ndarray,
+    max_shift: int,
+    *,
+    metric: Metric = "cosine",
+    title: str | None = None,
+    width: int = 800,
+    height: int = 260,
+) -> alt.LayerChart:
+    """Similarity of ``M[p]`` and ``M[p+k]`` against ``k``: mean over ``p`` with its min–max band.
+
+    A band of zero width means the similarity depends only on the offset ``k``, not on ``p``
+    (true for sinusoids: ``PE(p)·PE(p+k) = Σ_i cos(ω_i k)``). The subtitle reports the largest
+    spread over ``p``. Uses :func:`posviz.analysis.stats.shift_similarity`.
+    """
+    result = shift_similarity(matrix, max_shift, metric=metric)
+    data = pd.DataFrame(result._asdict())
+    spread = float((result.max - result.min).max())
+    x = alt.X("shifts:Q", title="offset k (positions)").scale(domain=[0, max_shift], nice=False)
+    label = "cosine similarity" if metric == "cosine" else "dot product"
+    base = alt.Chart(data).encode(x=x)
+    band = base.mark_area(opacity=0.3, color="#d6604d").encode(y="min:Q", y2="max:Q")
+    line = base.mark_line(color="#4c51bf").encode(
+        y=alt.Y("mean:Q", title=f"{label} of p and p+k"),
+        tooltip=[
+            alt.Tooltip("shifts:Q", title="k"),
+            alt.Tooltip("mean:Q", format=".4f"),
+            alt.Tooltip("std:Q", title="std over p", format=".2e"),
+            alt.Tooltip("min:Q", format=".4f"),
+            alt.Tooltip("max:Q", format=".4f"),
+            alt.Tooltip("count:Q", title="pairs (p, p+k)"),
+        ],
+    )
+    subtitle = f"line: mean over p; band: min…max over p (widest spread {spread:.2g})"
+    return alt.layer(band, line).properties(
+        autosize=FIT_WIDTH,
+        width=width,
+        height=height,
+        title=alt.Title(
+            title or f"{label.capitalize()} of PE(p) and PE(p+k)", subtitle=subtitle, anchor="start"
+        ),
+    )

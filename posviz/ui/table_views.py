@@ -1,0 +1,461 @@
+"""Reusable Streamlit views of any position table ``(n_positions, d_model)``.
+
+Used by the sinusoidal page and the learned-tables page. Every widget is URL-synced under
+``key_prefix`` (e.g. ``"sin_"`` → ``?sin_hm_zoom=true``), so two views on one page need two
+prefixes. Each view draws its own subheader and short prose; the page adds what is specific to it.
+
+Stable signatures (keyword-only after ``matrix``):
+
+    heatmap_view(matrix, *, key_prefix, cache_key=None, title="Heatmap", name="table",
+                 x_title="dimension", y_title="position", value_title="value", prose=None)
+    dimensions_view(matrix, *, key_prefix, default_dims=(0, 1), dim_label=None, current=None,
+                    name="table", prose=None)
+    unit_circle_view(matrix, *, key_prefix, pairs_are_sin_cos, sin_cos_columns=None,
+                     wavelengths=None, name="table", prose=None)
+    variance_view(matrix, *, key_prefix, default_threshold=1e-3, name="table", prose=None)
+    shift_similarity_view(matrix, *, key_prefix, default_metric="cosine", name="table",
+                          prose=None)
+    cached_sinusoidal(n_positions, d_model, base, layout) -> read-only float32 table
+
+``cache_key``: a string that identifies ``matrix`` (e.g. ``"sin:128:512:10000:interleaved"``);
+when given, rendered heatmap images are cached by it (arrays themselves are never hashed).
+``prose``: replaces the default explanation under the subheader.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import streamlit as st
+
+from posviz.analysis.stats import dimension_variance, pca
+from posviz.charts.circle import MAX_HANDS, unit_circle_chart
+from posviz.charts.heatmap import MAX_SIDE_1TO1, heatmap_chart, lod_factors
+from posviz.charts.lines import MAX_LINES, dimensions_chart, shift_similarity_chart, variance_chart
+from posviz.encodings.sinusoidal import sinusoidal
+from posviz.settings import settings
+from posviz.ui.display import show_chart, user_errors
+from posviz.ui.state import (
+    url_checkbox,
+    url_int_list,
+    url_number,
+    url_select,
+    url_slider,
+)
+
+_SHIFT_BUDGET = 200_000_000  # multiply-adds allowed for the shift-similarity view
+
+
+@st.cache_data(max_entries=settings().cache_entries, ttl=settings().cache_ttl_seconds)
+def _cached_heatmap(
+    cache_key: str,
+    window: tuple[int, int, int, int],
+    reduce: str,
+    labels: tuple[str, str, str],
+    _matrix: np.ndarray,
+):
+    x_title, y_title, value_title = labels
+    return heatmap_chart(
+        _matrix,
+        window=window,
+        reduce=reduce,
+        x_title=x_title,
+        y_title=y_title,
+        value_title=value_title,
+    )
+
+
+def _window_controls(n: int, d: int, key_prefix: str) -> tuple[int, int, int, int] | None:
+    """Zoom controls: start row/col and window size, each ≤ 1024 so the window draws 1:1."""
+    big = n > MAX_SIDE_1TO1 or d > MAX_SIDE_1TO1
+    zoom = url_checkbox(
+        "Zoom to a window",
+        key=f"{key_prefix}hm_zoom",
+        default=False,
+        toggle=True,
+        help=f"Pick a window of at most {MAX_SIDE_1TO1}×{MAX_SIDE_1TO1} cells: it is drawn 1:1. "
+        "Windows of at most 40×40 cells show each cell's exact value on hover.",
+    )
+    if not zoom:
+        return None
+    cols = st.columns(4)
+    with cols[0]:
+        r0 = url_number(
+            "First position", key=f"{key_prefix}hm_r0", min_value=0, max_value=n - 1, default=0
+        )
+    with cols[1]:
+        rows = url_number(
+            "Positions shown",
+            key=f"{key_prefix}hm_rows",
+            min_value=1,
+            max_value=min(n, MAX_SIDE_1TO1),
+            default=min(n, 64 if big else 32),
+        )
+    with cols[2]:
+        c0 = url_number(
+            "First dimension", key=f"{key_prefix}hm_c0", min_value=0, max_value=d - 1, default=0
+        )
+    with cols[3]:
+        ncols = url_number(
+            "Dimensions shown",
+            key=f"{key_prefix}hm_cols",
+            min_value=1,
+            max_value=min(d, MAX_SIDE_1TO1),
+            default=min(d, 64 if big else 32),
+        )
+    r0, c0 = min(int(r0), n - 1), min(int(c0), d - 1)
+    return r0, min(n, r0 + int(rows)), c0, min(d, c0 + int(ncols))
+
+
+def heatmap_view(
+    matrix: np.ndarray,
+    *,
+    key_prefix: str,
+    cache_key: str | None = None,
+    title: str = "Heatmap",
+    name: str = "table",
+    x_title: str = "dimension",
+    y_title: str = "position",
+    value_title: str = "value",
+    prose: str | None = None,
+) -> None:
+    """The whole table as an image, 1:1 up to 1024×1024; bigger tables as an overview + zoom."""
+    n, d = np.shape(matrix)
+    st.subheader(title)
+    fy, fx = lod_factors((n, d))
+    st.markdown(
+        prose
+        or "Each row is a position, each column a dimension; colour is the value (blue < 0 < red). "
+        "Hover for values (blocks show mean/min/max; zoomed windows of ≤ 40×40 cells show each "
+        "cell). The subtitle says whether every cell is its own pixel."
+    )
+    reduce = "mean"
+    if (fy, fx) != (1, 1):
+        st.info(
+            f"This {n}×{d} table is larger than {MAX_SIDE_1TO1}×{MAX_SIDE_1TO1}: the overview is "
+            f"reduced (1 pixel = {fy}×{fx} cells). Zoom to a window to see cells 1:1.",
+            icon="🔎",
+        )
+        reduce = url_select(
+            "Overview reduction",
+            ["mean", "absmax"],
+            key=f"{key_prefix}hm_reduce",
+            default="mean",
+            horizontal=True,
+            radio=True,
+            help="mean: average of each block (fast oscillations cancel to ~0); absmax: the value "
+            "of largest magnitude in each block (keeps oscillating columns visible).",
+        )
+    window = _window_controls(n, d, key_prefix) or (0, n, 0, d)
+    labels = (x_title, y_title, value_title)
+    with user_errors("Heatmap"):
+        if cache_key is not None:
+            chart = _cached_heatmap(cache_key, window, reduce, labels, matrix)
+        else:
+            chart = heatmap_chart(
+                matrix,
+                window=window,
+                reduce=reduce,
+                x_title=x_title,
+                y_title=y_title,
+                value_title=value_title,
+            )
+        show_chart(chart, key=f"{key_prefix}heatmap_chart", data=np.asarray(matrix), name=name)
+    _cell_inspector(matrix, key_prefix=key_prefix, x_title=x_title, y_title=y_title)
+
+
+def _cell_inspector(matrix: np.ndarray, *, key_prefix: str, x_title: str, y_title: str) -> None:
+    n, d = np.shape(matrix)
+    with st.expander("Cell inspector: exact value of one cell"):
+        cols = st.columns(3)
+        with cols[0]:
+            p = st.number_input(y_title.capitalize(), 0, n - 1, 0, key=f"{key_prefix}cell_p")
+        with cols[1]:
+            j = st.number_input(x_title.capitalize(), 0, d - 1, 0, key=f"{key_prefix}cell_j")
+        with cols[2]:
+            st.metric(f"value at ({p}, {j})", f"{float(np.asarray(matrix)[p, j]):.8g}")
+
+
+def dimensions_view(
+    matrix: np.ndarray,
+    *,
+    key_prefix: str,
+    default_dims: Sequence[int] = (0, 1),
+    dim_label: Callable[[int], str] | None = None,
+    current: int | None = None,
+    name: str = "table",
+    prose: str | None = None,
+) -> None:
+    """Chosen dimensions (columns) as lines over positions."""
+    _n, d = np.shape(matrix)
+    st.subheader("Dimensions over positions")
+    st.markdown(
+        prose
+        or "Each line is one column of the table read down the positions: how that single "
+        "coordinate changes as the token moves along the sequence."
+    )
+    default = [j for j in default_dims if 0 <= j < d] or [0]
+    dims = url_int_list(
+        f"Dimensions to plot (0 … {d - 1}, comma-separated, up to {MAX_LINES})",
+        key=f"{key_prefix}dims",
+        default=default,
+        min_value=0,
+        max_value=d - 1,
+        max_items=MAX_LINES,
+    )
+    if not dims:
+        st.info("Enter at least one dimension to plot.")
+        return
+    labels = [dim_label(j) if dim_label else f"dim {j}" for j in dims]
+    with user_errors("Dimensions"):
+        chart = dimensions_chart(matrix, dims, labels=labels, current=current)
+        show_chart(
+            chart,
+            key=f"{key_prefix}dims_chart",
+            data=np.asarray(matrix)[:, dims],
+            name=f"{name}-dims",
+        )
+
+
+def unit_circle_view(
+    matrix: np.ndarray,
+    *,
+    key_prefix: str,
+    pairs_are_sin_cos: bool,
+    sin_cos_columns: tuple[np.ndarray, np.ndarray] | None = None,
+    wavelengths: np.ndarray | None = None,
+    name: str = "table",
+    prose: str | None = None,
+) -> None:
+    """Two columns against each other, one point per position, the chosen position as a hand.
+
+    ``pairs_are_sin_cos=True``: the pair is a sin/cos pair ``i`` (``sin_cos_columns`` gives the
+    columns, ``wavelengths`` the wavelength per pair); several hands can be shown. Otherwise the
+    reader picks any two dimensions, or the first two principal components of the positions.
+    """
+    n, _d = np.shape(matrix)
+    st.subheader("Clock hands" if pairs_are_sin_cos else "Two coordinates against each other")
+    plot, controls = st.columns([11, 9], gap="large")  # a half-width column keeps circles round
+    with controls:
+        position = url_slider(
+            "Current position",
+            key=f"{key_prefix}pos",
+            min_value=0,
+            max_value=max(n - 1, 1),
+            default=min(10, n - 1),
+        )
+        position = min(int(position), n - 1)
+        with user_errors("Circle"):
+            if pairs_are_sin_cos:
+                _sin_cos_circle(
+                    matrix, key_prefix, position, sin_cos_columns, wavelengths, name, prose, plot
+                )
+            else:
+                _free_pair_circle(matrix, key_prefix, position, name, prose, plot)
+
+
+def _sin_cos_circle(matrix, key_prefix, position, columns, wavelengths, name, prose, plot):
+    if columns is None:
+        raise ValueError("sin_cos_columns is required when pairs_are_sin_cos=True.")
+    sin_cols, cos_cols = columns
+    pairs = len(sin_cols)
+    st.markdown(
+        prose
+        or "Each sin/cos pair turns like a clock hand: plotting (sin, cos) puts every position on "
+        "the unit circle, starting at 12 o'clock and moving clockwise by ω radians per position. "
+        "Fast pairs (small i) wrap around many times; slow pairs barely leave the top."
+    )
+    main = url_slider(
+        "Pair i", key=f"{key_prefix}pair", min_value=0, max_value=max(pairs - 1, 1), default=0
+    )
+    main = min(int(main), pairs - 1)
+    extra = url_int_list(
+        f"More hands (pair indices 0 … {pairs - 1}, up to {MAX_HANDS - 1})",
+        key=f"{key_prefix}hands",
+        default=[],
+        min_value=0,
+        max_value=pairs - 1,
+        max_items=MAX_HANDS - 1,
+    )
+    chosen = [main, *[i for i in extra if i != main]]
+    labels = [f"pair {i} (dims {sin_cols[i]}, {cos_cols[i]})" for i in chosen]
+    lines = []
+    if wavelengths is not None:
+        for i in chosen:
+            lines.append(f"pair {i}: wavelength 2π·base^(2i/d) = {wavelengths[i]:,.4g} positions")
+    chart = unit_circle_chart(
+        matrix,
+        (int(sin_cols[main]), int(cos_cols[main])),
+        current=position,
+        extra_pairs=[(int(sin_cols[i]), int(cos_cols[i])) for i in chosen[1:]],
+        labels=labels,
+        subtitle=lines,
+    )
+    with plot:
+        show_chart(
+            chart,
+            key=f"{key_prefix}circle_chart",
+            data=np.asarray(matrix)[
+                :, [int(c) for i in chosen for c in (sin_cols[i], cos_cols[i])]
+            ],
+            name=f"{name}-pairs",
+        )
+
+
+def _free_pair_circle(matrix, key_prefix, position, name, prose, plot) -> None:
+    n, d = np.shape(matrix)
+    st.markdown(
+        prose
+        or "A learned table has no sin/cos pairs, but any two coordinates can be plotted against "
+        "each other. The first two principal components show the main 2-D shape of the "
+        "positions: a curve or circle means neighbouring positions sit close together."
+    )
+    mode = url_select(
+        "Coordinates",
+        ["principal components", "dimensions"],
+        key=f"{key_prefix}circ_mode",
+        default="principal components",
+        radio=True,
+        horizontal=True,
+    )
+    if mode == "dimensions":
+        cols = st.columns(2)
+        with cols[0]:
+            a = url_number(
+                "x: dimension", key=f"{key_prefix}circ_x", min_value=0, max_value=d - 1, default=0
+            )
+        with cols[1]:
+            b = url_number(
+                "y: dimension",
+                key=f"{key_prefix}circ_y",
+                min_value=0,
+                max_value=d - 1,
+                default=min(1, d - 1),
+            )
+        data, pair, titles, sub = matrix, (int(a), int(b)), (f"dim {a}", f"dim {b}"), ""
+    else:
+        if min(n, d) < 2:
+            raise ValueError("PCA needs at least 2 positions and 2 dimensions.")
+        result = pca(matrix, 2)
+        ratio = result.explained_variance_ratio
+        data, pair, titles = result.scores, (0, 1), ("PC 1", "PC 2")
+        sub = f"PC 1 explains {ratio[0]:.1%}, PC 2 {ratio[1]:.1%} of the variance"
+    chart = unit_circle_chart(
+        data,
+        pair,
+        current=position,
+        circle=False,
+        axis_titles=titles,
+        labels=[f"{titles[0]} / {titles[1]}"],
+        subtitle=sub,
+    )
+    with plot:
+        show_chart(
+            chart,
+            key=f"{key_prefix}circle_chart",
+            data=np.asarray(data)[:, list(pair)],
+            name=f"{name}-pair",
+        )
+
+
+def variance_view(
+    matrix: np.ndarray,
+    *,
+    key_prefix: str,
+    default_threshold: float = 1e-3,
+    name: str = "table",
+    prose: str | None = None,
+) -> int:
+    """Variance of every dimension across positions, with a threshold that counts active ones.
+
+    Returns the number of active dimensions (so a page can quote it).
+    """
+    st.subheader("Which dimensions carry position?")
+    st.markdown(
+        prose
+        or "Bar height is how much a dimension varies as the position changes (log scale). A "
+        "dimension below the threshold is nearly constant over these positions: adding it to a "
+        "word embedding shifts every token by almost the same amount."
+    )
+    exponent = url_slider(
+        "Threshold (log₁₀ of variance)",
+        key=f"{key_prefix}thr",
+        min_value=-8.0,
+        max_value=0.0,
+        default=float(np.log10(default_threshold)),
+        step=0.25,
+        help="A dimension is 'active' if its variance across positions exceeds 10^this.",
+    )
+    threshold = float(10.0**exponent)
+    with user_errors("Variance"):
+        var = dimension_variance(matrix)
+        active = int((var > threshold).sum())
+        st.metric(
+            "Active dimensions", f"{active} of {var.size}", help=f"variance > {threshold:.3g}"
+        )
+        show_chart(
+            variance_chart(matrix, threshold),
+            key=f"{key_prefix}var_chart",
+            data=var[:, None],
+            name=f"{name}-variance",
+        )
+        return active
+    return 0
+
+
+def shift_similarity_view(
+    matrix: np.ndarray,
+    *,
+    key_prefix: str,
+    default_metric: str = "cosine",
+    name: str = "table",
+    prose: str | None = None,
+) -> None:
+    """Similarity of ``M[p]`` and ``M[p+k]`` against ``k``, with its spread over all ``p``."""
+    n, _ = np.shape(matrix)
+    st.subheader("Does similarity depend only on distance?")
+    st.markdown(
+        prose
+        or "For every offset k, the similarity of position p with position p + k, computed for all "
+        "p. The line is the mean; the shaded band is the range over p. A band of zero width "
+        "means the similarity depends only on the distance k, not on where you are."
+    )
+    if n < 2:
+        st.info("Needs at least 2 positions.")
+        return
+    cols = st.columns(2)
+    with cols[0]:
+        limit = min(n - 1, 1024)
+        max_shift = url_slider(
+            "Largest offset k",
+            key=f"{key_prefix}kmax",
+            min_value=1,
+            max_value=max(limit, 2),
+            default=min(limit, 128),
+        )
+    with cols[1]:
+        metric = url_select(
+            "Measure",
+            ["cosine", "dot"],
+            key=f"{key_prefix}metric",
+            default=default_metric,
+            radio=True,
+            horizontal=True,
+        )
+    k = min(int(max_shift), n - 1)
+    _, d = np.shape(matrix)
+    rows = min(n, max(k + 1, _SHIFT_BUDGET // max(1, d * k)))  # bound the work on big tables
+    if rows < n:
+        st.caption(f"Computed over positions 0 … {rows - 1} of {n} to keep the page fast.")
+    with user_errors("Shift similarity"):
+        chart = shift_similarity_chart(np.asarray(matrix)[:rows], k, metric=metric)
+        show_chart(chart, key=f"{key_prefix}shift_chart", name=f"{name}-shift")
+
+
+@st.cache_resource(max_entries=4, ttl=settings().cache_ttl_seconds, show_spinner=False)
+def cached_sinusoidal(n_positions: int, d_model: int, base: float, layout: str) -> np.ndarray:
+    """``posviz.sinusoidal`` as float32, shared read-only between sessions (never mutate it)."""
+    table = sinusoidal(n_positions, d_model, base=base, layout=layout, dtype=np.float32)
+    table.setflags(write=False)
+    return table

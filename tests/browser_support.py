@@ -1,0 +1,169 @@
+"""Helpers for real-browser tests and benchmarks: a Streamlit server on a free loopback port and the
+system Chromium driven by Playwright.
+
+    from browser_support import browser_page, start_streamlit_server, launch_chromium, stop_process
+
+``POSVIZ_CHROMIUM`` overrides the browser binary (default: /usr/bin/chromium, then chromium on
+PATH). Without a browser the tests are skipped with a clear message, unless
+``POSVIZ_REQUIRE_BROWSER=1`` (CI), which turns the skip into a failure.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-default-apps",
+    "--disable-sync",
+    "--no-first-run",
+    "--mute-audio",
+]
+
+
+def _skip_or_fail(message: str) -> None:
+    if os.environ.get("POSVIZ_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"{message} (POSVIZ_REQUIRE_BROWSER=1 makes this an error)")
+    pytest.skip(message)
+
+
+def free_port() -> int:
+    """A TCP port that was free on 127.0.0.1 a moment ago."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+            return response.read().decode().strip() == "ok"
+    except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
+        return False
+
+
+def start_streamlit_server(
+    app_path: str | Path = ROOT / "app.py", env: dict[str, str] | None = None, timeout: float = 60
+) -> tuple[str, subprocess.Popen]:
+    """Start ``streamlit run app_path`` on a free 127.0.0.1 port; wait until /_stcore/health is ok.
+
+    Returns ``(base_url, process)``; stop it with :func:`stop_process`.
+    """
+    port = free_port()
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(app_path),
+        "--server.port",
+        str(port),
+        "--server.address",
+        "127.0.0.1",
+        "--server.headless",
+        "true",
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.fileWatcherType",
+        "none",
+    ]
+    full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
+    process = subprocess.Popen(
+        command, cwd=str(ROOT), env=full_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            output = process.stdout.read().decode(errors="replace") if process.stdout else ""
+            raise RuntimeError(f"streamlit exited with {process.returncode}:\n{output[-2000:]}")
+        if _healthy(url):
+            return url, process
+        time.sleep(0.1)  # polling a condition, not waiting for time to pass
+    stop_process(process)
+    raise RuntimeError(f"streamlit did not report healthy on {url} within {timeout} s")
+
+
+def stop_process(process: subprocess.Popen) -> None:
+    """Terminate a process we started (by its handle), killing it if it does not stop."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+    if process.stdout:
+        process.stdout.close()
+
+
+def find_chromium() -> str | None:
+    """Path of the system Chromium: $POSVIZ_CHROMIUM, /usr/bin/chromium, or one on PATH."""
+    candidates = [os.environ.get("POSVIZ_CHROMIUM"), "/usr/bin/chromium"]
+    candidates += [shutil.which(name) for name in ("chromium", "chromium-browser")]
+    for path in candidates:
+        if path and os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return None
+
+
+def launch_chromium(playwright, **kwargs):
+    """Launch the system Chromium headless via Playwright (no ``playwright install`` needed).
+
+    Skips the test (or fails it, with POSVIZ_REQUIRE_BROWSER=1) when no Chromium is installed.
+    """
+    path = find_chromium()
+    if path is None:
+        _skip_or_fail(
+            "No Chromium found: install it (Debian/Ubuntu: apt-get install -y chromium) or set "
+            "POSVIZ_CHROMIUM=/path/to/chromium"
+        )
+    return playwright.chromium.launch(
+        executable_path=path, headless=True, args=CHROMIUM_ARGS, **kwargs
+    )
+
+
+def sync_playwright():
+    """``playwright.sync_api.sync_playwright`` or a skip/fail when Playwright is not installed."""
+    try:
+        from playwright.sync_api import sync_playwright as factory
+    except ImportError:
+        _skip_or_fail("Playwright is not installed: pip install playwright")
+    return factory()
+
+
+@contextlib.contextmanager
+def browser_page(width: int = 1400, height: int = 1000) -> Iterator:
+    """A Playwright page in a fresh headless Chromium; closed (with the browser) afterwards."""
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        try:
+            page = browser.new_page(viewport={"width": width, "height": height})
+            yield page
+        finally:
+            browser.close()
+
+
+def wait_for_app(page, timeout_ms: float = 60_000) -> None:
+    """Wait until the page's script run has finished and something was drawn."""
+    page.wait_for_selector(
+        '[data-testid="stApp"][data-test-script-state="notRunning"] [data-testid="stHeading"]',
+        timeout=timeout_ms,
+    )
