@@ -1,0 +1,205 @@
+"""Chart builders: Vega-Lite specs via ``to_dict()``, payload sizes, honest level-of-detail."""
+
+from __future__ import annotations
+
+import base64
+import io
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import posviz
+from posviz.charts.circle import unit_circle_chart
+from posviz.charts.heatmap import (
+    PAYLOAD_BUDGET,
+    heatmap_chart,
+    heatmap_image,
+    lod_factors,
+    payload_bytes,
+    reduce_blocks,
+)
+from posviz.charts.lines import dimensions_chart, shift_similarity_chart, variance_chart
+from posviz.encodings.sinusoidal import pair_columns, sinusoidal
+
+RNG = np.random.default_rng(1)
+
+
+def _layers(chart) -> list[dict]:
+    return chart.to_dict()["layer"]
+
+
+def _dataset(spec: dict, layer: dict) -> list[dict]:
+    data = layer.get("data") or spec["data"]  # Altair hoists data shared by all layers
+    return spec["datasets"][data["name"]]
+
+
+def _decode_png(image_layer_rows: list[dict]) -> Image.Image:
+    url = image_layer_rows[0]["url"]
+    assert url.startswith("data:image/png;base64,")
+    return Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1])))
+
+
+@pytest.fixture(scope="module")
+def big_table() -> np.ndarray:
+    return sinusoidal(8192, 8192, dtype=np.float32)
+
+
+def test_heatmap_is_one_png_image_layer_drawn_one_to_one():
+    m = sinusoidal(128, 512)
+    spec = heatmap_chart(m).to_dict()
+    image = spec["layer"][0]
+    assert image["mark"]["type"] == "image" and image["mark"]["smooth"] is False
+    png = _decode_png(_dataset(spec, image))
+    assert png.size == (512, 128) and png.mode == "P"  # every cell its own pixel
+    assert "1:1" in spec["title"]["subtitle"][0]
+    assert image["encoding"]["x"]["scale"]["domain"] == [0, 512]
+    assert image["encoding"]["y"]["scale"]["reverse"] is True
+
+
+def test_heatmap_pixels_encode_the_values_on_a_zero_centred_scale():
+    m = np.array([[-2.0, 0.0, 2.0], [1.0, -1.0, 0.5]])
+    img = heatmap_image(m)
+    indices = np.asarray(Image.open(io.BytesIO(img.png)))
+    assert img.vmax == 2.0 and img.levels == 255
+    np.testing.assert_array_equal(indices, np.round((m / 2 + 1) / 2 * 254))
+    assert indices[0, 1] == 127  # zero sits exactly on the middle colour
+
+
+def test_heatmap_legend_is_diverging_and_centred_on_zero():
+    spec = heatmap_chart(RNG.normal(size=(20, 30))).to_dict()
+    color = spec["layer"][2]["encoding"]["color"]
+    domain = color["scale"]["domain"]
+    assert domain[0] == pytest.approx(-domain[-1])
+    assert domain[len(domain) // 2] == pytest.approx(0.0)
+    assert color["scale"]["range"][0] != color["scale"]["range"][-1]
+
+
+def test_heatmap_tooltips_are_blocks_then_exact_cells():
+    m = RNG.normal(size=(300, 200))
+    spec = heatmap_chart(m).to_dict()
+    hover = spec["layer"][1]
+    titles = [t["title"] for t in hover["encoding"]["tooltip"]]
+    assert "mean of block" in titles and "max of block" in titles
+    assert len(_dataset(spec, hover)) <= 40 * 40
+    small = heatmap_chart(m, window=(10, 20, 5, 9)).to_dict()
+    rows = _dataset(small, small["layer"][1])
+    assert len(rows) == 10 * 4
+    cell = next(r for r in rows if r["row0"] == 12 and r["col0"] == 7)
+    assert cell["mean"] == pytest.approx(m[12, 7], abs=1e-6)
+    assert [t["title"] for t in small["layer"][1]["encoding"]["tooltip"]][-1] == "value"
+
+
+def test_lod_factors_and_block_reduction():
+    assert lod_factors((1024, 1024)) == (1, 1)
+    assert lod_factors((8192, 8192)) == (8, 8)
+    assert lod_factors((1025, 300)) == (2, 1)
+    m = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_allclose(reduce_blocks(m, 2, 2), [[2.5, 4.5], [8.5, 10.5]])
+    signed = np.array([[0.1, -0.9], [0.5, 0.2]])
+    assert reduce_blocks(signed, 2, 2, "absmax")[0, 0] == -0.9
+
+
+@pytest.mark.parametrize(("n", "d"), [(512, 768), (1024, 1024)])
+def test_heatmap_payload_up_to_1024_is_one_to_one_and_under_1mb(n, d):
+    for table in (sinusoidal(n, d), RNG.normal(size=(n, d))):
+        chart = heatmap_chart(table)
+        assert payload_bytes(chart) <= PAYLOAD_BUDGET
+        assert "1:1" in chart.to_dict()["title"]["subtitle"][0]
+
+
+def test_heatmap_8192_overview_says_it_is_reduced_and_fits_budget(big_table):
+    chart = heatmap_chart(big_table)
+    spec = chart.to_dict()
+    assert payload_bytes(chart) <= PAYLOAD_BUDGET
+    assert "1 pixel = 8×8 cells (mean)" in spec["title"]["subtitle"][0]
+    assert _decode_png(_dataset(spec, spec["layer"][0])).size == (1024, 1024)
+
+
+def test_heatmap_8192_zoom_window_is_one_to_one(big_table):
+    chart = heatmap_chart(big_table, window=(7000, 8024, 100, 1124), reduce="absmax")
+    spec = chart.to_dict()
+    assert payload_bytes(chart) <= PAYLOAD_BUDGET
+    assert "1:1" in spec["title"]["subtitle"][0]
+    assert "positions 7000…8023" in spec["title"]["text"]
+    png = _decode_png(_dataset(spec, spec["layer"][0]))
+    assert png.size == (1024, 1024)
+
+
+def test_incompressible_table_falls_back_to_fewer_levels_and_says_so():
+    img = heatmap_image(RNG.normal(size=(1024, 1024)))
+    assert img.levels < 255
+    assert f"{img.levels} levels" in img.describe()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"matrix": np.zeros(5)}, "2-D"),
+        ({"matrix": np.zeros((9000, 2))}, "at most 8192"),
+        ({"matrix": np.array([[np.nan]])}, "NaN"),
+        ({"matrix": np.zeros((4, 4)), "window": (2, 9, 0, 4)}, "does not fit"),
+        ({"matrix": np.zeros((4, 4)), "reduce": "median", "window": None}, None),
+    ],
+)
+def test_heatmap_bad_input(kwargs, match):
+    if match is None:  # a 1:1 view never reduces, so the option is not consulted
+        heatmap_chart(**kwargs)
+        return
+    with pytest.raises(ValueError, match=match):
+        heatmap_chart(**kwargs)
+
+
+def test_dimensions_chart_lines_and_bucketing():
+    spec = dimensions_chart(sinusoidal(100, 16), [0, 5], current=7).to_dict()
+    marks = [layer["mark"]["type"] for layer in spec["layer"]]
+    assert marks == ["line", "rule"]
+    assert len(_dataset(spec, spec["layer"][0])) == 200
+    long = dimensions_chart(sinusoidal(8192, 8), [0]).to_dict()
+    assert [layer["mark"]["type"] for layer in long["layer"]] == ["area", "line"]
+    assert "buckets of 4" in long["title"]["subtitle"]
+    with pytest.raises(ValueError, match="columns 0 … 15"):
+        dimensions_chart(sinusoidal(10, 16), [16])
+
+
+def test_variance_chart_counts_active_dimensions():
+    pe = sinusoidal(128, 512)
+    spec = variance_chart(pe, threshold=1e-3).to_dict()
+    expected = int((pe.var(axis=0) > 1e-3).sum())
+    assert spec["title"]["text"].startswith(f"{expected} of 512 dimensions are active")
+    assert spec["layer"][0]["encoding"]["y"]["scale"]["type"] == "log"
+    assert spec["layer"][1]["mark"]["type"] == "rule"
+    with pytest.raises(ValueError, match="positive"):
+        variance_chart(pe, threshold=0)
+
+
+def test_shift_similarity_chart_reports_zero_spread_for_sinusoids():
+    spec = shift_similarity_chart(sinusoidal(200, 64), 50).to_dict()
+    assert "widest spread" in spec["title"]["subtitle"]
+    rows = _dataset(spec, spec["layer"][0])
+    assert len(rows) == 51
+    assert max(r["max"] - r["min"] for r in rows) < 1e-9
+
+
+def test_unit_circle_chart_points_hand_and_ring():
+    pe = sinusoidal(50, 16)
+    sin_cols, cos_cols = pair_columns(16)
+    chart = unit_circle_chart(
+        pe, (sin_cols[1], cos_cols[1]), current=7, extra_pairs=[(sin_cols[3], cos_cols[3])]
+    )
+    spec = chart.to_dict()
+    points, hand = spec["layer"][1:3]
+    assert len(_dataset(spec, points)) == 100  # 50 positions × 2 hands
+    hands = _dataset(spec, hand)
+    assert [h["position"] for h in hands] == [7, 7]
+    assert hands[0]["x2"] == pytest.approx(pe[7, sin_cols[1]])
+    assert hands[0]["x2"] ** 2 + hands[0]["y2"] ** 2 == pytest.approx(1.0)
+    assert spec["width"] == spec["height"]
+    with pytest.raises(ValueError, match="choose a position 0 … 49"):
+        unit_circle_chart(pe, (0, 1), current=50)
+
+
+def test_public_chart_builders_are_exported():
+    assert posviz.heatmap_chart is heatmap_chart
+    assert posviz.unit_circle_chart is unit_circle_chart
+    assert posviz.variance_chart is variance_chart
