@@ -194,3 +194,108 @@ def test_matches_whisper_sinusoids_tensor2tensor_schedule():
 
     table = sinusoids(64, 48).numpy()
     np.testing.assert_allclose(table, sinusoidal(64, 48, layout="tensor2tensor"), atol=1e-5)
+
+
+# --- the page, through Streamlit's AppTest ---------------------------------------------
+
+PAGE = "pages/sinusoidal.py"
+
+
+def _page(query: dict[str, str] | None = None):
+    from conftest import app_test, assert_no_exception
+
+    at = app_test(PAGE, query=query)
+    assert_no_exception(at)
+    return at
+
+
+def _specs(at) -> list[dict]:
+    import json
+
+    return [json.loads(chart.proto.spec) for chart in at.get("vega_lite_chart")]
+
+
+def test_page_shows_all_five_views_and_publishes_the_url():
+    at = _page()
+    specs = _specs(at)
+    assert len(specs) == 5
+    assert "128×512 table" in specs[0]["title"]["text"]
+    assert "1:1" in specs[0]["title"]["subtitle"][0]
+    assert not at.error and not at.warning
+    assert at.query_params["sin_n"] == "128" and at.query_params["sin_d"] == "512"
+    assert at.query_params["sin_layout"] == "interleaved"
+    headers = " ".join(h.value for h in at.subheader)
+    for view in ("whole table", "Dimensions", "Clock hands", "carry position", "distance"):
+        assert view in headers
+
+
+def test_page_sliders_change_the_views_and_the_url():
+    at = _page()
+    at.slider(key="sin_n").set_value(256).run()
+    at.radio(key="sin_layout").set_value("tensor2tensor").run()
+    at.slider(key="sin_pos").set_value(200).run()
+    assert not at.exception and not at.error
+    specs = _specs(at)
+    assert "256×512 table" in specs[0]["title"]["text"]
+    assert any(spec["title"]["text"] == "Position 200 on the circle" for spec in specs)
+    assert at.query_params["sin_n"] == "256"
+    assert at.query_params["sin_layout"] == "tensor2tensor"
+
+
+def test_page_reproduces_seed_003():
+    at = _page({"sin_n": "128", "sin_d": "512", "sin_layout": "interleaved"})
+    table = at.dataframe[0].value
+    moved = dict(zip(table["column"], table["|PE[64] − PE[0]|"], strict=True))
+    assert moved[506] == pytest.approx(0.00713, abs=5e-5)
+    assert moved[511] < 1e-4
+    assert "0.007" in " ".join(m.value for m in at.markdown)
+
+
+def test_page_link_reproduces_a_view():
+    at = _page(
+        {
+            "sin_n": "64",
+            "sin_d": "32",
+            "sin_base": "100",
+            "sin_layout": "split",
+            "sin_pair": "3",
+            "sin_pos": "5",
+            "sin_hm_zoom": "true",
+            "sin_hm_rows": "16",
+        }
+    )
+    assert at.slider(key="sin_n").value == 64 and at.slider(key="sin_d").value == 32
+    assert at.number_input(key="sin_base").value == 100.0
+    spec = _specs(at)[0]
+    assert "64×32 table — positions 0…15" in spec["title"]["text"]
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ({"sin_n": "-5"}, "outside 1…8192; using 1"),
+        ({"sin_n": "99999999"}, "outside 1…8192; using 8192"),
+        ({"sin_d": "abc"}, "not a number"),
+        ({"sin_base": "1e400"}, "not a finite number"),
+        ({"sin_base": "0"}, "outside 1.01"),
+        ({"sin_layout": "rope"}, "not one of"),
+        ({"sin_dims": "1,x,99999"}, "Ignored 'x', '99999'"),
+    ],
+)
+def test_page_hostile_link_parameters_give_clear_messages(query, message):
+    at = _page(query)
+    assert any(message in w.value for w in at.warning), [w.value for w in at.warning]
+    assert len(_specs(at)) >= 4
+
+
+def test_page_odd_width_from_a_link_says_why():
+    at = _page({"sin_d": "513"})
+    assert any("odd" in e.value and "512 or 514" in e.value for e in at.error)
+
+
+@pytest.mark.slow
+def test_page_largest_table_is_an_honest_overview():
+    at = _page({"sin_n": "8192", "sin_d": "8192"})
+    spec = _specs(at)[0]
+    assert "1 pixel = 8×8 cells (mean)" in spec["title"]["subtitle"][0]
+    assert any("larger than 1024×1024" in i.value for i in at.info)
