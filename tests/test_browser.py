@@ -1,0 +1,81 @@
+"""End to end: the real server, the sinusoidal page in headless Chromium, a slider moved with the
+keyboard, and a shared link opened cold. Needs Chromium (see tests/browser_support.py)."""
+
+from __future__ import annotations
+
+import pytest
+from browser_support import browser_page, start_streamlit_server, stop_process, wait_for_app
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+CHARTS = '[data-testid="stVegaLiteChart"]'
+CHART_TEXT = """([index, needle]) => {
+    const chart = document.querySelectorAll('[data-testid="stVegaLiteChart"]')[index];
+    return !!chart && chart.textContent.includes(needle);
+}"""
+
+
+@pytest.fixture(scope="module")
+def page():
+    with browser_page(width=1400, height=1000) as browser_tab:  # skips when there is no Chromium
+        yield browser_tab
+
+
+@pytest.fixture(scope="module")
+def server():
+    url, process = start_streamlit_server()
+    yield url
+    stop_process(process)
+
+
+def _slider(page, label: str):
+    return page.locator(
+        f'{CHARTS.replace("stVegaLiteChart", "stSlider")} input[type="range"][aria-label="{label}"]'
+    )
+
+
+def _open(page, url: str, charts: int = 5) -> None:
+    page.goto(url)
+    wait_for_app(page)
+    page.wait_for_function(
+        f"() => document.querySelectorAll('{CHARTS}').length >= {charts}", timeout=60_000
+    )
+
+
+def _svg(page, index: int) -> str:
+    return page.evaluate(
+        "i => document.querySelectorAll('[data-testid=\"stVegaLiteChart\"]')[i]"
+        ".querySelector('svg, canvas').outerHTML",
+        index,
+    )
+
+
+def test_keyboard_slider_redraws_the_heatmap_and_updates_the_link(page, server):
+    _open(page, f"{server}/sinusoidal")
+    assert page.evaluate(CHART_TEXT, [0, "128×512 table"])
+    before = _svg(page, 0)
+    slider = _slider(page, "Positions (sequence length)")
+    slider.focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function(CHART_TEXT, arg=[0, "129×512 table"], timeout=30_000)
+    assert _svg(page, 0) != before
+    assert slider.get_attribute("aria-valuetext") == "129"
+    page.wait_for_function("() => location.search.includes('sin_n=129')", timeout=10_000)
+
+
+def test_shared_link_opens_the_same_view(page, server):
+    _open(page, f"{server}/sinusoidal?sin_n=64&sin_d=32&sin_layout=split&sin_pos=5&sin_pair=2")
+    assert _slider(page, "Positions (sequence length)").get_attribute("aria-valuetext") == "64"
+    assert _slider(page, "Width d_model (even)").get_attribute("aria-valuetext") == "32"
+    assert page.evaluate(CHART_TEXT, [0, "64×32 table"])
+    assert page.evaluate(CHART_TEXT, [2, "Position 5 on the circle"])
+    assert page.evaluate(CHART_TEXT, [2, "pair 2 (dims 2, 18)"])  # split: sin col i, cos col d/2+i
+    assert page.get_by_role("radio", name="split").is_checked()
+
+
+def test_hostile_link_shows_a_message_not_a_traceback(page, server):
+    _open(page, f"{server}/sinusoidal?sin_n=-5&sin_base=1e400", charts=4)  # 1 position: no k
+    alerts = page.locator('[data-testid="stAlert"]').all_inner_texts()
+    assert any("outside 1…8192" in text for text in alerts), alerts
+    assert any("not a finite number" in text for text in alerts), alerts
+    assert page.locator('[data-testid="stException"]').count() == 0
