@@ -87,6 +87,7 @@ TINY_HUB_MODELS = {
 SCENARIOS: tuple[Scenario, ...] = (
     Scenario("sinusoidal", "slider", "sin_pos", (0, 7, 31, 64, 100)),
     Scenario("sinusoidal", "slider", "sin_n", (32, 64, 128, 256)),
+    Scenario("sinusoidal", "radio", "sin_layout", ("interleaved", "split", "tensor2tensor")),
     Scenario("learned", "selectbox", "lrn_a_src", (BUNDLED, SINUSOID)),
     Scenario(
         "learned",
