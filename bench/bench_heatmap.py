@@ -1,0 +1,176 @@
+"""Benchmark: heatmap payloads and slider → repaint time vs a trivial chart, in one browser run.
+
+    .venv/bin/python bench/bench_heatmap.py [--presses 10]
+
+Starts a small Streamlit app (written to a temp dir) on a free loopback port, opens it in headless
+Chromium (the system one, see tests/browser_support.py), and for each view presses ArrowRight on
+a slider and waits until the chart shows the new value. Each press changes what is drawn:
+
+* ``trivial``: one bar whose height is the slider value (the round trip with ~nothing to draw);
+* ``512x768`` / ``1024x1024``: the sinusoid table with a new ``base`` → a new 1:1 PNG heatmap;
+* ``8192x8192 zoom``: a 1024×1024 window of the cached 8192×8192 table, moved by the slider;
+* ``8192x8192 overview``: a new 8192×8192 table (new base) reduced to 1024×1024 — server compute.
+
+Prints a markdown table: chart JSON bytes (``payload_bytes``), websocket bytes received per
+repaint, median and p90 repaint time, and the ratio to the trivial chart. Also the JSON size of a
+naive Altair rect heatmap of 512×768 for comparison (not rendered).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from browser_support import browser_page, start_streamlit_server, stop_process  # noqa: E402
+
+APP = textwrap.dedent(
+    """
+    import altair as alt
+    import numpy as np
+    import pandas as pd
+    import streamlit as st
+
+    from posviz.charts.heatmap import heatmap_chart
+    from posviz.encodings.sinusoidal import sinusoidal
+
+    @st.cache_resource
+    def big(n: int, d: int) -> np.ndarray:
+        return sinusoidal(n, d, dtype=np.float32)
+
+    mode = st.query_params.get("mode", "trivial")
+    v = st.slider("v", 0, 1000, 0, key="v")
+    title = f"v={v}"
+    if mode == "trivial":
+        frame = pd.DataFrame({"x": ["a"], "y": [v]})
+        chart = alt.Chart(frame, title=title).mark_bar().encode(x="x:N", y="y:Q")
+    elif mode == "zoom":
+        table = big(8192, 8192)
+        r0 = min(8 * v, 8192 - 1024)
+        chart = heatmap_chart(table, window=(r0, r0 + 1024, 4096, 5120), title=title)
+    else:
+        n, d = (int(part) for part in mode.split("x"))
+        chart = heatmap_chart(sinusoidal(n, d, base=10000.0 + 100 * v, dtype=np.float32),
+                              title=title)
+    st.altair_chart(chart, key="chart")
+    """
+)
+
+VIEWS = [  # (label, mode, cells)
+    ("trivial bar chart", "trivial", None),
+    ("heatmap 512×768 (1:1)", "512x768", (512, 768)),
+    ("heatmap 1024×1024 (1:1)", "1024x1024", (1024, 1024)),
+    ("heatmap 8192×8192, 1024² zoom window (1:1)", "zoom", (8192, 8192)),
+    ("heatmap 8192×8192 overview (8×8 mean)", "8192x8192", (8192, 8192)),
+]
+
+HAS_TITLE = """needle => {
+    const chart = document.querySelector('[data-testid="stVegaLiteChart"]');
+    const texts = [...chart?.querySelectorAll('text') ?? []].map(t => t.textContent);
+    return texts.some(t => t === needle || t.startsWith(needle + " "));
+}"""
+
+
+def _payload(mode: str) -> int:
+    import numpy as np
+
+    from posviz.charts.heatmap import heatmap_chart, payload_bytes
+    from posviz.encodings.sinusoidal import sinusoidal
+
+    if mode == "trivial":
+        return 0
+    if mode == "zoom":
+        table = sinusoidal(8192, 8192, dtype=np.float32)
+        return payload_bytes(heatmap_chart(table, window=(0, 1024, 4096, 5120)))
+    n, d = (int(part) for part in mode.split("x"))
+    return payload_bytes(heatmap_chart(sinusoidal(n, d, dtype=np.float32)))
+
+
+def _naive_rect_bytes(n: int = 512, d: int = 768) -> int:
+    import altair as alt
+    import numpy as np
+    import pandas as pd
+
+    from posviz.charts.heatmap import payload_bytes
+    from posviz.encodings.sinusoidal import sinusoidal
+
+    rows, cols = np.indices((n, d)).reshape(2, -1)
+    frame = pd.DataFrame({"p": rows, "j": cols, "v": sinusoidal(n, d).ravel()})
+    alt.data_transformers.disable_max_rows()
+    chart = alt.Chart(frame).mark_rect().encode(x="j:O", y="p:O", color="v:Q")
+    return payload_bytes(chart)
+
+
+def _measure(page, url: str, mode: str, presses: int) -> tuple[list[float], list[int]]:
+    received = {"bytes": 0}
+
+    def on_socket(socket) -> None:
+        socket.on(
+            "framereceived",
+            lambda payload: received.__setitem__("bytes", received["bytes"] + len(payload)),
+        )
+
+    page.on("websocket", on_socket)
+    print(f"measuring {mode}", file=sys.stderr, flush=True)
+    page.goto(f"{url}/?mode={mode}")
+    page.wait_for_function(HAS_TITLE, arg="v=0", timeout=120_000)
+    slider = page.locator('[data-testid="stSlider"] input[type="range"]')
+    slider.focus()
+    times, sizes = [], []
+    for value in range(1, presses + 2):
+        received["bytes"] = 0
+        start = time.perf_counter()
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function(HAS_TITLE, arg=f"v={value}", timeout=120_000)
+        if value > 1:  # the first press warms caches and the Vega view
+            times.append(time.perf_counter() - start)
+            sizes.append(received["bytes"])
+    page.remove_listener("websocket", on_socket)
+    return times, sizes
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--presses", type=int, default=10)
+    parser.add_argument("--quick", action="store_true", help="skip the 8192×8192 views")
+    args = parser.parse_args()
+    views = [view for view in VIEWS if not (args.quick and view[2] == (8192, 8192))]
+    with tempfile.TemporaryDirectory() as tmp:
+        app = Path(tmp) / "bench_app.py"
+        app.write_text(APP)
+        url, process = start_streamlit_server(app, env={"PYTHONPATH": str(ROOT)})
+        try:
+            results = {}
+            with browser_page(width=1400, height=1000) as page:
+                for label, mode, _cells in views:
+                    presses = 3 if mode == "8192x8192" else args.presses
+                    results[label] = _measure(page, url, mode, presses)
+        finally:
+            stop_process(process)
+    trivial = statistics.median(results[VIEWS[0][0]][0])
+    print("| view | chart JSON | websocket bytes / repaint | repaint median | p90 | × trivial |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for label, mode, _cells in views:
+        times, sizes = results[label]
+        median = statistics.median(times)
+        p90 = sorted(times)[max(0, int(0.9 * len(times)) - 1)]
+        payload = _payload(mode)
+        print(
+            f"| {label} | {payload / 1000:,.0f} kB | {statistics.median(sizes) / 1000:,.0f} kB "
+            f"| {median * 1000:,.0f} ms | {p90 * 1000:,.0f} ms | {median / trivial:.2f} |"
+        )
+    print(
+        f"\nNaive Altair rect heatmap of 512×768 (not drawn): {_naive_rect_bytes() / 1e6:.1f} MB "
+        "of chart JSON."
+    )
+
+
+if __name__ == "__main__":
+    main()
