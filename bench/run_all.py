@@ -160,10 +160,33 @@ def run_other_bench(name: str, script: str) -> list[Result]:
                 results.append(Result(data["metric"], float(data["value"]), data.get("unit", ""),
                                       str(data.get("goal", "")), data.get("ok"),
                                       data.get("detail", "")))  # fmt: skip
+    if not results and name == "heatmap":
+        results = _heatmap_table(proc.stdout)
     if proc.returncode != 0:
         print(proc.stderr[-3000:])
         results.append(Result(f"{name}: exit code", proc.returncode, "", "0", False))
     print(f"[{name}] {script} took {took:.0f} s")
+    return results
+
+
+def _heatmap_table(stdout: str) -> list[Result]:
+    """Goals for bench_heatmap.py's markdown table (used when it prints no ``BENCH`` lines).
+
+    Columns: view | chart JSON | websocket bytes / repaint | repaint median | p90 | × trivial.
+    Goals (issue 6, item 8): repaint <= 1.5x the trivial chart; chart payload <= 1 MB per view.
+    """
+    results = []
+    for line in stdout.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) != 6 or not cells[0].startswith("heatmap"):
+            continue
+        with contextlib.suppress(ValueError):
+            ratio = float(cells[5].replace(",", ""))
+            kb = float(cells[1].split()[0].replace(",", ""))
+            results.append(Result(f"repaint / trivial: {cells[0]}", ratio, "x", "<= 1.5",
+                                  ratio <= 1.5))  # fmt: skip
+            results.append(Result(f"chart payload (kB): {cells[0]}", kb, "", "<= 1000",
+                                  kb <= 1000))  # fmt: skip
     return results
 
 
@@ -293,10 +316,10 @@ def main(argv: list[str] | None = None) -> int:
             results += no_torch()
         print(f"[{part}] {time.perf_counter() - start:.0f} s")
     print("\n== summary ==")
-    print(f"{'metric':58s} {'measured':>12s}  {'goal':>8s}  result")
+    print(f"{'metric':66s} {'measured':>12s}  {'goal':>8s}  result")
     for r in results:
         verdict = {True: "PASS", False: "FAIL", None: ""}[r.ok]
-        print(f"{r.metric[:58]:58s} {r.value:>11.3g}{r.unit[:1]:1s}  {r.goal:>8s}  {verdict}")
+        print(f"{r.metric[:66]:66s} {r.value:>11.3g}{r.unit[:1]:1s}  {r.goal:>8s}  {verdict}")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps([asdict(r) for r in results], indent=1))
