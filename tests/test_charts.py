@@ -81,7 +81,7 @@ def test_heatmap_tooltips_are_blocks_then_exact_cells():
     hover = spec["layer"][1]
     titles = [t["title"] for t in hover["encoding"]["tooltip"]]
     assert "mean of block" in titles and "max of block" in titles
-    assert len(_dataset(spec, hover)) <= 40 * 40
+    assert len(_dataset(spec, hover)) <= 16 * 16
     small = heatmap_chart(m, window=(10, 20, 5, 9)).to_dict()
     rows = _dataset(small, small["layer"][1])
     assert len(rows) == 10 * 4

@@ -10,8 +10,8 @@ the same matrix as an 8-bit palette PNG is ~100 KB and the browser paints it at 
 
 Colour: a diverging scale centred on 0, symmetric ``[-vmax, vmax]`` (RdBu, blue < 0 < red), with a
 legend. The PNG is quantised to 255 levels, fewer (63, then 15) only if that is what keeps the
-payload under budget — the chart says which. Hover: an invisible grid of at most 40×40 blocks
-carries tooltips (block range, mean, min, max); once a window is ≤ 40 cells a side, each block is
+payload under budget — the chart says which. Hover: an invisible grid of at most 16×16 blocks
+carries tooltips (block range, mean, min, max); once a window is ≤ 16 cells a side, each block is
 one cell and the tooltip is its exact value.
 """
 
@@ -37,7 +37,7 @@ MAX_TABLE_SIDE = 8192  # largest table accepted
 PAYLOAD_BUDGET = 1_000_000  # bytes of chart JSON per view (image + tooltips + spec)
 _IMAGE_BUDGET = 880_000  # bytes of base64 PNG; the rest of the spec stays well under 120 KB
 _LEVELS = (255, 63, 15)  # odd, so value 0 maps exactly onto the middle colour
-TOOLTIP_BLOCKS = 40  # max tooltip blocks per side
+TOOLTIP_BLOCKS = 16  # per side; each tooltip rect costs client time (measured in bench/)
 
 # ColorBrewer RdBu, reversed so negative = blue, 0 = near white, positive = red.
 DIVERGING_COLORS: tuple[str, ...] = (
@@ -288,7 +288,7 @@ def heatmap_chart(
     image = (
         alt.Chart(frame)
         .mark_image(aspect=False, smooth=False)
-        .encode(x=x, x2="col1:Q", y=y, y2="row1:Q", url="url:N")
+        .encode(x=x, x2=alt.X2("col1"), y=y, y2=alt.Y2("row1"), url=alt.Url("url", type="nominal"))
     )
     part = np.asarray(matrix)[w.row0 : w.row1, w.col0 : w.col1]
     tips, (by, bx) = _tooltip_frame(part, w, tooltip_blocks, img.vmax)
@@ -309,7 +309,7 @@ def heatmap_chart(
             dimensions=_range_label("datum.col0", "datum.col1"),
         )
         .mark_rect(fill="#000000", fillOpacity=0.0, stroke="#222222", strokeOpacity=0.0)
-        .encode(x=x, x2="col1:Q", y=y, y2="row1:Q", tooltip=fields)
+        .encode(x=x, x2=alt.X2("col1"), y=y, y2=alt.Y2("row1"), tooltip=fields)
     )
     stops = np.linspace(-img.vmax, img.vmax, len(DIVERGING_COLORS)).tolist()
     legend = (

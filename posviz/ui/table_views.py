@@ -68,14 +68,13 @@ def _cached_heatmap(
 
 def _window_controls(n: int, d: int, key_prefix: str) -> tuple[int, int, int, int] | None:
     """Zoom controls: start row/col and window size, each ≤ 1024 so the window draws 1:1."""
-    big = n > MAX_SIDE_1TO1 or d > MAX_SIDE_1TO1
     zoom = url_checkbox(
         "Zoom to a window",
         key=f"{key_prefix}hm_zoom",
         default=False,
         toggle=True,
         help=f"Pick a window of at most {MAX_SIDE_1TO1}×{MAX_SIDE_1TO1} cells: it is drawn 1:1. "
-        "Windows of at most 40×40 cells show each cell's exact value on hover.",
+        "Windows of at most 16×16 cells show each cell's exact value on hover.",
     )
     if not zoom:
         return None
@@ -90,7 +89,7 @@ def _window_controls(n: int, d: int, key_prefix: str) -> tuple[int, int, int, in
             key=f"{key_prefix}hm_rows",
             min_value=1,
             max_value=min(n, MAX_SIDE_1TO1),
-            default=min(n, 64 if big else 32),
+            default=min(n, 16),
         )
     with cols[2]:
         c0 = url_number(
@@ -102,7 +101,7 @@ def _window_controls(n: int, d: int, key_prefix: str) -> tuple[int, int, int, in
             key=f"{key_prefix}hm_cols",
             min_value=1,
             max_value=min(d, MAX_SIDE_1TO1),
-            default=min(d, 64 if big else 32),
+            default=min(d, 16),
         )
     r0, c0 = min(int(r0), n - 1), min(int(c0), d - 1)
     return r0, min(n, r0 + int(rows)), c0, min(d, c0 + int(ncols))
@@ -127,7 +126,7 @@ def heatmap_view(
     st.markdown(
         prose
         or "Each row is a position, each column a dimension; colour is the value (blue < 0 < red). "
-        "Hover for values (blocks show mean/min/max; zoomed windows of ≤ 40×40 cells show each "
+        "Hover for values (blocks show mean/min/max; zoomed windows of ≤ 16×16 cells show each "
         "cell). The subtitle says whether every cell is its own pixel."
     )
     reduce = "mean"
