@@ -31,7 +31,7 @@ import streamlit as st
 
 from posviz.analysis.stats import dimension_variance, pca
 from posviz.charts.circle import MAX_HANDS, unit_circle_chart
-from posviz.charts.heatmap import MAX_SIDE_1TO1, heatmap_chart, lod_factors
+from posviz.charts.heatmap import MAX_SIDE_1TO1, color_limit, heatmap_chart, lod_factors
 from posviz.charts.lines import MAX_LINES, dimensions_chart, shift_similarity_chart, variance_chart
 from posviz.encodings.sinusoidal import sinusoidal
 from posviz.settings import settings
@@ -48,6 +48,11 @@ _SHIFT_BUDGET = 200_000_000  # multiply-adds allowed for the shift-similarity vi
 
 
 @st.cache_data(max_entries=settings().cache_entries, ttl=settings().cache_ttl_seconds)
+def _cached_color_limit(cache_key: str, _matrix: np.ndarray) -> float:
+    return color_limit(_matrix)
+
+
+@st.cache_data(max_entries=settings().cache_entries, ttl=settings().cache_ttl_seconds)
 def _cached_heatmap(
     cache_key: str,
     window: tuple[int, int, int, int],
@@ -60,6 +65,7 @@ def _cached_heatmap(
         _matrix,
         window=window,
         reduce=reduce,
+        vmax=_cached_color_limit(cache_key, _matrix),
         x_title=x_title,
         y_title=y_title,
         value_title=value_title,
