@@ -132,7 +132,7 @@ def _label(j: int) -> str:
 dimensions_view(
     table,
     key_prefix="sin_",
-    default_dims=sorted({0, 1, d // 8, d // 2, d - 2}),
+    default_dims=sorted({0, d // 8, d // 4, d // 2, d - 2}),
     dim_label=_label,
     name=name,
     prose="Each line is one column read down the positions. Low columns oscillate quickly, "

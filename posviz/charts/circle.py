@@ -20,6 +20,7 @@ from posviz.charts.style import FIT_WIDTH
 
 MAX_CIRCLE_POINTS = 2048  # per hand; longer tables are thinned with a stated stride
 MAX_HANDS = 6
+HAND_COLORS = ("#4c51bf", "#d6604d", "#2a9d8f", "#e9a23b", "#8e44ad", "#555555")
 
 
 def unit_circle_chart(
@@ -86,7 +87,11 @@ def unit_circle_chart(
     scale = alt.Scale(domain=[-reach, reach], nice=False)
     x = alt.X("x:Q", title=axis_titles[0], scale=scale)
     y = alt.Y("y:Q", title=axis_titles[1], scale=scale)
-    color = alt.Color("hand:N", sort=labels, title=None).legend(orient="top")
+    color = (
+        alt.Color("hand:N", sort=labels, title=None)
+        .scale(domain=labels, range=list(HAND_COLORS[: len(labels)]))
+        .legend(orient="top")
+    )
     layers = []
     if circle:
         t = np.linspace(0, 2 * np.pi, 181)

@@ -284,11 +284,14 @@ def _sin_cos_circle(matrix, key_prefix, position, columns, wavelengths, name, pr
         max_items=MAX_HANDS - 1,
     )
     chosen = [main, *[i for i in extra if i != main]]
-    labels = [f"pair {i} (dims {sin_cols[i]}, {cos_cols[i]})" for i in chosen]
+    labels = [f"pair {i}" for i in chosen]
     lines = []
     if wavelengths is not None:
         for i in chosen:
-            lines.append(f"pair {i}: wavelength 2π·base^(2i/d) = {wavelengths[i]:,.4g} positions")
+            lines.append(
+                f"pair {i} (dims {sin_cols[i]}, {cos_cols[i]}): wavelength 2π·base^(2i/d) = "
+                f"{wavelengths[i]:,.4g} positions"
+            )
     chart = unit_circle_chart(
         matrix,
         (int(sin_cols[main]), int(cos_cols[main])),
