@@ -203,3 +203,15 @@ def test_public_chart_builders_are_exported():
     assert posviz.heatmap_chart is heatmap_chart
     assert posviz.unit_circle_chart is unit_circle_chart
     assert posviz.variance_chart is variance_chart
+
+
+@pytest.mark.parametrize(("rf", "cf"), [(1, 1), (2, 3), (5, 7), (37, 53), (8, 8)])
+def test_block_reduction_matches_a_loop_including_ragged_edges(rf, cf):
+    m = RNG.normal(size=(37, 53))
+    for how, func in (("mean", np.mean), ("absmax", None)):
+        got = reduce_blocks(m, rf, cf, how)
+        for i in range(got.shape[0]):
+            for j in range(got.shape[1]):
+                block = m[i * rf : (i + 1) * rf, j * cf : (j + 1) * cf]
+                want = func(block) if func else block.flat[np.abs(block).argmax()]
+                assert got[i, j] == pytest.approx(want)

@@ -146,26 +146,40 @@ def lod_factors(shape: tuple[int, int], max_side: int = MAX_SIDE_1TO1) -> tuple[
     return max(1, math.ceil(shape[0] / max_side)), max(1, math.ceil(shape[1] / max_side))
 
 
-def _block_reduce(matrix: np.ndarray, row_factor: int, col_factor: int, how: str) -> np.ndarray:
+_BAND_CELLS = 4_000_000  # cells converted to float64 at a time
+
+
+def _block_stats(
+    matrix: np.ndarray, row_factor: int, col_factor: int, hows: tuple[str, ...]
+) -> dict[str, np.ndarray]:
+    """Block reductions ``how -> (ceil(n/rf), ceil(d/cf))`` computed in one pass over row bands."""
     n, d = matrix.shape
     rows, cols = math.ceil(n / row_factor), math.ceil(d / col_factor)
-    out = np.empty((rows, cols))
-    band = max(1, 256 // row_factor)  # output rows per band: bounded temporaries for big tables
+    out = {how: np.empty((rows, cols)) for how in hows}
+    band = max(1, _BAND_CELLS // (row_factor * cols * col_factor))  # output rows per band
+    ragged = n % row_factor or d % col_factor
+    nan_safe = {"mean": np.nanmean, "min": np.nanmin, "max": np.nanmax}
+    plain = {"mean": np.mean, "min": np.min, "max": np.max}
     for r in range(0, rows, band):
         chunk = np.asarray(matrix[r * row_factor : (r + band) * row_factor], dtype=np.float64)
         k = math.ceil(chunk.shape[0] / row_factor)
-        padded = np.full((k * row_factor, cols * col_factor), np.nan)  # NaN = outside the table
-        padded[: chunk.shape[0], :d] = chunk
-        blocks = padded.reshape(k, row_factor, cols, col_factor).transpose(0, 2, 1, 3)
-        blocks = blocks.reshape(k, cols, row_factor * col_factor)
-        if how == "absmax":
-            pick = np.nan_to_num(np.abs(blocks), nan=-1.0).argmax(axis=2)
-            out[r : r + k] = np.take_along_axis(blocks, pick[..., None], axis=2)[..., 0]
-        else:
-            out[r : r + k] = {"mean": np.nanmean, "min": np.nanmin, "max": np.nanmax}[how](
-                blocks, axis=2
-            )
+        if ragged:
+            padded = np.full((k * row_factor, cols * col_factor), np.nan)  # NaN = outside
+            padded[: chunk.shape[0], :d] = chunk
+            chunk = padded
+        blocks = chunk.reshape(k, row_factor, cols, col_factor)
+        for how in hows:
+            if how == "absmax":
+                flat = blocks.transpose(0, 2, 1, 3).reshape(k, cols, row_factor * col_factor)
+                pick = np.nan_to_num(np.abs(flat), nan=-1.0).argmax(axis=2)
+                out[how][r : r + k] = np.take_along_axis(flat, pick[..., None], axis=2)[..., 0]
+            else:
+                out[how][r : r + k] = (nan_safe if ragged else plain)[how](blocks, axis=(1, 3))
     return out
+
+
+def _block_reduce(matrix: np.ndarray, row_factor: int, col_factor: int, how: str) -> np.ndarray:
+    return _block_stats(matrix, row_factor, col_factor, (how,))[how]
 
 
 def reduce_blocks(
@@ -245,8 +259,9 @@ def _tooltip_frame(part: np.ndarray, w: Window, blocks: int, vmax: float):
     ii, jj = np.indices((math.ceil(part.shape[0] / by), math.ceil(part.shape[1] / bx)))
     decimals = max(0, 6 - math.floor(math.log10(vmax)))
     frame = {"row0": w.row0 + ii.ravel() * by, "col0": w.col0 + jj.ravel() * bx}
-    for how in ("mean",) if (by, bx) == (1, 1) else ("mean", "min", "max"):
-        frame[how] = np.round(_block_reduce(part, by, bx, how).ravel(), decimals)
+    hows = ("mean",) if (by, bx) == (1, 1) else ("mean", "min", "max")
+    for how, values in _block_stats(part, by, bx, hows).items():
+        frame[how] = np.round(values.ravel(), decimals)
     return pd.DataFrame(frame), (by, bx)
 
 
