@@ -45,7 +45,11 @@ cleanup() {
   if [ -n "$DOCKERD_PID" ]; then
     kill "$DOCKERD_PID" 2>/dev/null && wait "$DOCKERD_PID" 2>/dev/null
   fi
-  if [ -z "${POSVIZ_DOCKER_ROOT:-}" ]; then rm -rf "$WORK"; else rm -rf "$WORK/rootfs"; fi
+  # dockerd leaves its network-namespace mount behind under the exec root: unmount, then remove.
+  awk -v w="$WORK/" 'index($2, w) == 1 {print $2}' /proc/mounts | sort -r | while read -r m; do
+    umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
+  done
+  rm -rf "$WORK"  # POSVIZ_DOCKER_ROOT, when set, lives outside it and is kept
 }
 trap cleanup EXIT
 
