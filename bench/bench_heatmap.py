@@ -85,7 +85,11 @@ def _payload(mode: str) -> int:
     from posviz.encodings.sinusoidal import sinusoidal
 
     if mode == "trivial":
-        return 0
+        import altair as alt
+        import pandas as pd
+
+        frame = pd.DataFrame({"x": ["a"], "y": [1]})
+        return payload_bytes(alt.Chart(frame, title="v=1").mark_bar().encode(x="x:N", y="y:Q"))
     if mode == "zoom":
         table = sinusoidal(8192, 8192, dtype=np.float32)
         return payload_bytes(heatmap_chart(table, window=(0, 1024, 4096, 5120)))
@@ -163,7 +167,7 @@ def main() -> None:
         p90 = sorted(times)[max(0, int(0.9 * len(times)) - 1)]
         payload = _payload(mode)
         print(
-            f"| {label} | {payload / 1000:,.0f} kB | {statistics.median(sizes) / 1000:,.0f} kB "
+            f"| {label} | {payload / 1000:,.1f} kB | {statistics.median(sizes) / 1000:,.0f} kB "
             f"| {median * 1000:,.0f} ms | {p90 * 1000:,.0f} ms | {median / trivial:.2f} |"
         )
     print(
