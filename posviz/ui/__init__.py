@@ -4,6 +4,7 @@ Direction of imports: ``pages -> posviz.ui -> posviz.*``, never back.
 """
 
 from posviz.ui.display import show_chart, user_errors
+from posviz.ui.exports import make_altair_setters_thread_safe
 from posviz.ui.pages import PAGES, PageSpec, all_pages
 from posviz.ui.router import route_through_app
 from posviz.ui.state import (
@@ -31,4 +32,6 @@ __all__ = [
     "user_errors",
 ]
 
+# Streamlit runs sessions in threads; Altair's method setters are not thread-safe (see exports).
+make_altair_setters_thread_safe()
 route_through_app()
