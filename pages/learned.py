@@ -27,7 +27,7 @@ with right:
         horizontal=True,
         format_func=TABLE_VIEWS.get,
     )
-options = view_controls(view, key="lrn")
+options = view_controls(view, key="lrn")  # PCA axes/angle: shared by both sides
 
 columns = st.columns(2) if compare else [st.container()]
 with columns[0]:
@@ -39,9 +39,11 @@ if compare:
     with columns[1]:
         second = pick_table("Compare with", key="lrn_b", default=f"sinusoidal:{positions}x{width}")
 
+# Each side's own widgets (zoom window, dimensions, threshold …) live under lrn_a_… / lrn_b_…,
+# so a copied link reproduces both tables' views.
 for column, table, side in zip(columns, (first, second), ("a", "b"), strict=False):
     with column:
         if table is None:
             continue
         describe_table(table)
-        show_view(table, view, options, key=f"lrn_{side}_{view}")
+        show_view(table, view, options, key_prefix=f"lrn_{side}_")

@@ -17,6 +17,15 @@ def _specs(at) -> list[dict]:
     return [json.loads(chart.proto.spec) for chart in at.get("vega_lite_chart")]
 
 
+def _subtitle(spec: dict) -> str:
+    return " ".join(spec["title"].get("subtitle", []))
+
+
+def _marks(spec: dict) -> list[str]:
+    layers = spec.get("layer", [spec])
+    return [lay["mark"]["type"] if isinstance(lay["mark"], dict) else lay["mark"] for lay in layers]
+
+
 def test_default_shows_minilm_next_to_a_sinusoid_of_the_same_width():
     at = app_test(PAGE)
     assert_no_exception(at)
@@ -24,11 +33,18 @@ def test_default_shows_minilm_next_to_a_sinusoid_of_the_same_width():
     captions = " ".join(c.value for c in at.caption)
     assert "bundled (512×384)" in captions and "sinusoidal:512x384" in captions
     assert "embeddings.position_embeddings.weight" in captions
-    assert len(at.get("vega_lite_chart")) == 2
+    charts = at.get("vega_lite_chart")
+    assert len(charts) == 2
+    for chart in charts:  # the shared 1:1 image heatmap, not a strided rect heatmap
+        spec = json.loads(chart.proto.spec)
+        assert _marks(spec)[0] == "image"
+        assert "1:1 — each of the 512×384 cells is one pixel" in _subtitle(spec)
+        assert chart.proto.ByteSize() < 300_000  # spec + inlined PNG; the goal is ≤ 1 MB
 
 
 @pytest.mark.parametrize(
-    "view", ["heatmap", "pair", "variance", "similarity", "pca2", "pca3", "norms"]
+    "view",
+    ["heatmap", "pair", "dims", "variance", "similarity", "shift", "pca2", "pca3", "norms"],
 )
 def test_every_view_draws_both_tables(view):
     at = app_test(PAGE, query={"lrn_view": view})
@@ -37,21 +53,66 @@ def test_every_view_draws_both_tables(view):
     assert len(at.get("vega_lite_chart")) == 2
 
 
-def test_url_reproduces_a_view():
+def test_similarity_of_minilm_is_drawn_one_to_one():
+    at = app_test(PAGE, query={"lrn_view": "similarity", "lrn_cmp": "false"})
+    assert_no_exception(at)
+    (chart,) = at.get("vega_lite_chart")
+    spec = json.loads(chart.proto.spec)
+    assert _marks(spec)[0] == "image"
+    assert spec["title"]["text"] == "cos(PE(p), PE(q)), 512×512"
+    assert "1:1 — each of the 512×512 cells is one pixel; colour ±1" in _subtitle(spec)
+    assert chart.proto.ByteSize() < 600_000
+
+
+def test_similarity_of_a_long_table_is_a_1to1_window():
     query = {
         "lrn_cmp": "false",
         "lrn_a_src": "sinusoid",
-        "lrn_a_n": "64",
-        "lrn_a_d": "32",
+        "lrn_a_n": "2048",
+        "lrn_a_d": "16",
         "lrn_view": "similarity",
-        "lrn_side": "32",
+        "lrn_a_sim_p0": "512",
     }
     at = app_test(PAGE, query=query)
     assert_no_exception(at)
+    assert "1024 of them are compared 1:1" in at.info[0].value
     (spec,) = _specs(at)
-    assert "sinusoidal:64x32" in " ".join(c.value for c in at.caption)
-    assert '"rect"' in json.dumps(spec)  # the similarity heatmap
-    assert "positions 0, 2, 4, …" in " ".join(c.value for c in at.caption)  # 64 rows, 32 per axis
+    assert "positions 512…1535" in spec["title"]["text"]
+    assert "1:1 — each of the 1024×1024 cells" in _subtitle(spec)
+
+
+def test_url_reproduces_both_tables_views():
+    query = {
+        "lrn_a_src": "sinusoid",
+        "lrn_a_n": "64",
+        "lrn_a_d": "32",
+        "lrn_view": "heatmap",
+        "lrn_a_hm_zoom": "true",
+        "lrn_a_hm_r0": "8",
+        "lrn_a_hm_rows": "4",
+        "lrn_a_hm_c0": "2",
+        "lrn_a_hm_cols": "3",
+        "lrn_b_src": "bundled",
+        "lrn_b_hm_zoom": "true",
+        "lrn_b_hm_r0": "100",
+        "lrn_b_hm_rows": "10",
+    }
+    at = app_test(PAGE, query=query)
+    assert_no_exception(at)
+    assert not at.warning, [w.value for w in at.warning]
+    first, second = _specs(at)
+    assert "positions 8…11, dimensions 2…4" in first["title"]["text"]
+    assert first["title"]["text"].startswith("64×32 table")
+    assert "positions 100…109, dimensions 0…15" in second["title"]["text"]
+    assert second["title"]["text"].startswith("512×384 table")
+    assert at.toggle(key="lrn_b_hm_zoom").value and at.toggle(key="lrn_a_hm_zoom").value
+
+    query = {"lrn_view": "dims", "lrn_a_dims": "3,5", "lrn_b_dims": "7"}
+    at = app_test(PAGE, query=query)
+    assert_no_exception(at)
+    first, second = _specs(at)
+    assert "dim 3" in json.dumps(first) and "dim 5" in json.dumps(first)
+    assert "dim 7" in json.dumps(second) and "dim 3" not in json.dumps(second)
 
 
 def test_bad_link_parameters_do_not_break_the_page():

@@ -1,8 +1,9 @@
-"""Charts of a position table as a path: PCA trajectory (2-D, 3-D projection), norms, similarity.
+"""Charts of a position table as a path: PCA trajectory (2-D, 3-D projection) and norms.
 
 Arrays in, ``alt.Chart`` out (never displayed here). Positions are coloured in order so the path's
 direction is visible; large inputs are thinned with an even stride so a chart stays a few thousand
-marks (Streamlit ships every row to the browser).
+marks (Streamlit ships every row to the browser). The position × position cosine-similarity
+matrix is drawn with :func:`posviz.charts.heatmap.heatmap_chart` (a 1:1 image, not rects).
 """
 
 from __future__ import annotations
@@ -158,35 +159,3 @@ def norm_chart(norms: np.ndarray, *, label: str = "‖PE(p)‖", height: int = 2
         )
         .properties(height=height)
     )
-
-
-def similarity_heatmap_chart(
-    similarity: np.ndarray, *, step: int = 1, title: str = "cosine", height: int = 420
-) -> alt.Chart:
-    """Position × position similarity as a heatmap, diverging around 0.
-
-    Args:
-        similarity: ``(m, m)`` matrix for positions ``0, step, 2·step, …``.
-        step: stride between the positions of consecutive rows (for the axis values).
-    """
-    m = similarity.shape[0]
-    p, q = np.indices((m, m))
-    frame = pd.DataFrame(
-        {"p": (p * step).ravel(), "q": (q * step).ravel(), "value": similarity.ravel()}
-    )
-    return (
-        alt.Chart(frame)
-        .mark_rect()
-        .encode(
-            alt.X("q:O").title("position q").axis(labelOverlap=True, values=_ticks(m, step)),
-            alt.Y("p:O").title("position p").axis(labelOverlap=True, values=_ticks(m, step)),
-            alt.Color("value:Q").scale(scheme="redblue", domain=[-1, 1], reverse=True).title(title),
-            tooltip=["p:O", "q:O", alt.Tooltip("value:Q", format=".3f")],
-        )
-        .properties(height=height)
-    )
-
-
-def _ticks(m: int, step: int) -> list[int]:
-    every = stride_for(m, 8)
-    return [i * step for i in range(0, m, every)]

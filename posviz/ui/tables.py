@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 
-import altair as alt
 import numpy as np
 import streamlit as st
 
@@ -210,14 +209,17 @@ def describe_table(table: PositionTable) -> None:
         st.caption(f"Note: {note}.")
 
 
-# --- the learned page's own views (the heatmap, circle and variance views are shared) ---
+# --- the learned page's views: the shared ones from table_views plus its own ---
 
-#: view id -> label (the learned page's own views).
+#: view id -> label. heatmap/pair/dims/variance/shift are the shared views of
+#: ``posviz.ui.table_views`` (the sinusoidal page uses them too); the rest are this page's own.
 TABLE_VIEWS: dict[str, str] = {
     "heatmap": "Heatmap",
-    "pair": "Two dimensions",
+    "pair": "Two coordinates",
+    "dims": "Dimensions over positions",
     "variance": "Variance per dimension",
     "similarity": "Cosine similarity",
+    "shift": "Similarity vs offset",
     "pca2": "PCA trajectory 2-D",
     "pca3": "PCA trajectory 3-D",
     "norms": "Norm per position",
@@ -225,40 +227,12 @@ TABLE_VIEWS: dict[str, str] = {
 
 
 def view_controls(view: str, *, key: str) -> dict[str, float]:
-    """Widgets for a view (shared by both sides of a comparison), URL-synced under ``key_…``."""
+    """Widgets shared by both sides (PCA axes and viewing angle), URL-synced under ``key_…``.
+
+    The shared views (:mod:`posviz.ui.table_views`) draw their own widgets per side instead.
+    """
     from posviz.ui.state import url_slider
 
-    if view == "heatmap":
-        side = url_slider(
-            "Cells per axis (evenly spaced)",
-            key=f"{key}_cells",
-            min_value=32,
-            max_value=256,
-            default=128,
-            step=16,
-        )
-        return {"side": side}
-    if view == "pair":
-        left, right = st.columns(2)
-        with left:
-            i = url_number(
-                "Dimension on x", key=f"{key}_di", min_value=0, max_value=8191, default=0
-            )
-        with right:
-            j = url_number(
-                "Dimension on y", key=f"{key}_dj", min_value=0, max_value=8191, default=1
-            )
-        return {"i": i, "j": j}
-    if view == "similarity":
-        side = url_slider(
-            "Positions per axis (evenly spaced)",
-            key=f"{key}_side",
-            min_value=16,
-            max_value=256,
-            default=128,
-            step=16,
-        )
-        return {"side": side}
     if view == "pca2":
         left, right = st.columns(2)
         with left:
@@ -294,117 +268,134 @@ def view_controls(view: str, *, key: str) -> dict[str, float]:
     return {}
 
 
-def show_view(table: PositionTable, view: str, options: dict[str, float], *, key: str) -> None:
-    """Draw one of :data:`TABLE_VIEWS` for ``table`` with the options from :func:`view_controls`."""
-    draw = {
-        "heatmap": _heatmap_view,
-        "pair": _pair_view,
-        "variance": _variance_view,
-        "similarity": _similarity_view,
-        "pca2": _pca_view,
-        "pca3": _pca_view,
-        "norms": _norms_view,
-    }[view]
-    with user_errors():
-        draw(table, view, options, key=f"{key}_chart", name=_file_stem(table))
+def table_cache_key(table: PositionTable) -> str:
+    """A string that identifies ``table``'s matrix, for caching rendered charts by it.
+
+    Source, revision, tensor, shape and dtype; plus a content digest for tables up to 16 MB (so
+    two uploads with the same file name never share a picture; bigger tables are never uploads).
+    """
+    matrix = np.ascontiguousarray(table.matrix)
+    parts = [
+        table.source,
+        table.revision or "",
+        table.tensor_name,
+        table.kind,
+        "x".join(map(str, matrix.shape)),
+        str(matrix.dtype),
+    ]
+    if matrix.nbytes <= 16 * 2**20:
+        parts.append(hashlib.blake2b(matrix.data, digest_size=12).hexdigest())
+    return "|".join(parts)
 
 
-def _heatmap_view(table: PositionTable, view: str, options: dict, *, key: str, name: str) -> None:
-    from posviz.charts import families
-    from posviz.charts.trajectory import stride_for
-    from posviz.ui.display import show_chart
+def show_view(
+    table: PositionTable, view: str, options: dict[str, float], *, key_prefix: str
+) -> None:
+    """Draw one of :data:`TABLE_VIEWS` for ``table``; widgets are URL-synced under ``key_prefix``.
 
-    row_step = stride_for(table.n_positions, int(options["side"]))
-    col_step = stride_for(table.d_model, int(options["side"]))
-    shown = table.matrix[::row_step, ::col_step]
-    # colour range = 99th percentile of |value|: one outlier dimension would wash out the rest
-    limit = float(np.quantile(np.abs(shown), 0.99)) or 1.0
-    chart = families.heatmap(
-        shown,
-        x_title="dimension i",
+    ``options`` come from :func:`view_controls` (shared by both sides); ``key_prefix`` (e.g.
+    ``"lrn_a_"``) must differ between two tables on one page.
+    """
+    from posviz.ui import table_views
+
+    matrix, name = table.matrix, _file_stem(table)
+    if view == "heatmap":
+        table_views.heatmap_view(
+            matrix,
+            key_prefix=key_prefix,
+            cache_key=table_cache_key(table),
+            name=f"{name}_heatmap",
+            value_title="PE[p, i]",
+            prose="Row p is the vector the model adds at position p, column i one dimension; "
+            "colour is the value (blue < 0 < red, symmetric around 0). A sinusoid shows stripes "
+            "that slow down from left to right; a learned table shows which dimensions carry "
+            "position at all.",
+        )
+    elif view == "pair":
+        table_views.unit_circle_view(
+            matrix, key_prefix=key_prefix, pairs_are_sin_cos=False, name=name
+        )
+    elif view == "dims":
+        table_views.dimensions_view(matrix, key_prefix=key_prefix, name=name)
+    elif view == "variance":
+        table_views.variance_view(matrix, key_prefix=key_prefix, name=name)
+    elif view == "shift":
+        table_views.shift_similarity_view(matrix, key_prefix=key_prefix, name=name)
+    else:
+        draw = {
+            "similarity": _similarity_view,
+            "pca2": _pca_view,
+            "pca3": _pca_view,
+            "norms": _norms_view,
+        }[view]
+        with user_errors():
+            draw(table, view, options, key_prefix=key_prefix, name=name)
+
+
+@st.cache_data(max_entries=_LIMITS.cache_entries, ttl=_LIMITS.cache_ttl_seconds, show_spinner=False)
+def _cached_similarity(cache_key: str, start: int, stop: int, _matrix: np.ndarray):
+    """Cosine similarity of positions ``start … stop-1`` and its heatmap: ``(chart, (m, m))``."""
+    from posviz.analysis.stats import cosine_similarity_matrix
+    from posviz.charts.heatmap import heatmap_chart
+
+    similarity = cosine_similarity_matrix(_matrix[start:stop]).astype(np.float32)  # (m, m)
+    m = stop - start
+    shown = "" if (start, stop) == (0, len(_matrix)) else f" — positions {start}…{stop - 1}"
+    offset = f" (axes count from position {start})" if start else ""
+    chart = heatmap_chart(
+        similarity,
+        vmax=1.0,
+        title=f"cos(PE(p), PE(q)), {m}×{m}{shown}{offset}",
+        x_title="position q",
         y_title="position p",
-        color_title="PE[p, i]",
-        x_values=np.arange(0, table.d_model, col_step),
-        y_values=np.arange(0, table.n_positions, row_step),
-        height=420,
-    ).encode(
-        alt.Color("v:Q")
-        .scale(scheme="redblue", domain=[-limit, limit], reverse=True, clamp=True)
-        .title("PE[p, i]")
+        value_title="cosine",
+        height=min(720, max(240, m)),
     )
-    show_chart(chart, key=key, data=shown, name=f"{name}_heatmap")
-    every = (
-        ""
-        if row_step == col_step == 1
-        else f" (positions 0, {row_step}, {2 * row_step}, …; dimensions 0, {col_step}, …)"
-    )
-    st.caption(
-        f"Row p is the vector added at position p{every}; colours saturate at ±{limit:.3g} "
-        "(99% of values lie inside). A sinusoid shows stripes that slow down from left to "
-        "right; a learned table shows which dimensions carry position at all."
-    )
-
-
-def _pair_view(table: PositionTable, view: str, options: dict, *, key: str, name: str) -> None:
-    from posviz.charts.trajectory import pca_trajectory_chart
-    from posviz.ui.display import show_chart
-
-    i, j = int(options["i"]), int(options["j"])
-    if max(i, j) >= table.d_model:
-        st.warning(f"This table has dimensions 0 … {table.d_model - 1}; pick smaller numbers.")
-        return
-    pair = table.matrix[:, [i, j]]  # (n_positions, 2)
-    titles = (f"dimension {i}", f"dimension {j}")
-    chart = pca_trajectory_chart(pair, x=0, y=1, titles=titles, height=340)
-    show_chart(chart, key=key, data=pair, name=f"{name}_dims_{i}_{j}")
-    st.caption(
-        f"(PE[p, {i}], PE[p, {j}]) for every position p, joined in order. For a sinusoid, a "
-        "sin/cos pair (dimensions 2k and 2k+1) walks round the unit circle at its own speed; a "
-        "learned table has no reason to."
-    )
-
-
-def _variance_view(table: PositionTable, view: str, options: dict, *, key: str, name: str) -> None:
-    from posviz.analysis.stats import dimension_variance
-    from posviz.charts.families import lines_chart
-    from posviz.ui.display import show_chart
-
-    variance = dimension_variance(table.matrix)  # (d_model,)
-    chart = lines_chart(
-        np.arange(table.d_model),
-        {"variance over positions": variance},
-        x_title="dimension i",
-        y_title="Var_p PE[p, i]",
-    )
-    show_chart(chart, key=key, data=variance, name=f"{name}_variance")
-    st.caption(
-        f"How much each dimension changes across positions (total {variance.sum():.3g}). "
-        "Dimensions near 0 carry little position information in this table."
-    )
+    return chart, similarity
 
 
 def _similarity_view(
-    table: PositionTable, view: str, options: dict, *, key: str, name: str
+    table: PositionTable, view: str, options: dict, *, key_prefix: str, name: str
 ) -> None:
-    from posviz.analysis.stats import cosine_similarity_matrix
-    from posviz.charts.trajectory import similarity_heatmap_chart, stride_for
+    from posviz.charts.heatmap import MAX_SIDE_1TO1
     from posviz.ui.display import show_chart
 
-    step = stride_for(table.n_positions, int(options["side"]))
-    similarity = cosine_similarity_matrix(table.matrix[::step])  # (m, m)
-    chart = similarity_heatmap_chart(similarity, step=step)
-    show_chart(chart, key=key, data=similarity, name=f"{name}_cosine")
-    shown = "every position" if step == 1 else f"positions 0, {step}, {2 * step}, …"
-    st.caption(
-        f"cos(PE(p), PE(q)) for {shown}. A bright diagonal band that fades with |p − q| "
-        "means nearby positions look alike: the table encodes distance."
+    n = table.n_positions
+    st.subheader("Which positions look alike?")
+    st.markdown(
+        "Cosine similarity cos(PE(p), PE(q)) of every pair of positions, every pair its own "
+        "pixel (red +1 = same direction, white 0 = orthogonal, blue −1 = opposite). A bright "
+        "diagonal band that fades with |p − q| means nearby positions look alike: the table "
+        "encodes distance."
     )
+    start = 0
+    if n > MAX_SIDE_1TO1:
+        st.info(
+            f"This table has {n} positions; {MAX_SIDE_1TO1} of them are compared 1:1 at a time. "
+            "Choose where the window starts.",
+            icon="🔎",
+        )
+        start = url_number(
+            "First position",
+            key=f"{key_prefix}sim_p0",
+            min_value=0,
+            max_value=n - MAX_SIDE_1TO1,
+            default=0,
+            step=MAX_SIDE_1TO1 // 4,
+        )
+        start = min(int(start), n - MAX_SIDE_1TO1)
+    stop = min(n, start + MAX_SIDE_1TO1)
+    chart, similarity = _cached_similarity(table_cache_key(table), start, stop, table.matrix)
+    show_chart(chart, key=f"{key_prefix}sim_chart", data=similarity, name=f"{name}_cosine")
 
 
-def _pca_view(table: PositionTable, view: str, options: dict, *, key: str, name: str) -> None:
+def _pca_view(
+    table: PositionTable, view: str, options: dict, *, key_prefix: str, name: str
+) -> None:
     from posviz.charts import trajectory as charts
     from posviz.ui.display import show_chart
 
+    st.subheader(TABLE_VIEWS[view])
     wanted = 3 if view == "pca3" else 1 + max(int(options["x"]), int(options["y"]))
     step = charts.stride_for(table.n_positions, _PCA_ROWS)
     result = cached_pca(table.matrix[::step], wanted)
@@ -420,20 +411,23 @@ def _pca_view(table: PositionTable, view: str, options: dict, *, key: str, name:
         chart = charts.pca_3d_chart(
             result.scores, azimuth=options["azimuth"], elevation=options["elevation"], **common
         )
-    show_chart(chart, key=key, data=result.scores, name=f"{name}_{view}")
+    show_chart(chart, key=f"{key_prefix}{view}_chart", data=result.scores, name=f"{name}_{view}")
     thinned = (
         f" PCA of positions 0, {step}, {2 * step}, … ({_PCA_ROWS} at most)." if step > 1 else ""
     )
     st.caption(_PCA_NOTES[view] + thinned)
 
 
-def _norms_view(table: PositionTable, view: str, options: dict, *, key: str, name: str) -> None:
+def _norms_view(
+    table: PositionTable, view: str, options: dict, *, key_prefix: str, name: str
+) -> None:
     from posviz.analysis.stats import position_norms
     from posviz.charts.trajectory import norm_chart
     from posviz.ui.display import show_chart
 
+    st.subheader("Norm per position")
     norms = position_norms(table.matrix)  # (n_positions,)
-    show_chart(norm_chart(norms), key=key, data=norms, name=f"{name}_norms")
+    show_chart(norm_chart(norms), key=f"{key_prefix}norms_chart", data=norms, name=f"{name}_norms")
     st.caption(
         f"‖PE(p)‖ from {norms.min():.3f} to {norms.max():.3f} (mean {norms.mean():.3f}). "
         "A sinusoid has the same norm √(d/2) at every position; learned tables don't."
