@@ -215,3 +215,30 @@ def test_block_reduction_matches_a_loop_including_ragged_edges(rf, cf):
                 block = m[i * rf : (i + 1) * rf, j * cf : (j + 1) * cf]
                 want = func(block) if func else block.flat[np.abs(block).argmax()]
                 assert got[i, j] == pytest.approx(want)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{}, {"window": (3, 13, 2, 9)}, {"reduce": "absmax", "renderer": "svg"}],
+)
+def test_prebuilt_heatmap_spec_is_valid_vega_lite(kwargs):
+    m = RNG.normal(size=(1500, 40))  # > 1024 rows: a reduced overview unless windowed
+    chart = heatmap_chart(m, **kwargs)
+    spec = chart.to_dict(validate=True)  # raises if the hand-written spec breaks the schema
+    assert spec["usermeta"]["embedOptions"]["renderer"] == kwargs.get("renderer", "canvas")
+    assert chart.to_altair().to_dict(validate=True)["layer"][0]["mark"]["type"] == "image"
+    assert "application/vnd.vegalite.v5+json" in chart._repr_mimebundle_()
+
+
+def test_heatmap_in_streamlit_ships_image_and_tooltips_as_arrow_datasets():
+    from streamlit.elements.vega_charts import _convert_altair_to_vega_lite_spec
+
+    spec = _convert_altair_to_vega_lite_spec(heatmap_chart(sinusoidal(64, 32)))
+    names = [layer["data"]["name"] for layer in spec["layer"][:2]]
+    assert all(isinstance(spec["datasets"][name], bytes) for name in names)  # Arrow IPC
+    assert "values" in spec["layer"][2]["data"]  # the two legend points stay inline
+
+
+def test_heatmap_rejects_unknown_renderer():
+    with pytest.raises(ValueError, match="renderer"):
+        heatmap_chart(np.ones((2, 2)), renderer="webgl")

@@ -18,6 +18,7 @@ one cell and the tooltip is its exact value.
 from __future__ import annotations
 
 import base64
+import hashlib
 import io
 import json
 import math
@@ -28,8 +29,6 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from posviz.charts.style import FIT_WIDTH
-
 Reduce = Literal["mean", "absmax"]
 
 MAX_SIDE_1TO1 = 1024  # rows/cols drawn 1:1
@@ -37,6 +36,7 @@ MAX_TABLE_SIDE = 8192  # largest table accepted
 PAYLOAD_BUDGET = 1_000_000  # bytes of chart JSON per view (image + tooltips + spec)
 _IMAGE_BUDGET = 880_000  # bytes of base64 PNG; the rest of the spec stays well under 120 KB
 _LEVELS = (255, 63, 15)  # odd, so value 0 maps exactly onto the middle colour
+PNG_COMPRESS_LEVEL = 1  # zlib level: cheaper CPU per repaint, ~12% more bytes than 9
 TOOLTIP_BLOCKS = 16  # per side; each tooltip rect costs client time (measured in bench/)
 
 # ColorBrewer RdBu, reversed so negative = blue, 0 = near white, positive = red.
@@ -211,7 +211,10 @@ def _encode_png(values: np.ndarray, vmax: float, levels: int) -> bytes:
     image = Image.fromarray(np.round(scaled).astype(np.uint8), mode="P")
     image.putpalette(_palette(levels).ravel().tolist())
     buffer = io.BytesIO()
-    image.save(buffer, format="PNG", optimize=True, bits=4 if levels <= 16 else 8)
+    # zlib level 1: 1024² sinusoid 10 ms / 470 kB vs optimize=True 15 ms / 417 kB (bench/).
+    image.save(
+        buffer, format="PNG", compress_level=PNG_COMPRESS_LEVEL, bits=4 if levels <= 16 else 8
+    )
     return buffer.getvalue()
 
 
@@ -270,6 +273,82 @@ def _range_label(start: str, stop: str) -> str:
     return f"{stop} - {start} == 1 ? '' + {start} : {start} + '–' + ({stop} - 1)"
 
 
+class VegaLiteChart:
+    """A finished Vega-Lite spec whose data are DataFrames; it quacks like an Altair chart.
+
+    Building the heatmap with Altair objects and letting ``to_dict()`` validate them against the
+    Vega-Lite JSON schema cost ~35 ms per repaint (profiled in bench/); this spec is written
+    directly instead, and ``tests/test_charts.py`` validates every variant against the schema once
+    (``to_dict(validate=True)``). ``st.altair_chart``, :mod:`posviz.export` and notebooks only call
+    ``to_dict()`` (or ``_repr_mimebundle_``); for Altair's editing methods call :meth:`to_altair`.
+
+    ``spec`` refers to each frame in ``frames`` as ``{"data": {"name": key}}``.
+    """
+
+    def __init__(self, spec: dict, frames: dict[str, pd.DataFrame]) -> None:
+        self.spec, self.frames = spec, frames
+
+    def to_dict(self, validate: bool = False, *, format: str = "vega-lite", **_ignored) -> dict:
+        """The spec with each frame passed through Altair's active data transformer.
+
+        Inside ``st.altair_chart`` that transformer turns a frame into Arrow and returns
+        ``{"name": ...}``; by default it returns ``{"values": [...]}``, which is hoisted into a
+        top-level ``datasets`` entry (as Altair does).
+        """
+        if format != "vega-lite":
+            raise ValueError(f"format={format!r} is not supported; use to_altair().to_dict().")
+        transform = alt.data_transformers.get()
+        datasets: dict[str, list] = {}
+        layers = []
+        for layer in self.spec["layer"]:
+            frame = self.frames.get(layer.get("data", {}).get("name", ""))
+            if frame is not None:
+                data = transform(frame)
+                if "values" in data:
+                    values = data["values"]
+                    digest = hashlib.md5(json.dumps(values, sort_keys=True).encode()).hexdigest()
+                    datasets[f"data-{digest}"] = values
+                    data = {"name": f"data-{digest}"}
+                layer = {**layer, "data": data}
+            layers.append(layer)
+        out = {**self.spec, "layer": layers}
+        if datasets:
+            out["datasets"] = {**out.get("datasets", {}), **datasets}
+        if validate:
+            alt.LayerChart.validate(out)  # jsonschema ValidationError if the spec is malformed
+        return out
+
+    def to_json(self, indent: int | None = 2, **kwargs) -> str:
+        return json.dumps(self.to_dict(**kwargs), indent=indent)
+
+    def to_altair(self) -> alt.LayerChart:
+        """The same chart as an ``alt.LayerChart`` (slower to build; for editing it further)."""
+        return alt.LayerChart.from_dict(self.to_dict(), validate=False)
+
+    def _repr_mimebundle_(self, *_args, **_kwargs) -> dict:
+        return {"application/vnd.vegalite.v5+json": self.to_dict()}
+
+
+def _axis_channel(field: str, title: str, domain: list[int], reverse: bool = False) -> dict:
+    scale = {"domain": domain, "nice": False, "zero": False}
+    if reverse:
+        scale["reverse"] = True
+    return {
+        "field": field,
+        "type": "quantitative",
+        "title": title,
+        "scale": scale,
+        "axis": {"format": "d", "tickMinStep": 1},
+    }
+
+
+def _tooltip(field: str, kind: str, title: str, fmt: str | None = None) -> dict:
+    out = {"field": field, "type": kind, "title": title}
+    if fmt:
+        out["format"] = fmt
+    return out
+
+
 def heatmap_chart(
     matrix: np.ndarray,
     *,
@@ -283,8 +362,9 @@ def heatmap_chart(
     width: int = 800,
     height: int | None = None,
     tooltip_blocks: int = TOOLTIP_BLOCKS,
-) -> alt.LayerChart:
-    """Heatmap of ``matrix[window]`` (positions down, dimensions across) as an Altair layer chart.
+    renderer: Literal["canvas", "svg"] = "canvas",
+) -> VegaLiteChart:
+    """Heatmap of ``matrix[window]`` (positions down, dimensions across) as a Vega-Lite layer chart.
 
     Layers: the PNG (``image`` mark, nearest-neighbour scaling), an invisible tooltip grid, and a
     hidden point layer that carries the diverging colour legend. The subtitle states whether the
@@ -297,71 +377,99 @@ def heatmap_chart(
         reduce: ``"mean"`` or ``"absmax"`` for reduced views.
         vmax: symmetric colour limit; default ``max |matrix|`` of the whole table.
         width, height: chart size in pixels (height defaults to the window's aspect, 160…720).
+        renderer: Vega renderer requested through ``usermeta.embedOptions`` (honoured by
+            Streamlit and vega-embed); canvas draws the image and tooltip grid faster (bench/).
     Returns:
-        ``alt.LayerChart``; never displayed here.
+        :class:`VegaLiteChart` (``to_dict()`` like an Altair chart; ``to_altair()`` for an
+        ``alt.LayerChart``); never displayed here.
     """
+    if renderer not in ("canvas", "svg"):
+        raise ValueError(f"renderer={renderer!r} is unknown; use 'canvas' or 'svg'.")
     img = heatmap_image(matrix, window=window, reduce=reduce, vmax=vmax)
     w = img.window
     rows, cols = w.shape
     if height is None:
         height = int(min(720, max(160, width * img.pixels[0] / img.pixels[1])))
-    x_scale = alt.Scale(domain=[w.col0, w.col1], nice=False, zero=False)
-    y_scale = alt.Scale(domain=[w.row0, w.row1], nice=False, zero=False, reverse=True)
-    axis = alt.Axis(format="d", tickMinStep=1)
-    x = alt.X("col0:Q", title=x_title, scale=x_scale, axis=axis)
-    y = alt.Y("row0:Q", title=y_title, scale=y_scale, axis=axis)
+    x = _axis_channel("col0", x_title, [w.col0, w.col1])
+    y = _axis_channel("row0", y_title, [w.row0, w.row1], reverse=True)
     frame = pd.DataFrame({"row0": [w.row0], "row1": [w.row1], "col0": [w.col0],
                           "col1": [w.col1], "url": [img.data_url]})  # fmt: skip
-    image = (
-        alt.Chart(frame)
-        .mark_image(aspect=False, smooth=False)
-        .encode(x=x, x2=alt.X2("col1"), y=y, y2=alt.Y2("row1"), url=alt.Url("url", type="nominal"))
-    )
+    image = {
+        "data": {"name": "image"},
+        "mark": {"type": "image", "aspect": False, "smooth": False},
+        "encoding": {
+            "url": {"field": "url", "type": "nominal"},
+            "x": x,
+            "x2": {"field": "col1"},
+            "y": y,
+            "y2": {"field": "row1"},
+        },
+    }
     part = np.asarray(matrix)[w.row0 : w.row1, w.col0 : w.col1]
     tips, (by, bx) = _tooltip_frame(part, w, tooltip_blocks, img.vmax)
-    exact = (by, bx) == (1, 1)
-    fields = [alt.Tooltip("positions:N", title=y_title), alt.Tooltip("dimensions:N", title=x_title)]
-    if exact:
-        fields.append(alt.Tooltip("mean:Q", title=value_title, format=".6~g"))
+    fields = [_tooltip("positions", "nominal", y_title), _tooltip("dimensions", "nominal", x_title)]
+    if (by, bx) == (1, 1):
+        fields.append(_tooltip("mean", "quantitative", value_title, ".6~g"))
     else:
-        fields += [alt.Tooltip(f"{k}:Q", title=f"{k} of block", format=".6~g")
+        fields += [_tooltip(k, "quantitative", f"{k} of block", ".6~g")
                    for k in ("mean", "min", "max")]  # fmt: skip
-    hover = (
-        alt.Chart(tips)
-        .transform_calculate(
-            row1=f"min(datum.row0 + {by}, {w.row1})", col1=f"min(datum.col0 + {bx}, {w.col1})"
-        )
-        .transform_calculate(
-            positions=_range_label("datum.row0", "datum.row1"),
-            dimensions=_range_label("datum.col0", "datum.col1"),
-        )
-        .mark_rect(fill="#000000", fillOpacity=0.0, stroke="#222222", strokeOpacity=0.0)
-        .encode(x=x, x2=alt.X2("col1"), y=y, y2=alt.Y2("row1"), tooltip=fields)
-    )
+    hover = {
+        "data": {"name": "tooltips"},
+        "transform": [
+            {"calculate": f"min(datum.row0 + {by}, {w.row1})", "as": "row1"},
+            {"calculate": f"min(datum.col0 + {bx}, {w.col1})", "as": "col1"},
+            {"calculate": _range_label("datum.row0", "datum.row1"), "as": "positions"},
+            {"calculate": _range_label("datum.col0", "datum.col1"), "as": "dimensions"},
+        ],
+        "mark": {
+            "type": "rect",
+            "fill": "#000000",
+            "fillOpacity": 0.0,
+            "stroke": "#222222",
+            "strokeOpacity": 0.0,
+        },
+        "encoding": {
+            "x": x,
+            "x2": {"field": "col1"},
+            "y": y,
+            "y2": {"field": "row1"},
+            "tooltip": fields,
+        },
+    }
     stops = np.linspace(-img.vmax, img.vmax, len(DIVERGING_COLORS)).tolist()
-    legend = (
-        alt.Chart(pd.DataFrame({"value": [-img.vmax, img.vmax], "col0": w.col0, "row0": w.row0}))
-        .mark_point(opacity=0.0)
-        .encode(
-            x=x,
-            y=y,
-            color=alt.Color("value:Q", title=value_title)
-            .scale(domain=stops, range=list(DIVERGING_COLORS), interpolate="rgb")
-            .legend(gradientLength=min(240, max(100, height - 40))),
-        )
-    )
+    legend = {
+        "data": {
+            "values": [{"value": v, "col0": w.col0, "row0": w.row0} for v in (-img.vmax, img.vmax)]
+        },
+        "mark": {"type": "point", "opacity": 0.0},
+        "encoding": {
+            "x": x,
+            "y": y,
+            "color": {
+                "field": "value",
+                "type": "quantitative",
+                "title": value_title,
+                "scale": {"domain": stops, "range": list(DIVERGING_COLORS), "interpolate": "rgb"},
+                "legend": {"gradientLength": min(240, max(100, height - 40))},
+            },
+        },
+    }
     n, d = np.shape(matrix)
     heading = title or f"{n}×{d} table"
     if (rows, cols) != (n, d):
         heading += f" — {y_title}s {w.row0}…{w.row1 - 1}, {x_title}s {w.col0}…{w.col1 - 1}"
-    return alt.layer(image, hover, legend).properties(
-        autosize=FIT_WIDTH,
-        width=width,
-        height=height,
-        title=alt.Title(heading, subtitle=[img.describe()], anchor="start"),
-    )
+    spec = {
+        "$schema": alt.SCHEMA_URL,
+        "layer": [image, hover, legend],
+        "autosize": {"type": "fit-x", "contains": "padding"},
+        "width": width,
+        "height": height,
+        "title": {"text": heading, "subtitle": [img.describe()], "anchor": "start"},
+        "usermeta": {"embedOptions": {"renderer": renderer}},
+    }
+    return VegaLiteChart(spec, {"image": frame, "tooltips": tips})
 
 
-def payload_bytes(chart: alt.TopLevelMixin) -> int:
+def payload_bytes(chart: alt.TopLevelMixin | VegaLiteChart) -> int:
     """Bytes of the chart's Vega-Lite JSON with its data inlined (what a browser receives)."""
     return len(json.dumps(chart.to_dict(), separators=(",", ":")).encode())
