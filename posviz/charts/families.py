@@ -17,6 +17,15 @@ MAX_HEATMAP_CELLS = 65_536
 _REGIME_COLORS = {"kept": "#1b9e77", "smoothed": "#d95f02", "interpolated": "#7570b3"}
 
 
+def _one_two_five(upper: float) -> list[float]:
+    """Tick values 0, 1, 2, 5, 10, 20, 50, … up to ``upper`` (for symlog axes)."""
+    ticks, decade = [0.0], 1.0
+    while decade <= upper:
+        ticks += [step * decade for step in (1, 2, 5) if step * decade <= upper]
+        decade *= 10
+    return ticks
+
+
 def lines_chart(
     x: np.ndarray,
     series: Mapping[str, np.ndarray],
@@ -45,6 +54,8 @@ def lines_chart(
     ]
     data = pd.concat(frames, ignore_index=True).dropna()
     x_scale = alt.Scale(type="symlog") if log_x else alt.Undefined
+    # Vega picks linear-looking ticks on a symlog axis (0, 800, 1600); give it 1-2-5 steps instead.
+    x_axis = alt.Axis(values=_one_two_five(float(np.nanmax(x)))) if log_x else alt.Undefined
     y_kwargs: dict = {"domain": list(y_domain)} if y_domain else {}
     if y_scale == "symlog":
         y_kwargs |= {"type": "symlog", "constant": 1e-3}
@@ -54,7 +65,7 @@ def lines_chart(
         alt.Chart(data)
         .mark_line(clip=True)
         .encode(
-            x=alt.X("x:Q", title=x_title, scale=x_scale),
+            x=alt.X("x:Q", title=x_title, scale=x_scale, axis=x_axis),
             y=alt.Y("value:Q", title=y_title, scale=alt.Scale(**y_kwargs)),
             color=alt.Color("series:N", title=None, sort=list(series)).legend(
                 orient=legend, labelLimit=360, columns=1 if legend == "right" else alt.Undefined
