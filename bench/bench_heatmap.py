@@ -39,27 +39,30 @@ APP = textwrap.dedent(
     import pandas as pd
     import streamlit as st
 
-    from posviz.charts.heatmap import heatmap_chart
+    from posviz.charts.heatmap import color_limit, heatmap_chart
     from posviz.encodings.sinusoidal import sinusoidal
 
     @st.cache_resource
-    def big(n: int, d: int) -> np.ndarray:
-        return sinusoidal(n, d, dtype=np.float32)
+    def big(n: int, d: int) -> tuple[np.ndarray, float]:
+        table = sinusoidal(n, d, dtype=np.float32)
+        return table, color_limit(table)  # the page caches the colour limit per table too
 
     mode = st.query_params.get("mode", "trivial")
+    renderer = st.query_params.get("renderer", "canvas")
     v = st.slider("v", 0, 1000, 0, key="v")
     title = f"v={v}"
     if mode == "trivial":
         frame = pd.DataFrame({"x": ["a"], "y": [v]})
         chart = alt.Chart(frame, title=title).mark_bar().encode(x="x:N", y="y:Q")
     elif mode == "zoom":
-        table = big(8192, 8192)
+        table, vmax = big(8192, 8192)
         r0 = min(8 * v, 8192 - 1024)
-        chart = heatmap_chart(table, window=(r0, r0 + 1024, 4096, 5120), title=title)
+        chart = heatmap_chart(table, window=(r0, r0 + 1024, 4096, 5120), vmax=vmax,
+                              title=title, renderer=renderer)
     else:
         n, d = (int(part) for part in mode.split("x"))
         chart = heatmap_chart(sinusoidal(n, d, base=10000.0 + 100 * v, dtype=np.float32),
-                              title=title)
+                              title=title, renderer=renderer)
     st.altair_chart(chart, key="chart")
     """
 )
@@ -68,12 +71,22 @@ VIEWS = [  # (label, mode, cells)
     ("trivial bar chart", "trivial", None),
     ("heatmap 512×768 (1:1)", "512x768", (512, 768)),
     ("heatmap 1024×1024 (1:1)", "1024x1024", (1024, 1024)),
+    ("heatmap 1024×1024 (1:1), SVG renderer", "1024x1024&renderer=svg", (1024, 1024)),
     ("heatmap 8192×8192, 1024² zoom window (1:1)", "zoom", (8192, 8192)),
     ("heatmap 8192×8192 overview (8×8 mean)", "8192x8192", (8192, 8192)),
 ]
 
 HAS_TITLE = """needle => {
+    // SVG (trivial chart): a text element shows the title. Canvas (heatmaps): the chart's
+    // aria-label (the spec's description) starts with the title, and the image is painted: the
+    // centre pixel, inside the image layer, is opaque (the canvas starts transparent).
     const chart = document.querySelector('[data-testid="stVegaLiteChart"]');
+    const canvas = chart?.querySelector('canvas');
+    if (canvas) {
+        if (!(chart.getAttribute('aria-label') ?? '').startsWith(needle + '.')) return false;
+        const x = canvas.width >> 1, y = canvas.height >> 1;
+        return canvas.getContext('2d').getImageData(x, y, 1, 1).data[3] > 0;
+    }
     const texts = [...chart?.querySelectorAll('text') ?? []].map(t => t.textContent);
     return texts.some(t => t === needle || t.startsWith(needle + " "));
 }"""
@@ -91,6 +104,7 @@ def _payload(mode: str) -> int:
 
         frame = pd.DataFrame({"x": ["a"], "y": [1]})
         return payload_bytes(alt.Chart(frame, title="v=1").mark_bar().encode(x="x:N", y="y:Q"))
+    mode = mode.split("&")[0]  # drop "&renderer=..."
     if mode == "zoom":
         table = sinusoidal(8192, 8192, dtype=np.float32)
         return payload_bytes(heatmap_chart(table, window=(0, 1024, 4096, 5120)))

@@ -161,7 +161,9 @@ def _block_stats(
     nan_safe = {"mean": np.nanmean, "min": np.nanmin, "max": np.nanmax}
     plain = {"mean": np.mean, "min": np.min, "max": np.max}
     for r in range(0, rows, band):
-        chunk = np.asarray(matrix[r * row_factor : (r + band) * row_factor], dtype=np.float64)
+        chunk = matrix[r * row_factor : (r + band) * row_factor]
+        if ragged or not np.issubdtype(chunk.dtype, np.floating):
+            chunk = np.asarray(chunk, dtype=np.float64)  # floats are read as they are (no copy)
         k = math.ceil(chunk.shape[0] / row_factor)
         if ragged:
             padded = np.full((k * row_factor, cols * col_factor), np.nan)  # NaN = outside
@@ -173,6 +175,9 @@ def _block_stats(
                 flat = blocks.transpose(0, 2, 1, 3).reshape(k, cols, row_factor * col_factor)
                 pick = np.nan_to_num(np.abs(flat), nan=-1.0).argmax(axis=2)
                 out[how][r : r + k] = np.take_along_axis(flat, pick[..., None], axis=2)[..., 0]
+            elif how == "mean":  # float64 accumulation even for float32 tables
+                reduce = nan_safe[how] if ragged else plain[how]
+                out[how][r : r + k] = reduce(blocks, axis=(1, 3), dtype=np.float64)
             else:
                 out[how][r : r + k] = (nan_safe if ragged else plain)[how](blocks, axis=(1, 3))
     return out
@@ -207,8 +212,11 @@ def _palette(levels: int) -> np.ndarray:
 def _encode_png(values: np.ndarray, vmax: float, levels: int) -> bytes:
     from PIL import Image  # Pillow ships with streamlit
 
-    scaled = (np.clip(values / vmax, -1.0, 1.0) + 1.0) * 0.5 * (levels - 1)
-    image = Image.fromarray(np.round(scaled).astype(np.uint8), mode="P")
+    half = 0.5 * (levels - 1)  # index = round((clip(v / vmax) + 1) * half), computed in place
+    scaled = np.multiply(values, half / vmax, dtype=np.float64)
+    np.clip(scaled, -half, half, out=scaled)
+    scaled += half
+    image = Image.fromarray(np.rint(scaled, out=scaled).astype(np.uint8), mode="P")
     image.putpalette(_palette(levels).ravel().tolist())
     buffer = io.BytesIO()
     # zlib level 1: 1024² sinusoid 10 ms / 470 kB vs optimize=True 15 ms / 417 kB (bench/).
@@ -245,7 +253,7 @@ def heatmap_image(
     fy, fx = lod_factors(w.shape, max_side)
     values = reduce_blocks(part, fy, fx, reduce) if (fy, fx) != (1, 1) else part
     for levels in _LEVELS:
-        png = _encode_png(np.asarray(values, dtype=np.float64), vmax, levels)
+        png = _encode_png(values, vmax, levels)
         if len(png) * 4 / 3 <= _IMAGE_BUDGET:
             break
     return HeatmapImage(png, w, fy, fx, reduce, levels, vmax, tuple(values.shape))
@@ -465,6 +473,7 @@ def heatmap_chart(
         "width": width,
         "height": height,
         "title": {"text": heading, "subtitle": [img.describe()], "anchor": "start"},
+        "description": f"{heading}. {img.describe()}",  # the chart's aria-label (screen readers)
         "usermeta": {"embedOptions": {"renderer": renderer}},
     }
     return VegaLiteChart(spec, {"image": frame, "tooltips": tips})
