@@ -242,3 +242,14 @@ def test_heatmap_in_streamlit_ships_image_and_tooltips_as_arrow_datasets():
 def test_heatmap_rejects_unknown_renderer():
     with pytest.raises(ValueError, match="renderer"):
         heatmap_chart(np.ones((2, 2)), renderer="webgl")
+
+
+def test_block_stats_of_a_float32_table_match_float64():
+    m = RNG.normal(size=(64, 48)).astype(np.float32)
+    for how in ("mean", "absmax"):
+        fast = reduce_blocks(m, 8, 4, how)  # float32 read in place, float64 accumulation
+        slow = reduce_blocks(m.astype(np.float64), 8, 4, how)
+        assert fast.dtype == np.float64
+        np.testing.assert_allclose(fast, slow, rtol=0, atol=1e-12)
+    expected = m.astype(np.float64).reshape(8, 8, 12, 4).mean(axis=(1, 3))
+    np.testing.assert_allclose(reduce_blocks(m, 8, 4), expected, rtol=0, atol=1e-12)
