@@ -3,7 +3,14 @@
 import streamlit as st
 
 from posviz.ui import url_checkbox, url_select
-from posviz.ui.tables import TABLE_VIEWS, describe_table, pick_table, show_view, view_controls
+from posviz.ui.tables import (
+    FULL_WIDTH_VIEWS,
+    TABLE_VIEWS,
+    describe_table,
+    pick_table,
+    show_view,
+    view_controls,
+)
 
 st.title("Learned position tables")
 st.markdown(
@@ -39,11 +46,20 @@ if compare:
     with columns[1]:
         second = pick_table("Compare with", key="lrn_b", default=f"sinusoidal:{positions}x{width}")
 
-# Each side's own widgets (zoom window, dimensions, threshold …) live under lrn_a_… / lrn_b_…,
-# so a copied link reproduces both tables' views.
-for column, table, side in zip(columns, (first, second), ("a", "b"), strict=False):
+for column, table in zip(columns, (first, second), strict=False):
     with column:
+        if table is not None:
+            describe_table(table)
+
+# Each side's own widgets (zoom window, dimensions, threshold …) live under lrn_a_… / lrn_b_…,
+# so a copied link reproduces both tables' views. Image views (every cell one pixel) get the full
+# width, one table under the other; the other views sit side by side.
+stacked = view in FULL_WIDTH_VIEWS
+places = [st.container() for _ in columns] if stacked else columns
+for place, table, side in zip(places, (first, second), ("a", "b"), strict=False):
+    with place:
         if table is None:
             continue
-        describe_table(table)
+        if stacked and compare:
+            st.markdown(f"#### {table.label}")
         show_view(table, view, options, key_prefix=f"lrn_{side}_")

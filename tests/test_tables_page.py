@@ -34,12 +34,20 @@ def test_default_shows_minilm_next_to_a_sinusoid_of_the_same_width():
     assert "bundled (512×384)" in captions and "sinusoidal:512x384" in captions
     assert "embeddings.position_embeddings.weight" in captions
     charts = at.get("vega_lite_chart")
-    assert len(charts) == 2
+    # MiniLM on its true scale, MiniLM with saturated colours (two outliers at position 0 make
+    # the true scale nearly white), the sinusoid (no outliers: one chart)
+    assert len(charts) == 3
     for chart in charts:  # the shared 1:1 image heatmap, not a strided rect heatmap
         spec = json.loads(chart.proto.spec)
         assert _marks(spec)[0] == "image"
         assert "1:1 — each of the 512×384 cells is one pixel" in _subtitle(spec)
         assert chart.proto.ByteSize() < 300_000  # spec + inlined PNG; the goal is ≤ 1 MB
+    true, contrast, sinusoid = (json.loads(chart.proto.spec) for chart in charts)
+    assert "colour ±1.87 " in _subtitle(true) and "colour ±1 " in _subtitle(sinusoid)
+    assert "colours saturated at ±0.0648" in contrast["title"]["text"]
+    assert at.toggle(key="lrn_a_hm_contrast").value
+    at.toggle(key="lrn_a_hm_contrast").set_value(False).run()
+    assert len(at.get("vega_lite_chart")) == 2 and at.query_params["lrn_a_hm_contrast"]
 
 
 @pytest.mark.parametrize(
@@ -50,7 +58,7 @@ def test_every_view_draws_both_tables(view):
     at = app_test(PAGE, query={"lrn_view": view})
     assert_no_exception(at)
     assert not at.error
-    assert len(at.get("vega_lite_chart")) == 2
+    assert len(at.get("vega_lite_chart")) == (3 if view == "heatmap" else 2)
 
 
 def test_similarity_of_minilm_is_drawn_one_to_one():
@@ -96,6 +104,7 @@ def test_url_reproduces_both_tables_views():
         "lrn_b_hm_zoom": "true",
         "lrn_b_hm_r0": "100",
         "lrn_b_hm_rows": "10",
+        "lrn_b_hm_contrast": "false",
     }
     at = app_test(PAGE, query=query)
     assert_no_exception(at)
@@ -119,7 +128,7 @@ def test_bad_link_parameters_do_not_break_the_page():
     at = app_test(PAGE, query={"lrn_a_src": "nonsense", "lrn_view": "zzz", "lrn_a_n": "abc"})
     assert_no_exception(at)
     assert at.warning  # the user is told which link parameter was ignored
-    assert len(at.get("vega_lite_chart")) == 2
+    assert len(at.get("vega_lite_chart")) == 3
 
 
 @pytest.fixture(scope="module")
@@ -182,7 +191,7 @@ def test_hub_errors_are_shown_not_raised(tiny_hub, monkeypatch, tmp_path):
     # the offline default still works in the same session
     at.selectbox(key="lrn_a_src").set_value("bundled").run()
     assert_no_exception(at)
-    assert not at.error and len(at.get("vega_lite_chart")) == 1
+    assert not at.error and len(at.get("vega_lite_chart")) == 2  # true scale + contrast
 
 
 def test_local_paths_are_offered_only_when_allowed(monkeypatch, tmp_path):

@@ -225,6 +225,9 @@ TABLE_VIEWS: dict[str, str] = {
     "norms": "Norm per position",
 }
 
+#: views drawn as images with every cell one pixel: they need the page's full width.
+FULL_WIDTH_VIEWS: frozenset[str] = frozenset({"heatmap", "similarity"})
+
 
 def view_controls(view: str, *, key: str) -> dict[str, float]:
     """Widgets shared by both sides (PCA axes and viewing angle), URL-synced under ``key_…``.
@@ -300,10 +303,11 @@ def show_view(
 
     matrix, name = table.matrix, _file_stem(table)
     if view == "heatmap":
+        cache_key = table_cache_key(table)
         table_views.heatmap_view(
             matrix,
             key_prefix=key_prefix,
-            cache_key=table_cache_key(table),
+            cache_key=cache_key,
             name=f"{name}_heatmap",
             value_title="PE[p, i]",
             prose="Row p is the vector the model adds at position p, column i one dimension; "
@@ -311,6 +315,8 @@ def show_view(
             "that slow down from left to right; a learned table shows which dimensions carry "
             "position at all.",
         )
+        with user_errors("Contrast heatmap"):
+            _contrast_heatmap(table, cache_key, key_prefix=key_prefix, name=name)
     elif view == "pair":
         table_views.unit_circle_view(
             matrix, key_prefix=key_prefix, pairs_are_sin_cos=False, name=name
@@ -330,6 +336,63 @@ def show_view(
         }[view]
         with user_errors():
             draw(table, view, options, key_prefix=key_prefix, name=name)
+
+
+#: a colour scale is "dominated by outliers" when max |value| exceeds this many 99th percentiles.
+OUTLIER_RATIO = 4.0
+
+
+@st.cache_data(max_entries=_LIMITS.cache_entries, ttl=_LIMITS.cache_ttl_seconds, show_spinner=False)
+def _cached_spread(cache_key: str, _matrix: np.ndarray) -> tuple[float, float, float]:
+    """``(max |value|, 99th percentile of |value|, share of cells above that percentile)``."""
+    magnitude = np.abs(np.asarray(_matrix, dtype=np.float32))
+    top = float(magnitude.max())
+    p99 = float(np.quantile(magnitude, 0.99))
+    return top, p99, float((magnitude > p99).mean())
+
+
+@st.cache_data(max_entries=_LIMITS.cache_entries, ttl=_LIMITS.cache_ttl_seconds, show_spinner=False)
+def _cached_contrast_chart(cache_key: str, vmax: float, _matrix: np.ndarray):
+    from posviz.charts.heatmap import heatmap_chart
+
+    n, d = _matrix.shape
+    return heatmap_chart(
+        _matrix,
+        vmax=vmax,
+        reduce="absmax",
+        title=f"{n}×{d} table, colours saturated at ±{vmax:.3g}",
+        value_title="PE[p, i]",
+    )
+
+
+def _contrast_heatmap(table: PositionTable, cache_key: str, *, key_prefix: str, name: str) -> None:
+    """The whole table again with colours saturating at the 99th percentile of |value|.
+
+    Drawn only when a few outliers dominate the colour scale (MiniLM: max |value| 1.87 at position
+    0, 99% of values within ±0.065), where the faithful picture above is nearly white.
+    """
+    from posviz.ui.display import show_chart
+    from posviz.ui.state import url_checkbox
+
+    top, p99, beyond = _cached_spread(cache_key, table.matrix)
+    if not (p99 > 0 and top > OUTLIER_RATIO * p99):
+        return
+    show = url_checkbox(
+        f"Contrast view: saturate colours at ±{p99:.3g} (99% of |values|)",
+        key=f"{key_prefix}hm_contrast",
+        default=True,
+        toggle=True,
+        help=f"max |value| is {top:.3g}, {top / p99:.0f}× the 99th percentile: on the scale above "
+        "almost every cell is near white. Here cells beyond the limit take the end colour; "
+        "hover still shows the true values.",
+    )
+    if show:
+        st.caption(
+            f"Same table, colour limit ±{p99:.3g} instead of ±{top:.3g}: the {beyond:.1%} of "
+            "cells beyond it are drawn in full red or blue."
+        )
+        chart = _cached_contrast_chart(cache_key, p99, table.matrix)
+        show_chart(chart, key=f"{key_prefix}contrast_chart", data=None, name=f"{name}_contrast")
 
 
 @st.cache_data(max_entries=_LIMITS.cache_entries, ttl=_LIMITS.cache_ttl_seconds, show_spinner=False)
