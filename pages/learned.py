@@ -55,7 +55,10 @@ for column, table in zip(columns, (first, second), strict=False):
 # so a copied link reproduces both tables' views. Image views (every cell one pixel) get the full
 # width, one table under the other; the other views sit side by side.
 stacked = view in FULL_WIDTH_VIEWS
-places = [st.container() for _ in columns] if stacked else columns
+if stacked:
+    places = [st.container() for _ in columns]
+else:  # a fresh row, so both sides' charts start at the same height
+    places = st.columns(2) if compare else [st.container()]
 for place, table, side in zip(places, (first, second), ("a", "b"), strict=False):
     with place:
         if table is None:

@@ -209,3 +209,18 @@ def test_local_paths_are_offered_only_when_allowed(monkeypatch, tmp_path):
     assert not any("path" in option for option in at.selectbox(key="lrn_a_src").options)
     assert "(20×6)" not in " ".join(c.value for c in at.caption)
     assert at.warning  # the link's choice was ignored, and the user is told
+
+
+def test_variance_threshold_starts_relative_to_each_tables_scale():
+    from posviz.ui.tables import relative_threshold
+
+    table = np.random.default_rng(0).normal(size=(64, 8))  # mean variance ≈ 1
+    assert relative_threshold(table) == pytest.approx(10**-2, rel=0.8)
+    # scaling the table by 10 scales variances by 100: two whole decades on the slider
+    assert relative_threshold(10 * table) == pytest.approx(100 * relative_threshold(table))
+    assert relative_threshold(np.ones((4, 3))) == 1e-3  # constant: nothing to be relative to
+    at = app_test(PAGE, query={"lrn_view": "variance", "lrn_b_thr": "-1.0"})
+    assert_no_exception(at)
+    bundled, sinusoid = (m.value for m in at.metric)
+    assert bundled == "384 of 384"  # MiniLM: every dimension moves, on its own scale
+    assert at.slider(key="lrn_b_thr").value == -1.0 and sinusoid != "324 of 384"

@@ -225,8 +225,9 @@ TABLE_VIEWS: dict[str, str] = {
     "norms": "Norm per position",
 }
 
-#: views drawn as images with every cell one pixel: they need the page's full width.
-FULL_WIDTH_VIEWS: frozenset[str] = frozenset({"heatmap", "similarity"})
+#: views that need the page's full width: images with every cell one pixel, and the circle view
+#: (which splits its width between a round plot and its controls).
+FULL_WIDTH_VIEWS: frozenset[str] = frozenset({"heatmap", "similarity", "pair"})
 
 
 def view_controls(view: str, *, key: str) -> dict[str, float]:
@@ -269,6 +270,21 @@ def view_controls(view: str, *, key: str) -> dict[str, float]:
             )
         return {"azimuth": azimuth, "elevation": elevation}
     return {}
+
+
+def relative_threshold(matrix: np.ndarray, share: float = 0.01) -> float:
+    """``share`` × the mean per-dimension variance, rounded to a power of 10 in quarter steps.
+
+    The variance view's slider moves in steps of 0.25 in log₁₀; this lands on that grid. Returns
+    ``1e-3`` for a constant table (no variance to be relative to).
+    """
+    from posviz.analysis.stats import dimension_variance
+
+    mean = float(dimension_variance(matrix).mean())
+    if not mean > 0:
+        return 1e-3
+    exponent = min(0.0, max(-8.0, round(4 * np.log10(share * mean)) / 4))
+    return float(10.0**exponent)
 
 
 def table_cache_key(table: PositionTable) -> str:
@@ -324,7 +340,14 @@ def show_view(
     elif view == "dims":
         table_views.dimensions_view(matrix, key_prefix=key_prefix, name=name)
     elif view == "variance":
-        table_views.variance_view(matrix, key_prefix=key_prefix, name=name)
+        threshold = relative_threshold(matrix)
+        table_views.variance_view(
+            matrix, key_prefix=key_prefix, default_threshold=threshold, name=name
+        )
+        st.caption(
+            f"The threshold starts at 1% of this table's mean variance (≈ {threshold:.2g}), so "
+            "tables on different scales (a sinusoid's ±1, a learned table's ±0.1) compare fairly."
+        )
     elif view == "shift":
         table_views.shift_similarity_view(matrix, key_prefix=key_prefix, name=name)
     else:
