@@ -83,7 +83,8 @@ HAS_TITLE = """needle => {
     const chart = document.querySelector('[data-testid="stVegaLiteChart"]');
     const canvas = chart?.querySelector('canvas');
     if (canvas) {
-        if (!(chart.getAttribute('aria-label') ?? '').startsWith(needle + '.')) return false;
+        const label = chart.getAttribute('aria-label') ?? '';
+        if (!label.startsWith(needle + '.') && !label.startsWith(needle + ' ')) return false;
         const x = canvas.width >> 1, y = canvas.height >> 1;
         return canvas.getContext('2d').getImageData(x, y, 1, 1).data[3] > 0;
     }

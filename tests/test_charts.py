@@ -253,3 +253,46 @@ def test_block_stats_of_a_float32_table_match_float64():
         np.testing.assert_allclose(fast, slow, rtol=0, atol=1e-12)
     expected = m.astype(np.float64).reshape(8, 8, 12, 4).mean(axis=(1, 3))
     np.testing.assert_allclose(reduce_blocks(m, 8, 4), expected, rtol=0, atol=1e-12)
+
+
+def test_tooltip_blocks_carry_their_ranges_and_labels_without_transforms():
+    spec = heatmap_chart(RNG.normal(size=(40, 30))).to_dict()  # blocks of 3×2 cells, ragged edge
+    hover = spec["layer"][1]
+    assert "transform" not in hover  # the browser runs no per-repaint calculations
+    rows = _dataset(spec, hover)
+    first, last = rows[0], rows[-1]
+    assert (first["row0"], first["row1"], first["positions"]) == (0, 3, "0–2")
+    assert (first["col0"], first["col1"], first["dimensions"]) == (0, 2, "0–1")
+    assert (last["row0"], last["row1"], last["positions"]) == (39, 40, "39")  # edge block
+    exact = heatmap_chart(RNG.normal(size=(5, 5))).to_dict()
+    assert _dataset(exact, exact["layer"][1])[7]["positions"] == "1"
+
+
+def test_unit_circle_without_circle_fits_small_data():
+    import numpy as np
+
+    from posviz.charts.circle import unit_circle_chart
+
+    small = np.random.default_rng(0).normal(scale=0.1, size=(64, 4))
+    spec_no_ring = unit_circle_chart(small, (0, 1), circle=False).to_dict()
+    spec_ring = unit_circle_chart(small, (0, 1), circle=True).to_dict()
+
+    def x_domain(spec):
+        found = []
+
+        def walk(node):
+            if isinstance(node, dict):
+                if "x" in node and isinstance(node["x"], dict) and "scale" in node["x"]:
+                    found.append(node["x"]["scale"]["domain"])
+                for value in node.values():
+                    walk(value)
+            elif isinstance(node, list):
+                for value in node:
+                    walk(value)
+
+        walk(spec)
+        return found[0]
+
+    reach = np.abs(small[:, :2]).max()
+    assert x_domain(spec_no_ring)[1] < 2 * reach < 1.0
+    assert x_domain(spec_ring)[1] >= 1.0

@@ -259,26 +259,31 @@ def heatmap_image(
     return HeatmapImage(png, w, fy, fx, reduce, levels, vmax, tuple(values.shape))
 
 
+def _range_labels(starts: np.ndarray, stops: np.ndarray) -> list[str]:
+    """Inclusive labels: "a" for a one-cell range, else "a–b" (``stops`` exclusive)."""
+    pairs = zip(starts.tolist(), stops.tolist(), strict=True)
+    return [f"{a}" if b - a == 1 else f"{a}–{b - 1}" for a, b in pairs]
+
+
 def _tooltip_frame(part: np.ndarray, w: Window, blocks: int, vmax: float):
     """Tooltip blocks of ``part`` (= ``matrix[window]``): ``(frame, (block_rows, block_cols))``.
 
-    One row per block with its first row/col and mean/min/max, rounded to 6 significant digits of
-    ``vmax`` (the chart derives the block's end and its labels, which keeps the payload small).
-    For 1×1 blocks only the exact value is kept, in column ``mean``.
+    One row per block (≤ ``blocks``² rows): its half-open cell range ``row0…row1``,
+    ``col0…col1``, ready-made labels ``positions``/``dimensions`` (so the browser runs no
+    transforms: measured ~30 ms less per repaint in bench/), and mean/min/max rounded to 6
+    significant digits of ``vmax``. For 1×1 blocks only the exact value is kept, in ``mean``.
     """
     by, bx = lod_factors(part.shape, blocks)
     ii, jj = np.indices((math.ceil(part.shape[0] / by), math.ceil(part.shape[1] / bx)))
     decimals = max(0, 6 - math.floor(math.log10(vmax)))
-    frame = {"row0": w.row0 + ii.ravel() * by, "col0": w.col0 + jj.ravel() * bx}
+    row0, col0 = w.row0 + ii.ravel() * by, w.col0 + jj.ravel() * bx
+    row1, col1 = np.minimum(row0 + by, w.row1), np.minimum(col0 + bx, w.col1)
+    frame = {"row0": row0, "row1": row1, "col0": col0, "col1": col1}
+    frame["positions"], frame["dimensions"] = _range_labels(row0, row1), _range_labels(col0, col1)
     hows = ("mean",) if (by, bx) == (1, 1) else ("mean", "min", "max")
     for how, values in _block_stats(part, by, bx, hows).items():
         frame[how] = np.round(values.ravel(), decimals)
     return pd.DataFrame(frame), (by, bx)
-
-
-def _range_label(start: str, stop: str) -> str:
-    """Vega expression: "a" for a one-cell range, else "a–b" (inclusive)."""
-    return f"{stop} - {start} == 1 ? '' + {start} : {start} + '–' + ({stop} - 1)"
 
 
 class VegaLiteChart:
@@ -423,12 +428,6 @@ def heatmap_chart(
                    for k in ("mean", "min", "max")]  # fmt: skip
     hover = {
         "data": {"name": "tooltips"},
-        "transform": [
-            {"calculate": f"min(datum.row0 + {by}, {w.row1})", "as": "row1"},
-            {"calculate": f"min(datum.col0 + {bx}, {w.col1})", "as": "col1"},
-            {"calculate": _range_label("datum.row0", "datum.row1"), "as": "positions"},
-            {"calculate": _range_label("datum.col0", "datum.col1"), "as": "dimensions"},
-        ],
         "mark": {
             "type": "rect",
             "fill": "#000000",
