@@ -83,7 +83,9 @@ def unit_circle_chart(
         )
     points = pd.concat(frames, ignore_index=True)
     hand_frame = pd.DataFrame(hands)
-    reach = float(max(1.05, np.abs(points[["x", "y"]].to_numpy()).max() * 1.05))
+    # With the unit circle drawn keep it in view; without it fit the data (learned tables: ~±0.1).
+    data_reach = float(np.abs(points[["x", "y"]].to_numpy()).max()) * 1.05 or 1.0
+    reach = max(1.05, data_reach) if circle else data_reach
     scale = alt.Scale(domain=[-reach, reach], nice=False)
     x = alt.X("x:Q", title=axis_titles[0], scale=scale)
     y = alt.Y("y:Q", title=axis_titles[1], scale=scale)
