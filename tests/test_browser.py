@@ -85,3 +85,17 @@ def test_hostile_link_shows_a_message_not_a_traceback(page, server):
     assert any("outside 1…8192" in text for text in alerts), alerts
     assert any("not a finite number" in text for text in alerts), alerts
     assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def test_canvas_heatmap_shows_block_tooltips_on_hover(page, server):
+    _open(page, f"{server}/sinusoidal")
+    chart = page.locator(CHARTS).first
+    assert chart.locator("canvas").count() == 1  # the heatmap asks Vega for the canvas renderer
+    chart.scroll_into_view_if_needed()
+    box = chart.bounding_box()
+    page.mouse.move(box["x"] + 300, box["y"] + 120)
+    page.mouse.move(box["x"] + 310, box["y"] + 125)
+    page.wait_for_function(
+        "() => document.getElementById('vg-tooltip-element')?.textContent.includes('mean of block')",
+        timeout=10_000,
+    )
