@@ -96,6 +96,7 @@ def test_canvas_heatmap_shows_block_tooltips_on_hover(page, server):
     page.mouse.move(box["x"] + 300, box["y"] + 120)
     page.mouse.move(box["x"] + 310, box["y"] + 125)
     page.wait_for_function(
-        "() => document.getElementById('vg-tooltip-element')?.textContent.includes('mean of block')",
+        "() => document.getElementById('vg-tooltip-element')"
+        "?.textContent.includes('mean of block')",
         timeout=10_000,
     )
