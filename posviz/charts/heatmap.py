@@ -379,10 +379,10 @@ def heatmap_chart(
 ) -> VegaLiteChart:
     """Heatmap of ``matrix[window]`` (positions down, dimensions across) as a Vega-Lite layer chart.
 
-    Layers: the PNG (``image`` mark, nearest-neighbour scaling), an invisible tooltip grid, and a
-    hidden point layer that carries the diverging colour legend. The subtitle states whether the
-    view is 1:1 or reduced (see :meth:`HeatmapImage.describe`). Payload ≤ 1 MB for any window of
-    any table up to 8192×8192 (see :func:`payload_bytes`).
+    Layers: the PNG (``image`` mark, nearest-neighbour scaling) and an invisible grid of tooltip
+    blocks whose colour encoding (block mean, explicit domain) carries the diverging legend. The
+    subtitle states whether the view is 1:1 or reduced (see :meth:`HeatmapImage.describe`).
+    Payload ≤ 1 MB for any window of any table up to 8192×8192 (see :func:`payload_bytes`).
 
     Args:
         matrix: ``(n_positions, d_model)``.
@@ -426,11 +426,11 @@ def heatmap_chart(
     else:
         fields += [_tooltip(k, "quantitative", f"{k} of block", ".6~g")
                    for k in ("mean", "min", "max")]  # fmt: skip
+    stops = np.linspace(-img.vmax, img.vmax, len(DIVERGING_COLORS)).tolist()
     hover = {
         "data": {"name": "tooltips"},
         "mark": {
             "type": "rect",
-            "fill": "#000000",
             "fillOpacity": 0.0,
             "stroke": "#222222",
             "strokeOpacity": 0.0,
@@ -441,19 +441,8 @@ def heatmap_chart(
             "y": y,
             "y2": {"field": "row1"},
             "tooltip": fields,
-        },
-    }
-    stops = np.linspace(-img.vmax, img.vmax, len(DIVERGING_COLORS)).tolist()
-    legend = {
-        "data": {
-            "values": [{"value": v, "col0": w.col0, "row0": w.row0} for v in (-img.vmax, img.vmax)]
-        },
-        "mark": {"type": "point", "opacity": 0.0},
-        "encoding": {
-            "x": x,
-            "y": y,
-            "color": {
-                "field": "value",
+            "color": {  # drives the legend only: the rects stay invisible (fillOpacity 0)
+                "field": "mean",
                 "type": "quantitative",
                 "title": value_title,
                 "scale": {"domain": stops, "range": list(DIVERGING_COLORS), "interpolate": "rgb"},
@@ -467,7 +456,7 @@ def heatmap_chart(
         heading += f" — {y_title}s {w.row0}…{w.row1 - 1}, {x_title}s {w.col0}…{w.col1 - 1}"
     spec = {
         "$schema": alt.SCHEMA_URL,
-        "layer": [image, hover, legend],
+        "layer": [image, hover],
         "autosize": {"type": "fit-x", "contains": "padding"},
         "width": width,
         "height": height,
