@@ -1,1 +1,1 @@
-"""Positional encodings as pure functions: numpy in, numpy out, formula and citation in each docstring."""
+"""Positional encodings as pure functions: numpy in, numpy out, formula and citation in each."""

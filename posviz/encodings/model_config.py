@@ -21,36 +21,12 @@ from posviz.encodings.rope import (
     rope_frequencies,
     rotary_dim,
 )
+from posviz.tables.registry import NOT_A_TABLE
 
 # model types whose configs may omit rope_theta: transformers then uses its default of 10000
-_ROPE_MODEL_TYPES = {
-    "llama",
-    "mistral",
-    "mixtral",
-    "qwen2",
-    "qwen2_moe",
-    "qwen3",
-    "qwen3_moe",
-    "gemma",
-    "gemma2",
-    "gemma3_text",
-    "phi",
-    "phi3",
-    "gpt_neox",
-    "gptj",
-    "codegen",
-    "falcon",
-    "stablelm",
-    "starcoder2",
-    "olmo",
-    "olmo2",
-    "cohere",
-    "deepseek_v2",
-    "deepseek_v3",
-    "internlm2",
-    "granite",
-    "persimmon",
-}
+_ROPE_MODEL_TYPES = frozenset(
+    model_type for model_type, family in NOT_A_TABLE.items() if family.page == "rope"
+)
 _EVERY_TWO_MODEL_TYPES = {"gptj", "codegen"}  # rotate_every_two (interleaved pairs)
 _ALIBI_MODEL_TYPES = {"bloom", "mpt"}
 _T5_MODEL_TYPES = {"t5", "mt5", "umt5", "longt5"}
