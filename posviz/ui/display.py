@@ -9,6 +9,8 @@ import altair as alt
 import numpy as np
 import streamlit as st
 
+from posviz.charts.heatmap import VegaLiteChart
+
 
 @contextlib.contextmanager
 def user_errors(what: str = "") -> Iterator[None]:
@@ -25,7 +27,7 @@ def user_errors(what: str = "") -> Iterator[None]:
 
 
 def show_chart(
-    chart: alt.TopLevelMixin,
+    chart: alt.TopLevelMixin | VegaLiteChart,
     *,
     key: str,
     data: np.ndarray | None = None,
