@@ -299,3 +299,11 @@ def test_page_largest_table_is_an_honest_overview():
     spec = _specs(at)[0]
     assert "1 pixel = 8×8 cells (mean)" in spec["title"]["subtitle"][0]
     assert any("larger than 1024×1024" in i.value for i in at.info)
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "split", "tensor2tensor"])
+def test_float32_table_matches_float64_within_1e6_even_at_8192_positions(layout):
+    exact = posviz.sinusoidal(8192, 64, layout=layout)
+    fast = posviz.sinusoidal(8192, 64, layout=layout, dtype=np.float32)
+    assert fast.dtype == np.float32
+    assert np.abs(fast.astype(np.float64) - exact).max() < 1e-6
