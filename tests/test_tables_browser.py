@@ -2,81 +2,24 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
-
 import pytest
-from conftest import ROOT
+from browser_support import browser_page, start_streamlit_server, stop_process
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-CHROMIUM = Path("/usr/bin/chromium")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-            return response.read().strip() == b"ok"
-    except OSError:
-        return False
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    port = _free_port()
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path_factory.mktemp("hf"))}
-    command = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        str(ROOT / "app.py"),
-        "--server.port",
-        str(port),
-        "--server.address",
-        "127.0.0.1",
-        "--server.headless",
-        "true",
-        "--browser.gatherUsageStats",
-        "false",
-    ]
-    proc = subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while not _healthy(url):  # poll the health endpoint, pausing on the process between tries
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=0.25)
-            pytest.fail(f"streamlit exited with {proc.returncode}")
-        assert time.monotonic() < deadline, "server did not become healthy in 60 s"
+    env = {"HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path_factory.mktemp("hf"))}
+    url, process = start_streamlit_server(env=env)
     yield url
-    proc.terminate()
-    proc.wait(timeout=20)
+    stop_process(process)
 
 
 @pytest.fixture(scope="module")
 def page(server):
-    if not CHROMIUM.exists():
-        pytest.skip("needs /usr/bin/chromium (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
-        tab = browser.new_page(viewport={"width": 1400, "height": 1600})
+    with browser_page(width=1400, height=1600) as tab:
         yield tab
-        browser.close()
 
 
 _CHARTS = '[data-testid="stVegaLiteChart"]'

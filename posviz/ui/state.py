@@ -59,6 +59,27 @@ def _publish(key: str, value: Any) -> None:
         st.query_params[key] = text
 
 
+def _url_numeric(
+    widget: Callable[..., T],
+    label: str,
+    key: str,
+    min_value: T,
+    max_value: T,
+    default: T,
+    step: T | None,
+    help: str | None,
+    kwargs: dict[str, Any],
+) -> T:
+    """A numeric ``widget`` (slider or number box) seeded from and published to the URL."""
+    kind = float if isinstance(default, float) else int
+    _seed(key, _number_parser(kind, min_value, max_value, key), kind(default))
+    value = widget(
+        label, min_value=min_value, max_value=max_value, step=step, key=key, help=help, **kwargs
+    )
+    _publish(key, value)
+    return value
+
+
 def url_slider(
     label: str,
     *,
@@ -71,13 +92,7 @@ def url_slider(
     **kwargs: Any,
 ) -> T:
     """A slider whose value is read from and written to the URL under ``key``."""
-    kind = float if isinstance(default, float) else int
-    _seed(key, _number_parser(kind, min_value, max_value, key), kind(default))
-    value = st.slider(
-        label, min_value=min_value, max_value=max_value, step=step, key=key, help=help, **kwargs
-    )
-    _publish(key, value)
-    return value
+    return _url_numeric(st.slider, label, key, min_value, max_value, default, step, help, kwargs)
 
 
 def url_number(
@@ -92,13 +107,9 @@ def url_number(
     **kwargs: Any,
 ) -> T:
     """A number box whose value is read from and written to the URL under ``key``."""
-    kind = float if isinstance(default, float) else int
-    _seed(key, _number_parser(kind, min_value, max_value, key), kind(default))
-    value = st.number_input(
-        label, min_value=min_value, max_value=max_value, step=step, key=key, help=help, **kwargs
+    return _url_numeric(
+        st.number_input, label, key, min_value, max_value, default, step, help, kwargs
     )
-    _publish(key, value)
-    return value
 
 
 def url_select(
