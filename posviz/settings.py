@@ -14,6 +14,12 @@ variable                      local  hosted  what it bounds
 ``POSVIZ_MAX_UPLOAD_MB``      200    50      size of an uploaded table
 ``POSVIZ_CACHE_ENTRIES``      32     8       ``max_entries`` of each table/result cache
 ``POSVIZ_CACHE_TTL``          3600   3600    seconds a cached table/result lives
+``POSVIZ_CACHE_MB``            2048   512     bytes all table/result caches may hold together
+``POSVIZ_MAX_JOBS``            2      1       heavy computations (lab training, large probes) at once
+``POSVIZ_MAX_PROBE_CELLS``     16777216 2097152 cells (positions × width) a probe may fit
+``POSVIZ_LAB_MAX_STEPS``       20000  3000    optimiser steps of one lab run
+``POSVIZ_LAB_MAX_WIDTH``       256    128     model width of one lab run
+``POSVIZ_LAB_MAX_LEN``         512    256     sequence length of one lab run
 ============================  =====  ======  ==============================================
 
 A value that is not a positive integer (or a yes/no word for the switches) is ignored: the default
@@ -39,6 +45,12 @@ class Settings:
     max_upload_bytes: int  # cap on uploaded tables
     cache_entries: int  # max_entries of st.cache_data for tables/results
     cache_ttl_seconds: int  # ttl of cached tables/results
+    cache_bytes: int = 2048 * 1024 * 1024  # what all table/result caches may hold together
+    max_jobs: int = 2  # heavy computations (lab training, large probes) running at once
+    max_probe_cells: int = 8192 * 2048  # positions × width a probe may fit
+    lab_max_steps: int = 20000  # optimiser steps of one lab run
+    lab_max_width: int = 256  # model width of one lab run
+    lab_max_len: int = 512  # sequence length of one lab run
     problems: tuple[str, ...] = ()  # environment values that were ignored, and why
 
 
@@ -88,5 +100,13 @@ def settings() -> Settings:
         * mb,
         cache_entries=_env_positive_int("POSVIZ_CACHE_ENTRIES", 8 if hosted else 32, problems),
         cache_ttl_seconds=_env_positive_int("POSVIZ_CACHE_TTL", 3600, problems),
+        cache_bytes=_env_positive_int("POSVIZ_CACHE_MB", 512 if hosted else 2048, problems) * mb,
+        max_jobs=_env_positive_int("POSVIZ_MAX_JOBS", 1 if hosted else 2, problems),
+        max_probe_cells=_env_positive_int(
+            "POSVIZ_MAX_PROBE_CELLS", 2048 * 1024 if hosted else 8192 * 2048, problems
+        ),
+        lab_max_steps=_env_positive_int("POSVIZ_LAB_MAX_STEPS", 3000 if hosted else 20000, problems),
+        lab_max_width=_env_positive_int("POSVIZ_LAB_MAX_WIDTH", 128 if hosted else 256, problems),
+        lab_max_len=_env_positive_int("POSVIZ_LAB_MAX_LEN", 256 if hosted else 512, problems),
         problems=tuple(problems),
     )
