@@ -9,6 +9,7 @@ import altair as alt
 import numpy as np
 import streamlit as st
 
+from posviz.charts.figure import Figure
 from posviz.charts.heatmap import VegaLiteChart
 
 
@@ -27,7 +28,7 @@ def user_errors(what: str = "") -> Iterator[None]:
 
 
 def show_chart(
-    chart: alt.TopLevelMixin | VegaLiteChart,
+    chart: alt.TopLevelMixin | VegaLiteChart | Figure,
     *,
     key: str,
     data: np.ndarray | None = None,
@@ -38,8 +39,10 @@ def show_chart(
 
     ``data`` is the matrix/array behind the chart (exported as CSV / .npy); ``name`` the file stem;
     ``width`` is ``"stretch"`` (full width) or ``"content"`` (the chart's own width, e.g. to keep a
-    unit circle round).
+    unit circle round). A :class:`~posviz.charts.figure.Figure` carries its own data and name.
     """
+    if isinstance(chart, Figure):
+        chart, data, name = chart.chart, chart.data, chart.name
     st.altair_chart(chart, width=width, key=key)
     from posviz.ui.exports import export_menu  # local: keeps export deps off the import path
 
