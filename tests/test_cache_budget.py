@@ -1,0 +1,91 @@
+"""The UI cache's byte budget (issue #13.1): eviction unit tests and a real server under attack."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from posviz.ui.cache import CacheStore, cached_data, value_nbytes
+
+MB = 1024 * 1024
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_store_evicts_least_recently_used_until_under_budget() -> None:
+    store = CacheStore(budget_bytes=10 * MB)
+    for name in "abc":
+        assert store.put("f", name, name, nbytes=4 * MB, ttl=60, max_entries=99)
+    # a (4) + b (4) = 8 MB; c (4) evicts the least recently used, a.
+    assert store.total_bytes == 8 * MB
+    assert store.get("f", "a") == (False, None)
+    assert store.get("f", "b") == (True, "b")
+    store.put("g", "d", "d", nbytes=4 * MB, ttl=60, max_entries=99)  # b was just used: c goes
+    assert store.get("f", "c") == (False, None)
+    assert store.get("f", "b") == (True, "b")
+    assert store.total_bytes <= store.budget_bytes
+
+
+def test_value_bigger_than_budget_is_not_kept() -> None:
+    store = CacheStore(budget_bytes=10 * MB)
+    store.put("f", "small", 1, nbytes=1 * MB, ttl=60, max_entries=9)
+    assert not store.put("f", "huge", 2, nbytes=11 * MB, ttl=60, max_entries=9)
+    assert store.get("f", "small") == (True, 1)  # nothing was evicted for a value never kept
+    assert store.total_bytes == 1 * MB
+
+
+def test_entries_per_function_and_ttl() -> None:
+    clock = FakeClock()
+    store = CacheStore(budget_bytes=10 * MB, clock=clock)
+    for i in range(3):
+        store.put("f", str(i), i, nbytes=1, ttl=5, max_entries=2)
+    store.put("g", "x", "x", nbytes=1, ttl=5, max_entries=2)
+    assert store.get("f", "0") == (False, None)  # f keeps at most 2
+    assert store.get("f", "2") == (True, 2)
+    assert store.get("g", "x") == (True, "x")  # another function's entries do not count
+    clock.now = 5.0
+    assert store.get("f", "2") == (False, None)
+    assert len(store) <= 2 and store.total_bytes == len(store)
+
+
+def test_decorator_keys_by_value_skips_underscore_and_bounds_bytes() -> None:
+    store = CacheStore(budget_bytes=3 * MB)
+    calls: list[int] = []
+
+    @cached_data(store=store, max_entries=50, ttl=60)
+    def make(n: int, _progress: object = None) -> np.ndarray:
+        calls.append(n)
+        return np.zeros(n * MB // 8)  # n MB of float64
+
+    first = make(1, _progress=object())
+    assert make(1, _progress=object()) is first and calls == [1]  # `_progress` is not in the key
+    assert not first.flags.writeable  # shared between sessions: read-only
+    for n in (1, 2, 1, 2):
+        make(n)
+    assert store.total_bytes <= 3 * MB
+    make(4)  # bigger than the whole budget: computed, not kept
+    make(4)
+    assert calls.count(4) == 2
+    with pytest.raises(TypeError, match="start the parameter's name"):
+        cached_data(store=store)(lambda x: x)(object())
+
+
+def test_value_nbytes_counts_shared_buffers_once_and_views_by_base() -> None:
+    big = np.zeros((1024, 256), dtype=np.float32)  # 1 MB
+
+    @dataclasses.dataclass
+    class Table:
+        matrix: np.ndarray
+        label: str
+
+    assert value_nbytes(big[:1]) == big.nbytes  # a one-row view keeps the whole buffer alive
+    both = value_nbytes((Table(big, "x"), big[:, :3]))
+    assert big.nbytes <= both < big.nbytes + 4096
