@@ -15,6 +15,8 @@ from typing import Any, TypeVar
 
 import streamlit as st
 
+from posviz.ui.text import safe_md
+
 T = TypeVar("T")
 
 
@@ -33,7 +35,9 @@ def _seed(key: str, parse: Callable[[str], Any], default: Any) -> None:
     try:
         st.session_state[key] = parse(raw)
     except ValueError as exc:
-        _warn(f"Link parameter `{key}={raw[:60]!r}` ignored: {exc} Using {default!r}.")
+        # The value came from a link: escaped so it cannot open a code span or draw a link.
+        shown = safe_md(raw, max_len=60)
+        _warn(f"Link parameter {key} = “{shown}” ignored: {exc} Using {safe_md(repr(default))}.")
         st.session_state[key] = default
 
 
@@ -47,10 +51,23 @@ def _number_parser(kind: type, lo: float, hi: float, key: str) -> Callable[[str]
             raise ValueError(f"not a finite number; allowed {lo}…{hi}.")
         clamped = min(max(value, lo), hi)
         if clamped != value:
-            _warn(f"Link parameter `{key}={raw[:60]}` is outside {lo}…{hi}; using {kind(clamped)}.")
+            _warn(
+                f"Link parameter {key} = “{safe_md(raw, max_len=60)}” is outside {lo}…{hi}; "
+                f"using {kind(clamped)}."
+            )
         return kind(round(clamped)) if kind is int else kind(clamped)
 
     return parse
+
+
+def _cut(raw: str, *, key: str, max_chars: int) -> str:
+    """``raw`` cut to ``max_chars`` characters, saying so when it was longer."""
+    if len(raw) > max_chars:
+        _warn(
+            f"Link parameter {key} is {len(raw):,} characters long; the box takes {max_chars}, "
+            f"so only the first {max_chars} are used."
+        )
+    return raw[:max_chars]
 
 
 def _publish(key: str, value: Any) -> None:
@@ -126,7 +143,9 @@ def url_select(
 
     def parse(raw: str) -> str:
         if raw not in options:
-            raise ValueError(f"not one of {', '.join(map(repr, options))}.")
+            allowed = ", ".join(safe_md(repr(option), max_len=40) for option in options[:20])
+            more = f" and {len(options) - 20} more" if len(options) > 20 else ""
+            raise ValueError(f"not one of {allowed}{more}.")
         return raw
 
     _seed(key, parse, default)
@@ -151,7 +170,8 @@ def url_multiselect(
         chosen = [item for item in raw.split(",") if item]
         unknown = [item for item in chosen if item not in options]
         if unknown:
-            raise ValueError(f"unknown choice(s) {unknown[:5]!r}.")
+            shown = ", ".join(safe_md(item, max_len=40) for item in unknown[:5])
+            raise ValueError(f"unknown choice(s) {shown}.")
         return chosen
 
     _seed(key, parse, list(default))
@@ -174,8 +194,9 @@ def url_int_list(
 
     Invalid entries are reported and dropped; the rest is kept.
     """
-    _seed(key, str, ",".join(map(str, default)))
-    raw = st.text_input(label, key=key, help=help)
+    max_chars = 1000  # a dozen numbers fit many times over; a pasted essay does not
+    _seed(key, lambda raw: _cut(raw, key=key, max_chars=max_chars), ",".join(map(str, default)))
+    raw = st.text_input(label, key=key, help=help, max_chars=max_chars)
     values: list[int] = []
     bad: list[str] = []
     for item in raw.replace(" ", "").split(","):
@@ -192,7 +213,8 @@ def url_int_list(
             bad.append(item)
     if bad:
         st.warning(
-            f"Ignored {', '.join(map(repr, bad[:5]))}: enter whole numbers from "
+            f"Ignored {', '.join(safe_md(item, max_len=20) for item in bad[:5])}"
+            f"{f' and {len(bad) - 5} more' if len(bad) > 5 else ''}: enter whole numbers from "
             f"{min_value} to {max_value}, separated by commas."
         )
     if len(values) > max_items:
@@ -231,10 +253,7 @@ def url_text(
 ) -> str:
     """A text box synced with the URL (trimmed, at most ``max_chars`` characters)."""
 
-    def parse(raw: str) -> str:
-        return raw[:max_chars]
-
-    _seed(key, parse, default)
+    _seed(key, lambda raw: _cut(raw, key=key, max_chars=max_chars), default)
     value = st.text_input(label, key=key, max_chars=max_chars, help=help, **kwargs)
     _publish(key, value)
     return value
