@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 
 import pytest
 from markdown_it import MarkdownIt
@@ -47,3 +48,25 @@ def test_safe_md_cuts_and_says_so() -> None:
     assert safe_md("abc", max_len=3) == "abc"
     with pytest.raises(ValueError, match="max_len=0"):
         safe_md("abc", max_len=0)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "https://evil.example/x",
+        "www.evil.example",
+        "mail me@evil.example",
+        "1. item",
+        "- item",
+        "# title",
+        "    code block",
+        "> quote",
+        ":material/lock: :red[x]",
+    ],
+)
+def test_safe_md_leaves_nothing_gfm_or_streamlit_would_turn_into_markup(text: str) -> None:
+    escaped = safe_md(text)
+    assert not re.search(r"(?<!\\)(:|@|www\.)", escaped), escaped  # GFM autolinks, directives
+    rendered = _render(escaped)
+    assert rendered.startswith("<p>") and "<pre" not in rendered and "<ol" not in rendered
+    assert html.unescape(rendered[3:-5]).replace("\u00a0", " ").strip() == text.strip()

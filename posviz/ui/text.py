@@ -9,13 +9,16 @@ sender's choice (``![p](https://…/px.png)``) inside the app's own message (iss
 
 from __future__ import annotations
 
-import string
+import re
 import unicodedata
 
-#: CommonMark lets a backslash escape every ASCII punctuation character and then shows it literally;
-#: escaping them all also breaks GFM autolinks (``https\\://``, ``www\\.``), entities (``\\&``),
-#: HTML (``\\<``), Streamlit's ``:directives:`` and ``$`` maths.
-_PUNCTUATION = frozenset(string.punctuation)
+#: Characters that can start markup anywhere in a line: emphasis, code, links/images, HTML,
+#: entities, Streamlit's ``:directives:``/``:material/…:`` icons, ``$`` maths, tables, and what
+#: GFM turns into links by itself (``https:``, e-mail ``@``). CommonMark shows a backslash-escaped
+#: ASCII punctuation character literally (§2.4), so each gets a backslash. Others (``( ) . - ,``)
+#: only matter at the start of a line and are escaped there (see :func:`_block_safe`).
+_INLINE = frozenset("\\`*_[]<>#+!|~$:&@")
+_AT_LINE_START = frozenset("-.+=>#")
 _ELLIPSIS = "…"
 
 
@@ -29,11 +32,25 @@ def _visible(char: str) -> str:
     return char
 
 
+def _block_safe(text: str) -> str:
+    """No block markup at the start (list, heading, quote, code block); no ``www.`` autolink."""
+    stripped = text.lstrip(" ")
+    text = "\u00a0" * (len(text) - len(stripped)) + stripped  # 4 spaces would start a code block
+    text = re.sub(r"(?i)(www)\.", r"\1\\.", text)
+    digits = re.match(r"\u00a0*\d+(?=[.)])", text)
+    if digits:  # "1. " / "1) " would start an ordered list
+        return f"{text[: digits.end()]}\\{text[digits.end() :]}"
+    first = len(text) - len(text.lstrip("\u00a0"))
+    if first < len(text) and text[first] in _AT_LINE_START:
+        return f"{text[:first]}\\{text[first:]}"
+    return text
+
+
 def safe_md(text: str, *, max_len: int = 80) -> str:
     """``text`` escaped to render literally in Markdown, cut to ``max_len`` characters with a note.
 
-    Every ASCII punctuation character gets a backslash (CommonMark §2.4, backslash escapes); line
-    breaks become spaces; control and format characters become U+FFFD. Text longer than
+    Markup characters get a backslash (CommonMark §2.4, backslash escapes); line breaks become
+    spaces; control and format characters become U+FFFD. Text longer than
     ``max_len`` keeps its first ``max_len`` characters, then ``…`` and ``(cut: N characters)``.
     Do not put the result inside backticks: code spans show backslashes literally.
 
@@ -44,7 +61,7 @@ def safe_md(text: str, *, max_len: int = 80) -> str:
     text = str(text)
     cut = len(text) > max_len
     kept = text[:max_len] if cut else text
-    escaped = "".join("\\" + char if char in _PUNCTUATION else _visible(char) for char in kept)
+    escaped = _block_safe("".join("\\" + c if c in _INLINE else _visible(c) for c in kept))
     if cut:
         return f"{escaped}{_ELLIPSIS} (cut: {len(text):,} characters in all)"
     return escaped
