@@ -3,10 +3,9 @@
 Direction of imports: ``pages -> posviz.ui -> posviz.*``, never back.
 """
 
+from posviz.ui.compat import make_altair_setters_thread_safe, route_through_app
 from posviz.ui.display import show_chart, user_errors
-from posviz.ui.exports import make_altair_setters_thread_safe
 from posviz.ui.pages import PAGES, PageSpec, all_pages
-from posviz.ui.router import route_through_app
 from posviz.ui.state import (
     url_checkbox,
     url_int_list,
@@ -16,11 +15,13 @@ from posviz.ui.state import (
     url_slider,
     url_text,
 )
+from posviz.ui.text import safe_md
 
 __all__ = [
     "PAGES",
     "PageSpec",
     "all_pages",
+    "safe_md",
     "show_chart",
     "url_checkbox",
     "url_int_list",
@@ -32,6 +33,6 @@ __all__ = [
     "user_errors",
 ]
 
-# Streamlit runs sessions in threads; Altair's method setters are not thread-safe (see exports).
+# Streamlit runs sessions in threads; Altair's method setters are not thread-safe (see compat).
 make_altair_setters_thread_safe()
 route_through_app()

@@ -1,4 +1,4 @@
-"""Showing results: charts (with their exports), user-facing errors, page headers."""
+"""Showing results: charts with their Export menu, and user-facing errors."""
 
 from __future__ import annotations
 
@@ -11,6 +11,12 @@ import streamlit as st
 
 from posviz.charts.figure import Figure
 from posviz.charts.heatmap import VegaLiteChart
+from posviz.ui.exports import export_menu
+from posviz.ui.text import safe_md
+
+#: an error message is posviz's own sentence around user values (ids, file names, link values):
+#: escaped whole, so a crafted value cannot turn it into a link; long ones are cut, with a note.
+MAX_ERROR_CHARS = 1200
 
 
 @contextlib.contextmanager
@@ -18,13 +24,14 @@ def user_errors(what: str = "") -> Iterator[None]:
     """Turn a ``ValueError`` raised by posviz into a clear message; the rest of the page goes on.
 
     posviz raises ``ValueError`` (or a subclass) with a message that names the problem and the fix.
+    The message is shown through :func:`posviz.ui.text.safe_md` (it may quote what the user typed).
     Anything else is a bug and is left to Streamlit (which is configured to hide tracebacks).
     """
     try:
         yield
     except ValueError as exc:
         prefix = f"{what}: " if what else ""
-        st.error(f"{prefix}{exc}", icon="⚠️")
+        st.error(safe_md(f"{prefix}{exc}", max_len=MAX_ERROR_CHARS), icon="⚠️")
 
 
 def show_chart(
@@ -35,15 +42,14 @@ def show_chart(
     name: str = "chart",
     width: str = "stretch",
 ) -> None:
-    """Display an Altair chart with export buttons for it and its underlying data.
+    """Display a chart with its Export menu (the chart's formats and the data behind it).
 
-    ``data`` is the matrix/array behind the chart (exported as CSV / .npy); ``name`` the file stem;
-    ``width`` is ``"stretch"`` (full width) or ``"content"`` (the chart's own width, e.g. to keep a
-    unit circle round). A :class:`~posviz.charts.figure.Figure` carries its own data and name.
+    Pass a :class:`~posviz.charts.figure.Figure` (it carries its own data and name), or a chart
+    with ``data`` (the matrix/array behind it, exported as CSV / .npy) and ``name`` (the file
+    stem). ``width`` is ``"stretch"`` (full width) or ``"content"`` (the chart's own width, e.g.
+    to keep a unit circle round).
     """
     if isinstance(chart, Figure):
         chart, data, name = chart.chart, chart.data, chart.name
     st.altair_chart(chart, width=width, key=key)
-    from posviz.ui.exports import export_menu  # local: keeps export deps off the import path
-
     export_menu(chart, key=key, data=data, name=name)

@@ -16,48 +16,7 @@ import numpy as np
 import streamlit as st
 
 from posviz import export
-
-
-def make_altair_setters_thread_safe() -> None:
-    """Make Altair's method syntax (``alt.X(...).scale(...)``, ``.legend(...)``) safe in threads.
-
-    Altair 5 implements these methods with one descriptor per property *shared by every thread*:
-    ``__get__`` stores the encoding on the descriptor and ``__call__`` copies whatever is stored
-    there. Streamlit runs each session's script in its own thread, so two sessions drawing at the
-    same time can swap encodings: the load test (tests/load) caught one session's line chart
-    carrying another chart's legend/sort. Binding the encoding per access removes the shared
-    state (and the docstring rebuilding ``__get__`` does on every call). Idempotent.
-    """
-    from altair.utils import schemapi
-
-    setter = getattr(schemapi, "_PropertySetter", None)
-    if setter is None or getattr(setter, "_posviz_thread_safe", False):
-        return
-
-    class _Bound:
-        __slots__ = ("obj", "prop")
-
-        def __init__(self, prop: str, obj: object) -> None:
-            self.prop, self.obj = prop, obj
-
-        def __call__(self, *args: object, **kwargs: object) -> object:
-            copy = self.obj.copy()
-            copy[self.prop] = args[0] if args else kwargs
-            return copy
-
-    def bound_get(self: object, obj: object, cls: type) -> object:
-        return self if obj is None else _Bound(self.prop, obj)
-
-    setter.__get__ = bound_get
-    setter._posviz_thread_safe = True
-
-
-make_altair_setters_thread_safe()
-
-try:  # Streamlit guards Altair's global registries with this lock; share it while exporting.
-    from streamlit.elements.vega_charts import _altair_globals_lock as _ALTAIR_LOCK
-except ImportError:  # pragma: no cover - a Streamlit without it: fall back to export's own lock
-    _ALTAIR_LOCK = None
+from posviz.ui.compat import ALTAIR_LOCK as _ALTAIR_LOCK
 
 
 def safe_stem(name: str) -> str:

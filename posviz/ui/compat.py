@@ -1,0 +1,74 @@
+"""Every patch of a library's private internals, in one place, each with a test that fails loudly
+when an upgrade no longer needs or allows it (``tests/test_compat.py``).
+
+1. ``streamlit.runtime.pages_manager.PagesManager.uses_pages_directory`` (Streamlit 1.67): a class
+   flag set per process to "a ``pages/`` folder sits next to the main script" until some session
+   calls ``st.navigation``. Until then a page script is run on its own, so the very first visitor
+   of a fresh server who arrives on a deep link (``/alibi?…``) gets that page without ``app.py``'s
+   router: an auto-generated sidebar and no wide layout. No public option turns the old mode off
+   (renaming ``pages/`` would, at the cost of every page's path). Every page imports
+   ``posviz.ui``, whose import calls :func:`route_through_app`: it clears the flag and reruns, and
+   the rerun goes through ``app.py`` like any other.
+2. ``altair.utils.schemapi._PropertySetter`` (Altair 5.5): the method syntax
+   (``alt.X(...).scale(...)``) uses one descriptor per property shared by every thread;
+   ``__get__`` stores the encoding on the descriptor and ``__call__`` copies whatever is stored
+   there. Streamlit runs each session in its own thread, so two sessions drawing at once can swap
+   encodings (the load test in tests/load caught a line chart carrying another chart's legend).
+   :func:`make_altair_setters_thread_safe` binds the encoding per access instead.
+3. ``streamlit.elements.vega_charts._altair_globals_lock``: the lock Streamlit holds while it
+   touches Altair's global registries; exports (rendered in download threads) share it as
+   :data:`ALTAIR_LOCK`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import streamlit as st
+from altair.utils import schemapi
+from streamlit.elements.vega_charts import _altair_globals_lock
+from streamlit.runtime.pages_manager import PagesManager
+
+#: Streamlit's lock around Altair's global registries (see 3. above).
+ALTAIR_LOCK = _altair_globals_lock
+
+#: Altair's own ``_PropertySetter.__get__``, kept so the test can show the race it causes.
+ALTAIR_ORIGINAL_GET: Callable[..., Any] = schemapi._PropertySetter.__get__
+
+
+class _BoundSetter:
+    """``encoding.prop`` bound to one encoding: calling it returns a copy with ``prop`` set."""
+
+    __slots__ = ("obj", "prop")
+
+    def __init__(self, prop: str, obj: object) -> None:
+        self.prop, self.obj = prop, obj
+
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        copy = self.obj.copy()
+        copy[self.prop] = args[0] if args else kwargs
+        return copy
+
+
+def _bound_get(self: Any, obj: object, cls: type) -> object:
+    return self if obj is None else _BoundSetter(self.prop, obj)
+
+
+def make_altair_setters_thread_safe() -> None:
+    """Make Altair's method syntax safe when sessions draw in several threads. Idempotent.
+
+    Binding per access also skips the docstring rebuilding Altair's ``__get__`` does on every call.
+    """
+    setter = schemapi._PropertySetter
+    if getattr(setter, "_posviz_thread_safe", False):
+        return
+    setter.__get__ = _bound_get
+    setter._posviz_thread_safe = True
+
+
+def route_through_app() -> None:
+    """Rerun under ``app.py``'s router if Streamlit is still in ``pages/`` directory mode."""
+    if PagesManager.uses_pages_directory and st.runtime.exists():
+        PagesManager.uses_pages_directory = False
+        st.rerun()

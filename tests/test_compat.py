@@ -1,0 +1,85 @@
+"""The private-library patches of ``posviz.ui.compat``: each still needed, and still possible.
+
+When an upgrade makes one of these fail, read the module docstring of ``posviz/ui/compat.py``:
+either the library fixed the bug (remove the patch) or moved its internals (redo the patch).
+"""
+
+from __future__ import annotations
+
+import inspect
+import threading
+
+import altair as alt
+import pytest
+from altair.utils import schemapi
+from conftest import ROOT
+from streamlit.runtime import pages_manager
+from streamlit.runtime.scriptrunner import script_runner
+
+from posviz.ui import compat
+
+
+def test_streamlit_still_has_the_pages_directory_flag_and_consults_it():
+    assert "uses_pages_directory" in vars(pages_manager.PagesManager)
+    # the script runner still runs a page on its own (old MPA mode) while the flag is set
+    assert "PagesManager.uses_pages_directory" in inspect.getsource(script_runner)
+
+
+def test_without_the_patch_a_fresh_server_starts_in_pages_directory_mode(monkeypatch):
+    """The bug: our app has ``pages/`` next to app.py, so a new process assumes the old mode."""
+    monkeypatch.setattr(pages_manager.PagesManager, "uses_pages_directory", None)
+    pages_manager.PagesManager(str(ROOT / "app.py"))
+    assert pages_manager.PagesManager.uses_pages_directory is True
+
+
+def test_route_through_app_does_nothing_outside_a_server(monkeypatch):
+    monkeypatch.setattr(pages_manager.PagesManager, "uses_pages_directory", True)
+    compat.route_through_app()  # no runtime: no rerun, flag left as is
+    assert pages_manager.PagesManager.uses_pages_directory is True
+
+
+def _race(get) -> tuple[dict, dict]:
+    """Two encodings' ``.scale`` taken before either is called, as two threads can do."""
+    setter = vars(alt.X)["scale"]
+    assert isinstance(setter, schemapi._PropertySetter)
+    x_a, x_b = alt.X("a:Q"), alt.X("b:Q")
+    scale_a = get(setter, x_a, alt.X)
+    scale_b = get(setter, x_b, alt.X)
+    return scale_a(zero=False).to_dict(), scale_b(zero=True).to_dict()
+
+
+def test_altair_setter_without_the_patch_shares_state_between_callers():
+    first, _ = _race(compat.ALTAIR_ORIGINAL_GET)
+    # unpatched, the descriptor remembers the *last* encoding it was read from: "a" got "b"'s field
+    assert first["field"] == "b", "Altair fixed _PropertySetter: remove the compat patch"
+
+
+def test_altair_setter_with_the_patch_binds_each_encoding():
+    compat.make_altair_setters_thread_safe()
+    assert schemapi._PropertySetter.__get__ is compat._bound_get
+    first, second = _race(schemapi._PropertySetter.__get__)
+    assert (first["field"], first["scale"]) == ("a", {"zero": False})
+    assert (second["field"], second["scale"]) == ("b", {"zero": True})
+    # and the usual method syntax still works, in many threads at once
+    results: list[dict] = []
+
+    def draw(i: int) -> None:
+        results.append(alt.X(f"f{i}:Q").scale(domain=[0, i]).to_dict())
+
+    threads = [threading.Thread(target=draw, args=(i,)) for i in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(r["scale"]["domain"][1] for r in results) == list(range(16))
+    assert all(r["field"] == f"f{r['scale']['domain'][1]}" for r in results)
+
+
+def test_streamlit_still_has_the_altair_globals_lock():
+    assert hasattr(compat.ALTAIR_LOCK, "acquire") and hasattr(compat.ALTAIR_LOCK, "release")
+
+
+@pytest.mark.parametrize("module", ["posviz/ui/exports.py", "posviz/ui/router.py"])
+def test_no_private_patch_outside_compat(module):
+    text = (ROOT / module).read_text()
+    assert "_PropertySetter" not in text and "uses_pages_directory =" not in text
