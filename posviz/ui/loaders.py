@@ -1,0 +1,70 @@
+"""Cached loaders of position tables, under the UI's one cache policy (:mod:`posviz.ui.cache`).
+
+Keys hold only what changes the result: a revision is part of the key for hub models only (a
+synthetic sinusoid, the bundled table and a file on disk have no revisions, so a link that varies
+the Revision box cannot make a new copy of them, issue #13.1).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+
+import numpy as np
+
+from posviz.analysis.stats import PCAResult, pca
+from posviz.tables import PositionTable, load_table, table_from_upload
+from posviz.ui.cache import cached_data
+
+Progress = Callable[[int, int | None], None]
+
+
+def has_revisions(source: str) -> bool:
+    """Whether ``source`` is a hub model id (the only kind of source with revisions).
+
+    ``bundled``, ``sinusoidal:…`` and anything written like a path have none.
+    """
+    source = source.strip()
+    return not (
+        source == "bundled"
+        or source.startswith(("sinusoidal:", "lab:", "/", "./", "../", "~", "\\"))
+        or source.endswith((".npy", ".safetensors"))
+        or source in (".", "..")
+    )
+
+
+def cached_table(
+    source: str, revision: str = "", part: str = "", _progress: Progress | None = None
+) -> PositionTable:
+    """``load_table`` cached by (source, revision, part); ``revision`` only counts for hub ids.
+
+    ``_progress(done, total)`` is called while a ``.bin``-only checkpoint downloads (not part of
+    the key). Raises ``ValueError`` from :func:`posviz.tables.load_table`.
+    """
+    source = source.strip()
+    if not has_revisions(source):
+        revision = ""
+    return _cached_load(source, revision.strip(), part, _progress=_progress)
+
+
+@cached_data()
+def _cached_load(
+    source: str, revision: str, part: str, *, _progress: Progress | None = None
+) -> PositionTable:
+    return load_table(source, revision=revision or None, part=part or None, progress=_progress)
+
+
+def cached_upload(data: bytes, *, filename: str) -> PositionTable:
+    """``table_from_upload`` cached by the file's SHA-256 and name (the bytes are not kept)."""
+    return _cached_upload(hashlib.sha256(data).hexdigest(), filename, _data=data)
+
+
+@cached_data()
+def _cached_upload(digest: str, filename: str, *, _data: bytes) -> PositionTable:
+    return table_from_upload(_data, filename=filename)
+
+
+@cached_data()
+def cached_pca(matrix: np.ndarray, n_components: int) -> PCAResult:
+    """``posviz.analysis.stats.pca``, cached by the matrix content (the 3-D view reruns often)."""
+    return pca(matrix, n_components)
