@@ -1,20 +1,28 @@
 """Linear probes on position tables: can a straight line read the position back out of a row?
 
-Two probes, as in the seeds and the paper that grew out of them:
+Two probes, as in the sources that asked the question:
 
-* **Absolute position regression** (Jexus, "What has the positional embedding learned?", 2020,
-  seed 002; Wang & Chen, "What Do Position Embeddings Learn?", EMNLP 2020, code
-  ``MiuLab/PE-Study/absolute.py``): fit ``position ≈ w·PE[p] + b`` by ordinary least squares and
-  report the mean absolute error (MAE) and R² on held-out rows.
+* **Absolute position regression** (Jexus, "What has the positional "embedding" learned?", 2020;
+  Wang & Chen, "What Do Position Embeddings Learn?", EMNLP 2020, code
+  ``MiuLab/PE-Study/absolute.py``): fit ``position ≈ w·PE[p] + b`` by ordinary least squares (or
+  ridge with α chosen by grouped, nested CV) and report the mean absolute error (MAE) and R² on
+  held-out rows.
 * **Relative order classification** (Wang & Chen 2020, ``MiuLab/PE-Study/relative.py``): logistic
   regression on the concatenation ``[PE[i], PE[j]]`` predicting whether ``j > i``; reported as the
-  k-fold cross-validated error rate.
+  k-fold cross-validated error rate. Features are standardised with the training fold's
+  statistics, so the result does not depend on the table's units; by default whole *positions*
+  are held out (test pairs use only positions no training pair used), because with shared
+  positions the probe can memorise a per-position score and a random table looks better than
+  chance.
+
+Every result carries its spread over folds (or position blocks) and the same statistic on a random
+table of the same shape and per-column scale (:func:`posviz.analysis.evidence.random_table_like`).
 
 Protocols (``train``/``test``):
 
 * ``"even"``→``"odd"``: the blog's split (fit on even positions, test on odd ones — interpolation).
-* ``"all"``→``"all"``: fit and test on every row (the blog's second plot; measures fit, not
-  generalisation).
+* ``"all"``→``"all"``: fit and test on every row (the blog's second plot). In-sample: it
+  measures fit, not generalisation, and is flagged ``in_sample``.
 * ``"kfold"``: shuffled k-fold cross-validation; each row is predicted once by a model that did not
   see it. With ``rounded=True`` (the default for k-fold) predictions are rounded to whole positions
   before the error is taken, as in ``absolute.py`` of MiuLab/PE-Study.
@@ -23,14 +31,25 @@ Protocols (``train``/``test``):
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
+from posviz.analysis.evidence import (
+    DEFAULT_ALPHAS,
+    Evidence,
+    choose_ridge_alpha,
+    random_table_like,
+    spread,
+)
+from posviz.settings import settings
+
 TRAIN_SPLITS = ("even", "odd", "all", "kfold")
 TEST_SPLITS = ("even", "odd", "all")
 MIN_ROWS = 8  # fewer rows than this cannot be split into train and test in any useful way
+N_BLOCKS = 5  # contiguous position blocks: the spread of a split protocol, and CV groups for α
+RELATIVE_PROTOCOLS = ("positions", "pairs")
 
 
 @dataclass(frozen=True)
@@ -45,6 +64,10 @@ class ProbeResult:
         protocol: e.g. ``"even→odd"`` or ``"5-fold CV"``.
         n_train: rows used to fit (per fold for k-fold).
         rounded: whether predictions were rounded to whole positions.
+        block_mae: MAE per fold (k-fold) or per contiguous block of test positions (splits):
+            the spread of the MAE.
+        alphas: relative ridge penalty used per fold (0 = OLS), chosen by grouped CV if asked.
+        in_sample: the test rows were also training rows (all→all): a fit, not a prediction.
     """
 
     positions: np.ndarray
@@ -54,6 +77,9 @@ class ProbeResult:
     protocol: str
     n_train: int
     rounded: bool
+    block_mae: tuple[float, ...] = ()
+    alphas: tuple[float, ...] = ()
+    in_sample: bool = False
 
     @property
     def n_test(self) -> int:
@@ -78,6 +104,33 @@ class RelativeProbeResult:
     fold_error_rates: tuple[float, ...]
     n_pairs: int
     folds: int
+    hold_out: str = "positions"  # "positions" (leak-free) or "pairs" (Wang & Chen's protocol)
+
+
+@dataclass(frozen=True)
+class ProbeReport:
+    """A probe's result beside the same probe on a random table of the same shape and scale."""
+
+    result: ProbeResult
+    control: ProbeResult
+    mae: Evidence  # MAE (positions; lower is better) vs the random table, spread over blocks
+    order: Evidence | None = None  # relative-order error rate vs the random table (chance 0.5)
+
+
+def check_probe_size(n_positions: int, d_model: int) -> None:
+    """Refuse a probe larger than ``settings().max_probe_cells`` (positions × width).
+
+    Raises:
+        ValueError: naming the size, the limit and the fix.
+    """
+    limit = settings().max_probe_cells
+    cells = int(n_positions) * int(d_model)
+    if cells > limit:
+        raise ValueError(
+            f"A probe of {n_positions} positions × {d_model} dimensions is {cells:,} cells; this "
+            f"server allows {limit:,} (POSVIZ_MAX_PROBE_CELLS). Use fewer positions or a narrower "
+            "table."
+        )
 
 
 def _check_matrix(matrix: np.ndarray, *, what: str = "table") -> np.ndarray:
@@ -128,6 +181,37 @@ def _split(positions: np.ndarray, name: str) -> np.ndarray:
     return np.ones(positions.shape, dtype=bool)
 
 
+def _blocks(labels: np.ndarray, n_blocks: int = N_BLOCKS) -> np.ndarray:
+    """Contiguous position block of each row (``0 … n_blocks−1``): neighbours share a block."""
+    ranks = np.argsort(np.argsort(labels, kind="stable"), kind="stable")
+    return (ranks * n_blocks) // max(labels.size, 1)
+
+
+def _fit_predict(
+    x_train: np.ndarray,
+    y_train: np.ndarray,
+    x_test: np.ndarray,
+    *,
+    alpha: float | str,
+    seed: int,
+) -> tuple[np.ndarray, float]:
+    """Predictions for ``x_test`` and the relative α used (``"cv"``: grouped CV on train only)."""
+    if alpha == "cv":
+        groups = _blocks(y_train, n_blocks=max(2, min(N_BLOCKS, y_train.size // 2)))
+        chosen = choose_ridge_alpha(
+            x_train, y_train, groups, DEFAULT_ALPHAS, n_folds=int(groups.max()) + 1, seed=seed
+        )
+    else:
+        chosen = float(alpha)
+    if chosen == 0.0:
+        w, b = fit_linear(x_train, y_train)
+    else:
+        # Relative penalty: α·mean(s²) of the centred training rows, so table × c is unchanged.
+        scale = float(np.mean(np.linalg.svd(x_train - x_train.mean(0), compute_uv=False) ** 2))
+        w, b = fit_linear(x_train, y_train, alpha=chosen * (scale or 1.0))
+    return x_test @ w + b, chosen
+
+
 def probe_positions(
     matrix: np.ndarray,
     *,
@@ -135,15 +219,15 @@ def probe_positions(
     test: str = "odd",
     folds: int = 5,
     rounded: bool | None = None,
-    alpha: float = 0.0,
+    alpha: float | str = 0.0,
     seed: int = 0,
     positions: np.ndarray | None = None,
 ) -> ProbeResult:
     """Linear regression from each row of a position table to its position index.
 
-    Jexus (2020, seed 002): train on even rows, test on odd rows. Wang & Chen (EMNLP 2020,
-    MiuLab/PE-Study ``absolute.py``): shuffled 5-fold CV with ``LinearRegression`` and rounded
-    predictions, reported as mean absolute error.
+    Jexus (2020): train on even rows, test on odd rows. Wang & Chen (EMNLP 2020, MiuLab/PE-Study
+    ``absolute.py``): shuffled 5-fold CV with ``LinearRegression`` and rounded predictions,
+    reported as mean absolute error.
 
     Args:
         matrix: ``(n_positions, d_model)`` table; row ``p`` is the vector for position ``p``.
@@ -152,19 +236,23 @@ def probe_positions(
         test: ``"even"``, ``"odd"`` or ``"all"``.
         folds: number of folds for ``"kfold"`` (2 … n_positions).
         rounded: round predictions to whole positions before scoring; default: only for k-fold.
-        alpha: ridge penalty; 0 (default) is ordinary least squares with intercept.
+        alpha: 0 (default, the papers') is ordinary least squares with intercept; a float > 0 is a
+            ridge penalty relative to ``mean(s²)`` of the centred training rows (unit-free);
+            ``"cv"`` chooses it per fit by CV over contiguous position blocks of the training
+            rows only (nested inside k-fold; the test rows never choose their α).
         seed: shuffles the rows before splitting into folds (k-fold only).
         positions: ``(n_positions,)`` labels of the rows; default ``0 … n−1``. Pass stored-row
             indices here when probing a table that keeps its padding/offset rows.
 
     Returns:
-        :class:`ProbeResult` with predictions, MAE and R² on the test rows.
+        :class:`ProbeResult` with predictions, MAE, R² and per-block MAE on the test rows.
 
     Raises:
-        ValueError: unknown split, too few rows, non-finite values, overlapping-free split empty.
+        ValueError: unknown split, too few rows, non-finite values, bad α, too large a table.
     """
     matrix = _check_matrix(matrix)
     n = matrix.shape[0]
+    check_probe_size(n, matrix.shape[1])
     labels = np.arange(n, dtype=np.float64) if positions is None else np.asarray(positions, float)
     if labels.shape != (n,):
         raise ValueError(f"positions must have one label per row ({n}); got shape {labels.shape}.")
@@ -172,26 +260,48 @@ def probe_positions(
         raise ValueError(f"train={train!r} is not one of {', '.join(TRAIN_SPLITS)}.")
     if train != "kfold" and test not in TEST_SPLITS:
         raise ValueError(f"test={test!r} is not one of {', '.join(TEST_SPLITS)}.")
-    if alpha < 0:
-        raise ValueError(f"alpha={alpha} must be ≥ 0 (0 is ordinary least squares).")
+    if isinstance(alpha, str) and alpha != "cv":
+        raise ValueError(f"alpha={alpha!r}: use a number ≥ 0 or 'cv' (chosen by grouped CV).")
+    if not isinstance(alpha, str) and alpha < 0:
+        raise ValueError(f"alpha={alpha} must be ≥ 0 (0 is ordinary least squares) or 'cv'.")
     if train == "kfold":
         return _probe_kfold(
             matrix, labels, folds=folds, rounded=rounded is not False, alpha=alpha, seed=seed
         )
     train_rows, test_rows = _split(labels, train), _split(labels, test)
-    w, b = fit_linear(matrix[train_rows], labels[train_rows], alpha=alpha)
-    predictions = matrix[test_rows] @ w + b
-    return _result(
+    predictions, chosen = _fit_predict(
+        matrix[train_rows], labels[train_rows], matrix[test_rows], alpha=alpha, seed=seed
+    )
+    result = _result(
         labels[test_rows],
         predictions,
         protocol=f"{train}→{test}",
         n_train=int(train_rows.sum()),
         rounded=bool(rounded),
     )
+    test_labels = labels[test_rows]
+    errors = np.abs(result.predictions - test_labels)
+    blocks = _blocks(test_labels)
+    return _with(
+        result,
+        block_mae=tuple(float(errors[blocks == b].mean()) for b in np.unique(blocks)),
+        alphas=(chosen,),
+        in_sample=bool((train_rows & test_rows).any()),
+    )
+
+
+def _with(result: ProbeResult, **changes: object) -> ProbeResult:
+    return replace(result, **changes)  # type: ignore[arg-type]
 
 
 def _probe_kfold(
-    matrix: np.ndarray, labels: np.ndarray, *, folds: int, rounded: bool, alpha: float, seed: int
+    matrix: np.ndarray,
+    labels: np.ndarray,
+    *,
+    folds: int,
+    rounded: bool,
+    alpha: float | str,
+    seed: int,
 ) -> ProbeResult:
     n = matrix.shape[0]
     if not 2 <= folds <= n:
@@ -199,14 +309,24 @@ def _probe_kfold(
     order = np.random.default_rng(seed).permutation(n)
     predictions = np.empty(n)
     n_train = n
-    for held_out in np.array_split(order, folds):
+    chosen, fold_rows = [], []
+    for k, held_out in enumerate(np.array_split(order, folds)):
         keep = np.ones(n, dtype=bool)
         keep[held_out] = False
-        w, b = fit_linear(matrix[keep], labels[keep], alpha=alpha)
-        predictions[held_out] = matrix[held_out] @ w + b
+        predictions[held_out], a = _fit_predict(
+            matrix[keep], labels[keep], matrix[held_out], alpha=alpha, seed=seed + k
+        )
+        chosen.append(a)
+        fold_rows.append(held_out)
         n_train = min(n_train, int(keep.sum()))
-    return _result(
+    result = _result(
         labels, predictions, protocol=f"{folds}-fold CV", n_train=n_train, rounded=rounded
+    )
+    errors = np.abs(result.predictions - labels)
+    return _with(
+        result,
+        block_mae=tuple(float(errors[rows].mean()) for rows in fold_rows),
+        alphas=tuple(chosen),
     )
 
 
@@ -226,6 +346,40 @@ def _result(
     )
 
 
+def _pairs(
+    rows: np.ndarray, count: int, generator: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """``count`` distinct ordered pairs ``(i, j)``, ``i ≠ j`` or not, drawn from ``rows``."""
+    m = rows.size
+    flat = generator.choice(m * m, size=min(count, m * m), replace=False)
+    return rows[flat // m], rows[flat % m]
+
+
+def _order_error(
+    matrix: np.ndarray,
+    train_pairs: tuple[np.ndarray, np.ndarray],
+    test_pairs: tuple[np.ndarray, np.ndarray],
+    *,
+    max_iter: int,
+) -> float | None:
+    """Test error of standardised logistic regression on ``[PE[i], PE[j]] → j > i``."""
+    from sklearn.linear_model import LogisticRegression  # lazy: sklearn is slow to import
+
+    def features(pairs: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        return np.hstack((matrix[pairs[0]], matrix[pairs[1]])), pairs[1] > pairs[0]
+
+    x_train, y_train = features(train_pairs)
+    x_test, y_test = features(test_pairs)
+    if y_train.all() or not y_train.any() or y_test.size == 0:
+        return None  # a degenerate fold; too few pairs to fit both classes
+    # Standardise with the training pairs' statistics: the L2 penalty then sees unit-free
+    # features, so a table × c gets the same answer (issue #9, item 2).
+    mean, std = x_train.mean(axis=0), x_train.std(axis=0)
+    std[std == 0] = 1.0
+    model = LogisticRegression(max_iter=max_iter).fit((x_train - mean) / std, y_train)
+    return float((model.predict((x_test - mean) / std) != y_test).mean())
+
+
 def probe_relative_order(
     matrix: np.ndarray,
     *,
@@ -233,52 +387,114 @@ def probe_relative_order(
     folds: int = 5,
     seed: int = 0,
     max_iter: int = 1000,
+    hold_out: str = "positions",
 ) -> RelativeProbeResult:
     """Logistic-regression probe "is position j after position i?" from ``[PE[i], PE[j]]``.
 
-    Wang & Chen (EMNLP 2020), MiuLab/PE-Study ``relative.py``: draw pairs ``(i, j)`` without
-    replacement from all ``n²`` ordered pairs (as many pairs as positions by default), label
-    ``j > i``, and report the k-fold cross-validated error rate of ``LogisticRegression``.
+    Wang & Chen (EMNLP 2020), MiuLab/PE-Study ``relative.py``: pairs ``(i, j)`` drawn without
+    replacement (as many pairs as positions by default), label ``j > i``, k-fold CV error rate of
+    ``LogisticRegression``. Here features are standardised per training fold (unit-free), and
+    ``hold_out="positions"`` (default) splits the *positions* into folds: training pairs use only
+    training positions and test pairs only held-out ones, so no per-position score can be
+    memorised. ``hold_out="pairs"`` is the paper's protocol (pairs split, positions shared).
 
     Args:
         matrix: ``(n_positions, d_model)`` table.
-        n_pairs: how many pairs to draw (default ``n_positions``, as the paper; at most ``n²``).
+        n_pairs: pairs to draw in all (default ``n_positions``, as the paper; at most ``n²``).
         folds: cross-validation folds (2 … n_pairs).
         seed: random pairs and fold assignment.
+        hold_out: ``"positions"`` or ``"pairs"``.
 
     Returns:
         :class:`RelativeProbeResult`; 0.5 is chance, 0 is a perfect reading of order.
 
     Raises:
-        ValueError: too few rows, bad ``n_pairs``/``folds``, or pairs all of one class.
+        ValueError: too few rows, bad ``n_pairs``/``folds``/``hold_out``, or one-class pairs.
     """
-    from sklearn.linear_model import LogisticRegression  # lazy: sklearn is slow to import
-
     matrix = _check_matrix(matrix)
     n = matrix.shape[0]
+    check_probe_size(n, 2 * matrix.shape[1])
     n_pairs = n if n_pairs is None else int(n_pairs)
-    if not folds <= n_pairs <= n * n:
-        raise ValueError(f"n_pairs={n_pairs} must be between folds ({folds}) and n² ({n * n}).")
     if folds < 2:
         raise ValueError(f"folds={folds} must be at least 2.")
-    rng = np.random.default_rng(seed)
-    flat = rng.choice(n * n, size=n_pairs, replace=False)
-    first, second = flat // n, flat % n
-    features = np.hstack((matrix[first], matrix[second]))  # (n_pairs, 2·d_model)
-    labels = second > first
-    if labels.all() or not labels.any():
-        raise ValueError("All sampled pairs have the same order; draw more pairs (n_pairs).")
+    if not folds <= n_pairs <= n * n:
+        raise ValueError(f"n_pairs={n_pairs} must be between folds ({folds}) and n² ({n * n}).")
+    if hold_out not in RELATIVE_PROTOCOLS:
+        raise ValueError(f"hold_out={hold_out!r} is not one of {', '.join(RELATIVE_PROTOCOLS)}.")
+    generator = np.random.default_rng(seed)
     errors = []
-    for held_out in np.array_split(rng.permutation(n_pairs), folds):
-        keep = np.ones(n_pairs, dtype=bool)
-        keep[held_out] = False
-        if labels[keep].all() or not labels[keep].any():
-            continue  # a degenerate fold; too few pairs to fit both classes
-        model = LogisticRegression(max_iter=max_iter).fit(features[keep], labels[keep])
-        errors.append(float((model.predict(features[held_out]) != labels[held_out]).mean()))
+    if hold_out == "pairs":
+        first, second = _pairs(np.arange(n), n_pairs, generator)
+        for held_out in np.array_split(generator.permutation(first.size), folds):
+            keep = np.ones(first.size, dtype=bool)
+            keep[held_out] = False
+            error = _order_error(
+                matrix,
+                (first[keep], second[keep]),
+                (first[held_out], second[held_out]),
+                max_iter=max_iter,
+            )
+            if error is not None:
+                errors.append(error)
+    else:
+        for held_out in np.array_split(generator.permutation(n), folds):
+            keep = np.setdiff1d(np.arange(n), held_out)
+            n_test = max(1, n_pairs // folds)
+            error = _order_error(
+                matrix,
+                _pairs(keep, n_pairs - n_test, generator),
+                _pairs(np.sort(held_out), n_test, generator),
+                max_iter=max_iter,
+            )
+            if error is not None:
+                errors.append(error)
     if not errors:
         raise ValueError("Every fold had pairs of one order only; draw more pairs (n_pairs).")
-    return RelativeProbeResult(float(np.mean(errors)), tuple(errors), n_pairs, folds)
+    return RelativeProbeResult(float(np.mean(errors)), tuple(errors), n_pairs, folds, hold_out)
+
+
+def probe_with_control(
+    matrix: np.ndarray,
+    *,
+    train: str = "even",
+    test: str = "odd",
+    folds: int = 5,
+    alpha: float | str = 0.0,
+    seed: int = 0,
+    positions: np.ndarray | None = None,
+    relative: bool = False,
+    hold_out: str = "positions",
+) -> ProbeReport:
+    """:func:`probe_positions` (and optionally :func:`probe_relative_order`) on ``matrix`` and,
+    the same way, on a random table of its shape and per-column scale.
+
+    Spreads: MAE over folds (k-fold) or contiguous blocks of test positions (splits); order error
+    over folds. The control uses :func:`posviz.analysis.evidence.random_table_like` with ``seed``.
+    """
+    control_matrix = random_table_like(_check_matrix(matrix), seed=seed)
+    options = {"train": train, "test": test, "folds": folds, "alpha": alpha, "seed": seed}
+    result = probe_positions(matrix, positions=positions, **options)
+    control = probe_positions(control_matrix, positions=positions, **options)
+    mae = Evidence(
+        label=f"MAE ({result.protocol})",
+        value=spread(result.block_mae),
+        control=spread(control.block_mae),
+        control_label="random table",
+        higher_is_better=False,
+        unit="positions",
+    )
+    order = None
+    if relative:
+        mine = probe_relative_order(matrix, folds=folds, seed=seed, hold_out=hold_out)
+        theirs = probe_relative_order(control_matrix, folds=folds, seed=seed, hold_out=hold_out)
+        order = Evidence(
+            label=f"order error (held-out {hold_out})",
+            value=spread(mine.fold_error_rates),
+            control=spread(theirs.fold_error_rates),
+            control_label="random table",
+            higher_is_better=False,
+        )
+    return ProbeReport(result=result, control=control, mae=mae, order=order)
 
 
 def with_set_aside_rows(matrix: np.ndarray, set_aside: tuple = ()) -> tuple[np.ndarray, np.ndarray]:
