@@ -1,14 +1,12 @@
 """Compare encoding families on the same axes: similarity, distinguishability, extrapolation."""
 
-import numpy as np
-import pandas as pd
 import streamlit as st
 
-from posviz.analysis import families as fam
-from posviz.charts.families import lines_chart
-from posviz.encodings.alibi import alibi_slopes
-from posviz.encodings.rope import rope_frequencies, rope_kernel
-from posviz.encodings.sinusoidal import sinusoid_frequencies
+from posviz.analysis.comparison import FAMILIES, SCALINGS, CompareSettings
+from posviz.charts.families import lines_figure
+from posviz.encodings.alibi import MAX_HEADS, MIN_HEADS
+from posviz.encodings.t5 import MAX_BUCKETS, MAX_DISTANCE, MIN_BUCKETS, MIN_MAX_DISTANCE
+from posviz.references import cite
 from posviz.ui import (
     show_chart,
     url_multiselect,
@@ -18,10 +16,7 @@ from posviz.ui import (
     url_text,
     user_errors,
 )
-from posviz.ui.families import bundled_table, cached_margin, cached_t5_bias, cached_table_margin
-
-FAMILIES = ["Sinusoid", "Learned (MiniLM)", "RoPE", "RoPE + scaling", "ALiBi", "T5"]
-MAX_MARGIN_ITEMS = 2048
+from posviz.ui.families import family_comparison, show_family_errors
 
 st.title("Compare families")
 st.markdown(
@@ -32,12 +27,7 @@ st.markdown(
     "told apart; and how much of the signal beyond *L* was never seen in training."
 )
 
-chosen = url_multiselect(
-    "Families",
-    FAMILIES,
-    key="cmp_fam",
-    default=["Sinusoid", "Learned (MiniLM)", "RoPE", "RoPE + scaling", "ALiBi", "T5"],
-)
+chosen = url_multiselect("Families", FAMILIES, key="cmp_fam", default=list(FAMILIES))
 with st.expander("Settings", expanded=False):
     c1, c2, c3 = st.columns(3)
     with c1:
@@ -62,21 +52,34 @@ with st.expander("Settings", expanded=False):
         base = url_number(
             "RoPE base", key="cmp_base", min_value=2.0, max_value=1e9, default=10000.0, step=1000.0
         )
-        scaling = url_select(
-            "RoPE scaling", ["linear", "dynamic", "yarn", "llama3"], key="cmp_scal", default="yarn"
-        )
+        scaling = url_select("RoPE scaling", SCALINGS, key="cmp_scal", default="yarn")
         factor = url_number(
             "Scaling factor", key="cmp_fac", min_value=1.0, max_value=64.0, default=4.0, step=1.0
         )
     with c3:
         heads = url_number(
-            "ALiBi heads", key="cmp_heads", min_value=0, max_value=10_000, default=8, step=1
+            "ALiBi heads",
+            key="cmp_heads",
+            min_value=MIN_HEADS,
+            max_value=MAX_HEADS,
+            default=8,
+            step=1,
         )
         buckets = url_number(
-            "T5 buckets", key="cmp_nb", min_value=0, max_value=1024, default=32, step=2
+            "T5 buckets",
+            key="cmp_nb",
+            min_value=MIN_BUCKETS,
+            max_value=MAX_BUCKETS,
+            default=32,
+            step=2,
         )
         max_distance = url_number(
-            "T5 max_distance", key="cmp_md", min_value=0, max_value=100_000, default=128, step=8
+            "T5 max_distance",
+            key="cmp_md",
+            min_value=MIN_MAX_DISTANCE,
+            max_value=MAX_DISTANCE,
+            default=128,
+            step=8,
         )
         t5_model = url_text(
             "T5 model for its learned bias (optional)",
@@ -85,92 +88,29 @@ with st.expander("Settings", expanded=False):
             placeholder="google-t5/t5-small",
         ).strip()
 
-k = np.arange(n)
-similarity: dict[str, np.ndarray] = {}
-margin: dict[str, np.ndarray] = {}
-unseen: dict[str, np.ndarray] = {}
-facts: list[dict[str, str]] = []
-m = min(n, MAX_MARGIN_ITEMS)
-
-
-def fact(name: str, kind: str, where: str, beyond: str) -> None:
-    facts.append({"family": name, "signal for": kind, "acts on": where, "beyond L": beyond})
-
-
-if "Sinusoid" in chosen:
-    with user_errors("Sinusoid"):
-        omega = sinusoid_frequencies(d_sin)
-        similarity["Sinusoid"] = rope_kernel(k, omega)  # = mean cos(PE_p, PE_p+k), exactly
-        margin["Sinusoid"] = cached_margin("angles", m, tuple(omega))
-        unseen["Sinusoid"] = fam.unseen_angle_fraction(n, omega, trained_length=trained)
-        fact("Sinusoid", "position p", "added to the input", "defined; slow dims unseen")
-if "Learned (MiniLM)" in chosen:
-    with user_errors("Learned table"):
-        table = bundled_table()
-        similarity["Learned (MiniLM)"] = fam.table_similarity(table.matrix, n)
-        margin["Learned (MiniLM)"] = cached_table_margin("bundled", min(m, table.n_positions))
-        unseen["Learned (MiniLM)"] = fam.beyond_length(n, trained_length=table.n_positions)
-        fact(
-            "Learned (MiniLM)",
-            "position p",
-            "added to the input",
-            f"no row past {table.n_positions}",
-        )
-rope = None
-if "RoPE" in chosen or "RoPE + scaling" in chosen:
-    with user_errors("RoPE"):
-        params = {
-            "rope_type": scaling,
-            "factor": factor,
-            "original_max_position_embeddings": trained,
-        }
-        if scaling == "llama3":
-            params |= {"low_freq_factor": 1.0, "high_freq_factor": 4.0}
-        rope = rope_frequencies(
-            head_dim, base=base, scaling=params, max_position_embeddings=trained, seq_len=n
-        )
-if rope is not None and "RoPE" in chosen:
-    similarity["RoPE"] = rope_kernel(k, rope.original_inv_freq)
-    margin["RoPE"] = cached_margin("angles", m, tuple(rope.original_inv_freq))
-    unseen["RoPE"] = fam.unseen_angle_fraction(n, rope.original_inv_freq, trained_length=trained)
-    fact("RoPE", "distance k", "rotates q and k", "defined; slow pairs unseen")
-label = f"RoPE + {scaling} ×{factor:g}"
-if rope is not None and "RoPE + scaling" in chosen:
-    similarity[label] = rope_kernel(k, rope.inv_freq)
-    margin[label] = cached_margin("angles", m, tuple(rope.inv_freq))
-    unseen[label] = fam.unseen_angle_fraction(
-        n, rope.inv_freq, trained_length=trained, trained_inv_freq=rope.original_inv_freq
-    )
-    fact(label, "distance k", "rotates q and k", f"angles kept inside training up to ~{factor:g}·L")
-if "ALiBi" in chosen:
-    with user_errors("ALiBi"):
-        slopes = alibi_slopes(heads)
-        similarity[f"ALiBi ({heads} heads)"] = fam.alibi_similarity(n, slopes)
-        unseen[f"ALiBi ({heads} heads)"] = fam.beyond_length(n, trained_length=trained)
-        fact(
-            f"ALiBi ({heads} heads)",
-            "distance k",
-            "logit bias −m·k",
-            "larger penalties than seen; far keys only weaker",
-        )
-if "T5" in chosen:
-    with user_errors("T5"):
-        kw = {"num_buckets": buckets, "max_distance": max_distance}
-        margin["T5 buckets"] = cached_margin("buckets", m, (buckets, max_distance))
-        unseen["T5 buckets"] = fam.unseen_bucket_fraction(n, trained_length=trained, **kw)
-        fact(
-            "T5 buckets",
-            "distance k (bucketed)",
-            "learned logit bias per bucket",
-            "last bucket shared: nothing new",
-        )
-        if t5_model:
-            bias = cached_t5_bias(t5_model, "encoder")
-            similarity[f"T5 ({t5_model})"] = fam.t5_similarity(n, bias, max_distance=max_distance)
-
 if not chosen:
     st.info("Pick at least one family.")
     st.stop()
+
+settings = CompareSettings(
+    trained_length=trained,
+    n_distances=n,
+    sinusoid_width=d_sin,
+    rope_head_dim=head_dim,
+    rope_base=base,
+    rope_scaling=scaling,
+    rope_factor=factor,
+    alibi_heads=heads,
+    t5_buckets=buckets,
+    t5_max_distance=max_distance,
+)
+result = None
+with user_errors("Comparison"):
+    result = family_comparison(chosen, settings=settings, t5_model=t5_model)
+if result is None:
+    st.stop()
+show_family_errors(result.errors)
+rule = {"rule_x": trained, "rule_label": f"L = {trained}"}
 
 st.header("1 · Similarity vs relative distance")
 st.markdown(
@@ -185,51 +125,43 @@ st.markdown(
         else ""
     )
 )
-if similarity:
+if result.similarity:
     show_chart(
-        lines_chart(
-            k,
-            similarity,
+        lines_figure(
+            result.distances,
+            result.similarity,
+            name="compare_similarity",
             x_title="distance k (tokens)",
             y_title="similarity to k = 0",
-            rule_x=trained,
-            rule_label=f"L = {trained}",
             log_x=True,
+            **rule,
         ),
         key="cmp_sim_chart",
-        data=np.column_stack([k, *similarity.values()]),
-        name="compare_similarity",
     )
 
 st.header("2 · Distinguishability")
 st.markdown(
-    f"For each of the first {m} positions/distances: 1 − the highest cosine with any *other* one "
-    "in the window. 0 means some other position looks identical to the model's signal. T5's "
-    "wide buckets give 0 (all distances in a bucket are one signal). Scaling RoPE lowers its "
-    "margin — interpolated pairs turn more slowly, so neighbours crowd together (a little for "
-    "YaRN/llama3, which keep the fast pairs; most for linear). ALiBi's signal is one number per "
-    "head, −m_h·k, so a cosine does not apply: neighbouring distances always differ by exactly "
-    "m_h in the logit."
+    f"For each of the first {result.margin_items.size} positions/distances: 1 − the highest "
+    "cosine with any *other* one in the window. 0 means some other position looks identical to "
+    "the model's signal. T5's wide buckets give 0 (all distances in a bucket are one signal). "
+    "Scaling RoPE lowers its margin — interpolated pairs turn more slowly, so neighbours crowd "
+    "together (a little for YaRN/llama3, which keep the fast pairs; most for linear). ALiBi's "
+    "signal is one number per head, −m_h·k, so a cosine does not apply: neighbouring distances "
+    "always differ by exactly m_h in the logit."
 )
-if margin:
-    mk = np.arange(m)
-    padded = {
-        name: np.pad(v, (0, m - v.size), constant_values=np.nan) for name, v in margin.items()
-    }
+if result.margin:
     show_chart(
-        lines_chart(
-            mk,
-            padded,
+        lines_figure(
+            result.margin_items,
+            result.margin,
+            name="compare_margin",
             x_title="position / distance",
             y_title="nearest-other margin (symlog)",
             y_scale="symlog",
-            rule_x=trained if trained < m else None,
-            rule_label=f"L = {trained}",
             log_x=True,
+            **rule,
         ),
         key="cmp_margin_chart",
-        data=np.column_stack([mk, *padded.values()]),
-        name="compare_margin",
     )
 
 st.header("3 · Beyond the trained length")
@@ -237,37 +169,24 @@ st.markdown(
     "Fraction of the signal at *k* that training up to *L* never produced. Sinusoid/RoPE: share of "
     "frequency pairs whose angle lies outside the arc they covered in training (fast pairs turned "
     "full circles and are always familiar; slow ones were not). The learned table simply ends. "
-    "ALiBi's penalties grow past anything seen, yet only make far keys weaker — Press et al. show "
-    "it extrapolates. T5's last bucket covers every distance beyond max_distance."
+    "ALiBi's penalties grow past anything seen, yet only make far keys weaker — "
+    f"{cite('press_2022')} show it extrapolates. T5's last bucket covers every distance beyond "
+    "max_distance."
 )
-if unseen:
+if result.unseen:
     show_chart(
-        lines_chart(
-            k,
-            unseen,
+        lines_figure(
+            result.distances,
+            result.unseen,
+            name="compare_unseen",
             x_title="distance / position k",
             y_title="unseen fraction",
-            rule_x=trained,
-            rule_label=f"L = {trained}",
             y_domain=(0, 1.02),
+            **rule,
         ),
         key="cmp_unseen_chart",
-        data=np.column_stack([k, *unseen.values()]),
-        name="compare_unseen",
     )
 
-if facts:
-    at_2l = min(2 * trained, n - 1)
-    for row in facts:
-        name = row["family"]
-        row[f"similarity at L={trained}"] = (
-            f"{similarity[name][min(trained, n - 1)]:.3f}"
-            if name in similarity and np.isfinite(similarity[name][min(trained, n - 1)])
-            else "—"
-        )
-        row["mean margin"] = f"{np.nanmean(margin[name]):.4f}" if name in margin else "—"
-        row[f"unseen at k={at_2l}"] = f"{unseen[name][at_2l]:.2f}" if name in unseen else "—"
-    summary = pd.DataFrame(facts)
-    numbers = [c for c in summary.columns if c not in ("signal for", "acts on", "beyond L")]
-    st.markdown("**Summary** (numbers from the charts above)")
-    st.dataframe(summary[[*numbers, "signal for", "acts on", "beyond L"]], hide_index=True)
+if not result.summary.empty:
+    st.markdown("**Summary** (numbers from the charts above; blank: not defined for the family)")
+    st.dataframe(result.summary, hide_index=True)

@@ -1,12 +1,11 @@
 """NoPE: what a transformer knows about position when nothing encodes it."""
 
-import numpy as np
 import streamlit as st
 
-from posviz.analysis.families import position_from_norm
-from posviz.charts.families import lines_chart
+from posviz.charts.families import lines_figure
+from posviz.references import cite
 from posviz.ui import show_chart, url_number, url_slider, user_errors
-from posviz.ui.families import cached_nope_norms
+from posviz.ui.families import cached_nope_demo
 
 st.title("NoPE: no position encoding")
 st.markdown(
@@ -26,7 +25,7 @@ st.markdown(
     "If a head attends equally to everything it can see, its output at position *i* is the mean "
     "of *i + 1* token vectors. For random tokens with unit-variance entries, "
     "E‖hᵢ‖² = d/(i + 1): the norm shrinks like 1/√(i+1), so position is readable from the output "
-    "alone — the mechanism Haviv et al. (2022) propose. Without the mask every output is the "
+    f"alone — the mechanism {cite('haviv_2022')} propose. Without the mask every output is the "
     "mean of all *n* tokens: one vector, no position at all."
 )
 c1, c2, c3, c4 = st.columns(4)
@@ -40,21 +39,17 @@ with c4:
     seed = url_number("Seed", key="nope_seed", min_value=0, max_value=10_000, default=0)
 
 with user_errors("NoPE demo"):
-    measured, theory = cached_nope_norms(n, d, samples, seed)
-    positions = np.arange(n)
-    full = measured[-1]  # without a mask every position gets the mean of all n tokens
-    series = {
-        "causal: measured mean ‖hᵢ‖": measured,
-        "causal: theory √(d/(i+1))": theory,
-        "no mask: ‖h‖ (same for every i)": np.full(n, full),
-    }
+    demo = cached_nope_demo(n, d, samples, seed)
     show_chart(
-        lines_chart(
-            positions, series, x_title="position i", y_title="output norm ‖hᵢ‖", log_x=True
+        lines_figure(
+            demo.positions,
+            demo.norms,
+            name="nope_norms",
+            x_title="position i",
+            y_title="output norm ‖hᵢ‖",
+            log_x=True,
         ),
         key="nope_norm_chart",
-        data=np.column_stack([positions, measured, theory]),
-        name="nope_norms",
     )
 
     st.subheader("Reading the position back")
@@ -64,27 +59,21 @@ with user_errors("NoPE demo"):
         "averaged over sequences it is close. NoPE's positional signal is strong near the start "
         "and fades with length, one reason its extrapolation is debated."
     )
-    single, _ = cached_nope_norms(n, d, 1, seed)
-    read = {
-        "p̂ from one sequence": position_from_norm(single, d),
-        "p̂ from the mean norm": position_from_norm(measured, d),
-        "true position": positions.astype(float),
-    }
     show_chart(
-        lines_chart(
-            positions, read, x_title="true position i", y_title="position read from the norm"
+        lines_figure(
+            demo.positions,
+            demo.readout,
+            name="nope_readout",
+            x_title="true position i",
+            y_title="position read from the norm",
         ),
         key="nope_read_chart",
-        data=np.column_stack([positions, *read.values()]),
-        name="nope_readout",
     )
 
 st.header("Literature")
 st.markdown(
-    "- Haviv, Ram, Press, Izsak & Levy (2022), *Transformer Language Models without Positional "
-    "Encodings Still Learn Positional Information*, Findings of EMNLP — causal NoPE models are "
-    "competitive, bidirectional (masked LM) ones are not; probes recover position from the "
-    "activations.\n"
+    f"- {cite('haviv_2022')}, Findings of EMNLP — causal NoPE models are competitive, "
+    "bidirectional (masked LM) ones are not; probes recover position from the activations.\n"
     "- Kazemnejad, Padhi, Natesan Ramamurthy, Das & Reddy (2023), *The Impact of Positional "
     "Encoding on Length Generalization in Transformers*, NeurIPS — NoPE can represent absolute and "
     "relative position in theory and length-generalizes better than RoPE/ALiBi/T5 on their "

@@ -236,9 +236,15 @@ def test_compare_page_all_families_and_a_bad_head_count():
     assert len(at.get("vega_lite_chart")) == 3
     families = at.dataframe[0].value["family"].tolist()
     assert families[:3] == ["Sinusoid", "Learned (MiniLM)", "RoPE"]
+    # a setting the library rejects is refused by the widget: the link is clamped and says so
     at = app_test("pages/compare.py", query={"cmp_heads": "0", "cmp_fam": "ALiBi,RoPE"})
     assert_no_exception(at)
-    assert any("n_heads" in e for e in _errors(at))
+    assert any("cmp_heads" in w.value and "1" in w.value for w in at.warning), at.warning
+    assert at.number_input(key="cmp_heads").value == 1
+    # a bad combination inside the ranges names the setting; the other families are still drawn
+    at = app_test("pages/compare.py", query={"cmp_md": "5", "cmp_fam": "T5,RoPE"})
+    assert_no_exception(at)
+    assert any(r"max\_distance=5 must exceed" in e for e in _errors(at)), _errors(at)
     assert len(at.get("vega_lite_chart")) == 3  # RoPE still drawn
 
 

@@ -14,6 +14,8 @@ Also the NoPE demonstration: causal averaging alone reveals position (Haviv et a
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from posviz.analysis.stats import cosine_similarity_matrix, shift_similarity
@@ -22,10 +24,15 @@ from posviz.encodings.t5 import t5_relative_bucket
 MAX_ITEMS = 4096
 
 
-def _distances(n: int) -> np.ndarray:
+def check_distance_count(n: int) -> int:
+    """``n`` as an int if it is a whole number in ``2 … MAX_ITEMS``, else a ``ValueError``."""
     if isinstance(n, bool) or not isinstance(n, int | np.integer) or not 2 <= n <= MAX_ITEMS:
         raise ValueError(f"number of distances {n!r} is out of range; choose 2 … {MAX_ITEMS}.")
-    return np.arange(int(n))
+    return int(n)
+
+
+def _distances(n: int) -> np.ndarray:
+    return np.arange(check_distance_count(n))
 
 
 def table_similarity(matrix: np.ndarray, n_distances: int) -> np.ndarray:
@@ -206,5 +213,52 @@ def causal_average_norms(
 
 
 def position_from_norm(norms: np.ndarray, d_model: int) -> np.ndarray:
-    """Invert ``‖h_i‖² ≈ d/(i + 1)``: the position a NoPE causal model could read off a norm."""
+    """Invert ``‖h_i‖² ≈ d/(i + 1)``: the position a NoPE causal model could read off a norm::
+
+        p̂_i = d / ‖h_i‖² − 1
+
+    Returns:
+        ``(n,)`` float64, same shape as ``norms``.
+    """
     return d_model / np.maximum(np.asarray(norms, dtype=np.float64) ** 2, 1e-12) - 1
+
+
+@dataclass(frozen=True)
+class NopeDemo:
+    """The NoPE page's curves: output norms and the position read back from them.
+
+    Attributes:
+        positions: ``(n,)`` ``0 … n − 1``.
+        norms: name → ``(n,)``: measured mean ``‖h_i‖`` (causal), theory ``sqrt(d/(i + 1))``,
+            and the no-mask norm (every ``h_i`` is the mean of all ``n`` tokens: constant).
+        readout: name → ``(n,)``: ``p̂`` from one sequence, from the mean norm, and the truth.
+    """
+
+    positions: np.ndarray
+    norms: dict[str, np.ndarray]
+    readout: dict[str, np.ndarray]
+
+
+def nope_demo(n_positions: int, d_model: int, *, n_samples: int, seed: int = 0) -> NopeDemo:
+    """Uniform causal attention over random tokens, and position read back from the norm.
+
+    ``E‖h_i‖² = d/(i + 1)`` (:func:`causal_average_norms`), inverted by
+    :func:`position_from_norm` (Haviv et al. 2022). Without a mask every position gets the mean of
+    all ``n`` tokens, the causal output at the last position.
+    """
+    measured, theory = causal_average_norms(n_positions, d_model, n_samples=n_samples, seed=seed)
+    single, _ = causal_average_norms(n_positions, d_model, n_samples=1, seed=seed)
+    positions = np.arange(measured.size)
+    return NopeDemo(
+        positions=positions,
+        norms={
+            "causal: measured mean ‖hᵢ‖": measured,
+            "causal: theory √(d/(i+1))": theory,
+            "no mask: ‖h‖ (same for every i)": np.full(measured.size, measured[-1]),
+        },
+        readout={
+            "p̂ from one sequence": position_from_norm(single, d_model),
+            "p̂ from the mean norm": position_from_norm(measured, d_model),
+            "true position": positions.astype(np.float64),
+        },
+    )

@@ -12,6 +12,7 @@ import numpy as np
 from posviz.analysis.stats import cosine_similarity_matrix
 
 MAX_GRID_SIDE = 64
+MAX_TILES_SIDE = 16  # at most 16×16 tiles are drawn (each tile is the full h×w grid)
 
 
 def _check_grid(grid: tuple[int, int], n_rows: int) -> tuple[int, int]:
@@ -65,3 +66,18 @@ def sincos_2d_table(h: int, w: int, d_model: int, *, base: float = 10000.0) -> n
     return np.concatenate(
         [_sincos_1d(rows, d_model // 2, base), _sincos_1d(cols, d_model // 2, base)], axis=1
     )
+
+
+def display_tiles(
+    similarity: np.ndarray, *, max_side: int = MAX_TILES_SIDE
+) -> tuple[np.ndarray, int]:
+    """Every ``stride``-th patch's tile, so at most ``max_side`` tiles per side are drawn.
+
+    Args:
+        similarity: ``(h, w, h, w)`` from :func:`patch_similarity_grid`.
+    Returns:
+        ``(tiles (⌈h/stride⌉, ⌈w/stride⌉, h, w), stride)``, ``stride = ⌈max(h, w) / max_side⌉``.
+    """
+    h, w = similarity.shape[:2]
+    stride = max(1, -(-max(h, w) // max_side))
+    return similarity[::stride, ::stride], stride

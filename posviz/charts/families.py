@@ -1,16 +1,20 @@
 """Charts for the encoding families (RoPE, ALiBi, T5, NoPE, ViT, compare): arrays in, charts out.
 
-Data go to Altair in long form; callers bound the size (heatmaps ≤ ~40 000 cells).
+Data go to Altair in long form; callers bound the size (heatmaps ≤ ~40 000 cells). The ``*_figure``
+builders return a :class:`~posviz.charts.figure.Figure`: the chart and the array a user exports,
+made from the same data in one place.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import altair as alt
 import numpy as np
 import pandas as pd
 
+from posviz.charts.figure import Figure
 from posviz.encodings.rope import RopeFrequencies, pair_regimes
 
 MAX_HEATMAP_CELLS = 65_536
@@ -326,3 +330,61 @@ def patch_grid_chart(similarity: np.ndarray, *, gap: int = 1, tile_px: int = 0) 
         )
         .properties(width=side, height=side)
     )
+
+
+def lines_figure(
+    x: np.ndarray, series: Mapping[str, np.ndarray], *, name: str, **chart_options: Any
+) -> Figure:
+    """:func:`lines_chart` with its export: columns ``[x, *series]``, ``(n, 1 + len(series))``."""
+    data = np.column_stack([np.asarray(x), *(np.asarray(v) for v in series.values())])
+    return Figure(lines_chart(x, series, **chart_options), data, name)
+
+
+def heatmap_figure(matrix: np.ndarray, *, name: str, **chart_options: Any) -> Figure:
+    """:func:`heatmap` with the matrix itself as export (``-inf`` cells kept as they are)."""
+    return Figure(heatmap(matrix, **chart_options), np.asarray(matrix), name)
+
+
+def rope_wavelength_figure(freqs: RopeFrequencies) -> Figure:
+    """:func:`rope_wavelength_chart`; export ``(pairs, 2)``: columns θ_i and θ′_i."""
+    data = np.column_stack([freqs.original_inv_freq, freqs.inv_freq])
+    return Figure(rope_wavelength_chart(freqs), data, "rope_inv_freq")
+
+
+def rope_circle_figure(position: int, inv_freq: np.ndarray, pairs: Sequence[int]) -> Figure:
+    """:func:`rope_circle_chart`; export ``(len(pairs), 3)``: pair, cos pθ_i, sin pθ_i."""
+    theta = np.asarray(inv_freq, dtype=np.float64)[np.asarray(pairs, dtype=int)]
+    data = np.column_stack([np.asarray(pairs), np.cos(position * theta), np.sin(position * theta)])
+    return Figure(rope_circle_chart(position, inv_freq, pairs), data, "rope_circle")
+
+
+def bucket_figure(relative: np.ndarray, buckets: Mapping[str, np.ndarray]) -> Figure:
+    """:func:`bucket_chart`; export columns ``[relative, *buckets]``."""
+    data = np.column_stack([np.asarray(relative), *buckets.values()])
+    return Figure(bucket_chart(relative, buckets), data, "t5_buckets")
+
+
+def alibi_decay_figure(
+    distances: np.ndarray, factors: np.ndarray, slopes: np.ndarray, shown: Sequence[int]
+) -> Figure:
+    """One line per shown head of ``factors[:, h]`` (log-x); export: every head, ``(n, heads)``.
+
+    Args:
+        distances: ``(n,)``; factors: ``(n, n_heads)``; slopes: ``(n_heads,)``.
+    """
+    series = {f"head {h} (m={slopes[h]:.3g})": factors[:, h] for h in shown}
+    chart = lines_chart(
+        distances,
+        series,
+        x_title="distance k = i − j (tokens)",
+        y_title="attention weight factor",
+        log_x=True,
+        legend="right",
+    )
+    return Figure(chart, np.asarray(factors), "alibi_decay")
+
+
+def patch_grid_figure(similarity: np.ndarray, tiles: np.ndarray) -> Figure:
+    """:func:`patch_grid_chart` of ``tiles``; export: all of ``similarity`` as ``(h·w, h·w)``."""
+    h, w = similarity.shape[:2]
+    return Figure(patch_grid_chart(tiles), similarity.reshape(h * w, h * w), "vit_patch_similarity")

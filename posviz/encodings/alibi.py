@@ -1,10 +1,13 @@
 """ALiBi, attention with linear biases (Press, Smith & Lewis 2022, ICLR), numpy in, numpy out.
 
-Instead of adding position vectors, each head ``h`` adds ``−m_h · (i − j)`` to the attention logit
-of
-query ``i`` and key ``j``. The slopes ``m_h`` are a fixed geometric sequence that depends on the
-head
-count; nothing is learned.
+Instead of adding position vectors, each head ``h`` adds a penalty to the attention logit of query
+``i`` and key ``j`` (Press et al. 2022, §3)::
+
+    logit[h, i, j] = q_i·k_j − m_h·(i − j)        j ≤ i (causal)
+    m_h = 2^(−8h/n),   h = 1 … n                  (n heads, a power of two)
+
+The slopes ``m_h`` are a fixed geometric sequence that depends on the head count; nothing is
+learned. Shapes: slopes ``(n_heads,)``, biases ``(n_heads, n, n)``.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import math
 
 import numpy as np
 
+MIN_HEADS = 1
 MAX_HEADS = 1024
 MAX_BIAS_CELLS = 1 << 24  # n_heads · n² cap on a materialised bias tensor (128 MiB of float64)
 
@@ -20,27 +24,30 @@ MAX_BIAS_CELLS = 1 << 24  # n_heads · n² cap on a materialised bias tensor (12
 def _check_heads(n_heads: int) -> int:
     if isinstance(n_heads, bool) or not isinstance(n_heads, int | np.integer):
         raise ValueError(f"n_heads={n_heads!r} must be a whole number (e.g. 8, 12 or 16).")
-    if not 1 <= n_heads <= MAX_HEADS:
-        raise ValueError(f"n_heads={n_heads} is out of range; choose 1 … {MAX_HEADS} heads.")
+    if not MIN_HEADS <= n_heads <= MAX_HEADS:
+        raise ValueError(
+            f"n_heads={n_heads} is out of range; choose {MIN_HEADS} … {MAX_HEADS} heads."
+        )
     return int(n_heads)
 
 
 def _power_of_two_slopes(n: int) -> np.ndarray:
-    """``m_h = 2^(−8h/n)``, ``h = 1 … n`` (start = ratio = ``2^(−8/n)``)."""
+    """``m_h = 2^(−8h/n)``, ``h = 1 … n`` (start = ratio = ``2^(−8/n)``); ``(n,)``."""
     return 2.0 ** (-8.0 * np.arange(1, n + 1) / n)
 
 
 def alibi_slopes(n_heads: int) -> np.ndarray:
     """ALiBi head slopes for any head count, as the paper's ``get_slopes`` and BLOOM define them.
 
-    For ``n`` a power of two: ``m_h = 2^(−8h/n)``, ``h = 1 … n`` (8 heads: 1/2, 1/4, …, 1/256).
-    Otherwise, with ``c = 2^⌊log₂ n⌋``: the ``c`` slopes for ``c`` heads, followed by every other
-    slope
-    of ``2c`` heads (``2^(−4(2k−1)/c)``, ``k = 1 … n − c``) — Press et al. 2022, §3 and their
-    reference code ``get_slopes``; ``build_alibi_tensor`` in transformers' BLOOM.
+    Press et al. 2022, §3 and their reference code ``get_slopes``; ``build_alibi_tensor`` in
+    transformers' BLOOM. With ``c = 2^⌊log₂ n⌋``::
+
+        n a power of two:  m_h = 2^(−8h/n),   h = 1 … n          (8 heads: 1/2, 1/4, …, 1/256)
+        otherwise:         the c slopes of c heads, then every other slope of 2c heads,
+                           2^(−4(2k−1)/c),   k = 1 … n − c
 
     Args:
-        n_heads: 1 … 1024.
+        n_heads: ``MIN_HEADS … MAX_HEADS`` (1 … 1024).
     Returns:
         ``(n_heads,)`` float64, in head order.
     Raises:
@@ -56,7 +63,9 @@ def alibi_slopes(n_heads: int) -> np.ndarray:
 
 
 def alibi_bias(n_positions: int, slopes: np.ndarray | float, *, causal: bool = True) -> np.ndarray:
-    """ALiBi bias added to the logits, per head: ``B[h, i, j] = −m_h · |i − j|``.
+    """ALiBi bias added to the logits, per head (Press et al. 2022, §3)::
+
+        B[h, i, j] = −m_h · |i − j|        (causal: −inf where j > i)
 
     Causal (the paper's decoder): keys after the query (``j > i``) are masked, returned as ``−inf``.
     Symmetric (``causal=False``, the bidirectional variant used by ALiBi encoders): ``−m_h·|i − j|``

@@ -1,14 +1,18 @@
 """Rotary position embedding (RoPE) and its context-extension scalings, numpy in, numpy out.
 
-RoPE (Su et al. 2021, "RoFormer: Enhanced Transformer with Rotary Position Embedding", eq. 34)
-rotates
-each 2-D pair ``i`` of a query/key at position ``p`` by the angle ``p·θ_i`` with
-``θ_i = base^(−2i/d)``, ``i = 0 … d/2 − 1`` (``d`` = rotary dimension). The score
-``⟨R_m q, R_n k⟩`` then depends only on ``m − n``.
+Su et al. 2021, "RoFormer: Enhanced Transformer with Rotary Position Embedding", eq. 15 and 34:
+each 2-D pair ``i`` of a query/key at position ``p`` is rotated by the angle ``p·θ_i``::
+
+    θ_i = base^(−2i/d),   i = 0 … d/2 − 1      (d = rotary dimension, base = rope_theta)
+    (a, b) ↦ (a·cos pθ_i − b·sin pθ_i,  b·cos pθ_i + a·sin pθ_i)
+    ⟨R_m q, R_n k⟩ = ⟨R_{m−n} q, k⟩             (the score depends only on m − n)
+
+Shapes: a head is ``(head_dim,)``; ``θ`` is ``(d/2,)``; the ``head_dim − d`` remaining dims pass
+through unrotated (partial rotary).
 
 The scalings follow ``transformers/modeling_rope_utils.py`` (the ``_compute_*_parameters``
-functions,
-transformers 5.x) formula by formula; the tests compare them numerically with that module.
+functions, transformers 5.x) formula by formula; the tests compare them numerically with that
+module.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Literal
 
 import numpy as np
@@ -23,7 +28,15 @@ import numpy as np
 ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3")
 PAIRINGS = ("rotate_half", "rotate_every_two")
 Pairing = Literal["rotate_half", "rotate_every_two"]
+MIN_HEAD_DIM = 2  # one rotary pair
 MAX_HEAD_DIM = 4096
+HEAD_DIM_STEP = 2  # RoPE rotates pairs: a head dimension is even (see rotary_dim)
+# Scaling types a user can set by hand (longrope needs per-pair factor lists from a config).
+MANUAL_ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "llama3")
+# Llama 3.1's config.json values for the two llama3 thresholds; the one place they are written.
+LLAMA3_DEFAULTS: Mapping[str, float] = MappingProxyType(
+    {"low_freq_factor": 1.0, "high_freq_factor": 4.0}
+)
 
 
 def _positive(value: Any, name: str, *, where: str = "") -> float:
@@ -40,16 +53,19 @@ def rotary_dim(head_dim: int, partial_rotary_factor: float = 1.0) -> int:
     """Number of rotated dimensions: ``int(head_dim · partial_rotary_factor)`` (as transformers).
 
     The remaining ``head_dim − rotary_dim`` dimensions pass through unrotated (GPT-NeoX
-    ``rotary_pct``,
-    Phi ``partial_rotary_factor``, GPT-J ``rotary_dim``).
+    ``rotary_pct``, Phi ``partial_rotary_factor``, GPT-J ``rotary_dim``).
 
     Raises:
-        ValueError: head_dim not a whole number in 2…4096, factor outside (0, 1], or odd rotary dim.
+        ValueError: head_dim not a whole number in ``MIN_HEAD_DIM … MAX_HEAD_DIM``, factor outside
+            (0, 1], or odd rotary dim.
     """
     if isinstance(head_dim, bool) or not isinstance(head_dim, int | np.integer):
         raise ValueError(f"head_dim={head_dim!r} must be a whole number (e.g. 64 or 128).")
-    if not 2 <= head_dim <= MAX_HEAD_DIM:
-        raise ValueError(f"head_dim={head_dim} is out of range; choose 2 … {MAX_HEAD_DIM}.")
+    if not MIN_HEAD_DIM <= head_dim <= MAX_HEAD_DIM:
+        raise ValueError(
+            f"head_dim={head_dim} is out of range; choose an even number "
+            f"{MIN_HEAD_DIM} … {MAX_HEAD_DIM}."
+        )
     factor = _positive(partial_rotary_factor, "partial_rotary_factor")
     if factor > 1:
         raise ValueError(
@@ -67,9 +83,11 @@ def rotary_dim(head_dim: int, partial_rotary_factor: float = 1.0) -> int:
 
 
 def default_inv_freq(dim: int, base: float = 10000.0) -> np.ndarray:
-    """Unscaled RoPE inverse frequencies ``θ_i = base^(−2i/dim)``, ``i = 0 … dim/2 − 1``.
+    """Unscaled RoPE inverse frequencies, Su et al. 2021 (RoFormer) eq. 15::
 
-    RoFormer eq. 15; ``compute_default_rope_parameters`` in transformers' Llama.
+        θ_i = base^(−2i/dim),   i = 0 … dim/2 − 1
+
+    As ``compute_default_rope_parameters`` in transformers' Llama.
 
     Returns:
         ``(dim // 2,)`` float64, decreasing from 1.
@@ -109,6 +127,37 @@ def normalize_scaling(scaling: Mapping[str, Any] | None) -> dict[str, Any] | Non
     return None if rope_type == "default" else params
 
 
+def manual_scaling(
+    rope_type: str, *, factor: float, original_max_position_embeddings: int
+) -> dict[str, Any] | None:
+    """A ``rope_scaling`` dict from hand-set values (``None`` for ``"default"``).
+
+    llama3 gets Llama 3.1's thresholds (:data:`LLAMA3_DEFAULTS`), so every caller builds the same
+    dict, e.g.::
+
+        {"rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192,
+         "low_freq_factor": 1.0, "high_freq_factor": 4.0}
+
+    Raises:
+        ValueError: ``rope_type`` not one of :data:`MANUAL_ROPE_TYPES`.
+    """
+    if rope_type not in MANUAL_ROPE_TYPES:
+        raise ValueError(
+            f"rope_type={rope_type!r} cannot be set by hand; choose one of "
+            f"{', '.join(MANUAL_ROPE_TYPES)} (longrope needs a config.json with per-pair factors)."
+        )
+    if rope_type == "default":
+        return None
+    params: dict[str, Any] = {
+        "rope_type": rope_type,
+        "factor": factor,
+        "original_max_position_embeddings": original_max_position_embeddings,
+    }
+    if rope_type == "llama3":
+        params |= dict(LLAMA3_DEFAULTS)
+    return params
+
+
 def _require(params: Mapping[str, Any], key: str) -> Any:
     if params.get(key) is None:
         raise ValueError(
@@ -142,7 +191,10 @@ def _factor(params: Mapping[str, Any], max_position_embeddings: int | None) -> f
 
 
 def _yarn_mscale(scale: float, mscale: float = 1.0) -> float:
-    """YaRN's attention temperature ``0.1·mscale·ln(s) + 1`` (1 if ``s ≤ 1``) (YaRN eq. 22)."""
+    """YaRN's attention temperature (Peng et al. 2023, eq. 22)::
+
+    mscale(s) = 0.1·mscale·ln(s) + 1   (s > 1),   1   (s ≤ 1)
+    """
     return 1.0 if scale <= 1 else 0.1 * mscale * math.log(scale) + 1.0
 
 
@@ -151,12 +203,13 @@ def rope_attention_factor(
 ) -> float:
     """Factor transformers multiplies RoPE's cos and sin by (so scores scale by its square).
 
-    - yarn: ``attention_factor`` if given, else ``0.1·ln(factor) + 1`` (YaRN, Peng et al. 2023,
-      eq. 22),
-      or ``mscale(factor, mscale) / mscale(factor, mscale_all_dim)`` when both are set
-      (DeepSeek-V2).
-    - longrope: ``attention_factor`` if given, else ``sqrt(1 + ln(factor) / ln(original_max_pos))``.
-    - all other types: 1.
+    ::
+
+        yarn:     attention_factor, else 0.1·ln(factor) + 1            (Peng et al. 2023, eq. 22)
+                  or mscale(factor, mscale) / mscale(factor, mscale_all_dim) when both are set
+                  (DeepSeek-V2)
+        longrope: attention_factor, else sqrt(1 + ln(factor) / ln(original_max_pos))
+        others:   1
 
     Source: ``_compute_yarn_parameters`` / ``_compute_longrope_parameters`` in transformers.
     """
@@ -189,7 +242,10 @@ def _dynamic(
     max_position_embeddings: int | None,
     seq_len: int | None,
 ) -> np.ndarray:
-    """Dynamic NTK: ``base' = base·(f·L/L_max − (f − 1))^(d/(d−2))``, ``L = max(seq, L_max)``."""
+    """Dynamic NTK (transformers ``_compute_dynamic_ntk_parameters``)::
+
+    base' = base · (f·L/L_max − (f − 1))^(d/(d−2)),   L = max(seq_len, L_max)
+    """
     factor = _positive(_require(params, "factor"), "rope_scaling factor")
     if max_position_embeddings is None:
         raise ValueError(
@@ -212,9 +268,10 @@ def yarn_ramp(
 
     Pairs that turn more than ``beta_fast`` (default 32) times over the original context are kept,
     fewer than ``beta_slow`` (default 1) times are interpolated, linear in between (Peng et al.
-    2023,
-    §3.2 "NTK-by-parts"). Correction dims ``d·ln(L/(2π·β)) / (2 ln base)``, floored/ceiled unless
-    ``truncate`` is False.
+    2023, §3.2 "NTK-by-parts")::
+
+        dim(β) = d·ln(L / (2π·β)) / (2·ln base)          (floored/ceiled unless truncate=False)
+        γ_i    = clip((i − dim(β_fast)) / (dim(β_slow) − dim(β_fast)), 0, 1)
 
     Returns:
         ``(dim // 2,)`` float64.
@@ -244,7 +301,10 @@ def _yarn(
     max_position_embeddings: int | None,
     **_: Any,
 ) -> np.ndarray:
-    """YaRN: ``θ'_i = (1 − γ_i)·θ_i + γ_i·θ_i/factor`` with :func:`yarn_ramp` ``γ``."""
+    """YaRN (Peng et al. 2023), with :func:`yarn_ramp` ``γ``::
+
+    θ'_i = (1 − γ_i)·θ_i + γ_i·θ_i / factor
+    """
     factor = _factor(params, max_position_embeddings)
     ramp = yarn_ramp(params, dim=dim, base=base, max_position_embeddings=max_position_embeddings)
     return inv / factor * ramp + inv * (1 - ramp)
@@ -259,7 +319,10 @@ def _longrope(
     seq_len: int | None,
     **_: Any,
 ) -> np.ndarray:
-    """LongRoPE (Phi-3): ``θ'_i = θ_i / ext_i``; ``ext`` = ``long_factor`` beyond the original."""
+    """LongRoPE (Phi-3)::
+
+    θ'_i = θ_i / ext_i,   ext = long_factor if seq_len > original context else short_factor
+    """
     original = _original_length(params, max_position_embeddings)
     key = "long_factor" if seq_len and seq_len > original else "short_factor"
     ext = np.asarray(_require(params, key), dtype=np.float64)
@@ -274,8 +337,12 @@ def _longrope(
 def _llama3(
     inv: np.ndarray, params: Mapping[str, Any], *, max_position_embeddings: int | None, **_: Any
 ) -> np.ndarray:
-    """Llama 3.1: keep pairs with wavelength < L/high_freq_factor, divide those > L/low_freq_factor
-    by ``factor``, blend in between with ``s = (L/λ − low) / (high − low)``."""
+    """Llama 3.1 scaling (transformers ``_compute_llama3_parameters``), ``λ_i = 2π/θ_i``::
+
+    θ'_i = θ_i                            λ_i < L / high_freq_factor
+    θ'_i = θ_i / factor                   λ_i > L / low_freq_factor
+    θ'_i = (1 − s)·θ_i/factor + s·θ_i     otherwise, s = (L/λ_i − low) / (high − low)
+    """
     factor = _positive(_require(params, "factor"), "rope_scaling factor")
     low = _positive(_require(params, "low_freq_factor"), "low_freq_factor")
     high = _positive(_require(params, "high_freq_factor"), "high_freq_factor")
@@ -356,10 +423,10 @@ def rope_frequencies(
         head_dim: dimensions per head (even after ``partial_rotary_factor``).
         base: ``rope_theta``.
         scaling: a config.json ``rope_scaling`` / ``rope_parameters`` dict (``rope_type`` or
-        ``type``).
+            ``type``).
         partial_rotary_factor: fraction of the head that is rotated.
         max_position_embeddings: the config's context length (dynamic NTK; fallbacks of
-        YaRN/llama3).
+            YaRN/llama3).
         seq_len: current sequence length (dynamic NTK, LongRoPE's long/short switch).
     Raises:
         ValueError: bad dimensions, unknown scaling types, missing or invalid fields.
@@ -416,9 +483,11 @@ def rope_inv_freq(
     """RoPE inverse frequencies ``θ_i = base^(−2i/d)``, scaled as transformers does.
 
     ``d = int(head_dim · partial_rotary_factor)``. ``scaling`` is a config.json ``rope_scaling``
-    dict,
-    e.g. Llama-3.1's ``{"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
-    "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}``.
+    dict, e.g. Llama-3.1's::
+
+        {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+         "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}
+
     See :func:`rope_frequencies`.
 
     Returns:
@@ -439,8 +508,7 @@ def pair_regimes(freqs: RopeFrequencies, *, tol: float = 1e-6) -> np.ndarray:
 
     ``"kept"`` (``θ'/θ = 1``), ``"interpolated"`` (divided by the full factor — the smallest ratio
     over the pairs when it is below 1), else ``"smoothed"`` (partly scaled: llama3's blend, YaRN's
-    ramp,
-    dynamic NTK's graded base).
+    ramp, dynamic NTK's graded base).
 
     Returns:
         ``(pairs,)`` array of str.
@@ -472,10 +540,10 @@ def rope_rotate(
     """Rotate vectors by RoPE at the given positions (first ``2·len(inv_freq)`` dims; rest pass).
 
     ``rotate_half`` (GPT-NeoX, Llama, Mistral, Qwen) pairs dim ``i`` with ``i + r/2``;
-    ``rotate_every_two`` (GPT-J, RoFormer's eq. 34) pairs ``2i`` with ``2i+1``. For a pair ``(a,
-    b)``
-    at position ``p``: ``(a cos pθ_i − b sin pθ_i, b cos pθ_i + a sin pθ_i)``, times
-    ``attention_factor`` (transformers scales cos and sin by it).
+    ``rotate_every_two`` (GPT-J, Su et al. 2021 eq. 34) pairs ``2i`` with ``2i+1``. For a pair
+    ``(a, b)`` at position ``p`` (times ``attention_factor``: transformers scales cos and sin)::
+
+        (a, b) ↦ (a·cos pθ_i − b·sin pθ_i,  b·cos pθ_i + a·sin pθ_i)
 
     Args:
         x: ``(head_dim,)`` or ``(n, head_dim)``.
@@ -514,7 +582,9 @@ def rope_scores(
 ) -> np.ndarray:
     """Score ``⟨R_m q, R_0 k⟩`` of a fixed query and key, query ``m`` tokens after the key.
 
-    By RoFormer eq. 16 this equals ``⟨R_{n+m} q, R_n k⟩`` for every ``n``.
+    By Su et al. 2021 (RoFormer) eq. 16 it is the same for every key position ``n``::
+
+        ⟨R_{n+m} q, R_n k⟩ = ⟨R_m q, R_0 k⟩
 
     Args:
         q, k: ``(head_dim,)``.
@@ -532,9 +602,11 @@ def rope_scores(
 def rope_decay_bound(distances: np.ndarray, inv_freq: np.ndarray) -> np.ndarray:
     """RoFormer's long-term-decay curve: mean over j of ``|S_j|``, ``S_j = Σ_{i<j} e^{imθ_i}``.
 
-    Su et al. 2021, §3.4.3 and Fig. 2: by Abel summation
-    ``|Σ_i h_i e^{imθ_i}| ≤ max_i |h_{i+1} − h_i| · Σ_j |S_j|`` (with ``h_{d/2} = 0``), so the
-    "relative upper bound" plotted here falls as the distance ``m`` grows.
+    Su et al. 2021, §3.4.3 and Fig. 2: by Abel summation (with ``h_{d/2} = 0``)::
+
+        |Σ_i h_i e^{imθ_i}| ≤ max_i |h_{i+1} − h_i| · Σ_j |S_j|,   S_j = Σ_{i<j} e^{imθ_i}
+
+    so the "relative upper bound" ``(1/(d/2)) Σ_j |S_j|`` plotted here falls as ``m`` grows.
 
     Args:
         distances: ``(n,)``.
@@ -549,8 +621,16 @@ def rope_decay_bound(distances: np.ndarray, inv_freq: np.ndarray) -> np.ndarray:
 
 
 def rope_kernel(distances: np.ndarray, inv_freq: np.ndarray) -> np.ndarray:
-    """``(1/(d/2)) Σ_i cos(m θ_i)``: cosine between ``R_p u`` and ``R_{p+m} u`` for ``u`` with equal
-    pair norms — the same kernel as the sinusoid's ``PE(p)·PE(p+m) / ‖PE‖²`` when ``θ = ω``.
+    """Cosine between ``R_p u`` and ``R_{p+m} u`` for ``u`` with equal pair norms::
+
+        κ(m) = (1/(d/2)) Σ_i cos(m·θ_i)
+
+    The same kernel as the sinusoid's ``PE(p)·PE(p+m) / ‖PE‖²`` when ``θ = ω`` (Vaswani et al.
+    2017 §3.5; Su et al. 2021).
+
+    Args:
+        distances: ``(n,)``.
+        inv_freq: ``(d/2,)``.
 
     Returns:
         ``(n,)`` float64, 1 at ``m = 0``.

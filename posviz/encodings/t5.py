@@ -2,8 +2,12 @@
 
 T5 adds to each attention logit a learned scalar per head, looked up by the *bucket* of the relative
 position ``key − query``: exact buckets for small distances, logarithmically wider ones up to
-``max_distance``, and one shared bucket beyond. The bucket function follows
-``T5Attention._relative_position_bucket`` in transformers (from Mesh TensorFlow) exactly.
+``max_distance``, and one shared bucket beyond::
+
+    logit[h, i, j] = q_i·k_j + b[bucket(j − i), h]        b: (num_buckets, n_heads), learned
+
+The bucket function follows ``T5Attention._relative_position_bucket`` in transformers (from Mesh
+TensorFlow) exactly.
 """
 
 from __future__ import annotations
@@ -12,14 +16,16 @@ import math
 
 import numpy as np
 
+MIN_BUCKETS = 2  # causal attention; bidirectional needs 4 (see _check)
 MAX_BUCKETS = 1024
+MIN_MAX_DISTANCE = 2
 MAX_DISTANCE = 1_000_000
 
 
 def _check(num_buckets: int, max_distance: int, bidirectional: bool) -> None:
     for name, value, low, high in (
-        ("num_buckets", num_buckets, 2, MAX_BUCKETS),
-        ("max_distance", max_distance, 2, MAX_DISTANCE),
+        ("num_buckets", num_buckets, MIN_BUCKETS, MAX_BUCKETS),
+        ("max_distance", max_distance, MIN_MAX_DISTANCE, MAX_DISTANCE),
     ):
         if isinstance(value, bool) or not isinstance(value, int | np.integer):
             raise ValueError(f"{name}={value!r} must be a whole number.")
@@ -50,12 +56,14 @@ def t5_relative_bucket(
     """Bucket index of each relative position ``key − query`` (T5, Raffel et al. 2020).
 
     Bidirectional: half the buckets for ``key > query`` (offset ``num_buckets/2``), half for the
-    rest.
-    Causal: only ``key ≤ query`` counts; later keys fall in bucket 0. Within a half of ``B`` buckets
-    and distance ``r = |key − query|`` (causal: ``max(query − key, 0)``): ``r`` itself if ``r <
-    B/2``,
-    else ``min(B − 1, B/2 + ⌊ln(r/(B/2)) / ln(max_distance/(B/2)) · (B/2)⌋)``. Computed in float32
-    like ``T5Attention._relative_position_bucket`` (transformers ``models/t5/modeling_t5.py``).
+    rest. Causal: only ``key ≤ query`` counts; later keys fall in bucket 0. Within a half of ``B``
+    buckets and distance ``r = |key − query|`` (causal: ``max(query − key, 0)``)::
+
+        bucket(r) = r                                                        r < B/2
+        bucket(r) = min(B − 1, B/2 + ⌊ln(r/(B/2)) / ln(max_distance/(B/2)) · (B/2)⌋)   otherwise
+
+    Computed in float32 like ``T5Attention._relative_position_bucket`` (transformers
+    ``models/t5/modeling_t5.py``; Raffel et al. 2020, §2.1).
 
     Args:
         relative_position: integer array of any shape, ``key_position − query_position``.
@@ -97,7 +105,9 @@ def t5_bias_matrix(
     bidirectional: bool = True,
     max_distance: int = 128,
 ) -> np.ndarray:
-    """Per-head bias added to the logits: ``B[h, i, j] = table[bucket(j − i), h]``.
+    """Per-head bias added to the logits (Raffel et al. 2020, §2.1)::
+
+        B[h, i, j] = table[bucket(j − i), h]
 
     As ``T5Attention.compute_bias`` (query ``i``, key ``j``). ``bias_table`` is the learned
     ``relative_attention_bias.weight`` of block 0, ``(num_buckets, n_heads)``.
@@ -130,6 +140,9 @@ def t5_bucket_spans(
     ``[−max_position, max_position]`` (causal: ``[−max_position, 0]``), sorted by ``first``.
 
     A bucket's width ``last − first + 1`` is how many distances T5 cannot tell apart there.
+
+    Returns:
+        ``[(bucket, first, last), …]``, one tuple per bucket used in the window.
     """
     low = -int(max_position)
     high = int(max_position) if bidirectional else 0

@@ -6,18 +6,29 @@ parameters come from" picker: a hand-written preset, a hub model's config.json, 
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
 import streamlit as st
 
 from posviz.analysis import families, vit
-from posviz.encodings.model_config import PRESETS, presets_for
-from posviz.settings import settings
+from posviz.analysis.comparison import (
+    MAX_MARGIN_ITEMS,
+    CompareSettings,
+    FamilyComparison,
+    LearnedTable,
+    compare_families,
+)
+from posviz.analysis.rope_views import describe_frequencies
+from posviz.encodings.model_config import PRESETS, RopeConfig, presets_for
+from posviz.encodings.rope import RopeFrequencies
 from posviz.tables import PositionTable
+from posviz.ui.cache import cached_data
+from posviz.ui.loaders import cached_table
 from posviz.ui.state import url_select, url_text
+from posviz.ui.text import safe_md
 
-_LIMITS = settings()
 SOURCES = {
     "preset": "Preset (hand-written config)",
     "hub": "Hub model's config.json",
@@ -27,54 +38,85 @@ T5_BIAS_KEYS = {
     "encoder": "encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight",
     "decoder": "decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight",
 }
+LEARNED_LABEL = "Learned (MiniLM)"
 
 
-@st.cache_data(max_entries=_LIMITS.cache_entries, ttl=_LIMITS.cache_ttl_seconds, show_spinner=False)
+@cached_data()
 def cached_config(repo_id: str, revision: str = "") -> dict[str, Any]:
     """A hub model's config.json (``posviz.tables.hub.fetch_config``), cached."""
-    from posviz.tables.hub import fetch_config
+    from posviz.tables.hub import fetch_config  # lazy: huggingface_hub only when a hub id is typed
 
     return fetch_config(repo_id, revision=revision or None)
 
 
-@st.cache_data(max_entries=_LIMITS.cache_entries, ttl=_LIMITS.cache_ttl_seconds, show_spinner=False)
+@cached_data()
 def cached_t5_bias(source: str, stack: str, revision: str = "") -> np.ndarray:
     """T5's learned ``relative_attention_bias.weight`` of block 0, ``(num_buckets, n_heads)``."""
-    from posviz.tables.hub import read_named_tensor
+    from posviz.tables.hub import read_named_tensor  # lazy: huggingface_hub only when needed
 
     return np.asarray(read_named_tensor(source, T5_BIAS_KEYS[stack], revision=revision or None))
 
 
-@st.cache_data(max_entries=8, ttl=_LIMITS.cache_ttl_seconds, show_spinner=False)
-def cached_nope_norms(n: int, d: int, samples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    return families.causal_average_norms(n, d, n_samples=samples, seed=seed)
+@cached_data(max_entries=8)
+def cached_nope_demo(n: int, d: int, samples: int, seed: int) -> families.NopeDemo:
+    """:func:`posviz.analysis.families.nope_demo`, cached."""
+    return families.nope_demo(n, d, n_samples=samples, seed=seed)
 
 
-@st.cache_data(max_entries=8, ttl=_LIMITS.cache_ttl_seconds, show_spinner=False)
-def cached_margin(kind: str, n: int, params: tuple) -> np.ndarray:
-    """Nearest-neighbour margins of a family's signal (see :func:`families.nearest_margin`)."""
-    if kind == "angles":
-        return families.nearest_margin(families.angle_signal(n, np.asarray(params)))
-    if kind == "buckets":
-        num_buckets, max_distance = params
-        return families.nearest_margin(
-            families.bucket_signal(n, num_buckets=num_buckets, max_distance=max_distance)
-        )
-    raise ValueError(f"unknown margin kind {kind!r}")
+@cached_data(max_entries=4)
+def _learned_for_comparison(n_items: int) -> LearnedTable:
+    table = cached_table("bundled")
+    rows = min(n_items, table.n_positions)
+    margin = families.nearest_margin(table.matrix[:rows])
+    return LearnedTable(label=LEARNED_LABEL, matrix=table.matrix, margin=margin)
 
 
-@st.cache_data(max_entries=4, ttl=_LIMITS.cache_ttl_seconds, show_spinner=False)
-def cached_table_margin(source: str, n: int) -> np.ndarray:
-    from posviz.ui.tables import cached_table
+@cached_data(max_entries=8)
+def _cached_comparison(
+    chosen: tuple[str, ...],
+    settings: CompareSettings,
+    learned: LearnedTable | None,
+    t5_bias: tuple[str, np.ndarray] | None,
+) -> FamilyComparison:
+    return compare_families(chosen, settings=settings, learned=learned, t5_bias=t5_bias)
 
-    return families.nearest_margin(cached_table(source).matrix[:n])
+
+def family_comparison(
+    chosen: list[str], *, settings: CompareSettings, t5_model: str = ""
+) -> FamilyComparison:
+    """:func:`posviz.analysis.comparison.compare_families` with the bundled learned table and,
+    when ``t5_model`` is named, that model's learned T5 bias; cached.
+
+    A table or bias that cannot be read (offline, unknown id) is reported in ``errors`` like a
+    family's bad setting, and the other families are still compared.
+    """
+    errors: dict[str, str] = {}
+    learned = t5_bias = None
+    if LEARNED_LABEL in chosen:
+        try:
+            learned = _learned_for_comparison(min(settings.n_distances, MAX_MARGIN_ITEMS))
+        except ValueError as exc:
+            errors[LEARNED_LABEL] = str(exc)
+    if "T5" in chosen and t5_model:
+        try:
+            t5_bias = (t5_model, cached_t5_bias(t5_model, "encoder"))
+        except ValueError as exc:
+            errors["T5 model"] = str(exc)
+    result = _cached_comparison(tuple(chosen), settings, learned, t5_bias)
+    if not errors:
+        return result
+    return dataclasses.replace(result, errors={**result.errors, **errors})
 
 
-def bundled_table() -> PositionTable:
-    """MiniLM-L6's learned table (offline), through the shared table cache."""
-    from posviz.ui.tables import cached_table
+def show_family_errors(errors: dict[str, str]) -> None:
+    """One error box per family left out; messages escaped (they may quote a typed model id)."""
+    for family, message in errors.items():
+        st.error(f"{family}: {safe_md(message, max_len=400)}", icon="⚠️")
 
-    return cached_table("bundled")
+
+def rope_caption(label: str, config: RopeConfig, freqs: RopeFrequencies) -> str:
+    """Markdown line naming the config (escaped: it may be a typed hub id) and its RoPE facts."""
+    return f"**{safe_md(label, max_len=120)}** · {describe_frequencies(config, freqs)}"
 
 
 def synthetic_vit_table(h: int, w: int, d_model: int) -> PositionTable:
