@@ -1,0 +1,423 @@
+"""Views of a finished lab run: the answer, the results table, charts with spreads, and "watch
+the table form" (a step slider over the learned table's heatmap, cosine similarity, PCA and the
+probe score per step).
+
+Everything here reads a stored :class:`~posviz.lab.LabResult`; nothing trains.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from posviz.analysis.evidence import random_table_like
+from posviz.analysis.probes import MIN_ROWS, probe_positions
+from posviz.charts.experiments import probe_error_chart
+from posviz.charts.figure import Figure
+from posviz.lab import LabResult, Question, RunStore, load_lab_table, results_frame
+from posviz.tables import PositionTable
+from posviz.ui import lab_charts
+from posviz.ui.cache import cached_data
+from posviz.ui.display import show_chart, user_errors
+from posviz.ui.state import url_select
+from posviz.ui.tables import show_view
+from posviz.ui.text import safe_md
+
+_AT_LENGTH = re.compile(r"^(?P<metric>.+)@(?P<length>\d+)$")  # e.g. "accuracy@32"
+
+
+# --------------------------------------------------------------------------- frames for charts
+# TO MOVE (posviz.lab.results): these reshape a stored result into long-form frames; the
+# per-position/per-step spreads are statistics and belong with the library's summary.
+
+
+def _finite_band(frame: pd.DataFrame) -> pd.DataFrame:
+    """Bounds that are not finite (one seed: the spread is unknown) collapse onto the mean."""
+    frame = frame.copy()
+    for bound in ("low", "high"):
+        frame[bound] = frame[bound].where(np.isfinite(frame[bound]), frame["mean"])
+    return frame
+
+
+def metric_frame(result: LabResult, question: Question, metric: str) -> pd.DataFrame:
+    """One row per variant for ``metric``: ``variant, mean, low, high, role`` (defined only)."""
+    labels = dict(zip(result.variant_ids, result.variant_labels, strict=True))
+    controls = {labels.get(question.control, "")}
+    rows = [
+        {
+            "variant": row.label,
+            "mean": row.mean,
+            "low": row.low,
+            "high": row.high,
+            "role": "control" if row.label in controls else "variant",
+        }
+        for row in result.summary
+        if row.metric == metric and np.isfinite(row.mean)
+    ]
+    return _finite_band(pd.DataFrame(rows, columns=["variant", "mean", "low", "high", "role"]))
+
+
+def length_frame(result: LabResult) -> tuple[pd.DataFrame, str]:
+    """``metric@length`` rows as ``variant, length, mean, low, high`` and the metric's name."""
+    rows, names = [], set()
+    for row in result.summary:
+        match = _AT_LENGTH.match(row.metric)
+        if match is None or not np.isfinite(row.mean):
+            continue
+        names.add(match["metric"])
+        rows.append(
+            {
+                "variant": row.label,
+                "length": int(match["length"]),
+                "mean": row.mean,
+                "low": row.low,
+                "high": row.high,
+            }
+        )
+    frame = pd.DataFrame(rows, columns=["variant", "length", "mean", "low", "high"])
+    return _finite_band(frame), ", ".join(sorted(names)) or "metric"
+
+
+def seed_band(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean and mean ± one standard deviation over seeds (axis 0) of ``(seeds, n)`` values.
+
+    One seed: the band is the line itself. NaN entries (undefined) stay NaN.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    mean = values.mean(axis=0)
+    std = values.std(axis=0, ddof=1) if values.shape[0] > 1 else np.zeros_like(mean)
+    return mean, mean - std, mean + std
+
+
+def position_frame(result: LabResult) -> pd.DataFrame:
+    """Held-out accuracy per position: ``variant, position, mean, low, high`` (± 1 std)."""
+    parts = []
+    for variant, values in result.position_accuracy.items():
+        mean, low, high = seed_band(values)
+        parts.append(
+            pd.DataFrame(
+                {
+                    "variant": result.label(variant),
+                    "position": np.arange(mean.shape[0]),
+                    "mean": mean,
+                    "low": low,
+                    "high": high,
+                }
+            )
+        )
+    if not parts:
+        return pd.DataFrame(columns=["variant", "position", "mean", "low", "high"])
+    frame = pd.concat(parts, ignore_index=True)
+    return frame[np.isfinite(frame["mean"])]
+
+
+def loss_frame(result: LabResult) -> pd.DataFrame:
+    """Training loss, mean over seeds: ``variant, step, loss``."""
+    steps = np.asarray(result.curve_steps)
+    parts = [
+        pd.DataFrame(
+            {
+                "variant": result.label(variant),
+                "step": steps,
+                "loss": np.asarray(curve, dtype=np.float64).mean(axis=0),
+            }
+        )
+        for variant, curve in result.curves.items()
+    ]
+    if not parts:
+        return pd.DataFrame(columns=["variant", "step", "loss"])
+    frame = pd.concat(parts, ignore_index=True)
+    return frame[np.isfinite(frame["loss"])]
+
+
+# --------------------------------------------------------------------------- the result
+
+
+def show_answer(result: LabResult, question: Question) -> None:
+    """The answer in words, what went wrong (divergence), and the notes that qualify it."""
+    st.subheader("Answer")
+    st.markdown(result.answer)
+    if result.diverged:
+        names = ", ".join(result.label(v) for v in result.diverged)
+        st.warning(
+            f"Training diverged for {names}: the loss became NaN or infinite, so their metrics "
+            "are not defined. Lower **Learning rate** in Settings and run again.",
+            icon="⚠️",
+        )
+    for note in result.notes:
+        st.caption(note)
+
+
+def show_table(result: LabResult) -> None:
+    """The results table (the CLI prints the same one)."""
+    st.subheader("Results")
+    frame = results_frame(result)
+    st.dataframe(
+        frame,
+        hide_index=True,
+        width="stretch",
+        column_config={
+            name: st.column_config.NumberColumn(format="%.4f")
+            for name in ("mean", "±", "low", "high")
+        },
+    )
+    st.caption(
+        "mean and ± (standard deviation) over seeds; low–high is the 95% interval of the mean "
+        "(Student's t); each seed trains its own model on its own data and is evaluated on fresh "
+        "held-out sequences. Parameters per model: "
+        + ", ".join(f"{result.label(v)} {n:,}" for v, n in result.n_params.items())
+        + "."
+    )
+
+
+def show_charts(result: LabResult, question: Question, *, key_prefix: str) -> None:
+    """The deciding metric per variant, the metric by length, accuracy by position, the loss."""
+    metric = metric_frame(result, question, question.metric)
+    left, right = st.columns(2)
+    with left:
+        if len(metric):
+            show_chart(
+                Figure(
+                    lab_charts.metric_chart(metric, metric=question.metric),
+                    metric[["mean", "low", "high"]].to_numpy(),
+                    f"lab_{result.run_id}_{question.metric}",
+                ),
+                key=f"{key_prefix}metric_chart",
+            )
+        else:
+            st.info(f"No variant has a defined {question.metric} in this run.")
+    with right:
+        lengths, name = length_frame(result)
+        if lengths["length"].nunique() > 1:
+            chart = lab_charts.band_chart(
+                lengths,
+                x="length",
+                x_title="held-out sequence length",
+                metric=name,
+                rule_at=result.config.max_len,
+                rule_label="longest training length",
+                title=f"{name} by length: right of the dashed line is extrapolation",
+            )
+            data = lengths[["length", "mean", "low", "high"]].to_numpy()
+            show_chart(
+                Figure(chart, data, f"lab_{result.run_id}_by_length"), key=f"{key_prefix}len"
+            )
+        else:
+            positions = position_frame(result)
+            if len(positions):
+                chart = lab_charts.band_chart(
+                    positions,
+                    x="position",
+                    x_title="position in the held-out sequence",
+                    metric="token accuracy",
+                    title="Held-out accuracy by position (band: ± 1 std over seeds)",
+                )
+                data = positions[["position", "mean", "low", "high"]].to_numpy()
+                show_chart(
+                    Figure(chart, data, f"lab_{result.run_id}_by_position"), key=f"{key_prefix}pos"
+                )
+    losses = loss_frame(result)
+    if len(losses):
+        show_chart(
+            Figure(
+                lab_charts.loss_curve_chart(losses, title="Training loss (mean over seeds)"),
+                losses[["step", "loss"]].to_numpy(),
+                f"lab_{result.run_id}_loss",
+            ),
+            key=f"{key_prefix}loss_chart",
+        )
+
+
+def show_run_facts(result: LabResult, *, stored: bool) -> None:
+    """Where the numbers come from: run id, code version, seeds, wall time."""
+    how = "read from the run store (no training)" if stored else "just trained"
+    st.caption(
+        f"Run `{result.run_id}` · code version `{result.code_version}` · "
+        f"{result.config.seeds} seeds · trained in {result.wall_s:.1f} s · {how}. "
+        "The same settings give the same numbers on a CPU; copy this page's address to share it."
+    )
+
+
+# --------------------------------------------------------------------------- watch the table form
+
+#: query parameters that open a ``lab:`` table in the Learned tables and Probing pages' pickers.
+LEARNED_LINK = ("lrn_a_src", "lrn_a_lab")
+PROBING_LINK = ("prb_t_src", "prb_t_lab")
+CONTROL = "random table, same shape (control)"
+
+
+def url_step_slider(label: str, steps: list[int], *, key: str) -> int:
+    """A select-slider over training steps, synced with the URL under ``key``.
+
+    TO MOVE to ``posviz/ui/state.py`` (as ``url_select_slider``); the UI engineer owns that file.
+    A linked step that has no snapshot falls back to the last step, with a message.
+    """
+    if key not in st.session_state:
+        raw = st.query_params.get(key)
+        st.session_state[key] = steps[-1]
+        if raw is not None:
+            if raw.isdigit() and int(raw) in steps:
+                st.session_state[key] = int(raw)
+            else:
+                st.warning(
+                    f"Link parameter `{key}` ignored: {safe_md(raw, max_len=20)} is not a "
+                    f"snapshot step; this run has steps {steps[0]} … {steps[-1]}. Showing the "
+                    "last one.",
+                    icon=":material/link:",
+                )
+    step = int(st.select_slider(label, options=steps, key=key))
+    if st.query_params.get(key) != str(step):
+        st.query_params[key] = str(step)
+    return step
+
+
+@cached_data()
+def lab_table(root: str, spec: str) -> PositionTable:
+    """``load_lab_table(spec)`` from the store at ``root``, cached (runs are write-once)."""
+    return load_lab_table(spec, store=RunStore(root))
+
+
+@cached_data()
+def probe_by_step(root: str, run_id: str, variant: str, seed: int) -> pd.DataFrame:
+    """The probing page's even→odd linear probe (Jexus 2020) on every snapshot of one table.
+
+    Returns ``variant, step, score`` with ``score`` = R² on the odd rows (1 = positions read back
+    exactly, ≤ 0 = no better than the mean), and the same probe on a random Gaussian table of the
+    final table's shape and scale (:func:`posviz.analysis.evidence.random_table_like`) as the
+    control at every step.
+    """
+    result = RunStore(root).load(run_id)
+    snaps = result.snapshots[variant][seed]  # (n_snapshots, rows, p)
+    steps = [int(s) for s in result.snapshot_steps]
+    label = result.label(variant)
+    scores = [probe_positions(snaps[i], train="even", test="odd").r2 for i in range(len(steps))]
+    control = probe_positions(random_table_like(snaps[-1], seed=seed), train="even", test="odd")
+    return pd.DataFrame(
+        {
+            "variant": [label] * len(steps) + [CONTROL] * len(steps),
+            "step": steps + steps,
+            "score": scores + [control.r2] * len(steps),
+        }
+    )
+
+
+@cached_data()
+def probe_errors(root: str, run_id: str, seed: int) -> pd.DataFrame:
+    """Even→odd probe errors by position on every learned variant's final table, plus control.
+
+    ``table, position, predicted, abs_error``: the probing page's error-by-position frame.
+    """
+    result = RunStore(root).load(run_id)
+    frames = []
+    for variant, snaps in result.snapshots.items():
+        final = snaps[seed, -1]  # (rows, p)
+        frame = probe_positions(final, train="even", test="odd").frame()
+        frame["table"] = result.label(variant)
+        frames.append(frame)
+    first = next(iter(result.snapshots.values()))[seed, -1]
+    control = probe_positions(random_table_like(first, seed=seed), train="even", test="odd")
+    frame = control.frame()
+    frame["table"] = CONTROL
+    frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+def _open_links(spec: str) -> None:
+    left, right = st.columns(2)
+    with left:
+        st.page_link(
+            "pages/learned.py",
+            label="Open this table in Learned tables",
+            icon=":material/psychology:",
+            query_params={LEARNED_LINK[0]: "lab", LEARNED_LINK[1]: spec},
+        )
+    with right:
+        st.page_link(
+            "pages/probing.py",
+            label="Probe this table in Probing positions",
+            icon=":material/straighten:",
+            query_params={PROBING_LINK[0]: "lab", PROBING_LINK[1]: spec},
+        )
+    st.caption(
+        f"Table source: `{spec}` (also on the command line: `python -m posviz info {spec}`)."
+    )
+
+
+def watch_table_form(result: LabResult, store: RunStore, *, key_prefix: str) -> None:
+    """Step slider over a learned table's snapshots: heatmap, cosine similarity, PCA, probe."""
+    learned = list(result.snapshots)
+    if not learned:
+        return
+    st.subheader("Watch the table form")
+    st.markdown(
+        "The learned position table (an `nn.Embedding`) was saved at evenly spaced training "
+        "steps. Move the slider to see it change from random noise; the probe chart shows how "
+        "well a straight line reads each position back from it at every step."
+    )
+    root, steps = str(store.root), [int(s) for s in result.snapshot_steps]
+    cols = st.columns([2, 1, 3])
+    with cols[0]:
+        variant = url_select(
+            "Learned table of",
+            learned,
+            key=f"{key_prefix}tv",
+            default=learned[0],
+            format_func=result.label,
+        )
+    with cols[1]:
+        seeds = [str(s) for s in range(result.config.seeds)]
+        seed = int(url_select("Seed", seeds, key=f"{key_prefix}ts", default="0"))
+    with cols[2]:
+        step = url_step_slider("Training step", steps, key=f"{key_prefix}step")
+    spec = f"lab:{result.run_id}/{variant}/{seed}/{step}"
+    with user_errors("Learned table"):
+        table = lab_table(root, spec)
+        _open_links(spec)
+        _probe_views(result, root, variant, seed, step, key_prefix=key_prefix)
+        left, right = st.columns(2)
+        with left:
+            show_view(table, "heatmap", {}, key_prefix=f"{key_prefix}t_")
+        with right:
+            show_view(table, "similarity", {}, key_prefix=f"{key_prefix}t_")
+        show_view(table, "pca2", {"x": 0, "y": 1}, key_prefix=f"{key_prefix}t_")
+
+
+def _probe_views(
+    result: LabResult, root: str, variant: str, seed: int, step: int, *, key_prefix: str
+) -> None:
+    rows = result.snapshots[variant].shape[2]
+    if rows < MIN_ROWS:
+        st.info(f"The table has {rows} rows; the probe needs at least {MIN_ROWS}.")
+        return
+    left, right = st.columns(2)
+    with left:
+        scores = probe_by_step(root, result.run_id, variant, seed)
+        chart = lab_charts.step_score_chart(
+            scores,
+            score="probe R² (even→odd)",
+            current=step,
+            title="Can a line read the position back? (probe R² per step)",
+        )
+        show_chart(
+            Figure(chart, scores[["step", "score"]].to_numpy(), f"lab_{result.run_id}_probe"),
+            key=f"{key_prefix}probe_chart",
+        )
+    with right:
+        errors = probe_errors(root, result.run_id, seed)
+        show_chart(
+            Figure(
+                probe_error_chart(errors),
+                errors[["position", "abs_error"]].to_numpy(),
+                f"lab_{result.run_id}_probe_errors",
+            ),
+            key=f"{key_prefix}probe_err_chart",
+        )
+    st.caption(
+        "The Probing page's linear probe (Jexus 2020: fit on even rows, test on odd rows), on "
+        "the trained tables' final step and on a random table of the same shape and scale (the "
+        "control). Rows past the longest training sequence were never used in training and keep "
+        "their random start."
+    )
