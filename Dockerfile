@@ -53,12 +53,14 @@ FROM ${BASE_IMAGE}
 ENV PATH=/opt/venv/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     HF_HOME=/data/hf \
+    POSVIZ_LAB_DIR=/data/lab \
     HF_HUB_DISABLE_TELEMETRY=1 \
     STREAMLIT_BROWSER_GATHER_USAGE_STATS=false \
     STREAMLIT_SERVER_HEADLESS=true
-# uid 1000 is what Hugging Face Spaces runs containers as; it owns only the HF cache volume.
+# uid 1000 is what Hugging Face Spaces runs containers as; it owns only the two data volumes (a fresh
+# named volume takes this ownership from the image, so replicas can write to it).
 RUN useradd --create-home --uid 1000 --shell /usr/sbin/nologin posviz \
-    && mkdir -p /data/hf && chown posviz:posviz /data/hf
+    && mkdir -p /data/hf /data/lab && chown posviz:posviz /data/hf /data/lab
 COPY --from=build /opt/venv /opt/venv
 WORKDIR /app
 # App files stay owned by root: the server user can read them, not change them.
@@ -70,8 +72,9 @@ COPY posviz/ posviz/
 # precompile the app so a read-only /app still starts fast.
 RUN python3 -c "from posviz.tables.bundled import verified_bundled_weights as v; print('bundled:', v())" \
     && python3 -m compileall -q /app/posviz /app/pages /app/app.py
-# Hugging Face downloads (hub model ids) live on a volume, so they survive container restarts.
-VOLUME ["/data/hf"]
+# Hugging Face downloads (hub model ids) and stored lab runs live on volumes: they survive container
+# restarts and, shared, serve every replica (deploy/compose, deploy/kubernetes).
+VOLUME ["/data/hf", "/data/lab"]
 USER posviz
 EXPOSE 8501
 HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=3 \
