@@ -6,7 +6,11 @@ Field names follow the configs on the hub and transformers' config classes: ``ro
 ALiBi's
 ``n_head``/``alibi`` (BLOOM, MPT, Falcon) and T5's ``relative_attention_num_buckets``.
 Multimodal configs with a ``text_config`` are read from it. Nothing here fetches: pass the dict
-(``posviz.tables.hub.fetch_config`` fetches one) or use :data:`PRESETS`.
+(``posviz.tables.fetch_config`` fetches one) or use :data:`PRESETS`.
+
+:data:`NOT_A_TABLE` says which model types compute their positions (RoPE, ALiBi, T5 buckets, fixed
+sinusoids) instead of storing a table. It lives here, with the parsers of those families, so that
+``posviz.tables`` may import ``posviz.encodings`` and never the other way round.
 """
 
 from __future__ import annotations
@@ -21,7 +25,66 @@ from posviz.encodings.rope import (
     rope_frequencies,
     rotary_dim,
 )
-from posviz.tables.registry import NOT_A_TABLE
+
+
+@dataclass(frozen=True)
+class Family:
+    """A family whose positions are computed, not stored: what it is and which view explains it."""
+
+    name: str
+    page: str  # url_path of the posviz view
+    how: str
+
+
+_ROPE = Family("RoPE", "rope", "rotates queries and keys by position-dependent angles")
+_ALIBI = Family("ALiBi", "alibi", "adds a per-head linear distance penalty to attention scores")
+_T5 = Family(
+    "T5 relative buckets", "t5_buckets", "adds a learned bias per relative-distance bucket"
+)
+_SIN = Family("Sinusoidal", "sinusoidal", "adds fixed sinusoids computed from the position")
+
+#: model_type -> family, for models with no stored absolute position table.
+NOT_A_TABLE: dict[str, Family] = {
+    **dict.fromkeys(
+        (
+            "llama",
+            "mistral",
+            "mixtral",
+            "qwen2",
+            "qwen2_moe",
+            "qwen3",
+            "qwen3_moe",
+            "gemma",
+            "gemma2",
+            "gemma3",
+            "gemma3_text",
+            "phi",
+            "phi3",
+            "gpt_neox",
+            "gptj",
+            "falcon",
+            "stablelm",
+            "olmo",
+            "olmo2",
+            "cohere",
+            "starcoder2",
+            "internlm2",
+            "deepseek_v2",
+            "deepseek_v3",
+            "granite",
+            "smollm3",
+            "roformer",
+            "codegen",
+            "persimmon",
+        ),
+        _ROPE,
+    ),
+    **dict.fromkeys(("bloom", "mpt"), _ALIBI),
+    **dict.fromkeys(("t5", "mt5", "umt5", "longt5", "switch_transformers"), _T5),
+    **dict.fromkeys(
+        ("marian", "whisper", "fsmt", "speech_to_text", "pegasus", "m2m_100", "nllb-moe"), _SIN
+    ),
+}
 
 # model types whose configs may omit rope_theta: transformers then uses its default of 10000
 _ROPE_MODEL_TYPES = frozenset(

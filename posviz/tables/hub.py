@@ -159,6 +159,9 @@ class HubFiles:
     def endpoint_name(self) -> str:
         return self.env.endpoint
 
+    def label(self, filename: str) -> str:
+        return f"{self.where}/{filename}"
+
     def errors(self) -> contextlib.AbstractContextManager[None]:
         return hub_errors(self.repo_id, self.requested_revision, self.env)
 
@@ -339,32 +342,20 @@ def _cap_message(where: str, filename: str, size: int, cap: int) -> str:
     )
 
 
+# --- TRANSITION: these moved to posviz.tables (load.py), one layer above this module. ---------
+# posviz/ui/families.py still imports them from here; once it imports them from posviz.tables,
+# delete these two shims (their imports are function-local only to avoid the load -> hub cycle).
+
+
 def fetch_config(repo_id: str, *, revision: str | None = None) -> dict[str, Any]:
-    """``config.json`` of a hub model (or of "bundled" / a local model directory) as a dict.
+    """Moved: use :func:`posviz.tables.fetch_config`."""
+    from posviz.tables.load import fetch_config as moved  # transition shim, see above
 
-    Raises:
-        ValueError: unknown model, no access, hub unreachable, or no ``config.json``.
-    """
-    from posviz.tables.load import open_files
-
-    config = open_files(repo_id, revision=revision).config()
-    if config is None:
-        raise ValueError(f"{repo_id} has no config.json; posviz needs it to know the architecture.")
-    return config
+    return moved(repo_id, revision=revision)
 
 
 def read_named_tensor(source: str, key_suffix: str, *, revision: str | None = None) -> np.ndarray:
-    """One tensor, found by checkpoint-key suffix, as float32 (range-read from the hub if remote).
+    """Moved: use :func:`posviz.tables.read_named_tensor`."""
+    from posviz.tables.load import read_named_tensor as moved  # transition shim, see above
 
-    ``source`` is a hub id, "bundled" or a local model directory; ``key_suffix`` matches at a ``.``
-    boundary (e.g. ``"relative_attention_bias.weight"``, ``"word_embeddings.weight"``). Shape is the
-    stored tensor's.
-
-    Raises:
-        ValueError: no tensor ends with ``key_suffix``, or any :func:`posviz.load_table` error.
-    """
-    from posviz.tables.load import open_files, read_tensor
-
-    files = open_files(source, revision=revision)
-    array, _name, _file = read_tensor(files, (key_suffix,))
-    return array
+    return moved(source, key_suffix, revision=revision)

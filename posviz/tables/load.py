@@ -1,5 +1,9 @@
 """``load_table``: a position table from the bundled model, the hub, a local file or a formula.
 
+One pass, top to bottom: resolve the source (:mod:`posviz.tables.sources`) → open its files → the
+registry picks the tensor and says how to align it (:func:`posviz.tables.registry.plan_for`) →
+find its bytes → read them → align the rows → :class:`PositionTable`.
+
 Row ``p`` of the returned matrix is the vector the model adds at token position ``p``: offset rows
 (RoBERTa, XLM-R, OPT, BART) and the ViT CLS row are moved to ``set_aside`` with the reason,
 following how each model's forward pass indexes its table (see :mod:`posviz.tables.registry`).
@@ -7,23 +11,27 @@ following how each model's forward pass indexes its table (see :mod:`posviz.tabl
 
 from __future__ import annotations
 
-import io
 import pickle
-import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 import numpy as np
 
+from posviz.settings import settings
 from posviz.tables import registry
-from posviz.tables.files import CheckpointFiles, LocalFiles, Progress
+from posviz.tables.files import CheckpointFiles, MemoryFile, Progress, user_path_errors
+from posviz.tables.npy_format import npy_matrix
+from posviz.tables.registry import TablePlan
 from posviz.tables.safetensors_format import (
+    TensorInfo,
     check_readable,
     decode_tensor,
     header_length,
     parse_header,
 )
-from posviz.tables.table import PositionTable, SetAside
+from posviz.tables.sources import Source, open_files, resolve_source
+from posviz.tables.synthetic import synthetic_table
+from posviz.tables.table import PositionTable, SetAside, check_table_shape
 
 _WEIGHT_FILES = (
     "model.safetensors",
@@ -31,323 +39,6 @@ _WEIGHT_FILES = (
     "pytorch_model.bin",
     "pytorch_model.bin.index.json",
 )
-_SYNTHETIC = re.compile(r"^sinusoidal:(\d+)x(\d+)(?::([a-z_-]+))?$")
-_ALL_SUFFIXES = tuple(
-    dict.fromkeys(
-        s for specs in registry.REGISTRY.values() for spec in specs for s in spec.suffixes
-    )
-)
-
-
-def _looks_like_path(source: str) -> bool:
-    """``source`` names a file or directory rather than a hub id.
-
-    When local paths are turned off (hosted servers), the answer never depends on the server's
-    disk, and anything written like a path is refused outright.
-    """
-    from posviz.settings import settings
-
-    by_syntax = source.startswith(("/", "./", "../", "~", "\\")) or source.endswith(
-        (".npy", ".safetensors")
-    )
-    if not settings().allow_local_paths:
-        if by_syntax or source in (".", ".."):
-            raise ValueError(
-                f"{source!r} looks like a file path, and reading files from this server's disk is "
-                "not allowed here (POSVIZ_ALLOW_LOCAL_PATHS is off). Upload the file instead, or "
-                "enter a hub model id such as openai-community/gpt2."
-            )
-        return False
-    return by_syntax or Path(source).exists()
-
-
-def open_files(source: str, *, revision: str | None = None) -> CheckpointFiles:
-    """The checkpoint files behind ``source``: "bundled", a local model directory, or a hub id."""
-    from posviz.tables.bundled import BUNDLED_MODEL_ID, BUNDLED_REVISION, verified_bundled_weights
-
-    if source == "bundled":
-        files = LocalFiles(verified_bundled_weights().parent)
-        files.where, files.revision = f"bundled {BUNDLED_MODEL_ID}", BUNDLED_REVISION
-        return files
-    if _looks_like_path(source):
-        path = Path(source).expanduser()
-        if not path.is_dir():
-            raise ValueError(f"{source} is not a model directory (expected config.json + weights).")
-        return LocalFiles(path)
-    from posviz.tables.hub import HubFiles
-
-    return HubFiles(source.strip(), revision)
-
-
-def _weights_file(files: CheckpointFiles) -> str:
-    for name in _WEIGHT_FILES:
-        if files.size(name) is not None:
-            return name
-    raise ValueError(
-        f"{files.where} has no weights posviz can read (looked for {', '.join(_WEIGHT_FILES)})."
-    )
-
-
-def read_header(files: CheckpointFiles, filename: str) -> dict[str, Any]:
-    """Parse a safetensors file's header with two small reads: the length, then the JSON."""
-    where = f"{files.where}/{filename}"
-    size = files.size(filename)
-    length = header_length(files.read_range(filename, 0, 8), where=where, file_size=size)
-    raw = files.read_range(filename, 8, 8 + length)
-    return parse_header(raw, where=where, data_start=8 + length)
-
-
-def _no_key(where: str, keys: list[str], suffixes: tuple[str, ...]) -> ValueError:
-    near = [k for k in keys if "pos" in k.lower()][:6]
-    seen = f" Tensors with 'pos' in their name: {near}." if near else ""
-    return ValueError(
-        f"{where} has no tensor ending in {' or '.join(suffixes)}: the checkpoint has no position "
-        f"table where this architecture keeps it.{seen} Pick another model or a .npy file."
-    )
-
-
-def _shard(weight_map: Any, suffixes: tuple[str, ...], where: str) -> tuple[str, str]:
-    """(key, shard filename) from a ``*.index.json`` weight map."""
-    if not isinstance(weight_map, dict) or not isinstance(weight_map.get("weight_map"), dict):
-        raise ValueError(f"{where} is not a shard index (no 'weight_map').")
-    mapping = weight_map["weight_map"]
-    key = registry.find_key(list(mapping), suffixes)
-    if key is None:
-        raise _no_key(where, list(mapping), suffixes)
-    shard = str(mapping[key])
-    if PurePosixPath(shard).is_absolute() or ".." in PurePosixPath(shard).parts:
-        raise ValueError(f"{where} points {key!r} at {shard!r}, outside the repository.")
-    return key, shard
-
-
-def _safetensors_tensor(
-    files: CheckpointFiles, filename: str, suffixes: tuple[str, ...], key: str | None = None
-) -> tuple[np.ndarray, str]:
-    header = read_header(files, filename)
-    where = f"{files.where}/{filename}"
-    key = key if key in header else registry.find_key(list(header), suffixes)
-    if key is None and suffixes is _ALL_SUFFIXES and len(header) == 1:
-        key = next(iter(header))  # a bare file holding one tensor: that is the table
-    if key is None:
-        raise _no_key(where, list(header), suffixes)
-    info = header[key]
-    check_readable(info, where=where, file_size=files.size(filename))
-    return decode_tensor(files.read_range(filename, info.start, info.end), info), key
-
-
-def _torch_tensor(
-    files: CheckpointFiles, filename: str, suffixes: tuple[str, ...], progress: Progress | None
-) -> tuple[np.ndarray, str]:
-    """The ``.bin`` fallback: whole file, ``torch.load(weights_only=True)`` (no free unpickling)."""
-    import torch
-
-    path = files.whole_file(filename, progress=progress)
-    try:
-        state = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
-    except (pickle.UnpicklingError, RuntimeError, EOFError, OSError) as exc:
-        raise ValueError(
-            f"{files.where}/{filename} could not be read safely as a PyTorch state dict "
-            f"({type(exc).__name__}); posviz never unpickles arbitrary objects."
-        ) from None
-    if not isinstance(state, dict):
-        raise ValueError(f"{files.where}/{filename} is not a state dict.")
-    key = registry.find_key([str(k) for k in state], suffixes)
-    if key is None:
-        raise _no_key(f"{files.where}/{filename}", [str(k) for k in state], suffixes)
-    return state[key].detach().to(torch.float32).numpy().copy(), key
-
-
-def read_tensor(
-    files: CheckpointFiles,
-    suffixes: tuple[str, ...],
-    *,
-    filename: str | None = None,
-    progress: Progress | None = None,
-) -> tuple[np.ndarray, str, str]:
-    """The first tensor whose key ends with one of ``suffixes``: ``(float32 array, key, file)``.
-
-    safetensors (single or sharded) is read by byte range; ``.bin`` only as a last resort.
-    """
-    name = filename or _weights_file(files)
-    key = None
-    if name.endswith(".index.json"):
-        key, name = _shard(files.read_json(name), suffixes, f"{files.where}/{name}")
-    if name.endswith(".safetensors"):
-        array, key = _safetensors_tensor(files, name, suffixes, key)
-    else:
-        array, key = _torch_tensor(files, name, suffixes, progress)
-    return array, key, name
-
-
-def _check_values(stored: np.ndarray, where: str) -> None:
-    bad = int(np.size(stored) - np.count_nonzero(np.isfinite(stored)))
-    if bad:
-        raise ValueError(
-            f"{where} contains {bad:,} NaN/inf values; a position table must be finite. "
-            "The checkpoint is corrupt or was saved mid-divergence."
-        )
-
-
-def _arrange(
-    stored: np.ndarray, spec: registry.TableSpec | None, config: dict[str, Any] | None, where: str
-) -> tuple[np.ndarray, tuple[SetAside, ...], tuple[int, int] | None]:
-    """Stored tensor -> (positions matrix, set-aside rows, ViT grid), checking the shape."""
-    if spec is not None and spec.vit_grid and stored.ndim == 3 and stored.shape[0] == 1:
-        stored = stored[0]  # (1, 1 + h·w, d) -> (1 + h·w, d)
-    if stored.ndim != 2:
-        raise ValueError(
-            f"{where} has shape {stored.shape}; a position table is 2-D (n_positions, d_model)."
-        )
-    _check_values(stored, where)
-    expected = spec.expected_shape(config) if spec is not None and config else None
-    if expected is not None and tuple(stored.shape) != expected:
-        raise ValueError(
-            f"{where} has shape {tuple(stored.shape)} but config.json predicts {expected}: the "
-            "checkpoint and its config disagree. Check the revision, or load the tensor as a .npy."
-        )
-    if spec is None:
-        return np.ascontiguousarray(stored), (), None
-    if spec.vit_grid:
-        grid = registry.vit_grid_shape(config or {})
-        if grid is None or grid[0] * grid[1] != stored.shape[0] - 1:
-            side = round((stored.shape[0] - 1) ** 0.5)
-            grid = (side, side) if side * side == stored.shape[0] - 1 else None
-        cls = SetAside((0,), "row 0 is added to the [CLS] token, not to a patch", stored[:1].copy())
-        return np.ascontiguousarray(stored[1:]), (cls,), grid
-    aside = tuple(SetAside(rows, why, stored[list(rows)].copy()) for rows, why in spec.set_aside)
-    return np.ascontiguousarray(stored[spec.offset :]), aside, None
-
-
-def _spec(config: dict[str, Any] | None, part: str | None) -> registry.TableSpec | None:
-    model_type = (config or {}).get("model_type")
-    if model_type is None or (model_type not in registry.REGISTRY and not part):
-        if model_type in registry.NOT_A_TABLE:
-            registry.specs_for(model_type)  # raises the family message
-        return None
-    return registry.spec_for(model_type, part)
-
-
-def table_from_files(
-    files: CheckpointFiles,
-    *,
-    source: str,
-    part: str | None = None,
-    filename: str | None = None,
-    progress: Progress | None = None,
-) -> PositionTable:
-    """The position table of a checkpoint (hub, local directory or single file)."""
-    config = files.config()
-    spec = _spec(config, part)
-    suffixes = spec.suffixes if spec is not None else _ALL_SUFFIXES
-    stored, key, name = read_tensor(files, suffixes, filename=filename, progress=progress)
-    where = f"{files.where}/{name}: {key}"
-    matrix, aside, grid = _arrange(stored, spec, config, where)
-    model_type = (config or {}).get("model_type")
-    notes: list[str] = []
-    if spec is None:
-        what = (
-            f"model type {model_type!r} is not in the registry" if model_type else "no config.json"
-        )
-        notes.append(f"{what}: rows are taken as stored, no offset applied")
-    if spec is not None and spec.part:
-        notes.append(f"{spec.part} table (this model has {len(registry.REGISTRY[model_type])})")
-    kind = spec.kind if spec is not None else "learned"
-    if model_type == "distilbert" and (config or {}).get("sinusoidal_pos_embds"):
-        kind = "sinusoidal"
-        notes.append("sinusoidal_pos_embds=true: this stored table is a fixed sinusoid")
-    return PositionTable(
-        matrix=matrix,
-        source=source,
-        tensor_name=key,
-        kind=kind,
-        set_aside=aside,
-        bytes_read=files.bytes_read,
-        revision=files.revision,
-        model_type=model_type,
-        grid=grid,
-        notes=tuple(notes),
-    )
-
-
-def _synthetic(source: str) -> PositionTable:
-    from posviz.encodings.sinusoidal import sinusoidal
-
-    match = _SYNTHETIC.match(source.strip())
-    if match is None:
-        raise ValueError(
-            f"{source!r} is not a synthetic source; write it as 'sinusoidal:NxD' "
-            "(e.g. sinusoidal:512x384), optionally ':layout'."
-        )
-    n, d, layout = int(match[1]), int(match[2]), match[3]
-    kwargs = {"layout": layout} if layout else {}
-    matrix = sinusoidal(n, d, dtype=np.float32, **kwargs)
-    label = f"sinusoidal:{n}x{d}" + (f":{layout}" if layout else "")
-    return PositionTable(matrix=matrix, source=label, kind="sinusoidal")
-
-
-def _check_npy_header(data: bytes, source: str) -> None:
-    """Refuse a ``.npy`` whose header promises more (or less) data than the file holds.
-
-    ``np.load`` allocates the shape the header claims before reading, so a 100-byte file claiming
-    ``(10**6, 10**6)`` would ask for terabytes. Format: numpy/lib/format.py (NEP 1).
-    """
-    fmt = np.lib.format
-    buffer = io.BytesIO(data)
-    try:
-        version = fmt.read_magic(buffer)
-        if version == (1, 0):
-            shape, _fortran, dtype = fmt.read_array_header_1_0(buffer)
-        elif version == (2, 0):
-            shape, _fortran, dtype = fmt.read_array_header_2_0(buffer)
-        else:
-            return  # newer versions: np.load's own checks apply
-    except (ValueError, OSError, EOFError):
-        return  # not an .npy header: np.load below gives the message
-    if dtype.hasobject:
-        return  # refused by allow_pickle=False below
-    expected = int(np.prod(shape, dtype=object)) * dtype.itemsize
-    available = len(data) - buffer.tell()
-    if expected != available:
-        raise ValueError(
-            f"{source} is not a plain .npy array: its header promises shape {shape} "
-            f"({expected:,} bytes of {dtype}) but the file holds {available:,} bytes after the "
-            "header. It is truncated or forged; save it again with np.save(path, matrix)."
-        )
-
-
-def table_from_npy_bytes(data: bytes, *, source: str) -> PositionTable:
-    """A table from the bytes of a ``.npy`` file: 2-D, numeric, finite (no pickles accepted)."""
-    _check_npy_header(data, source)
-    try:
-        array = np.load(io.BytesIO(data), allow_pickle=False)
-    except (ValueError, OSError, EOFError) as exc:
-        raise ValueError(
-            f"{source} is not a plain .npy array ({exc}). Save a numeric 2-D array with "
-            "np.save(path, matrix); pickled objects are refused."
-        ) from None
-    if not isinstance(array, np.ndarray) or array.dtype.kind not in "fiu":
-        raise ValueError(
-            f"{source} does not hold a numeric array (dtype {getattr(array, 'dtype', '?')})."
-        )
-    if array.ndim != 2:
-        raise ValueError(
-            f"{source} has shape {array.shape}; a position table is 2-D (n_positions, d_model). "
-            "Reshape it before saving, e.g. matrix.reshape(n_positions, -1)."
-        )
-    stored = array.astype(np.float32)
-    _check_values(stored, source)
-    return PositionTable(matrix=stored, source=source, kind="learned", bytes_read=len(data))
-
-
-def table_from_upload(data: bytes, *, filename: str) -> PositionTable:
-    """A table from uploaded bytes: ``.npy``, or ``.safetensors`` (its position or only tensor)."""
-    from posviz.tables.files import MemoryFile
-
-    if filename.lower().endswith(".npy"):
-        return table_from_npy_bytes(data, source=filename)
-    if filename.lower().endswith(".safetensors"):
-        return table_from_files(MemoryFile(filename, data), source=filename, filename=filename)
-    raise ValueError(f"{filename}: upload a .npy or .safetensors file.")
 
 
 def load_table(
@@ -360,39 +51,290 @@ def load_table(
     """Load a position table; row ``p`` is what the model adds at token position ``p``.
 
     ``source``: ``"bundled"`` (MiniLM-L6, offline, SHA-256 verified), a hub model id (with
-    ``revision``), a local model directory, a ``.safetensors`` or ``.npy`` file, or
-    ``"sinusoidal:NxD"`` for a synthetic table. ``part`` picks "encoder"/"decoder" for BART.
-    ``progress(done, total)`` is called while a ``.bin``-only checkpoint downloads in full.
+    ``revision``; ignored for every other kind of source), a local model directory, a
+    ``.safetensors`` or ``.npy`` file, or ``"sinusoidal:NxD"`` for a synthetic table. ``part``
+    picks "encoder"/"decoder" for BART. ``progress(done, total)`` is called while a
+    ``.bin``-only checkpoint downloads in full.
 
     Returns:
         :class:`PositionTable` with ``matrix`` of shape ``(n_positions, d_model)``, float32.
 
     Raises:
         ValueError: unknown/misspelled/private model, hub unreachable, a family without a stored
-            table (RoPE, ALiBi, T5, sinusoidal), no position tensor, corrupt header, wrong shape,
-            NaN/inf, or a file that is not a plain array.
+            table (RoPE, ALiBi, T5, sinusoidal), no position tensor, corrupt header, wrong or
+            empty shape, NaN/inf, a path that cannot be read, or a file that is not a plain array.
     """
-    if not isinstance(source, str) or not source.strip():
-        raise ValueError("Empty source: use 'bundled', a hub id, a file path or 'sinusoidal:NxD'.")
-    source = source.strip()
-    if source.startswith("sinusoidal:"):
-        return _synthetic(source)
-    if source != "bundled" and _looks_like_path(source):
-        return _load_path(Path(source).expanduser(), source=source, part=part, progress=progress)
-    files = open_files(source, revision=revision)
-    return table_from_files(files, source=source, part=part, progress=progress)
+    resolved = resolve_source(source, revision=revision)
+    if resolved.kind == "synthetic":
+        return synthetic_table(resolved.text)
+    if resolved.kind == "npy":
+        return table_from_npy_bytes(_read_local_npy(resolved), source=resolved.text)
+    files = open_files(resolved)
+    return table_from_files(
+        files, source=resolved.text, part=part, filename=resolved.filename, progress=progress
+    )
 
 
-def _load_path(
-    path: Path, *, source: str, part: str | None, progress: Progress | None
+def table_from_upload(data: bytes, *, filename: str) -> PositionTable:
+    """A table from uploaded bytes: ``.npy``, or ``.safetensors`` (its position or only tensor).
+
+    Raises:
+        ValueError: another extension, more than ``POSVIZ_MAX_UPLOAD_MB``, or any file problem
+            :func:`load_table` reports.
+    """
+    cap = settings().max_upload_bytes
+    if len(data) > cap:
+        raise ValueError(
+            f"{filename} is {len(data) / 2**20:,.1f} MB, above this server's upload cap of "
+            f"{cap / 2**20:,.0f} MB (POSVIZ_MAX_UPLOAD_MB). Upload a smaller table."
+        )
+    if filename.lower().endswith(".npy"):
+        return table_from_npy_bytes(data, source=filename)
+    if filename.lower().endswith(".safetensors"):
+        return table_from_files(MemoryFile(filename, data), source=filename, filename=filename)
+    raise ValueError(f"{filename}: upload a .npy or .safetensors file.")
+
+
+def table_from_files(
+    files: CheckpointFiles,
+    *,
+    source: str,
+    part: str | None = None,
+    filename: str | None = None,
+    progress: Progress | None = None,
 ) -> PositionTable:
-    if not path.exists():
-        raise ValueError(f"{source} does not exist. Check the path.")
-    if path.is_dir():
-        return table_from_files(LocalFiles(path), source=source, part=part, progress=progress)
-    if path.suffix == ".npy":
-        return table_from_npy_bytes(path.read_bytes(), source=source)
-    if path.suffix == ".safetensors":
-        files = LocalFiles(path.parent)
-        return table_from_files(files, source=source, part=part, filename=path.name)
-    raise ValueError(f"{source}: expected a model directory, a .safetensors file or a .npy file.")
+    """The position table of a checkpoint (hub, local directory, single file or upload)."""
+    config = files.config()
+    plan = registry.plan_for(config, part)
+    stored, key, name = read_tensor(
+        files,
+        plan.suffixes,
+        filename=filename,
+        progress=progress,
+        only_tensor_ok=plan.only_tensor_ok,
+    )
+    matrix, aside, grid = align(stored, plan, config, where=f"{files.label(name)}: {key}")
+    return PositionTable(
+        matrix=matrix,
+        source=source,
+        tensor_name=key,
+        kind=plan.kind,
+        set_aside=aside,
+        bytes_read=files.bytes_read,
+        revision=files.revision,
+        model_type=plan.model_type,
+        grid=grid,
+        notes=plan.notes,
+    )
+
+
+def table_from_npy_bytes(data: bytes, *, source: str) -> PositionTable:
+    """A table from the bytes of a ``.npy`` file: 2-D, numeric, finite (no pickles accepted)."""
+    stored = npy_matrix(data, source=source)
+    _check_values(stored, source)
+    return PositionTable(matrix=stored, source=source, kind="learned", bytes_read=len(data))
+
+
+def read_tensor(
+    files: CheckpointFiles,
+    suffixes: tuple[str, ...],
+    *,
+    filename: str | None = None,
+    progress: Progress | None = None,
+    only_tensor_ok: bool = False,
+) -> tuple[np.ndarray, str, str]:
+    """The first tensor whose key ends with one of ``suffixes``: ``(float32 array, key, file)``.
+
+    safetensors (single or sharded) is read by byte range: the header, then the tensor's bytes
+    only; ``.bin`` only as a last resort (the whole file, ``torch.load(weights_only=True)``).
+    """
+    name = filename or _weights_file(files)
+    key = None
+    if name.endswith(".index.json"):
+        key, name = _shard(files, name, suffixes)
+    if not name.endswith(".safetensors"):
+        return (*_torch_tensor(files, name, suffixes, progress), name)
+    header = read_header(files, name)
+    if key not in header:
+        key = registry.pick_key(list(header), suffixes, only_tensor_ok=only_tensor_ok)
+    if key is None:
+        raise _no_key(files.label(name), list(header), suffixes)
+    info = header[key]
+    _check_fetch(info, files.label(name), files.size(name))
+    data = files.read_range(name, info.start, info.end)
+    return decode_tensor(data, info, where=files.label(name)), key, name
+
+
+def read_header(files: CheckpointFiles, filename: str) -> dict[str, TensorInfo]:
+    """Parse a safetensors file's header with two small reads: the length, then the JSON."""
+    where = files.label(filename)
+    size = files.size(filename)
+    length = header_length(files.read_range(filename, 0, 8), where=where, file_size=size)
+    raw = files.read_range(filename, 8, 8 + length)
+    if len(raw) != length:
+        raise ValueError(f"{where} is truncated inside its safetensors header. Re-download it.")
+    return parse_header(raw, where=where, data_start=8 + length)
+
+
+def align(
+    stored: np.ndarray, plan: TablePlan, config: dict[str, Any] | None, *, where: str
+) -> tuple[np.ndarray, tuple[SetAside, ...], tuple[int, int] | None]:
+    """Stored tensor -> (positions matrix, set-aside rows, ViT grid), checking the shape.
+
+    ViT: ``(1, 1 + h·w, d)`` -> CLS row set aside, ``(h·w, d)`` kept. Offset models: the leading
+    ``spec.offset`` rows set aside with the registry's reasons. Unknown models: rows as stored.
+
+    Raises:
+        ValueError: not 2-D, no rows or columns left, NaN/inf, or a shape ``config.json`` does
+            not predict.
+    """
+    spec = plan.spec
+    if spec is not None and spec.vit_grid and stored.ndim == 3 and stored.shape[0] == 1:
+        stored = stored[0]  # (1, 1 + h·w, d) -> (1 + h·w, d)
+    check_table_shape(stored.shape, where=where)
+    _check_values(stored, where)
+    expected = spec.expected_shape(config) if spec is not None and config else None
+    if expected is not None and tuple(stored.shape) != expected:
+        raise ValueError(
+            f"{where} has shape {tuple(stored.shape)} but config.json predicts {expected}: the "
+            "checkpoint and its config disagree. Check the revision, or load the tensor as a .npy."
+        )
+    if spec is None:
+        return np.ascontiguousarray(stored), (), None
+    offset = 1 if spec.vit_grid else spec.offset
+    check_table_shape(stored[offset:].shape, where=f"{where} (after {offset} set-aside rows)")
+    if spec.vit_grid:
+        grid = registry.vit_grid_shape(config or {})
+        if grid is None or grid[0] * grid[1] != stored.shape[0] - 1:
+            side = round((stored.shape[0] - 1) ** 0.5)
+            grid = (side, side) if side * side == stored.shape[0] - 1 else None
+        cls = SetAside((0,), "row 0 is added to the [CLS] token, not to a patch", stored[:1].copy())
+        return np.ascontiguousarray(stored[1:]), (cls,), grid
+    aside = tuple(SetAside(rows, why, stored[list(rows)].copy()) for rows, why in spec.set_aside)
+    return np.ascontiguousarray(stored[offset:]), aside, None
+
+
+def fetch_config(repo_id: str, *, revision: str | None = None) -> dict[str, Any]:
+    """``config.json`` of a hub model (or of "bundled" / a local model directory) as a dict.
+
+    Raises:
+        ValueError: unknown model, no access, hub unreachable, or no ``config.json``.
+    """
+    config = open_files(resolve_source(repo_id, revision=revision)).config()
+    if config is None:
+        raise ValueError(f"{repo_id} has no config.json; posviz needs it to know the architecture.")
+    return config
+
+
+def read_named_tensor(source: str, key_suffix: str, *, revision: str | None = None) -> np.ndarray:
+    """One tensor, found by checkpoint-key suffix, as float32 (range-read from the hub if remote).
+
+    ``source`` is a hub id, "bundled" or a local model directory; ``key_suffix`` matches at a ``.``
+    boundary (e.g. ``"relative_attention_bias.weight"``, ``"word_embeddings.weight"``). Shape is the
+    stored tensor's.
+
+    Raises:
+        ValueError: no tensor ends with ``key_suffix``, or any :func:`load_table` error.
+    """
+    resolved = resolve_source(source, revision=revision)
+    files = open_files(resolved)
+    array, _key, _file = read_tensor(files, (key_suffix,), filename=resolved.filename)
+    return array
+
+
+# --- the steps' details ---------------------------------------------------------------------
+
+
+def _read_local_npy(source: Source) -> bytes:
+    """A local ``.npy`` file's bytes, refused above the fetch cap before reading it."""
+    path = Path(source.text) if source.path is None else source.path
+    cap = settings().max_fetch_bytes
+    with user_path_errors(path):
+        size = path.stat().st_size
+        if size > cap:
+            raise ValueError(
+                f"{source.text} is {size / 2**20:,.0f} MB, above the cap of {cap / 2**20:,.0f} MB "
+                "(POSVIZ_MAX_FETCH_MB). A position table is far smaller: check the file."
+            )
+        return path.read_bytes()
+
+
+def _weights_file(files: CheckpointFiles) -> str:
+    for name in _WEIGHT_FILES:
+        if files.size(name) is not None:
+            return name
+    raise ValueError(
+        f"{files.where} has no weights posviz can read (looked for {', '.join(_WEIGHT_FILES)})."
+    )
+
+
+def _shard(files: CheckpointFiles, index_name: str, suffixes: tuple[str, ...]) -> tuple[str, str]:
+    """(key, shard filename) from a ``*.index.json`` weight map."""
+    where = files.label(index_name)
+    index = files.read_json(index_name)
+    if not isinstance(index, dict) or not isinstance(index.get("weight_map"), dict):
+        raise ValueError(f"{where} is not a shard index (no 'weight_map').")
+    mapping = index["weight_map"]
+    key = registry.find_key([str(k) for k in mapping], suffixes)
+    if key is None:
+        raise _no_key(where, [str(k) for k in mapping], suffixes)
+    shard = str(mapping[key])
+    if PurePosixPath(shard).is_absolute() or ".." in PurePosixPath(shard).parts:
+        raise ValueError(f"{where} points {key!r} at {shard!r}, outside the repository.")
+    return key, shard
+
+
+def _check_fetch(info: TensorInfo, where: str, file_size: int | None) -> None:
+    """The tensor is readable (:func:`check_readable`) and within ``POSVIZ_MAX_FETCH_MB``."""
+    check_readable(info, where=where, file_size=file_size)
+    cap = settings().max_fetch_bytes
+    if info.nbytes > cap:
+        raise ValueError(
+            f"{where}: tensor {info.name!r} is {info.nbytes / 2**20:,.0f} MB, above this server's "
+            f"fetch cap of {cap / 2**20:,.0f} MB (POSVIZ_MAX_FETCH_MB); no position table is "
+            "that large. Check the file."
+        )
+
+
+def _no_key(where: str, keys: list[str], suffixes: tuple[str, ...]) -> ValueError:
+    near = [k for k in keys if "pos" in k.lower()][:6]
+    seen = f" Tensors with 'pos' in their name: {near}." if near else ""
+    return ValueError(
+        f"{where} has no tensor ending in {' or '.join(suffixes)}: the checkpoint has no position "
+        f"table where this architecture keeps it.{seen} Pick another model or a .npy file."
+    )
+
+
+def _torch_tensor(
+    files: CheckpointFiles, filename: str, suffixes: tuple[str, ...], progress: Progress | None
+) -> tuple[np.ndarray, str]:
+    """The ``.bin`` fallback: whole file, ``torch.load(weights_only=True)`` (no free unpickling)."""
+    import torch  # lazy: only .bin-only checkpoints need torch
+
+    path = files.whole_file(filename, progress=progress)
+    where = files.label(filename)
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+    except (pickle.UnpicklingError, RuntimeError, EOFError, OSError) as exc:
+        raise ValueError(
+            f"{where} could not be read safely as a PyTorch state dict "
+            f"({type(exc).__name__}); posviz never unpickles arbitrary objects."
+        ) from None
+    if not isinstance(state, dict):
+        raise ValueError(f"{where} is not a state dict.")
+    key = registry.find_key([str(k) for k in state], suffixes)
+    if key is None:
+        raise _no_key(where, [str(k) for k in state], suffixes)
+    tensor = state[key]
+    if not isinstance(tensor, torch.Tensor) or not tensor.is_floating_point():
+        raise ValueError(f"{where}: {key!r} is not a floating-point tensor.")
+    return tensor.detach().to(torch.float32).numpy().copy(), key
+
+
+def _check_values(stored: np.ndarray, where: str) -> None:
+    bad = int(np.size(stored) - np.count_nonzero(np.isfinite(stored)))
+    if bad:
+        raise ValueError(
+            f"{where} contains {bad:,} NaN/inf values; a position table must be finite. "
+            "The checkpoint is corrupt or was saved mid-divergence."
+        )

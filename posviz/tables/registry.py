@@ -21,6 +21,24 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from posviz.encodings.model_config import NOT_A_TABLE, Family
+
+__all__ = [
+    "ALL_SUFFIXES",
+    "NOT_A_TABLE",
+    "REGISTRY",
+    "Family",
+    "TablePlan",
+    "TableSpec",
+    "find_key",
+    "key_matches",
+    "pick_key",
+    "plan_for",
+    "spec_for",
+    "specs_for",
+    "vit_grid_shape",
+]
+
 
 @dataclass(frozen=True)
 class TableSpec:
@@ -55,13 +73,25 @@ class TableSpec:
 
 
 def vit_grid_shape(config: Mapping[str, Any]) -> tuple[int, int] | None:
-    """Patch grid ``(h, w)``: ``image_size // patch_size`` per side (``ViTPatchEmbeddings``)."""
-    image, patch = config.get("image_size"), config.get("patch_size")
-    if image is None or patch is None:
+    """Patch grid ``(h, w)``: ``image_size // patch_size`` per side (``ViTPatchEmbeddings``).
+
+    ``None`` when either size is missing or not a positive whole number (per side).
+    """
+    sides = [_two_sides(config.get(name)) for name in ("image_size", "patch_size")]
+    if sides[0] is None or sides[1] is None:
         return None
-    ih, iw = (image, image) if isinstance(image, int) else tuple(image)
-    ph, pw = (patch, patch) if isinstance(patch, int) else tuple(patch)
-    return int(ih) // int(ph), int(iw) // int(pw)
+    (ih, iw), (ph, pw) = sides
+    return ih // ph, iw // pw
+
+
+def _two_sides(value: Any) -> tuple[int, int] | None:
+    """``224`` -> ``(224, 224)``; ``[224, 160]`` -> ``(224, 160)``; anything else -> ``None``."""
+    pair = [value, value] if isinstance(value, int) else value
+    if not isinstance(pair, list | tuple) or len(pair) != 2:
+        return None
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in pair):
+        return None
+    return int(pair[0]), int(pair[1])
 
 
 _BERT_KEYS = ("embeddings.position_embeddings.weight",)
@@ -127,66 +157,6 @@ REGISTRY: dict[str, tuple[TableSpec, ...]] = {
 }
 
 
-@dataclass(frozen=True)
-class Family:
-    """A family whose positions are computed, not stored: what it is and which view explains it."""
-
-    name: str
-    page: str  # url_path of the posviz view
-    how: str
-
-
-_ROPE = Family("RoPE", "rope", "rotates queries and keys by position-dependent angles")
-_ALIBI = Family("ALiBi", "alibi", "adds a per-head linear distance penalty to attention scores")
-_T5 = Family(
-    "T5 relative buckets", "t5_buckets", "adds a learned bias per relative-distance bucket"
-)
-_SIN = Family("Sinusoidal", "sinusoidal", "adds fixed sinusoids computed from the position")
-
-#: model_type -> family, for models with no stored absolute position table.
-NOT_A_TABLE: dict[str, Family] = {
-    **dict.fromkeys(
-        (
-            "llama",
-            "mistral",
-            "mixtral",
-            "qwen2",
-            "qwen2_moe",
-            "qwen3",
-            "qwen3_moe",
-            "gemma",
-            "gemma2",
-            "gemma3",
-            "gemma3_text",
-            "phi",
-            "phi3",
-            "gpt_neox",
-            "gptj",
-            "falcon",
-            "stablelm",
-            "olmo",
-            "olmo2",
-            "cohere",
-            "starcoder2",
-            "internlm2",
-            "deepseek_v2",
-            "deepseek_v3",
-            "granite",
-            "smollm3",
-            "roformer",
-            "codegen",
-            "persimmon",
-        ),
-        _ROPE,
-    ),
-    **dict.fromkeys(("bloom", "mpt"), _ALIBI),
-    **dict.fromkeys(("t5", "mt5", "umt5", "longt5", "switch_transformers"), _T5),
-    **dict.fromkeys(
-        ("marian", "whisper", "fsmt", "speech_to_text", "pegasus", "m2m_100", "nllb-moe"), _SIN
-    ),
-}
-
-
 def specs_for(model_type: str | None) -> tuple[TableSpec, ...]:
     """The registry entries for ``model_type``.
 
@@ -236,3 +206,74 @@ def find_key(keys: list[str] | tuple[str, ...], suffixes: tuple[str, ...]) -> st
         if hits:
             return hits[0]
     return None
+
+
+def pick_key(
+    keys: list[str], suffixes: tuple[str, ...], *, only_tensor_ok: bool = False
+) -> str | None:
+    """:func:`find_key`, or the single key of a one-tensor file when ``only_tensor_ok``."""
+    key = find_key(keys, suffixes)
+    if key is None and only_tensor_ok and len(keys) == 1:
+        key = keys[0]  # a bare file holding one tensor: that is the table
+    return key
+
+
+#: Every suffix the registry knows: what is tried when the architecture is unknown.
+ALL_SUFFIXES: tuple[str, ...] = tuple(
+    dict.fromkeys(s for specs in REGISTRY.values() for spec in specs for s in spec.suffixes)
+)
+
+
+@dataclass(frozen=True)
+class TablePlan:
+    """The registry's answer for one checkpoint: which tensor holds the table, how to align it.
+
+    ``spec`` is ``None`` when the architecture is unknown (no ``config.json``, or a model type
+    outside :data:`REGISTRY`): then any registry suffix is tried, a file holding a single tensor
+    is taken as the table, and rows are kept as stored.
+    """
+
+    spec: TableSpec | None
+    model_type: str | None
+    kind: str
+    notes: tuple[str, ...]
+
+    @property
+    def suffixes(self) -> tuple[str, ...]:
+        return self.spec.suffixes if self.spec is not None else ALL_SUFFIXES
+
+    @property
+    def only_tensor_ok(self) -> bool:
+        """A file holding a single tensor may be taken as the table (architecture unknown)."""
+        return self.spec is None
+
+
+def plan_for(config: Mapping[str, Any] | None, part: str | None = None) -> TablePlan:
+    """Which tensor to read and how to align it, from ``config.json`` (or its absence).
+
+    Raises:
+        ValueError: the model computes its positions (RoPE, ALiBi, T5, sinusoidal), ``part`` is
+            not one of the model's tables, or ``model_type`` is not a string.
+    """
+    model_type = (config or {}).get("model_type")
+    if model_type is not None and not isinstance(model_type, str):
+        raise ValueError(
+            f"config.json's model_type is {model_type!r}, not a string: the config is corrupt."
+        )
+    if model_type in NOT_A_TABLE:
+        specs_for(model_type)  # raises the family's message
+    if model_type is None or (model_type not in REGISTRY and not part):
+        what = "no config.json"
+        if model_type:
+            what = f"model type {model_type!r} is not in the registry"
+        note = f"{what}: rows are taken as stored, no offset applied"
+        return TablePlan(None, model_type, "learned", (note,))
+    spec = spec_for(model_type, part)
+    notes: list[str] = []
+    if spec.part:
+        notes.append(f"{spec.part} table (this model has {len(REGISTRY[model_type])})")
+    kind = spec.kind
+    if model_type == "distilbert" and (config or {}).get("sinusoidal_pos_embds"):
+        kind = "sinusoidal"
+        notes.append("sinusoidal_pos_embds=true: this stored table is a fixed sinusoid")
+    return TablePlan(spec, model_type, kind, tuple(notes))

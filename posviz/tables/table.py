@@ -45,6 +45,9 @@ class PositionTable:
     grid: tuple[int, int] | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
 
+    def __post_init__(self) -> None:
+        check_table_shape(np.shape(self.matrix), where=self.source)
+
     @property
     def n_positions(self) -> int:
         return int(self.matrix.shape[0])
@@ -57,3 +60,20 @@ class PositionTable:
     def label(self) -> str:
         """Short human label, e.g. "bert-base-uncased (512×768)"."""
         return f"{self.source} ({self.n_positions}×{self.d_model})"
+
+
+def check_table_shape(shape: tuple[int, ...], *, where: str) -> None:
+    """Refuse anything but ``(n_positions ≥ 1, d_model ≥ 1)``: every view needs one cell at least.
+
+    Raises:
+        ValueError: rank ≠ 2, or no positions or no dimensions (e.g. ``0×8``).
+    """
+    if len(shape) != 2:
+        raise ValueError(
+            f"{where} has shape {tuple(shape)}; a position table is 2-D (n_positions, d_model)."
+        )
+    if min(shape) < 1:
+        raise ValueError(
+            f"{where}: a position table needs at least 1 position and 1 dimension; this one is "
+            f"{shape[0]}×{shape[1]}. Pick a non-empty table."
+        )
