@@ -82,7 +82,7 @@ def _local_source(text: str) -> Source:
         path = Path(text).expanduser()
     except RuntimeError:  # "~someone" with no such user
         raise ValueError(f"{short_path(text)}: no such user's home directory.") from None
-    with user_path_errors(path):
+    with user_path_errors(text):  # the path as typed, so the user recognises it
         exists, is_dir = path.exists(), path.is_dir()
     if not exists:
         raise ValueError(f"{short_path(text)} does not exist. Check the path.")
