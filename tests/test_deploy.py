@@ -7,10 +7,11 @@
   an HPA, the cookie secret from a Secret;
 * the compose file's structure (no Docker needed; ``docker compose config`` too where the plugin
   exists), the git-ignored ``.env`` and its committed example;
-* the repository's nginx config passes ``nginx -t`` and, run for real in front of three loopback
-  backends, pins a cookie to one backend, spreads new visitors, replaces a hostile cookie, passes
-  websocket upgrade headers and fails over when a backend dies. Skipped where nginx is missing
-  (``apt-get install nginx-light``).
+* the repository's HAProxy config passes ``haproxy -c`` and, run for real in front of three
+  loopback backends, pins a tab's cookie to one backend, spreads new tabs, passes websocket
+  upgrade headers, and when the pinned backend dies re-pins the tab to a survivor that it keeps
+  after the dead one is back (the property that makes a reconnected tab's uploads work). Skipped
+  where haproxy is missing (``apt-get install haproxy``).
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import urllib.request
-from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -187,7 +188,7 @@ def test_compose_replicas_behind_the_proxy(compose):
     assert proxy_service["depends_on"]["app"]["condition"] == "service_healthy"
     (mount,) = proxy_service["volumes"]
     source = mount.split(":")[0]
-    assert (COMPOSE / source).resolve() == proxy.TEMPLATE
+    assert (COMPOSE / source).resolve() == proxy.CONFIG
     # published on loopback unless the operator says otherwise
     (published,) = proxy_service["ports"]
     assert published.startswith("${POSVIZ_BIND:-127.0.0.1}:")
@@ -239,35 +240,39 @@ def test_dockerfile_prepares_both_data_volumes_for_the_app_user():
 # --- nginx ---------------------------------------------------------------------------------------
 
 
-def test_template_upgrades_websockets_and_keeps_them_open():
-    text = proxy.render_site(listen="127.0.0.1:1", upstreams="server 127.0.0.1:2;")
-    assert "proxy_set_header Upgrade $http_upgrade;" in text
-    assert "proxy_set_header Connection $posviz_connection_upgrade;" in text
-    assert "proxy_read_timeout 1d;" in text and "proxy_http_version 1.1;" in text
-    assert proxy.AFFINITY_LINE in text and "${" not in text
-    off = proxy.render_site(listen="127.0.0.1:1", upstreams="server 127.0.0.1:2;", affinity=False)
-    assert proxy.AFFINITY_LINE not in off
+def test_config_keeps_websockets_open_and_pins_tabs():
+    text = proxy.CONFIG.read_text()
+    assert "timeout tunnel 1d" in text  # upgraded websockets are never cut for idling
+    assert "option redispatch" in text
+    assert "http-check send meth GET uri /_stcore/health" in text
+    rendered = proxy.render(listen="127.0.0.1:1", ports=[2, 3])
+    assert "server app1 127.0.0.1:2" in rendered and "server app2 127.0.0.1:3" in rendered
+    assert proxy.AFFINITY_PREFIX in rendered
+    assert not [line for line in rendered.splitlines() if line.strip().startswith("server-t")]
+    off = proxy.render(listen="127.0.0.1:1", ports=[2], affinity=False)
+    assert proxy.AFFINITY_PREFIX not in off
 
 
-needs_nginx = pytest.mark.skipif(
-    proxy.nginx_binary() is None,
-    reason="nginx is not installed (apt-get install nginx-light; scripts/test.sh does it as root)",
+needs_haproxy = pytest.mark.skipif(
+    proxy.haproxy_binary() is None,
+    reason="haproxy is not installed (apt-get install haproxy; scripts/test.sh does it as root)",
 )
 
 
-@needs_nginx
+@needs_haproxy
 @pytest.mark.parametrize("affinity", [True, False])
-def test_nginx_accepts_the_rendered_config(tmp_path, affinity):
-    main = proxy.write_config(tmp_path, listen="127.0.0.1:18999", ports=[18997, 18998],
+def test_haproxy_accepts_the_config(tmp_path, affinity):
+    assert proxy.check_config(proxy.CONFIG).returncode == 0  # the file compose runs, as is
+    path = proxy.write_config(tmp_path, listen="127.0.0.1:18999", ports=[18997, 18998],
                               affinity=affinity)  # fmt: skip
-    done = proxy.nginx_test(main)
-    assert done.returncode == 0, done.stderr
+    done = proxy.check_config(path)
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 class _Backend(http.server.ThreadingHTTPServer):
-    """Answers every request with its own name and the Upgrade/Connection headers it received."""
+    """Answers every request with its own name and the Upgrade/Connection/Host it received."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, port: int = 0):
         self.name = name
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -275,7 +280,6 @@ class _Backend(http.server.ThreadingHTTPServer):
                 body = b"ok" if handler.path == HEALTH else json.dumps({
                     "backend": name,
                     "upgrade": handler.headers.get("Upgrade"),
-                    "connection": handler.headers.get("Connection"),
                     "host": handler.headers.get("Host"),
                 }).encode()  # fmt: skip
                 handler.send_response(200)
@@ -286,8 +290,12 @@ class _Backend(http.server.ThreadingHTTPServer):
             def log_message(handler, *args):
                 pass
 
-        super().__init__(("127.0.0.1", 0), Handler)
+        super().__init__(("127.0.0.1", port), Handler)
         threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        self.shutdown()
+        self.server_close()
 
 
 def _free_port() -> int:
@@ -297,42 +305,49 @@ def _free_port() -> int:
 
 
 def _get(url: str, cookie: str | None = None, headers: dict | None = None) -> tuple[dict, str]:
+    """(the backend's echo, the Set-Cookie pair the proxy sent or "")."""
     sent = {**(headers or {}), **({"Cookie": cookie} if cookie else {})}
     request = urllib.request.Request(url, headers=sent)
     with urllib.request.urlopen(request, timeout=10) as response:
-        return json.loads(response.read()), response.headers.get("Set-Cookie") or ""
+        set_cookie = response.headers.get("Set-Cookie") or ""
+        return json.loads(response.read()), set_cookie.split(";")[0]
 
 
-@needs_nginx
-def test_nginx_pins_a_cookie_to_one_backend_and_fails_over(tmp_path):
+def _until(condition, seconds: float = 20) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.2)  # waiting on the proxy's health checks (every 2 s)
+
+
+@needs_haproxy
+def test_haproxy_pins_a_tab_and_re_pins_it_when_its_replica_dies(tmp_path):
     backends = [_Backend(f"b{i}") for i in range(3)]
     ports = [b.server_address[1] for b in backends]
     try:
-        with proxy.nginx_proxy(tmp_path, port=_free_port(), ports=ports) as url:
-            # a new visitor gets a cookie; with it, every request reaches the same backend
-            first, set_cookie = _get(url + "/")
-            assert set_cookie.startswith("posviz_affinity=") and "HttpOnly" in set_cookie
-            cookie = set_cookie.split(";")[0]
-            seen = {_get(url + "/", cookie)[0]["backend"] for _ in range(20)}
-            assert seen == {first["backend"]}
-            assert _get(url + "/", cookie)[1] == ""  # a valid cookie is not re-set
-            # new visitors spread over the replicas
-            spread = Counter(_get(url + "/")[0]["backend"] for _ in range(60))
-            assert len(spread) == 3, spread
-            # a hostile cookie value is replaced, not hashed
-            _, reset = _get(url + "/", "posviz_affinity=<script>")
-            assert reset.startswith("posviz_affinity=") and "<" not in reset
+        with proxy.haproxy(tmp_path, port=_free_port(), ports=ports) as url:
+            _until(lambda: len({_get(url + "/")[0]["backend"] for _ in range(9)}) == 3)
+            first, cookie = _get(url + "/")
+            assert cookie.startswith("posviz_affinity=")
+            assert {_get(url + "/", cookie)[0]["backend"] for _ in range(20)} == {first["backend"]}
+            assert _get(url + "/", cookie)[1] == ""  # a valid pin is not re-set
             # websocket upgrade headers and the browser's Host reach the backend
             echo, _ = _get(url + "/_stcore/stream", cookie, {"Upgrade": "websocket",
                                                              "Connection": "Upgrade"})  # fmt: skip
-            assert echo["upgrade"] == "websocket" and echo["connection"] == "upgrade"
+            assert echo["upgrade"] == "websocket"
             assert echo["host"] == url.removeprefix("http://")
-            # the pinned backend dies: the same cookie is served by a survivor, every time
-            pinned = next(b for b in backends if b.name == first["backend"])
-            pinned.shutdown()
-            pinned.server_close()
-            after = {_get(url + "/", cookie)[0]["backend"] for _ in range(10)}
-            assert len(after) == 1 and first["backend"] not in after, after
+            # the pinned replica dies: the tab is served by a survivor and re-pinned to it
+            index = [b.name for b in backends].index(first["backend"])
+            backends[index].stop()
+            moved, new_cookie = _get(url + "/", cookie)
+            assert moved["backend"] != first["backend"]
+            assert new_cookie.startswith("posviz_affinity=") and new_cookie != cookie
+            # the dead replica comes back (orchestrator restart): the tab stays where it is now
+            backends[index] = _Backend(first["backend"], ports[index])
+            _until(lambda: first["backend"] in {_get(url + "/")[0]["backend"] for _ in range(9)})
+            assert {_get(url + "/", new_cookie)[0]["backend"] for _ in range(10)} == {
+                moved["backend"]
+            }
     finally:
         for backend in backends:
             backend.server_close()
