@@ -35,7 +35,8 @@ MAX_CURVE_POINTS = 400
 #: finished jobs remembered (to say how a run ended); older ones are forgotten.
 KEEP_FINISHED = 16
 
-QUEUED, RUNNING, DONE, STOPPED, FAILED = "queued", "running", "done", "stopped", "failed"
+STARTING, QUEUED, RUNNING = "starting", "queued", "running"
+DONE, STOPPED, FAILED = "done", "stopped", "failed"
 
 
 def current_session_id() -> str:
@@ -79,7 +80,7 @@ class LabJob:
     store_root: str
     lock: threading.Lock = field(default_factory=threading.Lock)
     stop_event: threading.Event = field(default_factory=threading.Event)
-    state: str = QUEUED
+    state: str = STARTING
     queue_position: int | None = None
     step: int = 0
     total_steps: int = 0

@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from posviz.analysis.evidence import random_table_like
-from posviz.analysis.probes import MIN_ROWS, probe_positions
+from posviz.analysis.evidence import nested_ridge_predictions, random_table_like
+from posviz.analysis.probes import MIN_ROWS, r2_score
 from posviz.charts.experiments import probe_error_chart
 from posviz.charts.figure import Figure
 from posviz.lab import LabResult, Question, RunStore, load_lab_table, results_frame
@@ -280,46 +280,74 @@ def lab_table(root: str, spec: str) -> PositionTable:
     return load_lab_table(spec, store=RunStore(root))
 
 
+def cv_probe(matrix: np.ndarray, *, seed: int) -> pd.DataFrame:
+    """Every row's position predicted by a ridge probe that never saw that row.
+
+    TO MOVE to ``posviz.analysis.probes``. Wang & Chen (EMNLP 2020)'s k-fold linear probe, with
+    a ridge penalty chosen inside each outer training fold (nested 5-fold CV,
+    :func:`posviz.analysis.evidence.nested_ridge_predictions`): a lab table has about as many
+    rows as dimensions, where plain least squares interpolates its training rows and its test
+    error blows up. The penalty is relative to the table's own scale, so the score does not
+    depend on the table's units.
+
+    Returns:
+        ``position, predicted, abs_error`` (one row per table row).
+    """
+    rows = np.asarray(matrix, dtype=np.float64)  # (n_positions, d)
+    positions = np.arange(rows.shape[0], dtype=np.float64)
+    predicted, _, _ = nested_ridge_predictions(rows, positions, positions, seed=seed)
+    predicted = np.asarray(predicted, dtype=np.float64).reshape(-1)  # (n_positions,)
+    return pd.DataFrame(
+        {
+            "position": positions.astype(int),
+            "predicted": predicted,
+            "abs_error": np.abs(predicted - positions),
+        }
+    )
+
+
+def _r2(frame: pd.DataFrame) -> float:
+    return r2_score(frame["position"].to_numpy(float), frame["predicted"].to_numpy())
+
+
 @cached_data()
 def probe_by_step(root: str, run_id: str, variant: str, seed: int) -> pd.DataFrame:
-    """The probing page's even→odd linear probe (Jexus 2020) on every snapshot of one table.
+    """The cross-validated position probe (:func:`cv_probe`) on every snapshot of one table.
 
-    Returns ``variant, step, score`` with ``score`` = R² on the odd rows (1 = positions read back
-    exactly, ≤ 0 = no better than the mean), and the same probe on a random Gaussian table of the
-    final table's shape and scale (:func:`posviz.analysis.evidence.random_table_like`) as the
-    control at every step.
+    Returns ``variant, step, score`` with ``score`` = R² of the held-out predictions (1 = every
+    position read back exactly, ≤ 0 = no better than guessing the mean), and the same probe on a
+    random Gaussian table of the final table's shape and scale
+    (:func:`posviz.analysis.evidence.random_table_like`) as the control at every step.
     """
     result = RunStore(root).load(run_id)
     snaps = result.snapshots[variant][seed]  # (n_snapshots, rows, p)
     steps = [int(s) for s in result.snapshot_steps]
     label = result.label(variant)
-    scores = [probe_positions(snaps[i], train="even", test="odd").r2 for i in range(len(steps))]
-    control = probe_positions(random_table_like(snaps[-1], seed=seed), train="even", test="odd")
+    scores = [_r2(cv_probe(snaps[i], seed=seed)) for i in range(len(steps))]
+    control = _r2(cv_probe(random_table_like(snaps[-1], seed=seed), seed=seed))
     return pd.DataFrame(
         {
             "variant": [label] * len(steps) + [CONTROL] * len(steps),
             "step": steps + steps,
-            "score": scores + [control.r2] * len(steps),
+            "score": scores + [control] * len(steps),
         }
     )
 
 
 @cached_data()
 def probe_errors(root: str, run_id: str, seed: int) -> pd.DataFrame:
-    """Even→odd probe errors by position on every learned variant's final table, plus control.
+    """Probe errors by position on every learned variant's final table, plus the control.
 
-    ``table, position, predicted, abs_error``: the probing page's error-by-position frame.
+    ``table, position, predicted, abs_error``: the Probing page's error-by-position frame.
     """
     result = RunStore(root).load(run_id)
     frames = []
     for variant, snaps in result.snapshots.items():
-        final = snaps[seed, -1]  # (rows, p)
-        frame = probe_positions(final, train="even", test="odd").frame()
+        frame = cv_probe(snaps[seed, -1], seed=seed)  # the final (rows, p) table
         frame["table"] = result.label(variant)
         frames.append(frame)
     first = next(iter(result.snapshots.values()))[seed, -1]
-    control = probe_positions(random_table_like(first, seed=seed), train="even", test="odd")
-    frame = control.frame()
+    frame = cv_probe(random_table_like(first, seed=seed), seed=seed)
     frame["table"] = CONTROL
     frames.append(frame)
     return pd.concat(frames, ignore_index=True)
@@ -397,7 +425,7 @@ def _probe_views(
         scores = probe_by_step(root, result.run_id, variant, seed)
         chart = lab_charts.step_score_chart(
             scores,
-            score="probe R² (even→odd)",
+            score="probe R² (held-out rows)",
             current=step,
             title="Can a line read the position back? (probe R² per step)",
         )
@@ -416,8 +444,10 @@ def _probe_views(
             key=f"{key_prefix}probe_err_chart",
         )
     st.caption(
-        "The Probing page's linear probe (Jexus 2020: fit on even rows, test on odd rows), on "
-        "the trained tables' final step and on a random table of the same shape and scale (the "
-        "control). Rows past the longest training sequence were never used in training and keep "
-        "their random start."
+        "A linear (ridge) probe reads each row's position, predicting every row with a model "
+        "that never saw it (5-fold CV as in Wang & Chen 2020; the penalty chosen inside each "
+        "training fold, relative to the table's scale). Right: error by position on the final "
+        "tables of every learned variant (this seed), as on the Probing page. Control: a random "
+        "table of the same shape and scale, probed the same way. Rows past the "
+        "longest training sequence were never used in training and keep their random start."
     )
