@@ -1,11 +1,12 @@
 """ALiBi: per-head linear biases on the attention logits (Press et al. 2022)."""
 
-import numpy as np
 import streamlit as st
 
-from posviz.charts.families import heatmap, lines_chart
-from posviz.encodings.alibi import alibi_bias, alibi_slopes
+from posviz.analysis import alibi_views as views
+from posviz.charts.families import alibi_decay_figure, heatmap_figure, lines_figure
+from posviz.encodings.alibi import MAX_HEADS, MIN_HEADS, alibi_slopes
 from posviz.encodings.model_config import alibi_config_from_dict
+from posviz.references import cite
 from posviz.ui import show_chart, url_number, url_select, url_slider, user_errors
 from posviz.ui.families import pick_config
 
@@ -14,7 +15,7 @@ st.markdown(
     "BLOOM and MPT add no position vectors at all. Each head *h* adds −m_h·(i − j) to the logit "
     "of query *i* and key *j*: a penalty growing linearly with distance, steep for some heads "
     "(local) and gentle for others (long range). The slopes are fixed, not learned, and follow "
-    "from the head count (Press, Smith & Lewis 2022, ICLR)."
+    f"from the head count ({cite('press_2022')}, ICLR)."
 )
 
 slopes = None
@@ -27,8 +28,8 @@ with user_errors("ALiBi parameters"):
         n_heads = url_number(
             "Number of heads",
             key="alb_heads",
-            min_value=0,
-            max_value=10_000,
+            min_value=MIN_HEADS,
+            max_value=MAX_HEADS,
             default=12,
             step=1,
             help="Any count; non-powers of two interleave.",
@@ -40,39 +41,26 @@ if slopes is None:
     st.stop()
 
 st.header("1 · The slopes")
-power = int(np.log2(n_heads))
+closest, extra = views.slope_split(n_heads)
 st.markdown(
     f"{n_heads} heads. For a power of two *n* the slopes are 2^(−8h/n), h = 1…n (8 heads: 1/2, "
     "1/4, …, 1/256). Otherwise the paper takes the 2^⌊log₂n⌋ slopes of the nearest smaller power "
     "of two and fills the rest with every other slope of twice that count"
-    + ("." if 2**power == n_heads else f" — here {2**power} + {n_heads - 2**power}.")
+    + (f" — here {closest} + {extra}." if extra else ".")
 )
-heads = np.arange(n_heads)
+table = views.slope_table(n_heads)
 show_chart(
-    lines_chart(
-        heads,
+    lines_figure(
+        table["head"].to_numpy(),
         {"slope m_h": slopes},
+        name="alibi_slopes",
         x_title="head h (0-based, model order)",
         y_title="slope m_h (log scale)",
         y_scale="log",
     ),
     key="alb_slopes_chart",
-    data=slopes,
-    name="alibi_slopes",
 )
-st.dataframe(
-    {
-        "head": heads,
-        "slope": slopes,
-        "as 2^x": [f"2^{np.log2(s):.3g}" for s in slopes],
-        "from": [
-            f"{2**power}-head sequence" if h < 2**power else f"every other of {2 ** (power + 1)}"
-            for h in heads
-        ],
-    },
-    hide_index=True,
-    height=min(300, 38 + 35 * n_heads),
-)
+st.dataframe(table, hide_index=True, height=min(300, 38 + 35 * n_heads))
 
 st.header("2 · The bias matrix of one head")
 c1, c2, c3 = st.columns(3)
@@ -91,16 +79,17 @@ with c3:
         help="causal: decoder (BLOOM, MPT); symmetric: −m·|i − j| "
         "both ways, for bidirectional encoders.",
     )
-bias = alibi_bias(n_pos, slopes[head], causal=variant == "causal")[0]
+causal = variant == "causal"
 st.markdown(
     f"Row = query *i*, column = key *j*; colour = bias added to the logit "
     f"(slope {slopes[head]:.5g})."
-    + (" Blank cells are masked (future keys)." if variant == "causal" else "")
+    + (" Blank cells are masked (future keys)." if causal else "")
     + " BLOOM's code adds m_h·j instead of −m_h·(i − j): a constant per row, same softmax."
 )
 show_chart(
-    heatmap(
-        bias,
+    heatmap_figure(
+        views.head_bias(n_pos, slopes[head], causal=causal),
+        name=f"alibi_bias_head{head}",
         x_title="key position j",
         y_title="query position i",
         color_title="bias",
@@ -108,32 +97,17 @@ show_chart(
         height=420,
     ),
     key="alb_bias_chart",
-    data=bias,
-    name=f"alibi_bias_head{head}",
 )
 
 st.header("3 · Where each head can look")
 max_d = url_slider("Distances up to", key="alb_maxd", min_value=8, max_value=4096, default=256)
-distances = np.arange(max_d + 1)
-shown = heads if n_heads <= 16 else np.unique(np.linspace(0, n_heads - 1, 16).astype(int))
-series = {f"head {h} (m={slopes[h]:.3g})": np.exp(-slopes[h] * distances) for h in shown}
+distances, factors = views.decay_factors(slopes, max_d)
+shown = views.shown_heads(n_heads)
 st.markdown(
     "exp(−m_h·k): the factor ALiBi multiplies a key's attention weight by when it sits *k* tokens "
     "back, relative to a key at distance 0 (equal content). Steep heads only see a few neighbours; "
     "the gentlest keep a long view. Nothing here depends on the training length, which is why "
     "ALiBi extrapolates: far keys only get weaker."
-    + (f" Showing 16 of {n_heads} heads." if n_heads > 16 else "")
+    + (f" Showing {shown.size} of {n_heads} heads." if shown.size < n_heads else "")
 )
-show_chart(
-    lines_chart(
-        distances,
-        series,
-        x_title="distance k = i − j (tokens)",
-        y_title="attention weight factor",
-        log_x=True,
-        legend="right",
-    ),
-    key="alb_decay_chart",
-    data=np.exp(-np.outer(distances, slopes)),
-    name="alibi_decay",
-)
+show_chart(alibi_decay_figure(distances, factors, slopes, shown), key="alb_decay_chart")

@@ -1,12 +1,12 @@
 """T5 relative position buckets, and a T5 model's learned per-bucket bias (Raffel et al. 2020)."""
 
-import numpy as np
-import pandas as pd
 import streamlit as st
 
-from posviz.charts.families import bucket_chart, heatmap
+from posviz.analysis import t5_views as views
+from posviz.charts.families import bucket_figure, heatmap_figure
 from posviz.encodings.model_config import t5_config_from_dict
-from posviz.encodings.t5 import t5_bias_matrix, t5_bucket_spans, t5_relative_bucket
+from posviz.encodings.t5 import MAX_BUCKETS, MAX_DISTANCE, MIN_BUCKETS, MIN_MAX_DISTANCE
+from posviz.references import cite
 from posviz.ui import show_chart, url_number, url_select, url_slider, user_errors
 from posviz.ui.families import cached_t5_bias, pick_config
 
@@ -15,7 +15,7 @@ st.markdown(
     "T5 has no position vectors. Every attention logit gets a learned scalar per head, looked up "
     "by the **bucket** of the relative position key − query: one bucket per distance for short "
     "distances, logarithmically wider buckets up to `max_distance`, and a single bucket for "
-    "everything further (Raffel et al. 2020, §2.1). The function is "
+    f"everything further ({cite('raffel_2020')}, §2.1). The function is "
     "`T5Attention._relative_position_bucket` from transformers, reproduced exactly."
 )
 
@@ -27,11 +27,21 @@ with user_errors("T5 parameters"):
         c1, c2 = st.columns(2)
         with c1:
             num_buckets = url_number(
-                "num_buckets", key="t5_nb", min_value=0, max_value=10_000, default=32, step=2
+                "num_buckets",
+                key="t5_nb",
+                min_value=MIN_BUCKETS,
+                max_value=MAX_BUCKETS,
+                default=32,
+                step=2,
             )
         with c2:
             max_distance = url_number(
-                "max_distance", key="t5_md", min_value=0, max_value=1_000_000, default=128, step=8
+                "max_distance",
+                key="t5_md",
+                min_value=MIN_MAX_DISTANCE,
+                max_value=MAX_DISTANCE,
+                default=128,
+                step=8,
             )
     elif raw is not None:
         parsed = t5_config_from_dict(raw)
@@ -40,13 +50,7 @@ if raw is None and label != "manual":
     st.caption("Showing T5's defaults (32 buckets, max_distance 128) until a model is read.")
 settings_ok = False
 with user_errors("Bucket settings"):
-    for bidirectional in (True, False):
-        t5_relative_bucket(
-            np.arange(1),
-            bidirectional=bidirectional,
-            num_buckets=num_buckets,
-            max_distance=max_distance,
-        )
+    views.check_bucket_settings(num_buckets=num_buckets, max_distance=max_distance)
     settings_ok = True
 if not settings_ok:
     st.stop()
@@ -56,27 +60,17 @@ span = url_slider(
     "Relative positions ±",
     key="t5_span",
     min_value=16,
-    max_value=2048,
-    default=max(2 * max_distance, 64) if max_distance <= 1024 else 2048,
+    max_value=views.MAX_SPAN,
+    default=views.default_span(max_distance),
 )
-relative = np.arange(-span, span + 1)
 kw = {"num_buckets": num_buckets, "max_distance": max_distance}
-buckets = {
-    "bidirectional (encoder)": t5_relative_bucket(relative, bidirectional=True, **kw),
-    "causal (decoder)": t5_relative_bucket(relative, bidirectional=False, **kw),
-}
 st.markdown(
     f"{num_buckets} buckets, max_distance {max_distance}. Bidirectional attention spends half the "
     "buckets on keys after the query (upper half) and half on keys before; causal attention spends "
     "all of them looking back, and every later key lands in bucket 0. Distance 0 is bucket 0; "
-    f"from max_distance on the bucket no longer changes."
+    "from max_distance on the bucket no longer changes."
 )
-show_chart(
-    bucket_chart(relative, buckets),
-    key="t5_bucket_chart",
-    data=np.column_stack([relative, *buckets.values()]),
-    name="t5_buckets",
-)
+show_chart(bucket_figure(*views.bucket_curves(span, **kw)), key="t5_bucket_chart")
 
 stack = url_select(
     "Spans for",
@@ -86,16 +80,12 @@ stack = url_select(
     radio=True,
     horizontal=True,
 )
-spans = t5_bucket_spans(span, bidirectional=stack == "bidirectional", **kw)
 st.markdown(
     "Which distances share a bucket (the model cannot tell them apart). The widest bucket is cut "
     "at the edge of the window: it holds every distance beyond too."
 )
 st.dataframe(
-    pd.DataFrame(
-        [(b, f, la, la - f + 1) for b, f, la in spans],
-        columns=["bucket", "from (key − query)", "to", "width"],
-    ),
+    views.span_table(span, bidirectional=stack == "bidirectional", **kw),
     hide_index=True,
     height=280,
 )
@@ -118,13 +108,12 @@ table = None
 which = url_select(
     "Stack", ["encoder", "decoder"], key="t5_stack", default="encoder", radio=True, horizontal=True
 )
-with user_errors(f"Reading the learned bias of {source}"), st.spinner("Reading one tensor …"):
-    table = cached_t5_bias(source, which, st.session_state.get("t5_rev", ""))
-    if table.ndim != 2 or table.shape[0] != num_buckets:
-        raise ValueError(
-            f"{source}'s relative_attention_bias has shape {table.shape}; expected "
-            f"({num_buckets}, n_heads)."
-        )
+with user_errors("Reading the learned bias"), st.spinner("Reading one tensor …"):
+    table = views.check_bias_table(
+        cached_t5_bias(source, which, st.session_state.get("t5_rev", "")),
+        num_buckets=num_buckets,
+        source="the model",
+    )
 if table is None:
     st.info(
         "The learned bias is unavailable (offline, or no such tensor); the bucket views above "
@@ -132,8 +121,9 @@ if table is None:
     )
     st.stop()
 show_chart(
-    heatmap(
+    heatmap_figure(
         table.T,
+        name="t5_relative_attention_bias",
         x_title="bucket",
         y_title="head",
         color_title="bias",
@@ -142,8 +132,6 @@ show_chart(
         height=260,
     ),
     key="t5_table_chart",
-    data=table,
-    name="t5_relative_attention_bias",
 )
 c1, c2 = st.columns(2)
 with c1:
@@ -153,16 +141,16 @@ with c1:
     head = min(head, table.shape[1] - 1)
 with c2:
     n_pos = url_slider("Sequence length", key="t5_n", min_value=8, max_value=200, default=64)
-matrix = t5_bias_matrix(table, n_pos, bidirectional=which == "encoder", max_distance=max_distance)[
-    head
-]
 st.markdown(
     f"Head {head}: the bias added to each (query, key) logit — constant along diagonals, "
     "flat beyond the buckets' reach."
 )
 show_chart(
-    heatmap(
-        matrix,
+    heatmap_figure(
+        views.head_bias(
+            table, n_pos, head, bidirectional=which == "encoder", max_distance=max_distance
+        ),
+        name=f"t5_bias_head{head}",
         x_title="key position",
         y_title="query position",
         color_title="bias",
@@ -171,6 +159,4 @@ show_chart(
         height=420,
     ),
     key="t5_matrix_chart",
-    data=matrix,
-    name=f"t5_bias_head{head}",
 )

@@ -1,22 +1,20 @@
 """ViT 2-D: each patch's position-embedding similarity to every other patch, tiled on the grid."""
 
-import numpy as np
 import streamlit as st
 
-from posviz.analysis.vit import patch_similarity_grid
-from posviz.charts.families import heatmap, patch_grid_chart
+from posviz.analysis.vit import MAX_GRID_SIDE, display_tiles, patch_similarity_grid
+from posviz.charts.families import heatmap_figure, patch_grid_figure
+from posviz.references import cite
 from posviz.ui import show_chart, url_select, url_slider, user_errors
 from posviz.ui.families import synthetic_vit_table
 from posviz.ui.tables import describe_table, pick_table
-
-MAX_TILES_SIDE = 16  # at most 16×16 tiles are drawn (each tile is the full h×w grid)
 
 st.title("ViT: position embeddings on the 2-D patch grid")
 st.markdown(
     "A Vision Transformer cuts the image into an *h×w* grid of patches and learns one position "
     "vector per patch (plus one for the CLS token, set aside here). Tile (*r*, *c*) below shows "
     "the cosine similarity of patch (*r*, *c*)'s vector to every patch's vector, drawn as a small "
-    "*h×w* image at that place — the figure of Dosovitskiy et al. (2021, Fig. 7 centre). "
+    f"*h×w* image at that place — the figure of {cite('dosovitskiy_2021')} (Fig. 7 centre). "
     "In trained "
     "ViTs each tile lights up around its own location, with row and column structure: the 1-D "
     "table has learned 2-D geometry."
@@ -71,40 +69,39 @@ with user_errors("Patch similarity"):
 if similarity is None:
     st.stop()
 h, w = table.grid
-stride = max(1, int(np.ceil(max(h, w) / MAX_TILES_SIDE)))
-tiles = similarity[::stride, ::stride]
+tiles, stride = display_tiles(similarity)
 if stride > 1:
     st.caption(
         f"{h}×{w} grid: drawing every {stride}ᵗʰ patch's tile ({tiles.shape[0]}×"
         f"{tiles.shape[1]} tiles) to keep the figure light; the export has all of them."
     )
-show_chart(
-    patch_grid_chart(tiles),
-    key="vit_grid_chart",
-    data=similarity.reshape(h * w, h * w),
-    name="vit_patch_similarity",
-)
+show_chart(patch_grid_figure(similarity, tiles), key="vit_grid_chart")
 
 st.header("One patch, larger")
 c1, c2 = st.columns(2)
 with c1:
     row = min(
-        url_slider("Patch row", key="vit_r", min_value=0, max_value=31, default=h // 2), h - 1
+        url_slider(
+            "Patch row", key="vit_r", min_value=0, max_value=MAX_GRID_SIDE - 1, default=h // 2
+        ),
+        h - 1,
     )
 with c2:
     col = min(
-        url_slider("Patch column", key="vit_c", min_value=0, max_value=31, default=w // 4), w - 1
+        url_slider(
+            "Patch column", key="vit_c", min_value=0, max_value=MAX_GRID_SIDE - 1, default=w // 4
+        ),
+        w - 1,
     )
 st.markdown(f"Cosine similarity of patch ({row}, {col}) to every patch of the {h}×{w} grid.")
 show_chart(
-    heatmap(
+    heatmap_figure(
         similarity[row, col],
+        name=f"vit_patch_{row}_{col}",
         x_title="patch column",
         y_title="patch row",
         color_title="cosine",
         height=420,
     ),
     key="vit_patch_chart",
-    data=similarity[row, col],
-    name=f"vit_patch_{row}_{col}",
 )

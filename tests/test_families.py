@@ -107,18 +107,59 @@ def test_rope_page_default_is_llama31_with_llama3_scaling():
     assert "head_dim 128" in caption and "llama3" in caption and "500,000" in caption
 
 
+def test_rope_page_shows_an_odd_head_dim_as_a_message_naming_it():
+    at = app_test("pages/rope.py", query={"rope_src": "manual", "rope_hd": "63"})
+    assert_no_exception(at)
+    assert any("head_dim=63" in e and "even" in e for e in _errors(at)), _errors(at)
+
+
+def _number_range(at, key: str) -> tuple[float, float]:
+    proto = at.number_input(key=key).proto
+    return proto.min, proto.max
+
+
 @pytest.mark.parametrize(
-    ("query", "message"),
+    ("page", "query", "key", "module", "low", "high"),
     [
-        ({"rope_src": "manual", "rope_hd": "63"}, "even"),
-        ({"rope_src": "manual", "rope_hd": "0"}, "out of range"),
-        ({"rope_src": "manual", "rope_hd": "10000"}, "out of range"),
+        ("rope", {"rope_src": "manual"}, "rope_hd", "rope", "MIN_HEAD_DIM", "MAX_HEAD_DIM"),
+        ("alibi", {"alb_src": "manual"}, "alb_heads", "alibi", "MIN_HEADS", "MAX_HEADS"),
+        ("t5_buckets", {"t5_src": "manual"}, "t5_nb", "t5", "MIN_BUCKETS", "MAX_BUCKETS"),
+        ("t5_buckets", {"t5_src": "manual"}, "t5_md", "t5", "MIN_MAX_DISTANCE", "MAX_DISTANCE"),
+        ("compare", {}, "cmp_heads", "alibi", "MIN_HEADS", "MAX_HEADS"),
+        ("compare", {}, "cmp_nb", "t5", "MIN_BUCKETS", "MAX_BUCKETS"),
+        ("compare", {}, "cmp_md", "t5", "MIN_MAX_DISTANCE", "MAX_DISTANCE"),
     ],
 )
-def test_rope_page_shows_bad_values_as_messages(query, message):
-    at = app_test("pages/rope.py", query=query)
+def test_widget_ranges_are_the_library_limits(page, query, key, module, low, high):
+    """#13.5: a widget offers exactly what the library accepts (one constant for both)."""
+    import importlib
+
+    encodings = importlib.import_module(f"posviz.encodings.{module}")
+    at = app_test(f"pages/{page}.py", query=query)
     assert_no_exception(at)
-    assert any(message in e for e in _errors(at)), _errors(at)
+    assert _number_range(at, key) == (getattr(encodings, low), getattr(encodings, high))
+
+
+@pytest.mark.parametrize(
+    ("page", "query", "key", "used"),
+    [
+        ("rope", {"rope_src": "manual", "rope_hd": "0"}, "rope_hd", 2),
+        ("rope", {"rope_src": "manual", "rope_hd": "10000"}, "rope_hd", 4096),
+        ("alibi", {"alb_src": "manual", "alb_heads": "0"}, "alb_heads", 1),
+        ("alibi", {"alb_src": "manual", "alb_heads": "10000"}, "alb_heads", 1024),
+        ("t5_buckets", {"t5_src": "manual", "t5_nb": "0"}, "t5_nb", 2),
+        ("t5_buckets", {"t5_src": "manual", "t5_md": "0"}, "t5_md", 2),
+    ],
+)
+def test_out_of_range_link_values_are_clamped_with_a_message_naming_the_setting(
+    page, query, key, used
+):
+    at = app_test(f"pages/{page}.py", query=query)
+    assert_no_exception(at)
+    assert any(key in w.value and f"using {used}" in w.value for w in at.warning), [
+        w.value for w in at.warning
+    ]
+    assert at.number_input(key=key).value == used
 
 
 def test_rope_page_reads_a_config_json_directory(tmp_path):
@@ -177,10 +218,7 @@ def test_alibi_page_twelve_heads_and_bad_counts():
     assert not _errors(at)
     slopes = at.dataframe[0].value["slope"].to_numpy()
     np.testing.assert_allclose(slopes, posviz.alibi_slopes(12))
-    for bad in ("0", "10000"):
-        at = app_test("pages/alibi.py", query={"alb_src": "manual", "alb_heads": bad})
-        assert_no_exception(at)
-        assert any("n_heads" in e for e in _errors(at))
+    # out-of-range head counts: see test_out_of_range_link_values_are_clamped_...
 
 
 def test_alibi_page_causal_bias_is_masked_above_the_diagonal():
