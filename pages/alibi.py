@@ -3,7 +3,7 @@
 import streamlit as st
 
 from posviz.analysis import alibi_views as views
-from posviz.charts.families import alibi_decay_figure, heatmap_figure, lines_figure
+from posviz.charts.families import alibi_decay_figure, alibi_slopes_figure, heatmap_figure
 from posviz.encodings.alibi import MAX_HEADS, MIN_HEADS, alibi_slopes
 from posviz.encodings.model_config import alibi_config_from_dict
 from posviz.references import cite
@@ -49,17 +49,7 @@ st.markdown(
     + (f" — here {closest} + {extra}." if extra else ".")
 )
 table = views.slope_table(n_heads)
-show_chart(
-    lines_figure(
-        table["head"].to_numpy(),
-        {"slope m_h": slopes},
-        name="alibi_slopes",
-        x_title="head h (0-based, model order)",
-        y_title="slope m_h (log scale)",
-        y_scale="log",
-    ),
-    key="alb_slopes_chart",
-)
+show_chart(alibi_slopes_figure(slopes), key="alb_slopes_chart")
 st.dataframe(table, hide_index=True, height=min(300, 38 + 35 * n_heads))
 
 st.header("2 · The bias matrix of one head")

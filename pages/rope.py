@@ -23,6 +23,7 @@ from posviz.ui import (
     user_errors,
 )
 from posviz.ui.families import pick_config, rope_caption
+from posviz.ui.text import safe_md
 
 st.title("RoPE: rotary position embedding")
 st.markdown(
@@ -112,7 +113,7 @@ if config is None or freqs is None:
 
 st.caption(rope_caption(label, config, freqs))
 for note in config.notes:
-    st.caption(f"Note: {note}.")
+    st.caption(f"Note: {safe_md(note, max_len=300)}.")
 
 st.header("1 · Frequencies, and what the scaling did to each pair")
 counts = views.regime_counts(freqs)

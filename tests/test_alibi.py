@@ -91,3 +91,41 @@ def test_alibi_configs():
         alibi_config_from_dict({"model_type": "llama", "num_attention_heads": 32})
     with pytest.raises(ValueError, match="head count"):
         alibi_config_from_dict({"model_type": "bloom"})
+
+
+# --- analysis.alibi_views: what the ALiBi page draws ------------------------------------------
+
+
+def test_head_bias_is_minus_slope_times_distance():
+    from posviz.analysis.alibi_views import head_bias
+
+    i, j = np.indices((6, 6))
+    np.testing.assert_allclose(head_bias(6, 0.25, causal=False), -0.25 * np.abs(i - j))
+    causal = head_bias(6, 0.25, causal=True)
+    assert np.all(np.isneginf(causal[j > i]))
+    np.testing.assert_allclose(causal[j <= i], -0.25 * (i - j)[j <= i])
+
+
+def test_slope_table_and_split_follow_the_paper():
+    from posviz.analysis.alibi_views import slope_split, slope_table
+
+    assert slope_split(12) == (8, 4) and slope_split(16) == (16, 0)
+    table = slope_table(12)
+    np.testing.assert_allclose(table["slope"], posviz.alibi_slopes(12))
+    np.testing.assert_allclose(table["log2(slope)"][:8], -np.arange(1, 9))  # 2^(−8h/8)
+    assert set(table["from"][8:]) == {"every other of 16"}
+
+
+def test_decay_factors_are_exp_minus_slope_times_distance():
+    from posviz.analysis.alibi_views import decay_factors, shown_heads
+
+    slopes = posviz.alibi_slopes(8)
+    distances, factors = decay_factors(slopes, 100)
+    assert distances.tolist() == list(range(101)) and factors.shape == (101, 8)
+    assert np.all(factors[0] == 1)
+    np.testing.assert_allclose(np.log(factors[50]), -50 * slopes)
+    assert shown_heads(8).tolist() == list(range(8))
+    many = shown_heads(64)
+    assert many.size == 16 and many[0] == 0 and many[-1] == 63
+    with pytest.raises(ValueError, match="out of range"):
+        decay_factors(slopes, 0)

@@ -73,6 +73,112 @@ def test_nope_norms_follow_one_over_sqrt_position():
     np.testing.assert_allclose(positions, np.arange(64), atol=1e-9)
 
 
+def test_nope_demo_curves_are_the_norms_and_their_inversion():
+    demo = fam.nope_demo(32, 64, n_samples=8, seed=2)
+    measured, theory = fam.causal_average_norms(32, 64, n_samples=8, seed=2)
+    norms = list(demo.norms.values())
+    np.testing.assert_array_equal(norms[0], measured)
+    np.testing.assert_array_equal(norms[1], theory)
+    np.testing.assert_array_equal(norms[2], np.full(32, measured[-1]))  # no mask: mean of all
+    readout = list(demo.readout.values())
+    np.testing.assert_allclose(readout[1], 64 / measured**2 - 1)
+    np.testing.assert_array_equal(readout[2], np.arange(32))
+
+
+# --- analysis.comparison ----------------------------------------------------------------------
+
+
+def _comparison(chosen, **settings):
+    from posviz.analysis.comparison import CompareSettings, compare_families
+
+    return compare_families(chosen, settings=CompareSettings(**settings))
+
+
+def test_comparison_sinusoid_rows_equal_the_measured_shift_similarity():
+    from posviz.analysis.stats import shift_similarity
+
+    result = _comparison(["Sinusoid"], n_distances=200, sinusoid_width=64, trained_length=64)
+    measured = shift_similarity(sinusoidal(400, 64), 199).mean  # mean over p of cos(PE_p, PE_p+k)
+    np.testing.assert_allclose(result.similarity["Sinusoid"], measured, atol=1e-9)
+    np.testing.assert_allclose(
+        result.margin["Sinusoid"], fam.nearest_margin(sinusoidal(200, 64)), atol=1e-9
+    )
+    row = result.summary.iloc[0]
+    assert row["family"] == "Sinusoid"
+    assert row["similarity at L=64"] == pytest.approx(measured[64])
+    assert row["unseen at k=128"] == result.unseen["Sinusoid"][128]
+
+
+def test_comparison_rope_without_scaling_is_the_sinusoid_kernel_and_alibi_its_mean_factor():
+    result = _comparison(
+        ["RoPE", "RoPE + scaling", "ALiBi"],
+        n_distances=300,
+        rope_head_dim=64,
+        rope_scaling="linear",
+        rope_factor=2.0,
+        trained_length=100,
+    )
+    from posviz.encodings.rope import rope_kernel
+
+    np.testing.assert_allclose(
+        result.similarity["RoPE"], rope_kernel(np.arange(300), sinusoid_frequencies(64))
+    )
+    # linear ×2 halves every θ: the scaled kernel at 2k equals the unscaled one at k
+    np.testing.assert_allclose(
+        result.similarity["RoPE + linear ×2"][::2], result.similarity["RoPE"][:150], atol=1e-12
+    )
+    alibi = result.similarity["ALiBi (8 heads)"]
+    assert alibi[3] == pytest.approx(np.mean(np.exp(-3 * posviz.alibi_slopes(8))))
+    assert result.unseen["ALiBi (8 heads)"].tolist() == [0.0] * 100 + [1.0] * 200
+    assert list(result.summary["family"]) == ["RoPE", "RoPE + linear ×2", "ALiBi (8 heads)"]
+
+
+def test_comparison_reports_a_bad_family_and_keeps_the_others():
+    result = _comparison(["ALiBi", "T5", "Sinusoid"], alibi_heads=0, t5_max_distance=5)
+    assert "n_heads=0" in result.errors["ALiBi"]
+    assert "max_distance=5" in result.errors["T5"]
+    assert list(result.similarity) == ["Sinusoid"]
+    with pytest.raises(ValueError, match="unknown families"):
+        _comparison(["Fourier"])
+
+
+def test_comparison_with_a_learned_table_pads_its_margin_past_the_end():
+    from posviz.analysis.comparison import CompareSettings, LearnedTable, compare_families
+
+    table = np.random.default_rng(0).normal(size=(50, 8))
+    learned = LearnedTable("Learned (MiniLM)", table, fam.nearest_margin(table))
+    result = compare_families(
+        ["Learned (MiniLM)"], settings=CompareSettings(n_distances=80), learned=learned
+    )
+    margin = result.margin["Learned (MiniLM)"]
+    assert margin.shape == (80,) and np.isnan(margin[50:]).all()
+    np.testing.assert_array_equal(margin[:50], learned.margin)
+    assert result.unseen["Learned (MiniLM)"][49] == 0 and result.unseen["Learned (MiniLM)"][50] == 1
+
+
+def test_lines_figure_exports_exactly_what_it_draws():
+    from posviz.charts.families import lines_figure
+
+    x = np.arange(5)
+    series = {"a": x * 2.0, "b": np.array([1.0, np.nan, 3, 4, 5])}
+    figure = lines_figure(x, series, name="demo", x_title="x", y_title="y")
+    np.testing.assert_array_equal(figure.data, np.column_stack([x, x * 2.0, series["b"]]))
+    spec = figure.chart.to_dict()
+    rows = next(iter(spec["datasets"].values()))
+    assert len(rows) == 9  # the NaN point is not drawn
+    assert figure.name == "demo"
+
+
+def test_vit_display_tiles_stride_keeps_at_most_sixteen_per_side():
+    from posviz.analysis.vit import display_tiles
+
+    grid = np.zeros((40, 20, 40, 20))
+    tiles, stride = display_tiles(grid)
+    assert stride == 3 and tiles.shape == (14, 7, 40, 20)
+    tiles, stride = display_tiles(np.zeros((14, 14, 14, 14)))
+    assert stride == 1 and tiles.shape == (14, 14, 14, 14)
+
+
 @pytest.mark.parametrize(
     "call",
     [

@@ -362,3 +362,99 @@ def test_phi3_style_longrope_config_with_the_old_su_name():
     np.testing.assert_allclose(long.inv_freq, long.original_inv_freq / 4)
     # factor = 131072 / 4096 = 32: sqrt(1 + ln 32 / ln 4096)
     assert long.attention_factor == pytest.approx(math.sqrt(1 + math.log(32) / math.log(4096)))
+
+
+# --- analysis.rope_views: what the RoPE page draws --------------------------------------------
+
+
+def test_manual_scaling_gives_llama31_thresholds_from_one_place():
+    from posviz.encodings.rope import LLAMA3_DEFAULTS, manual_scaling
+
+    params = manual_scaling("llama3", factor=8.0, original_max_position_embeddings=8192)
+    assert params == LLAMA31  # the published Llama-3.1 config, written out above
+    assert {k: params[k] for k in LLAMA3_DEFAULTS} == dict(LLAMA3_DEFAULTS)
+    assert manual_scaling("default", factor=8.0, original_max_position_embeddings=8192) is None
+    with pytest.raises(ValueError, match="longrope"):
+        manual_scaling("longrope", factor=2.0, original_max_position_embeddings=4096)
+
+
+def test_manual_config_declares_the_extended_context_except_for_dynamic():
+    from posviz.analysis.rope_views import manual_rope_config
+
+    kw = {"head_dim": 128, "base": 500000.0, "partial_rotary_factor": 1.0, "factor": 8.0}
+    llama = manual_rope_config(rope_type="llama3", original_context=8192, **kw)
+    np.testing.assert_allclose(
+        llama.frequencies().inv_freq, posviz.rope_inv_freq(128, base=500000.0, scaling=LLAMA31)
+    )
+    assert llama.max_position_embeddings == 8 * 8192
+    dynamic = manual_rope_config(rope_type="dynamic", original_context=8192, **kw)
+    assert dynamic.max_position_embeddings == 8192
+
+
+@pytest.mark.parametrize("pairing", ["rotate_half", "rotate_every_two"])
+def test_score_curves_depend_only_on_the_offset(pairing):
+    """RoFormer eq. 16: ⟨R_{n+m} q, R_n k⟩ = s(m) for every key position n."""
+    from posviz.analysis.rope_views import probe_vectors, score_curves
+
+    freqs = rope_frequencies(
+        16, scaling={"rope_type": "yarn", "factor": 4.0}, max_position_embeddings=64
+    )
+    q, k = probe_vectors(16, random=True, seed=3)
+    m = np.arange(40)
+    curves = score_curves(freqs, m, q=q, k=k, pairing=pairing)
+    assert list(curves) == ["unscaled θ", "yarn θ′"]
+    for n in (0, 7, 1000):
+        rq = rope_rotate(q, m + n, freqs.original_inv_freq, pairing=pairing)
+        rk = rope_rotate(k, n, freqs.original_inv_freq, pairing=pairing)[0]
+        np.testing.assert_allclose(curves["unscaled θ"], rq @ rk, atol=1e-9)
+    a = freqs.attention_factor
+    assert curves["yarn θ′"][0] == pytest.approx(a**2 * q @ k)  # m = 0: no rotation, factor²
+
+
+def test_probe_vectors_all_ones_and_seeded_random():
+    from posviz.analysis.rope_views import probe_vectors
+
+    q, k = probe_vectors(8, random=False)
+    assert np.all(q == 1) and q is k
+    q1, k1 = probe_vectors(8, random=True, seed=5)
+    q2, _ = probe_vectors(8, random=True, seed=5)
+    np.testing.assert_array_equal(q1, q2)
+    assert not np.allclose(q1, k1)
+
+
+def test_score_distances_are_dense_then_geometric_and_end_at_the_maximum():
+    from posviz.analysis.rope_views import score_distances
+
+    grid = score_distances(20_000)
+    np.testing.assert_array_equal(grid[:513], np.arange(513))
+    assert grid[-1] == 20_000 and np.all(np.diff(grid) > 0)
+    assert grid.size < 513 + 1500 + 1
+    np.testing.assert_array_equal(score_distances(100), np.arange(101))
+    with pytest.raises(ValueError, match="out of range"):
+        score_distances(0)
+
+
+def test_pair_table_is_the_theta_table_of_the_chosen_pairs():
+    from posviz.analysis.rope_views import default_pairs, pair_table, regime_counts
+
+    freqs = rope_frequencies(128, base=500000.0, scaling=LLAMA31)
+    pairs = default_pairs(64)
+    assert pairs == [0, 1, 16, 63]
+    table = pair_table(freqs, pairs, 100)
+    np.testing.assert_allclose(table["θ (rad/token)"], freqs.inv_freq[pairs])
+    np.testing.assert_allclose(table["wavelength (tokens)"] * table["θ (rad/token)"], 2 * np.pi)
+    assert table["turns at p=100"][0] == pytest.approx(100 / (2 * np.pi))  # θ_0 = 1
+    counts = regime_counts(freqs)
+    assert sum(counts.values()) == 64 and min(counts.values()) > 0
+    with pytest.raises(ValueError, match="pairs 0 … 63"):
+        pair_table(freqs, [64], 0)
+
+
+def test_decay_bound_curves_start_at_half_the_pairs_plus_one():
+    from posviz.analysis.rope_views import decay_bound_curves
+
+    freqs = rope_frequencies(64, scaling={"rope_type": "linear", "factor": 2.0})
+    curves = decay_bound_curves(freqs, np.arange(10), scaled=True)
+    assert list(curves) == ["unscaled θ", "linear θ′"]
+    assert curves["unscaled θ"][0] == pytest.approx((32 + 1) / 2)
+    assert list(decay_bound_curves(freqs, np.arange(10), scaled=False)) == ["unscaled θ"]

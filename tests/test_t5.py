@@ -105,3 +105,42 @@ def test_t5_configs():
     assert old.max_distance == 128
     with pytest.raises(ValueError, match="not a T5-style"):
         t5_config_from_dict({"model_type": "llama"})
+
+
+# --- analysis.t5_views: what the T5 page draws ------------------------------------------------
+
+
+def test_span_table_widths_cover_the_window_once():
+    from posviz.analysis.t5_views import span_table
+
+    table = span_table(300, bidirectional=True, num_buckets=32, max_distance=128)
+    assert table["width"].sum() == 2 * 300 + 1
+    assert table["bucket"].is_unique
+    causal = span_table(300, bidirectional=False, num_buckets=32, max_distance=128)
+    assert causal["width"].sum() == 301 and causal["width"].iloc[-1] == 1  # distance 0 exact
+
+
+def test_bucket_curves_and_settings_check_cover_both_variants():
+    from posviz.analysis.t5_views import bucket_curves, check_bucket_settings
+
+    relative, curves = bucket_curves(200, num_buckets=32, max_distance=128)
+    assert relative[0] == -200 and relative[-1] == 200
+    enc, dec = curves["bidirectional (encoder)"], curves["causal (decoder)"]
+    assert enc[relative == 5][0] == 16 + 5 and dec[relative > 0].max() == 0
+    check_bucket_settings(num_buckets=32, max_distance=128)
+    with pytest.raises(ValueError, match="too small for bidirectional"):
+        check_bucket_settings(num_buckets=2, max_distance=128)  # fine causal, not bidirectional
+
+
+def test_head_bias_and_bias_table_check():
+    from posviz.analysis.t5_views import check_bias_table, head_bias
+
+    table = np.arange(32 * 2, dtype=float).reshape(32, 2)
+    assert check_bias_table(table, num_buckets=32, source="x").shape == (32, 2)
+    with pytest.raises(ValueError, match=r"expected \(16, n_heads\)"):
+        check_bias_table(table, num_buckets=16, source="x")
+    bias = head_bias(table, 5, 1, bidirectional=True, max_distance=128)
+    np.testing.assert_allclose(bias, t5_bias_matrix(table, 5)[1])
+    assert bias[0, 0] == table[0, 1]  # distance 0 is bucket 0
+    with pytest.raises(ValueError, match="heads 0 … 1"):
+        head_bias(table, 5, 2, bidirectional=True, max_distance=128)

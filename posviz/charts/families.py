@@ -364,6 +364,19 @@ def bucket_figure(relative: np.ndarray, buckets: Mapping[str, np.ndarray]) -> Fi
     return Figure(bucket_chart(relative, buckets), data, "t5_buckets")
 
 
+def alibi_slopes_figure(slopes: np.ndarray) -> Figure:
+    """Slope ``m_h`` per head (log y); export: the ``(n_heads,)`` slopes."""
+    slopes = np.asarray(slopes, dtype=np.float64)
+    chart = lines_chart(
+        np.arange(slopes.size),
+        {"slope m_h": slopes},
+        x_title="head h (0-based, model order)",
+        y_title="slope m_h (log scale)",
+        y_scale="log",
+    )
+    return Figure(chart, slopes, "alibi_slopes")
+
+
 def alibi_decay_figure(
     distances: np.ndarray, factors: np.ndarray, slopes: np.ndarray, shown: Sequence[int]
 ) -> Figure:
