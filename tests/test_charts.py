@@ -10,6 +10,7 @@ import pytest
 from PIL import Image
 
 import posviz
+from posviz.analysis.stats import dimension_variance, shift_similarity
 from posviz.charts.circle import unit_circle_chart
 from posviz.charts.heatmap import (
     PAYLOAD_BUDGET,
@@ -19,7 +20,13 @@ from posviz.charts.heatmap import (
     payload_bytes,
     reduce_blocks,
 )
-from posviz.charts.lines import dimensions_chart, shift_similarity_chart, variance_chart
+from posviz.charts.lines import (
+    dimensions_chart,
+    shift_band_chart,
+    shift_similarity_chart,
+    variance_bars_chart,
+    variance_chart,
+)
 from posviz.encodings.sinusoidal import pair_columns, sinusoidal
 
 RNG = np.random.default_rng(1)
@@ -166,21 +173,40 @@ def test_dimensions_chart_lines_and_bucketing():
 
 def test_variance_chart_counts_active_dimensions():
     pe = sinusoidal(128, 512)
-    spec = variance_chart(pe, threshold=1e-3).to_dict()
+    spec = variance_bars_chart(dimension_variance(pe), threshold=1e-3).to_dict()
     expected = int((pe.var(axis=0) > 1e-3).sum())
     assert spec["title"]["text"].startswith(f"{expected} of 512 dimensions are active")
     assert spec["layer"][0]["encoding"]["y"]["scale"]["type"] == "log"
     assert spec["layer"][1]["mark"]["type"] == "rule"
     with pytest.raises(ValueError, match="positive"):
-        variance_chart(pe, threshold=0)
+        variance_bars_chart(dimension_variance(pe), threshold=0)
+    with pytest.raises(ValueError, match=r"\(d_model,\)"):
+        variance_bars_chart(pe)  # a table, not its variance
 
 
 def test_shift_similarity_chart_reports_zero_spread_for_sinusoids():
-    spec = shift_similarity_chart(sinusoidal(200, 64), 50).to_dict()
+    r = shift_similarity(sinusoidal(200, 64), 50)
+    spec = shift_band_chart(r.shifts, r.mean, r.min, r.max, std=r.std, count=r.count).to_dict()
     assert "widest spread" in spec["title"]["subtitle"]
     rows = _dataset(spec, spec["layer"][0])
     assert len(rows) == 51
     assert max(r["max"] - r["min"] for r in rows) < 1e-9
+
+
+def test_transitional_table_signatures_draw_the_same_charts():
+    """variance_chart/shift_similarity_chart(matrix, …) stay until their callers pass arrays."""
+    pe = sinusoidal(64, 32)
+    assert (
+        variance_chart(pe, 1e-3).to_dict()
+        == variance_bars_chart(dimension_variance(pe), threshold=1e-3).to_dict()
+    )
+    r = shift_similarity(pe, 10, metric="dot")
+    assert (
+        shift_similarity_chart(pe, 10, metric="dot").to_dict()
+        == shift_band_chart(
+            r.shifts, r.mean, r.min, r.max, std=r.std, count=r.count, metric="dot"
+        ).to_dict()
+    )
 
 
 def test_unit_circle_chart_points_hand_and_ring():

@@ -1,7 +1,12 @@
 """Line and bar charts of a position table: chosen dimensions over positions, per-dimension
 variance with an "active" threshold, and similarity of ``PE(p)`` with ``PE(p + k)``.
 
-All builders take ``matrix`` ``(n_positions, d_model)`` and return Altair charts (never displayed).
+Charts take arrays and draw (never displayed here): the statistics come from
+:mod:`posviz.analysis.stats` and are passed in (:func:`variance_bars_chart`,
+:func:`shift_band_chart`). :func:`variance_chart` and :func:`shift_similarity_chart` still take the
+table and compute the statistic themselves: a transitional signature for callers not yet moved
+(``posviz/ui/table_views.py``, ``posviz.variance_chart``/``shift_similarity_chart``); they are the
+only reason this module imports ``posviz.analysis`` and go once those callers pass arrays.
 """
 
 from __future__ import annotations
@@ -13,7 +18,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from posviz.analysis.stats import Metric, dimension_variance, shift_similarity
+# Transitional (see module docstring): only the two table-taking wrappers at the end use these.
+from posviz.analysis.stats import dimension_variance, shift_similarity
 from posviz.charts.style import FIT_WIDTH
 
 MAX_LINE_POINTS = 2048  # per line; longer tables are bucketed into mean + min–max band
@@ -95,15 +101,10 @@ def dimensions_chart(
     )
 
 
-def active_dimensions(matrix: np.ndarray, threshold: float) -> int:
-    """How many dimensions have variance across positions above ``threshold``."""
-    return int((dimension_variance(matrix) > threshold).sum())
-
-
-def variance_chart(
-    matrix: np.ndarray,
-    threshold: float = 1e-3,
+def variance_bars_chart(
+    variance: np.ndarray,
     *,
+    threshold: float = 1e-3,
     title: str | None = None,
     width: int = 800,
     height: int = 260,
@@ -114,12 +115,19 @@ def variance_chart(
     The title counts the active dimensions. Variances below ``floor`` are drawn at ``floor``.
 
     Args:
-        matrix: ``(n_positions, d_model)``.
+        variance: ``(d_model,)`` per-dimension variance
+            (:func:`posviz.analysis.stats.dimension_variance`).
         threshold: variance above which a dimension counts as active (> 0).
+    Raises:
+        ValueError: ``threshold`` not a positive number, or ``variance`` not 1-D.
     """
     if not (isinstance(threshold, int | float) and math.isfinite(threshold) and threshold > 0):
         raise ValueError(f"threshold={threshold!r} must be a positive number, e.g. 1e-3.")
-    var = dimension_variance(matrix)  # (d_model,)
+    var = np.asarray(variance, dtype=np.float64)
+    if var.ndim != 1:
+        raise ValueError(
+            f"variance has shape {var.shape}; pass one value per dimension, (d_model,)."
+        )
     d = var.size
     active = var > threshold
     data = pd.DataFrame(
@@ -162,38 +170,54 @@ def variance_chart(
     )
 
 
-def shift_similarity_chart(
-    matrix: np.ndarray,
-    max_shift: int,
+def shift_band_chart(
+    shifts: np.ndarray,
+    mean: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
     *,
-    metric: Metric = "cosine",
+    std: np.ndarray | None = None,
+    count: np.ndarray | None = None,
+    metric: str = "cosine",
     title: str | None = None,
     width: int = 800,
     height: int = 260,
 ) -> alt.LayerChart:
-    """Similarity of ``M[p]`` and ``M[p+k]`` against ``k``: mean over ``p`` with its min–max band.
+    """Similarity of ``M[p]`` and ``M[p+k]`` against ``k``: the mean over ``p`` with its min–max
+    band, all computed by the caller (:func:`posviz.analysis.stats.shift_similarity`).
 
     A band of zero width means the similarity depends only on the offset ``k``, not on ``p``
     (true for sinusoids: ``PE(p)·PE(p+k) = Σ_i cos(ω_i k)``). The subtitle reports the largest
-    spread over ``p``. Uses :func:`posviz.analysis.stats.shift_similarity`.
+    spread over ``p``.
+
+    Args:
+        shifts, mean, low, high: ``(max_shift + 1,)``; optional ``std``/``count`` go in tooltips.
+        metric: ``"cosine"`` or ``"dot"`` (axis label only).
     """
-    result = shift_similarity(matrix, max_shift, metric=metric)
-    data = pd.DataFrame(result._asdict())
-    spread = float((result.max - result.min).max())
+    columns = {"shifts": shifts, "mean": mean, "min": low, "max": high}
+    if std is not None:
+        columns["std"] = std
+    if count is not None:
+        columns["count"] = count
+    data = pd.DataFrame({name: np.asarray(v) for name, v in columns.items()})
+    spread = float((data["max"] - data["min"]).max())
+    max_shift = int(data["shifts"].max())
     x = alt.X("shifts:Q", title="offset k (positions)").scale(domain=[0, max_shift], nice=False)
     label = "cosine similarity" if metric == "cosine" else "dot product"
     base = alt.Chart(data).encode(x=x)
     band = base.mark_area(opacity=0.3, color="#d6604d").encode(y="min:Q", y2="max:Q")
+    tooltip = [
+        alt.Tooltip("shifts:Q", title="k"),
+        alt.Tooltip("mean:Q", format=".4f"),
+        alt.Tooltip("min:Q", format=".4f"),
+        alt.Tooltip("max:Q", format=".4f"),
+    ]
+    if std is not None:
+        tooltip.insert(2, alt.Tooltip("std:Q", title="std over p", format=".2e"))
+    if count is not None:
+        tooltip.append(alt.Tooltip("count:Q", title="pairs (p, p+k)"))
     line = base.mark_line(color="#4c51bf").encode(
-        y=alt.Y("mean:Q", title=f"{label} of p and p+k"),
-        tooltip=[
-            alt.Tooltip("shifts:Q", title="k"),
-            alt.Tooltip("mean:Q", format=".4f"),
-            alt.Tooltip("std:Q", title="std over p", format=".2e"),
-            alt.Tooltip("min:Q", format=".4f"),
-            alt.Tooltip("max:Q", format=".4f"),
-            alt.Tooltip("count:Q", title="pairs (p, p+k)"),
-        ],
+        y=alt.Y("mean:Q", title=f"{label} of p and p+k"), tooltip=tooltip
     )
     subtitle = f"line: mean over p; band: min…max over p (widest spread {spread:.2g})"
     return alt.layer(band, line).properties(
@@ -203,4 +227,60 @@ def shift_similarity_chart(
         title=alt.Title(
             title or f"{label.capitalize()} of PE(p) and PE(p+k)", subtitle=subtitle, anchor="start"
         ),
+    )
+
+
+# --- transitional table-taking signatures (see the module docstring) ---------------------------
+
+
+def variance_chart(
+    matrix: np.ndarray,
+    threshold: float = 1e-3,
+    *,
+    title: str | None = None,
+    width: int = 800,
+    height: int = 260,
+    floor: float = 1e-12,
+) -> alt.LayerChart:
+    """Transitional: :func:`variance_bars_chart` of ``dimension_variance(matrix)``.
+
+    Callers should compute :func:`posviz.analysis.stats.dimension_variance` and call
+    :func:`variance_bars_chart`.
+    """
+    return variance_bars_chart(
+        dimension_variance(matrix),
+        threshold=threshold,
+        title=title,
+        width=width,
+        height=height,
+        floor=floor,
+    )
+
+
+def shift_similarity_chart(
+    matrix: np.ndarray,
+    max_shift: int,
+    *,
+    metric: str = "cosine",
+    title: str | None = None,
+    width: int = 800,
+    height: int = 260,
+) -> alt.LayerChart:
+    """Transitional: :func:`shift_band_chart` of ``shift_similarity(matrix, max_shift)``.
+
+    Callers should compute :func:`posviz.analysis.stats.shift_similarity` and call
+    :func:`shift_band_chart`.
+    """
+    r = shift_similarity(matrix, max_shift, metric=metric)
+    return shift_band_chart(
+        r.shifts,
+        r.mean,
+        r.min,
+        r.max,
+        std=r.std,
+        count=r.count,
+        metric=metric,
+        title=title,
+        width=width,
+        height=height,
     )
