@@ -2,15 +2,9 @@
 
 import streamlit as st
 
-from posviz.ui import url_checkbox, url_select
-from posviz.ui.tables import (
-    FULL_WIDTH_VIEWS,
-    TABLE_VIEWS,
-    describe_table,
-    pick_table,
-    show_view,
-    view_controls,
-)
+from posviz.ui import safe_md, url_checkbox, url_select
+from posviz.ui.table_source import comparison_default, describe_table, pick_table
+from posviz.ui.table_views import FULL_WIDTH_VIEWS, TABLE_VIEWS, show_view, view_controls
 
 st.title("Learned position tables")
 st.markdown(
@@ -41,10 +35,8 @@ with columns[0]:
     first = pick_table("Table", key="lrn_a")
 second = None
 if compare:
-    width = first.d_model if first is not None and first.d_model % 2 == 0 else 384
-    positions = first.n_positions if first is not None else 512
     with columns[1]:
-        second = pick_table("Compare with", key="lrn_b", default=f"sinusoidal:{positions}x{width}")
+        second = pick_table("Compare with", key="lrn_b", default=comparison_default(first))
 
 for column, table in zip(columns, (first, second), strict=False):
     with column:
@@ -64,5 +56,5 @@ for place, table, side in zip(places, (first, second), ("a", "b"), strict=False)
         if table is None:
             continue
         if stacked and compare:
-            st.markdown(f"#### {table.label}")
+            st.markdown(f"#### {safe_md(table.label, max_len=120)}")
         show_view(table, view, options, key_prefix=f"lrn_{side}_")

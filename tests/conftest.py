@@ -15,16 +15,26 @@ os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
-def app_test(page: str | None = None, *, query: dict[str, str] | None = None, timeout: float = 60):
+def app_test(
+    page: str | None = None,
+    *,
+    query: dict[str, str] | None = None,
+    timeout: float = 60,
+    server_address: str = "127.0.0.1",
+):
     """An ``AppTest`` of app.py, switched to ``page`` (e.g. "pages/sinusoidal.py") and run once.
 
-    ``query`` pre-fills ``st.query_params`` the way a shared link would.
+    ``query`` pre-fills ``st.query_params`` the way a shared link would; ``server_address`` is the
+    ``server.address`` the app sees ("" or "0.0.0.0": reachable from other machines).
     """
     from streamlit import config
     from streamlit.testing.v1 import AppTest
 
     # Show real exception messages to the tests (the app itself hides them from users).
     config.set_option("client.showErrorDetails", "full")
+    # A local server on loopback, as scripts/run-app.sh starts it (server paths allowed there);
+    # tests of an exposed server set another address themselves (see test_tables_page).
+    config.set_option("server.address", server_address)
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=timeout)
     for key, value in (query or {}).items():

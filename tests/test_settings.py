@@ -111,16 +111,27 @@ def test_the_space_readme_runs_the_docker_image_on_streamlits_port():
 
 
 @pytest.mark.parametrize(
-    ("env", "offered"),
+    ("env", "address", "offered"),
     [
-        ({"POSVIZ_HOSTED": "1"}, False),
-        ({"POSVIZ_HOSTED": "1", "POSVIZ_ALLOW_LOCAL_PATHS": "1"}, True),
-        ({}, True),
+        ({"POSVIZ_HOSTED": "1"}, "127.0.0.1", False),
+        ({"POSVIZ_HOSTED": "1", "POSVIZ_ALLOW_LOCAL_PATHS": "1"}, "127.0.0.1", True),
+        ({}, "127.0.0.1", True),  # the default of scripts/run-app.sh
+        # a server others can reach (issue #13.7): off unless explicitly allowed
+        ({}, "0.0.0.0", False),
+        ({}, "", False),  # empty: every interface
+        ({"POSVIZ_ALLOW_LOCAL_PATHS": "0"}, "192.168.1.5", False),
+        ({"POSVIZ_ALLOW_LOCAL_PATHS": "1"}, "0.0.0.0", True),
+        ({}, "::1", True),
+        ({}, "localhost", True),
     ],
 )
-def test_table_picker_offers_local_paths_only_when_allowed(env, offered):
-    """The picker's limits are read when its module is imported: check in a fresh interpreter."""
-    code = "import posviz.ui.tables as t; print('path' in t._modes())"
+def test_table_picker_offers_local_paths_only_when_allowed(env, address, offered):
+    """The picker's limits are read per run: check in a fresh interpreter, as a server would."""
+    code = (
+        "from streamlit import config; "
+        f"config.set_option('server.address', {address!r}); "
+        "import posviz.ui.table_source as t; print('path' in t._modes())"
+    )
     clean = {k: v for k, v in os.environ.items() if k not in _VARS}
     out = subprocess.run(
         [sys.executable, "-c", code],

@@ -224,3 +224,56 @@ def test_variance_threshold_starts_relative_to_each_tables_scale():
     bundled, sinusoid = (m.value for m in at.metric)
     assert bundled == "384 of 384"  # MiniLM: every dimension moves, on its own scale
     assert at.slider(key="lrn_b_thr").value == -1.0 and sinusoid != "324 of 384"
+
+
+@pytest.mark.parametrize("address", ["", "0.0.0.0", "10.1.2.3"])
+def test_exposed_server_keeps_local_paths_off_and_says_why(monkeypatch, tmp_path, address):
+    """Issue #13.7: reachable by others -> no path source, no path through the hub box either."""
+    path = tmp_path / "table.npy"
+    np.save(path, np.random.default_rng(0).normal(size=(20, 6)))
+    # set (to "no") so that monkeypatch removes what the app writes there when the test ends
+    monkeypatch.setenv("POSVIZ_ALLOW_LOCAL_PATHS", "")
+    query = {"lrn_cmp": "false", "lrn_a_src": "path", "lrn_a_path": str(path)}
+    at = app_test(PAGE, query=query, server_address=address)
+    assert_no_exception(at)
+    assert not any("path" in option for option in at.selectbox(key="lrn_a_src").options)
+    assert "(20×6)" not in " ".join(c.value for c in at.caption)
+    assert any("others could read files" in i.value for i in at.info)
+    # the same file typed into the hub box is refused too
+    query = {"lrn_cmp": "false", "lrn_a_src": "hub", "lrn_a_hub": "other…", "lrn_a_id": str(path)}
+    at = app_test(PAGE, query=query, server_address=address)
+    assert_no_exception(at)
+    assert "(20×6)" not in " ".join(c.value for c in at.caption) and at.error
+    # explicitly allowed by the operator: offered again
+    monkeypatch.setenv("POSVIZ_ALLOW_LOCAL_PATHS", "1")
+    query = {"lrn_cmp": "false", "lrn_a_src": "path", "lrn_a_path": str(path)}
+    at = app_test(PAGE, query=query, server_address=address)
+    assert_no_exception(at)
+    assert "(20×6)" in " ".join(c.value for c in at.caption)
+
+
+def test_comparison_sinusoid_matches_a_large_table_and_says_when_clamped(tmp_path):
+    """Issue #13.5: OPT-2.7b's 2050×2560 table used to get a silent 8192×2 / 1×2 sinusoid."""
+    from posviz.ui.table_source import SINUSOID_MAX_WIDTH, sinusoid_shape
+
+    n, d, note = sinusoid_shape("sinusoidal:2050x2560")
+    assert (n, d) == (2050, min(2560, SINUSOID_MAX_WIDTH))
+    assert (note is None) == (SINUSOID_MAX_WIDTH >= 2560)
+    n, d, note = sinusoid_shape("sinusoidal:9000x385")
+    assert (n, d) == (8192, 384) and "9000×385" in note and "8192" in note
+    at = app_test(PAGE, query={"lrn_a_src": "sinusoid", "lrn_a_n": "2050", "lrn_a_d": "2048"})
+    assert_no_exception(at)
+    assert (at.number_input(key="lrn_b_n").value, at.number_input(key="lrn_b_d").value) == (
+        2050,
+        2048,
+    )
+    assert not at.info or not any("matching sinusoid" in i.value for i in at.info)
+    path = tmp_path / "wide.npy"
+    np.save(path, np.zeros((16, SINUSOID_MAX_WIDTH + 3), dtype=np.float32))
+    at = app_test(PAGE, query={"lrn_a_src": "path", "lrn_a_path": str(path)})
+    assert_no_exception(at)
+    assert at.number_input(key="lrn_b_d").value == SINUSOID_MAX_WIDTH, [
+        m.value for m in [*at.error, *at.warning, *at.info]
+    ]
+    assert at.number_input(key="lrn_b_n").value == 16
+    assert any(f"16×{SINUSOID_MAX_WIDTH + 3}" in i.value for i in at.info)  # said, not silent

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from posviz.encodings.sinusoidal import MAX_D_MODEL, MAX_POSITIONS
 from posviz.lab import list_lab_tables, load_lab_table
 from posviz.settings import settings
-from posviz.tables import PositionTable
+from posviz.tables import SYNTHETIC_MAX_POSITIONS, SYNTHETIC_MAX_WIDTH, PositionTable
 from posviz.ui.cache import cached_data
 from posviz.ui.display import user_errors
 from posviz.ui.exposure import local_paths_off_reason
@@ -49,8 +48,8 @@ _PARTS = {"": "default", "encoder": "encoder", "decoder": "decoder"}
 
 #: The sinusoid source's limits: the loader's own (``load_table("sinusoidal:NxD")``), so the hub
 #: box, the picker and the command line accept exactly the same tables.
-SINUSOID_MAX_POSITIONS = MAX_POSITIONS
-SINUSOID_MAX_WIDTH = MAX_D_MODEL - MAX_D_MODEL % 2
+SINUSOID_MAX_POSITIONS = SYNTHETIC_MAX_POSITIONS
+SINUSOID_MAX_WIDTH = SYNTHETIC_MAX_WIDTH - SYNTHETIC_MAX_WIDTH % 2
 
 
 def _modes() -> list[str]:
@@ -94,6 +93,14 @@ def sinusoid_shape(default: str) -> tuple[int, int, str | None]:
             f"{SINUSOID_MAX_WIDTH})."
         ),
     )
+
+
+def comparison_default(table: PositionTable | None) -> str:
+    """The sinusoid to compare ``table`` with: same positions and width (the picker clamps an
+    odd or too-large shape and says so); MiniLM's 512×384 when there is no table."""
+    if table is None:
+        return "sinusoidal:512x384"
+    return f"sinusoidal:{table.n_positions}x{table.d_model}"
 
 
 def _sinusoid_source(key: str, default: str) -> str:
@@ -222,11 +229,11 @@ def pick_table(label: str, *, key: str, default: str = "bundled") -> PositionTab
     ``_file``.
     """
     modes = _modes()
+    if "path" not in modes and st.query_params.get(f"{key}_src") == "path":  # a link asked for it
+        st.info(local_paths_off_reason() or "", icon=":material/lock:")
     mode = url_select(
         label, modes, key=f"{key}_src", default=_default_mode(default), format_func=_MODES.get
     )
-    if "path" not in modes and st.query_params.get(f"{key}_src") == "path":
-        st.info(local_paths_off_reason() or "", icon=":material/lock:")
     table: PositionTable | None = None
     with user_errors():
         if mode == "bundled":

@@ -24,18 +24,28 @@ when given, rendered heatmap images are cached by it (arrays themselves are neve
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Sequence
 
 import numpy as np
 import streamlit as st
 
-from posviz.analysis.stats import dimension_variance, pca
+from posviz.analysis.stats import (
+    cosine_similarity_matrix,
+    dimension_variance,
+    pca,
+    position_norms,
+)
+from posviz.charts import trajectory as charts
 from posviz.charts.circle import MAX_HANDS, unit_circle_chart
 from posviz.charts.heatmap import MAX_SIDE_1TO1, color_limit, heatmap_chart, lod_factors
 from posviz.charts.lines import MAX_LINES, dimensions_chart, shift_similarity_chart, variance_chart
+from posviz.charts.trajectory import norm_chart
 from posviz.encodings.sinusoidal import sinusoidal
-from posviz.settings import settings
+from posviz.tables import PositionTable
+from posviz.ui.cache import cached_data
 from posviz.ui.display import show_chart, user_errors
+from posviz.ui.loaders import cached_pca
 from posviz.ui.state import (
     url_checkbox,
     url_int_list,
@@ -47,12 +57,12 @@ from posviz.ui.state import (
 _SHIFT_BUDGET = 200_000_000  # multiply-adds allowed for the shift-similarity view
 
 
-@st.cache_data(max_entries=settings().cache_entries, ttl=settings().cache_ttl_seconds)
+@cached_data()
 def _cached_color_limit(cache_key: str, _matrix: np.ndarray) -> float:
     return color_limit(_matrix)
 
 
-@st.cache_data(max_entries=settings().cache_entries, ttl=settings().cache_ttl_seconds)
+@cached_data()
 def _cached_heatmap(
     cache_key: str,
     window: tuple[int, int, int, int],
@@ -461,9 +471,308 @@ def shift_similarity_view(
         show_chart(chart, key=f"{key_prefix}shift_chart", name=f"{name}-shift")
 
 
-@st.cache_resource(max_entries=4, ttl=settings().cache_ttl_seconds, show_spinner=False)
+@cached_data()
 def cached_sinusoidal(n_positions: int, d_model: int, base: float, layout: str) -> np.ndarray:
-    """``posviz.sinusoidal`` as float32, shared read-only between sessions (never mutate it)."""
+    """``posviz.sinusoidal`` as float32, shared read-only between sessions (byte-budgeted)."""
     table = sinusoidal(n_positions, d_model, base=base, layout=layout, dtype=np.float32)
     table.setflags(write=False)
     return table
+
+
+# --- the learned page's views: the shared ones above plus its own ---
+
+#: view id -> label. heatmap/pair/dims/variance/shift are the shared views of
+#: this module (the sinusoidal page uses them too); the rest are this page's own.
+TABLE_VIEWS: dict[str, str] = {
+    "heatmap": "Heatmap",
+    "pair": "Two coordinates",
+    "dims": "Dimensions over positions",
+    "variance": "Variance per dimension",
+    "similarity": "Cosine similarity",
+    "shift": "Similarity vs offset",
+    "pca2": "PCA trajectory 2-D",
+    "pca3": "PCA trajectory 3-D",
+    "norms": "Norm per position",
+}
+
+#: views that need the page's full width: images with every cell one pixel, and the circle view
+#: (which splits its width between a round plot and its controls).
+FULL_WIDTH_VIEWS: frozenset[str] = frozenset({"heatmap", "similarity", "pair"})
+
+
+def view_controls(view: str, *, key: str) -> dict[str, float]:
+    """Widgets shared by both sides (PCA axes and viewing angle), URL-synced under ``key_…``.
+
+    The shared views above draw their own widgets per side instead.
+    """
+
+    if view == "pca2":
+        left, right = st.columns(2)
+        with left:
+            x = url_slider(
+                "Horizontal axis: PC", key=f"{key}_pcx", min_value=1, max_value=10, default=1
+            )
+        with right:
+            y = url_slider(
+                "Vertical axis: PC", key=f"{key}_pcy", min_value=1, max_value=10, default=2
+            )
+        return {"x": x - 1, "y": y - 1}
+    if view == "pca3":
+        left, right = st.columns(2)
+        with left:
+            azimuth = url_slider(
+                "Turn (azimuth, °)",
+                key=f"{key}_az",
+                min_value=-180,
+                max_value=180,
+                default=30,
+                step=5,
+            )
+        with right:
+            elevation = url_slider(
+                "Tilt (elevation, °)",
+                key=f"{key}_el",
+                min_value=-90,
+                max_value=90,
+                default=20,
+                step=5,
+            )
+        return {"azimuth": azimuth, "elevation": elevation}
+    return {}
+
+
+def relative_threshold(matrix: np.ndarray, share: float = 0.01) -> float:
+    """``share`` × the mean per-dimension variance, rounded to a power of 10 in quarter steps.
+
+    The variance view's slider moves in steps of 0.25 in log₁₀; this lands on that grid. Returns
+    ``1e-3`` for a constant table (no variance to be relative to).
+    """
+    mean = float(dimension_variance(matrix).mean())
+    if not mean > 0:
+        return 1e-3
+    exponent = min(0.0, max(-8.0, round(4 * np.log10(share * mean)) / 4))
+    return float(10.0**exponent)
+
+
+def table_cache_key(table: PositionTable) -> str:
+    """A string that identifies ``table``'s matrix, for caching rendered charts by it.
+
+    Source, revision, tensor, shape and dtype; plus a content digest for tables up to 16 MB (so
+    two uploads with the same file name never share a picture; bigger tables are never uploads).
+    """
+    matrix = np.ascontiguousarray(table.matrix)
+    parts = [
+        table.source,
+        table.revision or "",
+        table.tensor_name,
+        table.kind,
+        "x".join(map(str, matrix.shape)),
+        str(matrix.dtype),
+    ]
+    if matrix.nbytes <= 16 * 2**20:
+        parts.append(hashlib.blake2b(matrix.data, digest_size=12).hexdigest())
+    return "|".join(parts)
+
+
+def show_view(
+    table: PositionTable, view: str, options: dict[str, float], *, key_prefix: str
+) -> None:
+    """Draw one of :data:`TABLE_VIEWS` for ``table``; widgets are URL-synced under ``key_prefix``.
+
+    ``options`` come from :func:`view_controls` (shared by both sides); ``key_prefix`` (e.g.
+    ``"lrn_a_"``) must differ between two tables on one page.
+    """
+    matrix, name = table.matrix, _file_stem(table)
+    if view == "heatmap":
+        cache_key = table_cache_key(table)
+        heatmap_view(
+            matrix,
+            key_prefix=key_prefix,
+            cache_key=cache_key,
+            name=f"{name}_heatmap",
+            value_title="PE[p, i]",
+            prose="Row p is the vector the model adds at position p, column i one dimension; "
+            "colour is the value (blue < 0 < red, symmetric around 0). A sinusoid shows stripes "
+            "that slow down from left to right; a learned table shows which dimensions carry "
+            "position at all.",
+        )
+        with user_errors("Contrast heatmap"):
+            _contrast_heatmap(table, cache_key, key_prefix=key_prefix, name=name)
+    elif view == "pair":
+        unit_circle_view(matrix, key_prefix=key_prefix, pairs_are_sin_cos=False, name=name)
+    elif view == "dims":
+        dimensions_view(matrix, key_prefix=key_prefix, name=name)
+    elif view == "variance":
+        threshold = relative_threshold(matrix)
+        variance_view(matrix, key_prefix=key_prefix, default_threshold=threshold, name=name)
+        st.caption(
+            f"The threshold starts at 1% of this table's mean variance (≈ {threshold:.2g}), so "
+            "tables on different scales (a sinusoid's ±1, a learned table's ±0.1) compare fairly."
+        )
+    elif view == "shift":
+        shift_similarity_view(matrix, key_prefix=key_prefix, name=name)
+    else:
+        draw = {
+            "similarity": _similarity_view,
+            "pca2": _pca_view,
+            "pca3": _pca_view,
+            "norms": _norms_view,
+        }[view]
+        with user_errors():
+            draw(table, view, options, key_prefix=key_prefix, name=name)
+
+
+#: a colour scale is "dominated by outliers" when max |value| exceeds this many 99th percentiles.
+OUTLIER_RATIO = 4.0
+
+
+@cached_data()
+def _cached_spread(cache_key: str, _matrix: np.ndarray) -> tuple[float, float, float]:
+    """``(max |value|, 99th percentile of |value|, share of cells above that percentile)``."""
+    magnitude = np.abs(np.asarray(_matrix, dtype=np.float32))
+    top = float(magnitude.max())
+    p99 = float(np.quantile(magnitude, 0.99))
+    return top, p99, float((magnitude > p99).mean())
+
+
+@cached_data()
+def _cached_contrast_chart(cache_key: str, vmax: float, _matrix: np.ndarray):
+    n, d = _matrix.shape
+    return heatmap_chart(
+        _matrix,
+        vmax=vmax,
+        reduce="absmax",
+        title=f"{n}×{d} table, colours saturated at ±{vmax:.3g}",
+        value_title="PE[p, i]",
+    )
+
+
+def _contrast_heatmap(table: PositionTable, cache_key: str, *, key_prefix: str, name: str) -> None:
+    """The whole table again with colours saturating at the 99th percentile of |value|.
+
+    Drawn only when a few outliers dominate the colour scale (MiniLM: max |value| 1.87 at position
+    0, 99% of values within ±0.065), where the faithful picture above is nearly white.
+    """
+    top, p99, beyond = _cached_spread(cache_key, table.matrix)
+    if not (p99 > 0 and top > OUTLIER_RATIO * p99):
+        return
+    show = url_checkbox(
+        f"Contrast view: saturate colours at ±{p99:.3g} (99% of |values|)",
+        key=f"{key_prefix}hm_contrast",
+        default=True,
+        toggle=True,
+        help=f"max |value| is {top:.3g}, {top / p99:.0f}× the 99th percentile: on the scale above "
+        "almost every cell is near white. Here cells beyond the limit take the end colour; "
+        "hover still shows the true values.",
+    )
+    if show:
+        st.caption(
+            f"Same table, colour limit ±{p99:.3g} instead of ±{top:.3g}: the {beyond:.1%} of "
+            "cells beyond it are drawn in full red or blue."
+        )
+        chart = _cached_contrast_chart(cache_key, p99, table.matrix)
+        show_chart(chart, key=f"{key_prefix}contrast_chart", data=None, name=f"{name}_contrast")
+
+
+@cached_data()
+def _cached_similarity(cache_key: str, start: int, stop: int, _matrix: np.ndarray):
+    """Cosine similarity of positions ``start … stop-1`` and its heatmap: ``(chart, (m, m))``."""
+    similarity = cosine_similarity_matrix(_matrix[start:stop]).astype(np.float32)  # (m, m)
+    m = stop - start
+    shown = "" if (start, stop) == (0, len(_matrix)) else f" — positions {start}…{stop - 1}"
+    offset = f" (axes count from position {start})" if start else ""
+    chart = heatmap_chart(
+        similarity,
+        vmax=1.0,
+        title=f"cos(PE(p), PE(q)), {m}×{m}{shown}{offset}",
+        x_title="position q",
+        y_title="position p",
+        value_title="cosine",
+        height=min(720, max(240, m)),
+    )
+    return chart, similarity
+
+
+def _similarity_view(
+    table: PositionTable, view: str, options: dict, *, key_prefix: str, name: str
+) -> None:
+    n = table.n_positions
+    st.subheader("Which positions look alike?")
+    st.markdown(
+        "Cosine similarity cos(PE(p), PE(q)) of every pair of positions, every pair its own "
+        "pixel (red +1 = same direction, white 0 = orthogonal, blue −1 = opposite). A bright "
+        "diagonal band that fades with |p − q| means nearby positions look alike: the table "
+        "encodes distance."
+    )
+    start = 0
+    if n > MAX_SIDE_1TO1:
+        st.info(
+            f"This table has {n} positions; {MAX_SIDE_1TO1} of them are compared 1:1 at a time. "
+            "Choose where the window starts.",
+            icon="🔎",
+        )
+        start = url_number(
+            "First position",
+            key=f"{key_prefix}sim_p0",
+            min_value=0,
+            max_value=n - MAX_SIDE_1TO1,
+            default=0,
+            step=MAX_SIDE_1TO1 // 4,
+        )
+        start = min(int(start), n - MAX_SIDE_1TO1)
+    stop = min(n, start + MAX_SIDE_1TO1)
+    chart, similarity = _cached_similarity(table_cache_key(table), start, stop, table.matrix)
+    show_chart(chart, key=f"{key_prefix}sim_chart", data=similarity, name=f"{name}_cosine")
+
+
+def _pca_view(
+    table: PositionTable, view: str, options: dict, *, key_prefix: str, name: str
+) -> None:
+    st.subheader(TABLE_VIEWS[view])
+    wanted = 3 if view == "pca3" else 1 + max(int(options["x"]), int(options["y"]))
+    step = charts.stride_for(table.n_positions, _PCA_ROWS)
+    result = cached_pca(table.matrix[::step], wanted)
+    common = {
+        "explained": result.explained_variance_ratio,
+        "positions": np.arange(0, table.n_positions, step),
+    }
+    if view == "pca2":
+        chart = charts.pca_trajectory_chart(
+            result.scores, x=int(options["x"]), y=int(options["y"]), **common
+        )
+    else:
+        chart = charts.pca_3d_chart(
+            result.scores, azimuth=options["azimuth"], elevation=options["elevation"], **common
+        )
+    show_chart(chart, key=f"{key_prefix}{view}_chart", data=result.scores, name=f"{name}_{view}")
+    thinned = (
+        f" PCA of positions 0, {step}, {2 * step}, … ({_PCA_ROWS} at most)." if step > 1 else ""
+    )
+    st.caption(_PCA_NOTES[view] + thinned)
+
+
+def _norms_view(
+    table: PositionTable, view: str, options: dict, *, key_prefix: str, name: str
+) -> None:
+    st.subheader("Norm per position")
+    norms = position_norms(table.matrix)  # (n_positions,)
+    show_chart(norm_chart(norms), key=f"{key_prefix}norms_chart", data=norms, name=f"{name}_norms")
+    st.caption(
+        f"‖PE(p)‖ from {norms.min():.3f} to {norms.max():.3f} (mean {norms.mean():.3f}). "
+        "A sinusoid has the same norm √(d/2) at every position; learned tables don't."
+    )
+
+
+_PCA_ROWS = 1024  # PCA is fitted on at most this many evenly spaced positions (bounded SVD cost)
+_PCA_NOTES = {
+    "pca2": "Each dot is one position projected on two principal components of the table, joined "
+    "in order (colour = position). A smooth curve means neighbouring positions are neighbours in "
+    "the embedding space; a sinusoid traces Lissajous loops, GPT-2's table a helix-like spiral.",
+    "pca3": "The first three principal components, drawn as an orthographic projection seen from "
+    "the chosen angle (nearer points larger). It is a flat picture of a 3-D path: turn and tilt "
+    "to judge its shape — GPT-2's table winds like a helix.",
+}
+
+
+def _file_stem(table: PositionTable) -> str:
+    return "".join(c if c.isalnum() else "_" for c in table.source)[:60] or "table"

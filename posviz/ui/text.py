@@ -14,10 +14,13 @@ import unicodedata
 
 #: Characters that can start markup anywhere in a line: emphasis, code, links/images, HTML,
 #: entities, Streamlit's ``:directives:``/``:material/…:`` icons, ``$`` maths, tables, and what
-#: GFM turns into links by itself (``https:``, e-mail ``@``). CommonMark shows a backslash-escaped
+#: GFM turns into links by itself (``https://``, e-mail ``@``). CommonMark shows a backslash-escaped
 #: ASCII punctuation character literally (§2.4), so each gets a backslash. Others (``( ) . - ,``)
 #: only matter at the start of a line and are escaped there (see :func:`_block_safe`).
-_INLINE = frozenset("\\`*_[]<>#+!|~$:&@")
+_INLINE = frozenset("\\`*[]<>#+!|~$&@")
+#: a colon starts markup only before "//" (``https://`` autolinks) or as the first of a pair with
+#: no space between (Streamlit's ``:material/icon:`` and ``:emoji:`` shortcodes).
+_COLON_MARKUP = re.compile(r"//|[^\s:]*:")
 _AT_LINE_START = frozenset("-.+=>#")
 _ELLIPSIS = "…"
 
@@ -30,6 +33,21 @@ def _visible(char: str) -> str:
     if unicodedata.category(char) in ("Cc", "Cf", "Co", "Cs"):
         return "\ufffd"
     return char
+
+
+def _inside_word(text: str, i: int) -> bool:
+    """``text[i]`` has a letter or digit on both sides: an underscore there cannot open or close
+    emphasis (CommonMark §6.2), so ``position_embeddings`` needs no backslash."""
+    return 0 < i < len(text) - 1 and text[i - 1].isalnum() and text[i + 1].isalnum()
+
+
+def _starts_markup(text: str, i: int) -> bool:
+    c = text[i]
+    if c == ":":
+        return _COLON_MARKUP.match(text, i + 1) is not None
+    if c == "_":
+        return not _inside_word(text, i)
+    return c in _INLINE
 
 
 def _block_safe(text: str) -> str:
@@ -61,7 +79,8 @@ def safe_md(text: str, *, max_len: int = 80) -> str:
     text = str(text)
     cut = len(text) > max_len
     kept = text[:max_len] if cut else text
-    escaped = _block_safe("".join("\\" + c if c in _INLINE else _visible(c) for c in kept))
+    chars = ["\\" + c if _starts_markup(kept, i) else _visible(c) for i, c in enumerate(kept)]
+    escaped = _block_safe("".join(chars))
     if cut:
         return f"{escaped}{_ELLIPSIS} (cut: {len(text):,} characters in all)"
     return escaped
