@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -143,3 +144,34 @@ def test_table_picker_offers_local_paths_only_when_allowed(env, address, offered
         check=True,
     )
     assert out.stdout.strip() == str(offered)
+
+
+@pytest.mark.parametrize(
+    ("env", "address"), [({}, "127.0.0.1"), ({"POSVIZ_ADDRESS": "0.0.0.0"}, "0.0.0.0")]
+)
+def test_run_app_script_binds_loopback_unless_told_otherwise(tmp_path, env, address):
+    """Issue #13.7: the README's start command listens on 127.0.0.1 by default.
+
+    The script runs as written, in a copy of scripts/ whose .venv python only prints its arguments.
+    """
+    (tmp_path / "scripts").mkdir()
+    shutil.copy(ROOT / "scripts/run-app.sh", tmp_path / "scripts/run-app.sh")
+    (tmp_path / "scripts/_venv.sh").write_text('cd "$(dirname "${BASH_SOURCE[0]}")/.."\n')
+    fake = tmp_path / ".venv/bin/python"
+    fake.parent.mkdir(parents=True)
+    fake.write_text('#!/bin/sh\nprintf "%s\\n" "$@"\n')
+    fake.chmod(0o755)
+    clean = {k: v for k, v in os.environ.items() if k not in ("POSVIZ_ADDRESS", "PORT")}
+    out = subprocess.run(
+        ["bash", str(tmp_path / "scripts/run-app.sh")],
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    args = out.stdout.split("\n")
+    assert args[:3] == ["-m", "streamlit", "run"]
+    assert args[args.index("--server.address") + 1] == address
+    header = (ROOT / "scripts/run-app.sh").read_text()
+    assert "POSVIZ_ADDRESS=0.0.0.0" in header and "POSVIZ_ALLOW_LOCAL_PATHS=1" in header
