@@ -121,3 +121,20 @@ def test_page_shows_subword_split_and_errors():
     at.selectbox(key="avc_view").set_value("PCA of the cloud").run()
     assert_no_exception(at)
     assert not at.error
+
+
+def test_principal_angles_come_with_their_random_baseline():
+    # Issue #9 item 4: two random 11-dim subspaces of R^384 already sit near 82°; the report shows
+    # that baseline, and MiniLM's 89.2° median angle is above it by far more than its spread.
+    from posviz.analysis.add_concat import concat_hypothesis
+    from posviz.models import bundled_position_embeddings, bundled_word_embeddings
+
+    report = concat_hypothesis(bundled_position_embeddings(), bundled_word_embeddings())
+    assert (report.k_pe, report.k_we) == (11, 264)
+    baseline = report.angle_baseline
+    assert baseline is not None
+    assert baseline.mean == pytest.approx(82.1, abs=baseline.std / 3)  # README: 82.1 ± 0.9°
+    assert float(np.median(report.angles_deg)) == pytest.approx(89.2, abs=0.05)
+    assert float(np.median(report.angles_deg)) > baseline.high + 3 * baseline.std
+    assert "random subspaces: 82.1" in report.frame().value.iloc[4]
+    assert report.pe_in_we == pytest.approx(0.041, abs=0.0005)

@@ -26,6 +26,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from posviz.analysis.evidence import Spread, random_subspace_angles, spread
+
+N_BASELINE = 50  # random subspace pairs behind each angle baseline
+
 
 def principal_axes(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Principal directions and their variance fractions of the rows of ``matrix`` (centred).
@@ -69,6 +73,9 @@ class ConcatReport:
             (``k = min(k_pe, k_we)``), in degrees, smallest first. 0° = shared direction, 90° =
             orthogonal.
         fraction: the variance fraction used to pick ``k_pe`` and ``k_we``.
+        angle_baseline: median principal angle between two uniformly random ``k``-dim subspaces
+            of ℝ^d_model, over :data:`N_BASELINE` pairs (mean ± std): in high dimension random
+            subspaces are already nearly orthogonal, so a large angle alone says little.
     """
 
     d_model: int
@@ -80,6 +87,7 @@ class ConcatReport:
     we_in_pe_chance: float
     angles_deg: np.ndarray
     fraction: float
+    angle_baseline: Spread | None = None
 
     def frame(self) -> pd.DataFrame:
         """The report as a two-column table (quantity, value) for display."""
@@ -100,7 +108,16 @@ class ConcatReport:
                 "share of WE variance inside PE's subspace",
                 f"{self.we_in_pe:.1%} (random subspace: {self.we_in_pe_chance:.1%})",
             ),
-            ("median principal angle PE vs WE subspaces", f"{np.median(self.angles_deg):.1f}°"),
+            (
+                f"median principal angle, PE's top-{min(self.k_pe, self.k_we)} vs WE's "
+                f"top-{min(self.k_pe, self.k_we)} subspaces",
+                f"{np.median(self.angles_deg):.1f}°"
+                + (
+                    f" (random subspaces: {self.angle_baseline.text(1)}°)"
+                    if self.angle_baseline is not None
+                    else ""
+                ),
+            ),
             ("smallest principal angle", f"{self.angles_deg.min():.1f}°"),
         ]
         return pd.DataFrame(rows, columns=["quantity", "value"])
@@ -154,6 +171,9 @@ def concat_hypothesis(
         we_in_pe_chance=k_pe / d,
         angles_deg=angles,
         fraction=fraction,
+        angle_baseline=spread(
+            np.median(random_subspace_angles(d, k, k, seed=0, n=N_BASELINE), axis=1)
+        ),
     )
 
 
