@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 
 import pytest
+from conftest import app_test, assert_no_exception
 from markdown_it import MarkdownIt
 
 from posviz.ui.text import safe_md
@@ -70,3 +72,84 @@ def test_safe_md_leaves_nothing_gfm_or_streamlit_would_turn_into_markup(text: st
     rendered = _render(escaped)
     assert rendered.startswith("<p>") and "<pre" not in rendered and "<ol" not in rendered
     assert html.unescape(rendered[3:-5]).replace("\u00a0", " ").strip() == text.strip()
+
+
+# --- every page of the app, every query parameter it reads, through AppTest -------------------
+
+HOSTILE_LINK_VALUES: dict[str, str] = {
+    "link": "`[Log in again](https://evil.example/login)`",
+    "image": "`![p](http://evil.example/px.png)`",
+    "html": "<img src=https://evil.example/x.png onerror=alert(1)><a href='https://evil.example'>x",
+    "long": "`[x](https://evil.example)" + "A" * 10_000,
+    "number": "-1e308",
+    "nan": "nan",
+    "unicode": "ℵ₀😀\u202e:material/lock: :red[evil.example] $x$ www.evil.example",
+}
+
+#: (page url_path, value name) -> owner, for cases that fail on pages this file's author does not
+#: own; each is an xfail(strict=True) so a fix is noticed.
+KNOWN_FAILURES: dict[tuple[str, str], str] = {}
+
+_MARKDOWN_KINDS = (
+    "markdown",
+    "caption",
+    "error",
+    "warning",
+    "info",
+    "success",
+    "title",
+    "header",
+    "subheader",
+)
+
+
+def _pages():
+    from posviz.ui import all_pages
+
+    return all_pages()
+
+
+@functools.cache
+def _url_keys(path: str) -> tuple[str, ...]:
+    at = app_test(path, timeout=180)
+    assert_no_exception(at)
+    return tuple(sorted(at.query_params.keys()))
+
+
+def _live_markup(body: str) -> list[str]:
+    """Links, images, autolinks and HTML in a Markdown body that point at the attacker's host."""
+    rendered = MarkdownIt("commonmark").render(body)
+    found = re.findall(r"<(?:a|img)\b[^>]*evil\.example[^>]*>", rendered)
+    # GFM (which Streamlit uses) also links bare https://… and www.… : look at the source
+    found += re.findall(r"(?<!\\)(?:https?:(?<!\\:)//|(?<!\\)www\.)evil", body)
+    found += re.findall(r"(?<!\\)<(?:img|a)\b", body)
+    return found
+
+
+def _cases():
+    cases = []
+    for spec in _pages():
+        for name in HOSTILE_LINK_VALUES:
+            marks = []
+            owner = KNOWN_FAILURES.get((spec.url_path, name))
+            if owner:
+                marks.append(pytest.mark.xfail(strict=True, reason=f"owner: {owner}"))
+            cases.append(pytest.param(spec, name, marks=marks, id=f"{spec.url_path}-{name}"))
+    return cases
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("spec", "name"), _cases())
+def test_crafted_link_renders_no_live_markup(spec, name, monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    keys = _url_keys(spec.path) or ("unknown_param",)
+    at = app_test(spec.path, query=dict.fromkeys(keys, HOSTILE_LINK_VALUES[name]), timeout=180)
+    assert_no_exception(at)
+    assert at.title, f"{spec.url_path}: the page stopped before its title"
+    for kind in _MARKDOWN_KINDS:
+        for element in getattr(at, kind):
+            body = str(element.value)
+            assert not _live_markup(body), (spec.url_path, kind, body[:300])
+    for widget in [*at.selectbox, *at.radio, *at.text_input, *at.checkbox, *at.toggle]:
+        assert not _live_markup(str(widget.label)), (spec.url_path, widget.key, widget.label)
