@@ -5,6 +5,7 @@ import streamlit as st
 
 from posviz.charts.experiments import layer_chart
 from posviz.data.texts import ALL_TEXTS, TEXTS, corpus
+from posviz.references import cite
 from posviz.ui import show_chart, url_checkbox, url_select, url_slider, url_text, user_errors
 from posviz.ui.experiments import layer_probe
 
@@ -14,7 +15,7 @@ OWN_TEXT = "paste your own text"
 
 st.title("Position through layers")
 st.markdown(
-    "BERT-style models add position embeddings **once**, at the input (seed 000). Is the position "
+    "BERT-style models add position embeddings **once**, at the input. Is the position "
     "still in the token's vector after 1, 2, … 6 layers of attention? Run the model on real text, "
     "take every layer's hidden states, fit a linear (ridge) regression from a token's vector to "
     "its position in the window, and score it on held-out text. R² = 1: the position can be read "
@@ -65,19 +66,18 @@ if not model_id:
     st.info("Type a model id, e.g. `google-bert/bert-base-uncased` or `openai-community/gpt2`.")
     st.stop()
 scores = zeroed = None
-with st.status("Running the model and probing every layer…", expanded=True) as status:
-    st.write("Forward passes over the text windows, then one ridge probe per layer (cached).")
-    with user_errors():
-        scores = layer_probe(model_id, text, int(window), False)
-    if scores is not None and ablation:
-        status.update(label="Running the ablation (position table zeroed)…")
-        with user_errors("Ablation"):
-            zeroed = layer_probe(model_id, text, int(window), True)
-    status.update(
-        label="Probed every layer" if scores is not None else "Could not probe",
-        state="complete" if scores is not None else "error",
-        expanded=False,
-    )
+# Errors are shown as themselves, outside any collapsible box, so their reason is never hidden.
+with (
+    st.spinner("Forward passes over the text windows, then one ridge probe per layer (cached)…"),
+    user_errors("Could not probe"),
+):
+    scores = layer_probe(model_id, text, int(window), False)
+if scores is not None and ablation:
+    with (
+        st.spinner("Running the ablation (position table zeroed)…"),
+        user_errors("Ablation"),
+    ):
+        zeroed = layer_probe(model_id, text, int(window), True)
 if scores is None:
     st.stop()
 
@@ -85,8 +85,18 @@ both = scores if zeroed is None else pd.concat([scores, zeroed], ignore_index=Tr
 first, last = scores.iloc[0], scores.iloc[-1]
 best = scores.loc[scores.r2.idxmax()]
 m1, m2, m3 = st.columns(3)
-m1.metric("R² at the input (layer 0)", f"{first.r2:.2f}")
-m2.metric(f"R² after the last layer ({int(last.layer)})", f"{last.r2:.2f}")
+m1.metric(
+    "R² at the input (layer 0)",
+    f"{first.r2:.2f}",
+    help=f"± {first.r2_std:.2f} over blocks of held-out windows; shuffled positions "
+    f"{first.control_r2:.2f} ± {first.control_r2_std:.2f}",
+)
+m2.metric(
+    f"R² after the last layer ({int(last.layer)})",
+    f"{last.r2:.2f}",
+    help=f"± {last.r2_std:.2f} over blocks of held-out windows; shuffled positions "
+    f"{last.control_r2:.2f} ± {last.control_r2_std:.2f}",
+)
 if zeroed is None:
     m3.metric("best layer", f"{int(best.layer)} (R² {best.r2:.2f})")
 else:
@@ -109,17 +119,17 @@ with c2:
 story = (
     f"**What it shows.** {scores.model.iloc[0]}: on {int(first.train_tokens)} training and "
     f"{int(first.test_tokens)} held-out tokens (windows of {window}), the position is readable at "
-    f"the input with R² {first.r2:.2f} (typical error {first.mae:.1f} positions; guessing gives "
-    f"{first.chance_mae:.1f}), best after layer {int(best.layer)} (R² {best.r2:.2f}), and after "
-    f"the last layer with R² {last.r2:.2f}. Position is added once and never re-added, yet later "
-    "layers still carry it: attention mixes it into every token's vector (seed 000's answer)."
+    f"the input with R² {first.r2:.2f} ± {first.r2_std:.2f} (typical error {first.mae:.1f} "
+    f"positions; guessing gives {first.chance_mae:.1f}), best after layer {int(best.layer)} "
+    f"(R² {best.r2:.2f} ± {best.r2_std:.2f}), and after the last layer R² {last.r2:.2f} ± "
+    f"{last.r2_std:.2f}; with the position labels shuffled within each window (the control) "
+    f"R² is {last.control_r2:.2f} ± {last.control_r2_std:.2f}. Spreads are over 5 blocks of "
+    "held-out windows; the ridge penalty is chosen by CV grouped over blocks of consecutive "
+    "windows (they overlap, so leave-one-token-out would leak). Position is added once and "
+    "never re-added, yet later layers still carry it: attention mixes it into every token's "
+    "vector, as the answer to the Stack Overflow question "
 )
-if model_id == "bundled":
-    story += (
-        " How much the last layers keep depends on training: MiniLM was tuned to produce "
-        "*mean-pooled sentence vectors*, where word order counts little, and its final layer sheds "
-        "most of it."
-    )
+story += cite("so_learnable") + " says (after " + cite("amir_2021") + ", §3.1)."
 if zeroed is not None:
     story += (
         f" With the position table zeroed, every layer scores at chance (|R²| ≤ "
