@@ -64,8 +64,10 @@ class Question:
         explain: how the answer is measured (held-out data, metric, control).
         compare: the two variant ids whose difference answers the question.
         control: the variant id of the control arm.
-        metric: the metric name (a column of :func:`posviz.lab.results_frame`) that decides it.
+        metric: the metric (``metric`` column of :func:`posviz.lab.results_frame`) that decides
+            it; ``"accuracy_longest"`` means the accuracy at the longest evaluation length.
         higher_is_better: direction of ``metric``.
+        probe_tables: also probe the trained tables (error by position on the late rows).
     """
 
     id: str
@@ -79,6 +81,7 @@ class Question:
     control: str
     metric: str
     higher_is_better: bool = True
+    probe_tables: bool = False  # also probe the trained tables (error by position, late rows)
 
     def variant(self, variant_id: str) -> Variant:
         """The variant with this id.
@@ -202,7 +205,7 @@ TRAIN_SHORT_TEST_LONG = Question(
     ),
     compare=("alibi", "sinusoid"),
     control="nope",
-    metric="accuracy@32",
+    metric="accuracy_longest",
 )
 
 RARE_ROWS = Question(
@@ -233,6 +236,7 @@ RARE_ROWS = Question(
     compare=("short", "uniform"),
     control="uniform",
     metric="accuracy_late",
+    probe_tables=True,
 )
 
 QUESTIONS: dict[str, Question] = {

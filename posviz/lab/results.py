@@ -7,10 +7,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from posviz.jobs import JobCancelled
 from posviz.lab.config import LabConfig
 
 
-class LabStopped(RuntimeError):
+class LabStopped(JobCancelled):
     """Raised by :func:`posviz.lab.run_question` when ``should_stop()`` turned true."""
 
 

@@ -1,0 +1,142 @@
+"""Deterministic, offline tasks: every batch is a pure function of (task settings, seed, step).
+
+Each task maps an input sequence to one target per position, with a mask of the positions that
+count (padding and undefined targets do not):
+
+* ``reverse`` — ``y[t] = x[n−1−t]``: needs absolute order (which position am I, how long is it).
+* ``kback`` — ``y[t] = x[t−k]`` for ``t ≥ k``: needs a relative offset only.
+* ``count`` — ``y[t] = #{s : x[s] = x[t]}``: a histogram, the same for any order of the tokens —
+  the control where positions cannot help.
+* ``lm`` — ``y[t] = c[t+1]``: next character of the bundled public-domain texts
+  (:mod:`posviz.data.texts`); training windows come from the first 90 %, held-out ones from the
+  last 10 %.
+
+Lengths: ``"uniform"`` over ``[min_len, max_len]`` or ``"short"`` with ``P(n) ∝ 0.8^(n − min_len)``
+(mostly short: the longest rows are rarely seen, as in Jexus 2020's reading of BERT). Padding
+(token ``pad_id``) fills a batch to its longest sequence, at the end.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from posviz.data.texts import corpus
+from posviz.lab.config import LabConfig
+
+SHORT_DECAY = 0.8
+LM_HELD_OUT = 0.1
+TRAIN_STREAM, EVAL_STREAM = 0, 1  # disjoint random streams: held-out data is never trained on
+
+
+@dataclass(frozen=True)
+class Batch:
+    """``inputs``/``targets`` ``(B, T)`` int64; ``mask``: targets that count; ``valid``: not pad."""
+
+    inputs: np.ndarray
+    targets: np.ndarray
+    mask: np.ndarray
+    valid: np.ndarray
+
+
+@lru_cache(maxsize=1)
+def _alphabet() -> tuple[str, np.ndarray]:
+    text = corpus()
+    chars = "".join(sorted(set(text)))
+    codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    lookup = {ord(c): i for i, c in enumerate(chars)}
+    return chars, np.array([lookup[int(c)] for c in codes], dtype=np.int64)
+
+
+def vocab_sizes(config: LabConfig) -> tuple[int, int, int]:
+    """``(n_in, n_out, pad_id)``: input tokens (padding included), output classes, padding token."""
+    if config.task == "lm":
+        n = len(_alphabet()[0])
+        return n + 1, n, n
+    if config.task == "count":
+        longest = max(config.max_len, *config.eval_lengths)
+        return config.vocab + 1, longest + 1, config.vocab
+    return config.vocab + 1, config.vocab, config.vocab
+
+
+def sample_lengths(config: LabConfig, rng: np.random.Generator, batch: int) -> np.ndarray:
+    """``(batch,)`` training lengths drawn from ``config.length_dist``."""
+    lengths = np.arange(config.min_len, config.max_len + 1)
+    if config.length_dist == "uniform":
+        weights = np.ones(len(lengths))
+    else:
+        weights = SHORT_DECAY ** (lengths - config.min_len)
+    return rng.choice(lengths, size=batch, p=weights / weights.sum())
+
+
+def length_probabilities(config: LabConfig) -> np.ndarray:
+    """``(max_len + 1,)``: probability that a training sequence reaches position ``p`` (n > p)."""
+    lengths = np.arange(config.min_len, config.max_len + 1)
+    w = (
+        np.ones(len(lengths))
+        if config.length_dist == "uniform"
+        else SHORT_DECAY ** (lengths - config.min_len)
+    )
+    w = w / w.sum()
+    return np.array([w[lengths > p].sum() for p in range(config.max_len + 1)])
+
+
+def make_batch(
+    config: LabConfig, rng: np.random.Generator, lengths: np.ndarray, *, held_out: bool = False
+) -> Batch:
+    """A batch of sequences of the given lengths (padded to the longest)."""
+    b, t = len(lengths), int(lengths.max())
+    pad = vocab_sizes(config)[2]
+    valid = np.arange(t)[None, :] < lengths[:, None]
+    if config.task == "lm":
+        inputs, targets = _lm_windows(rng, lengths, t, held_out=held_out)
+    else:
+        inputs = rng.integers(0, config.vocab, size=(b, t))
+        targets = _targets(config.task, inputs, lengths, k=config.k)
+    mask = valid.copy()
+    if config.task == "kback":
+        mask[:, : config.k] = False
+    inputs = np.where(valid, inputs, pad)
+    targets = np.where(mask, targets, 0)
+    return Batch(inputs.astype(np.int64), targets.astype(np.int64), mask, valid)
+
+
+def _targets(task: str, x: np.ndarray, lengths: np.ndarray, *, k: int) -> np.ndarray:
+    t = x.shape[1]
+    cols = np.arange(t)[None, :]
+    if task == "reverse":
+        source = np.clip(lengths[:, None] - 1 - cols, 0, t - 1)
+        return np.take_along_axis(x, source, axis=1)
+    if task == "kback":
+        return np.take_along_axis(x, np.clip(cols - k, 0, t - 1), axis=1)
+    valid = cols < lengths[:, None]
+    same = (x[:, :, None] == x[:, None, :]) & valid[:, None, :]
+    return same.sum(-1)  # count: occurrences of x[t] among the sequence's tokens
+
+
+def _lm_windows(
+    rng: np.random.Generator, lengths: np.ndarray, t: int, *, held_out: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    codes = _alphabet()[1]
+    cut = int(len(codes) * (1 - LM_HELD_OUT))
+    part = codes[cut:] if held_out else codes[:cut]
+    if len(part) <= t + 1:
+        raise ValueError(
+            f"sequences of {t} characters do not fit the held-out text ({len(part)} "
+            f"characters); use max_len ≤ {len(part) - 2}."
+        )
+    starts = rng.integers(0, len(part) - t - 1, size=len(lengths))
+    windows = part[starts[:, None] + np.arange(t + 1)[None, :]]
+    return windows[:, :-1], windows[:, 1:]
+
+
+def train_rng(seed: int) -> np.random.Generator:
+    """The training data stream of one seed."""
+    return np.random.default_rng([int(seed), TRAIN_STREAM])
+
+
+def eval_rng(seed: int, length: int) -> np.random.Generator:
+    """The held-out stream of one seed and evaluation length (disjoint from training)."""
+    return np.random.default_rng([int(seed), EVAL_STREAM, int(length)])

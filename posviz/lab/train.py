@@ -1,0 +1,188 @@
+"""Train one variant's seeds together (one batched model) and evaluate it on held-out data.
+
+Adam (Kingma & Ba 2015) without weight decay: its update is element-wise, so the seeds stacked in
+one :class:`~posviz.lab.model.LabModel` stay exactly independent, and a table row that never gets
+a gradient never moves (Adam's update is 0 when its moments are 0). The loss summed over seeds
+gives each seed the gradient of its own mean token loss.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from posviz.lab.config import LabConfig, ModelConfig
+from posviz.lab.model import LabModel, parameter_count
+from posviz.lab.tasks import Batch, eval_rng, make_batch, sample_lengths, train_rng, vocab_sizes
+
+MAX_CURVE_POINTS = 200
+
+
+@dataclass
+class TrainOutput:
+    """A trained variant: the model, its loss curve and its learned-table snapshots."""
+
+    model: LabModel
+    curve_steps: np.ndarray  # (n_points,)
+    losses: np.ndarray  # (E, n_points) training loss per seed
+    snapshot_steps: np.ndarray  # (n_snapshots,)
+    snapshots: np.ndarray | None  # (E, n_snapshots, rows, p) for learned tables
+    diverged_at: int | None  # the step whose loss was NaN/inf, if any
+    n_params: int  # of one seed's model
+
+
+def device() -> torch.device:
+    """CUDA when present; the CPU is the target (and the only place runs are bit-reproducible)."""
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def use_all_cores() -> int:
+    """Give torch every core this process may use; returns the count."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    torch.set_num_threads(max(1, int(cores or 1)))
+    return torch.get_num_threads()
+
+
+def build_model(model: ModelConfig, config: LabConfig) -> LabModel:
+    """The batched model of one variant: seeds ``0 … config.seeds − 1``."""
+    n_in, n_out, _ = vocab_sizes(config)
+    rows = model.table_rows or config.max_len
+    if model.scheme == "learned" and rows < config.max_len:
+        raise ValueError(
+            f"table_rows={rows} is shorter than max_len={config.max_len}; a learned table needs "
+            "a row for every training position."
+        )
+    if model.scheme == "rope" and config.head_dim % 2:
+        raise ValueError(
+            f"RoPE rotates pairs, so the head size width/heads = {config.head_dim} must be even; "
+            f"use width={config.width} with heads={config.heads // 2 or 1}, or an even head size."
+        )
+    if (
+        model.injection == "concat"
+        and not 0 < (model.concat_width or config.width // 2) < config.width
+    ):
+        raise ValueError(
+            f"concat_width={model.concat_width} must be between 1 and width−1 ({config.width - 1})."
+        )
+    if model.scheme == "sinusoid" and (model.concat_width or config.width) % 2:
+        raise ValueError(
+            "a sinusoid table needs an even width (sin/cos pairs); use an even concat_width."
+        )
+    torch.manual_seed(0)  # nothing should draw from the global generator; pinned all the same
+    return LabModel(
+        model,
+        n_in=n_in,
+        n_out=n_out,
+        width=config.width,
+        heads=config.heads,
+        layers=config.layers,
+        rows=rows,
+        seeds=tuple(range(config.seeds)),
+    ).to(device())
+
+
+def _to_torch(batches: list[Batch]) -> tuple[torch.Tensor, ...]:
+    """Stack one batch per seed into ``(E, B, T)`` tensors (padded to the longest)."""
+    t = max(b.inputs.shape[1] for b in batches)
+
+    def pad(array: np.ndarray, value: int | bool) -> np.ndarray:
+        return np.pad(array, ((0, 0), (0, t - array.shape[1])), constant_values=value)
+
+    dev = device()
+    arrays = (
+        np.stack(
+            [pad(b.inputs, int(b.inputs.max())) if False else pad(b.inputs, 0) for b in batches]
+        ),
+        np.stack([pad(b.targets, 0) for b in batches]),
+        np.stack([pad(b.mask, False) for b in batches]),
+        np.stack([pad(b.valid, False) for b in batches]),
+    )
+    return tuple(torch.from_numpy(a).to(dev) for a in arrays)
+
+
+def masked_loss(logits: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """``(E,)`` mean cross-entropy over each seed's counted positions."""
+    ce = torch.nn.functional.cross_entropy(
+        logits.flatten(0, 2), targets.flatten(), reduction="none"
+    )
+    ce = ce.view(mask.shape) * mask
+    return ce.sum((1, 2)) / mask.sum((1, 2)).clamp(min=1)
+
+
+def train_variant(
+    model_config: ModelConfig,
+    config: LabConfig,
+    *,
+    on_step: Callable[[int, float], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> TrainOutput:
+    """Train the seeds of one variant for ``config.steps`` Adam steps.
+
+    ``on_step(step, mean_loss)`` is called after every step; ``should_stop()`` is polled every
+    step and ends training early (the caller raises :class:`~posviz.lab.results.LabStopped`).
+    """
+    model = build_model(model_config, config)
+    optimizer = torch.optim.Adam(model.parameters(), lr=float(config.lr))
+    rngs = [train_rng(s) for s in range(config.seeds)]
+    every = max(1, math.ceil(config.steps / MAX_CURVE_POINTS))
+    snap_steps = np.unique(np.linspace(0, config.steps, config.snapshots).round().astype(int))
+    snaps = [model.tables()] if model.tables() is not None else None
+    curve_steps, losses, diverged_at = [], [], None
+    for step in range(1, config.steps + 1):
+        if should_stop is not None and should_stop():
+            break
+        batches = [
+            make_batch(config, rng, sample_lengths(config, rng, config.batch)) for rng in rngs
+        ]
+        tokens, targets, mask, valid = _to_torch(batches)
+        loss = masked_loss(model(tokens, valid), targets, mask)
+        if not torch.isfinite(loss).all():
+            diverged_at = step
+            break
+        optimizer.zero_grad(set_to_none=True)
+        loss.sum().backward()
+        optimizer.step()
+        if step % every == 0 or step == config.steps:
+            curve_steps.append(step)
+            losses.append(loss.detach().cpu().numpy())
+        if snaps is not None and step in snap_steps:
+            snaps.append(model.tables())
+        if on_step is not None:
+            on_step(step, float(loss.detach().mean()))
+    return TrainOutput(
+        model=model,
+        curve_steps=np.array(curve_steps, dtype=np.int64),
+        losses=np.stack(losses, axis=1) if losses else np.zeros((config.seeds, 0)),
+        snapshot_steps=snap_steps[: len(snaps)] if snaps is not None else snap_steps,
+        snapshots=np.stack(snaps, axis=1) if snaps is not None else None,
+        diverged_at=diverged_at,
+        n_params=parameter_count(model),
+    )
+
+
+@torch.no_grad()
+def evaluate(model: LabModel, config: LabConfig, length: int) -> tuple[np.ndarray, np.ndarray]:
+    """Held-out token accuracy at one length: fresh sequences from a stream never trained on.
+
+    Returns:
+        ``(accuracy (E,), per_position (E, length))``; per-position entries where no target
+        counts (the first ``k`` of ``kback``) are NaN.
+    Raises:
+        ValueError: a learned table shorter than ``length`` (the message says so).
+    """
+    lengths = np.full(config.eval_batch, length)
+    batches = [
+        make_batch(config, eval_rng(s, length), lengths, held_out=True) for s in range(config.seeds)
+    ]
+    tokens, targets, mask, valid = _to_torch(batches)
+    correct = (model(tokens, valid).argmax(-1) == targets) & mask
+    accuracy = correct.sum((1, 2)) / mask.sum((1, 2))
+    counted = mask.sum(1).cpu().numpy()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        per_position = np.where(counted > 0, correct.sum(1).cpu().numpy() / counted, np.nan)
+    return accuracy.cpu().numpy().astype(np.float64), per_position.astype(np.float64)
