@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -16,7 +18,9 @@ from posviz.lab.presets import Question
 from posviz.lab.presets import question as get_question
 from posviz.lab.results import LabResult, LabStopped, Progress
 from posviz.lab.store import RunStore, code_version
-from posviz.lab.train import TrainOutput, evaluate, train_variant, use_all_cores
+
+if TYPE_CHECKING:
+    from posviz.lab.train import TrainOutput
 
 LATE_FRACTION = 0.75  # "late" positions: the last quarter of the longest training length
 
@@ -60,7 +64,7 @@ def run_question(
 
     try:
         with job_slot("lab", on_wait=waiting, should_stop=should_stop):
-            use_all_cores()
+            _train_module().use_all_cores()
             outputs = _train_all(q, configs, on_progress, should_stop)
     except JobCancelled as stop:
         raise LabStopped(f"Lab run {run_id} ({q.id}) stopped before it finished.") from stop
@@ -69,9 +73,18 @@ def run_question(
     return result
 
 
+def _train_module() -> ModuleType:
+    """:mod:`posviz.lab.train`, imported on first use."""
+    # Lazy: torch is heavy; loading and listing stored runs (every page's lab: sources) needs none.
+    from posviz.lab import train
+
+    return train
+
+
 def _train_all(
     q: Question, configs: dict[str, LabConfig], on_progress, should_stop
 ) -> dict[str, TrainOutput]:
+    train = _train_module()
     outputs: dict[str, TrainOutput] = {}
     losses: dict[str, float] = {}
     total = sum(c.steps for c in configs.values())
@@ -93,7 +106,7 @@ def _train_all(
             eta = elapsed / (base + step) * (total - base - step)
             on_progress(Progress(step, steps, dict(losses), elapsed, eta, variant_id))
 
-        outputs[variant.id] = train_variant(
+        outputs[variant.id] = train.train_variant(
             variant.model, config, on_step=on_step, should_stop=should_stop
         )
         if should_stop is not None and should_stop():
@@ -106,6 +119,7 @@ def _accuracies(
     config: LabConfig, out: TrainOutput
 ) -> tuple[dict[str, np.ndarray], dict[str, str], np.ndarray]:
     """``accuracy`` (first evaluation length) and ``accuracy@n`` (the others), per seed."""
+    train = _train_module()
     metrics: dict[str, np.ndarray] = {}
     notes: dict[str, str] = {}
     per_position = np.zeros((config.seeds, 0))
@@ -123,7 +137,7 @@ def _accuracies(
                 f"{NOT_INDEXABLE}: it has {out.model.rows} rows, length {length} needs {length}."
             )
         else:
-            metrics[name], positions = evaluate(out.model, config, length)
+            metrics[name], positions = train.evaluate(out.model, config, length)
             if positions.shape[1] >= per_position.shape[1]:
                 per_position = positions
     return metrics, notes, per_position
