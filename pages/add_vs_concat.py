@@ -11,16 +11,19 @@ from posviz.analysis.add_concat import (
 )
 from posviz.charts.experiments import cloud_chart, magnitude_chart
 from posviz.encodings.sinusoidal import sinusoidal
+from posviz.references import cite
 from posviz.ui import show_chart, url_number, url_select, url_slider, url_text, user_errors
 from posviz.ui.experiments import bundled_arrays, bundled_tokenizer, concat_report
 
 LEARNED, SINUSOID = "MiniLM's learned position table", "sinusoid of the same width (384)"
-VIEWS = {"first two dimensions (seed 004's picture)": "dims", "PCA of the cloud": "pca"}
+VIEWS = {"first two dimensions (the cnblogs post's picture)": "dims", "PCA of the cloud": "pca"}
 
 st.title("Add vs concatenate")
 st.markdown(
-    "A transformer *adds* the position vector to the word vector. Seed 004 draws the sum as a "
-    'cloud of points around the word; seed 003 conjectures that the sum is "effectively a '
+    'A transformer *adds* the position vector to the word vector. The cnblogs post "Transformer '
+    'Position Encoding" draws the sum as a '
+    "cloud of points around the word; tensor2tensor issue #1591 conjectures that the sum is "
+    '"effectively a '
     'concatenation": position uses a few directions, words use the others. Here both are checked '
     "on the bundled MiniLM's real word-embedding table (30 522 × 384) and its learned position "
     "table (512 × 384), next to a sinusoid of the same width."
@@ -88,7 +91,8 @@ with user_errors("Cloud"):
     st.markdown(
         "Each dot is the word's vector plus one position's vector (colour = position); the red "
         "cross is the word alone. With the sinusoid, a sin/cos pair of dimensions puts the dots on "
-        "a unit circle around the word (seed 004's clock hand). MiniLM's learned positions make a "
+        "a unit circle around the word (the cnblogs post's clock hand). MiniLM's learned "
+        "positions make a "
         "small cloud instead: they are far smaller than 1 in every dimension."
     )
 
@@ -125,10 +129,10 @@ if len(reports) == len(kinds):
         "lands on the baseline. Computed over positions 0…n−1 and all 30 522 word rows."
     )
 
-st.subheader("Seed 003's table: how much do the last sinusoid dimensions move?")
+st.subheader("tensor2tensor #1591's table: how much do the last sinusoid dimensions move?")
 st.markdown(
     "For `d_model = 512` and 128 positions, the values of late dimensions at positions 0, 64 and "
-    "127. Seed 003 argues these barely move, so words can use them undisturbed."
+    "127. tensor2tensor issue #1591 argues these barely move, so words can use them undisturbed."
 )
 layout_rows = []
 for layout in ("interleaved", "tensor2tensor"):
@@ -150,5 +154,6 @@ st.caption(
     "interleaved: sin on even, cos on odd dimensions (Vaswani et al. 2017); tensor2tensor: all "
     "sines then all cosines with timescales from 1 to 10⁴ (`get_timing_signal_1d`). For scale: "
     f"MiniLM's word embeddings vary by ~{np.median(word_embeddings.std(axis=0)):.3f} (std) per "
-    "dimension; seed 003 quotes BERT's as roughly within [−2, 2]."
+    "dimension; tensor2tensor issue #1591 quotes BERT's as roughly within [−2, 2]."
 )
+st.markdown("**Sources:** " + "; ".join(cite(k) for k in ("t2t_1591", "cnblogs_2020")))

@@ -1,10 +1,11 @@
-"""nn.Embedding is a table: a lookup is a one-hot vector times a matrix (seed 001)."""
+"""nn.Embedding is a table: a lookup is a one-hot vector times a matrix (Stack Overflow)."""
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 from posviz.charts.experiments import training_change_chart
+from posviz.references import cite
 from posviz.ui import show_chart, url_int_list, url_select, url_slider, user_errors
 from posviz.ui.experiments import bundled_arrays
 
@@ -13,7 +14,7 @@ LEARNED, SINUSOID = "MiniLM's learned position table (512 × 384)", "sinusoid (5
 st.title("nn.Embedding is a table")
 st.markdown(
     '`nn.Embedding` is "just a table of vectors": its input is a row index, its output is that '
-    "row — the same as multiplying a one-hot vector by the matrix (seed 001). BERT's learned "
+    "row — the same as multiplying a one-hot vector by the matrix. BERT's learned "
     "positions and the Transformer's sinusoid are both such a table; they differ only in whether "
     "training may change the rows."
 )
@@ -109,7 +110,10 @@ if demo is not None:
     st.markdown(
         "Only the learned rows that were looked up moved: a row gets a gradient only when its "
         "position occurs in the batch, so each row is trained independently (why BERT's rarely "
-        "used rows past ~400 stay poorly trained, seed 002). The frozen sinusoid never moves; it "
-        "needs no storage beyond its formula, which is what the Transformer authors gained (seed "
-        "001)."
+        "used rows past ~400 stay poorly trained, per the Jexus blog post). The frozen sinusoid "
+        "never moves; it "
+        "needs no storage beyond its formula, which is what the Transformer authors gained."
     )
+st.markdown(
+    "**Sources:** " + "; ".join(cite(k) for k in ("so_nn_embedding", "jexus_2020", "vaswani_2017"))
+)

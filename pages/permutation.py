@@ -3,12 +3,13 @@
 import streamlit as st
 
 from posviz.charts.experiments import permutation_chart, similarity_chart
+from posviz.references import cite
 from posviz.ui import show_chart, url_checkbox, url_select, url_text, user_errors
 from posviz.ui.experiments import permutation
 
 EXAMPLES = {
-    "I do like coding / Do I like coding (seed 000)": ("I do like coding", "Do I like coding"),
-    "Tom bit a dog / A dog bit Tom (seed 004)": ("Tom bit a dog", "A dog bit Tom"),
+    "I do like coding / Do I like coding": ("I do like coding", "Do I like coding"),
+    "Tom bit a dog / A dog bit Tom": ("Tom bit a dog", "A dog bit Tom"),
     "your own sentences": ("", ""),
 }
 DEPTHS = {"first self-attention block": None, "first full layer": 1, "all 6 layers": 6}
@@ -16,8 +17,9 @@ DEPTHS = {"first self-attention block": None, "first full layer": 1, "all 6 laye
 st.title("Permutation equivariance")
 st.markdown(
     "Self-attention treats its input as a *set*: reorder the tokens and the outputs come out "
-    "reordered the same way, each vector unchanged (seed 000). So without position information "
-    '"Tom bit a dog" and "A dog bit Tom" get the same vectors (seed 004). Here the bundled '
+    "reordered the same way, each vector unchanged (the Stack Overflow answer). So without "
+    "position information "
+    '"Tom bit a dog" and "A dog bit Tom" get the same vectors (the cnblogs post). Here the bundled '
     "MiniLM's real token embeddings go through its real first attention block, once **without** "
     "and once **with** its position embeddings added."
 )
@@ -117,3 +119,4 @@ st.caption(
     "permutation_test` (token embeddings → embedding LayerNorm → `encoder.layer[0].attention`)."
 )
 st.dataframe(result.per_token, hide_index=True, width="stretch")
+st.markdown("**Sources:** " + "; ".join(cite(k) for k in ("so_learnable", "cnblogs_2020")))

@@ -1,4 +1,4 @@
-"""Probing positions: can a line read the position back out of a table's rows? (seed 002)"""
+"""Probing positions: can a line read the position back out of a table's rows? (Jexus 2020)"""
 
 import numpy as np
 import pandas as pd
@@ -6,6 +6,7 @@ import streamlit as st
 
 from posviz.analysis.probes import MIN_ROWS
 from posviz.charts.experiments import predicted_vs_actual_chart, probe_error_chart
+from posviz.references import cite
 from posviz.ui import (
     show_chart,
     url_checkbox,
@@ -29,7 +30,7 @@ MAX_CHART_POINTS = 1500  # per table, so big tables keep a light chart
 st.title("Probing positions")
 st.markdown(
     "Does a position table *know* positions? Fit a **linear regression** from each row `PE[p]` to "
-    "its index `p` and test it on rows it did not see. The Jexus blog (seed 002) trained on even "
+    "its index `p` and test it on rows it did not see. The Jexus blog post trained on even "
     "positions and tested on odd ones; Wang & Chen (EMNLP 2020, code MiuLab/PE-Study) used "
     "shuffled 5-fold cross-validation with rounded predictions. A sinusoid is read back exactly; a "
     "learned table only as well as training shaped it. Random vectors of the same shape are the "
@@ -153,7 +154,7 @@ st.caption(
     "MAE: mean |predicted − actual| in positions (0 = perfect). R²: 1 = perfect, ≤ 0 = no better "
     "than guessing the mean. Order error rate: logistic regression on [PE[i], PE[j]] predicting "
     "j > i with as many random pairs as positions (Wang & Chen's protocol); 0.5 is chance. "
-    "**Reported (seed 002, Jexus blog, bert-base-cased, even→odd):** BERT's predictions are poor "
+    "**Reported (Jexus blog post, bert-base-cased, even→odd):** BERT's predictions are poor "
     "\"especially for the position > 400\"; RoBERTa's and GPT-2's are better. Numeric values from "
     "Wang & Chen's Table 1 are not shown because they could not be checked against the paper here."
 )
@@ -186,5 +187,7 @@ st.markdown(
     "**Reading the charts.** Points on the dashed diagonal are read back exactly. The sinusoid "
     "sits on it: every row is a fixed function of `p`, and odd rows are interpolations of even "
     "ones. A learned table sits on it only where training gave the rows a consistent direction; "
-    "where positions were rarely seen in training (BERT past ~400, per seed 002) the error grows."
+    "where positions were rarely seen in training (BERT past ~400, per the Jexus blog post) the "
+    "error grows."
 )
+st.markdown("**Sources:** " + "; ".join(cite(k) for k in ("jexus_2020", "wang_chen_2020")))
