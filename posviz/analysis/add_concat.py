@@ -1,9 +1,10 @@
 """Add or concatenate? How word embeddings (WE) and position embeddings (PE) share one vector.
 
-Seed 003 (tensor2tensor issue #1591) conjectures that adding the sinusoid is "conceptually a
-concat": most of PE's dimensions barely move with position, so the learned word embeddings can use
-those and leave the moving ones to position. Seed 004 pictures WE+PE as a cloud of points around the
-word.
+tensor2tensor issue #1591 ("Why add positional embedding instead of concatenate?") conjectures that
+adding the sinusoid is "conceptually a concat": most of PE's dimensions barely move with position,
+so the learned word embeddings can use those and leave the moving ones to position. The cnblogs
+post "Transformer Position Encoding" (shendawei, 2020) pictures WE+PE as a cloud of points around
+the word.
 
 This module measures that on real tables:
 
@@ -60,7 +61,7 @@ def components_for(explained: np.ndarray, fraction: float) -> int:
 
 @dataclass(frozen=True)
 class ConcatReport:
-    """Numbers for the "adding is effectively concatenating" hypothesis (seed 003).
+    """Numbers for the "adding is effectively concatenating" hypothesis (tensor2tensor #1591).
 
     Attributes:
         d_model: width of both tables.
@@ -136,7 +137,7 @@ def concat_hypothesis(
     fraction: float = 0.9,
     word_axes: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> ConcatReport:
-    """Quantify how much PE and WE occupy separate directions (seed 003's conjecture).
+    """Quantify how much PE and WE occupy separate directions (tensor2tensor #1591's conjecture).
 
     Args:
         position_table: ``(n_positions, d_model)``.
@@ -184,13 +185,14 @@ def word_position_cloud(
     view: str = "dims",
     dims: tuple[int, int] = (0, 1),
 ) -> pd.DataFrame:
-    """2-D coordinates of ``WE + PE[p]`` for every position, plus the word itself (seed 004 §5).
+    """2-D coordinates of ``WE + PE[p]`` for every position, plus the word itself (cnblogs, §5).
 
     Args:
         word_vector: ``(d_model,)`` the token's embedding.
         position_table: ``(n_positions, d_model)``.
-        view: ``"dims"`` (two raw dimensions, as in seed 004's picture) or ``"pca"`` (the cloud's
-            own first two principal components; the word is projected onto the same axes).
+        view: ``"dims"`` (two raw dimensions, as in the cnblogs post's picture) or ``"pca"``
+            (the cloud's own first two principal components; the word is projected onto the
+            same axes).
         dims: the two dimensions for ``view="dims"``.
 
     Returns:
@@ -256,8 +258,8 @@ def last_dimensions_table(
     dims: tuple[int, ...] = (-1, -2, -16, -17),
     word_std: np.ndarray | None = None,
 ) -> pd.DataFrame:
-    """Seed 003's table: values of chosen (late) dimensions at a few positions and how much they
-    move.
+    """tensor2tensor #1591's table: values of chosen (late) dimensions at a few positions and
+    how much they move.
 
     ``pe``: ``(n_positions, d_model)``, e.g. the sinusoid with ``n=128, d=512``. Negative ``dims``
     count from the end. ``word_std`` (``(d_model,)``) adds the word embeddings' spread per dimension

@@ -1,9 +1,9 @@
-"""``nn.Embedding`` is a table: a lookup equals a one-hot vector times the matrix (seed 001).
+"""``nn.Embedding`` is a table: a lookup equals a one-hot vector times the matrix (Stack Overflow).
 
-Seed 001: "nn.Embedding is just a table of vectors … conceptually equivalent to having one-hot
-vectors multiplied by a matrix"; BERT's learned positions and the Transformer's static sinusoid are
-both such a table, "the only difference is how they are trained". Two live demos on real tensors
-(torch):
+"Why nn.Embedding layer is used for positional encoding in BERT?" (Stack Overflow): "nn.Embedding
+is just a table of vectors … conceptually equivalent to having one-hot vectors multiplied by a
+matrix"; BERT's learned positions and the Transformer's static sinusoid are both such a table, "the
+only difference is how they are trained". Two live demos on real tensors (torch):
 
 * :func:`lookup_vs_onehot` — ``nn.Embedding.from_pretrained(W)(ids)`` against ``one_hot(ids) @ W``.
 * :func:`train_a_few_steps` — a learned table (``requires_grad=True``) and a frozen sinusoid

@@ -1,12 +1,13 @@
 """Permutation equivariance of self-attention, with and without position embeddings.
 
-Seed 000 (answer on "the essence of learnable positional embedding"): self-attention is permutation
-equivariant, so without positions "I do like coding" and "Do I like coding" get the same vectors,
-only in another order. Seed 004 uses "Tom bit a dog" / "A dog bit Tom". Here the claim is run on a
-real model: the sentence's real token embeddings (word + token-type, then the embedding LayerNorm,
-as in ``BertEmbeddings.forward`` of ``transformers/models/bert/modeling_bert.py``) go through the
-model's first self-attention block (``encoder.layer[0].attention``: attention, output projection,
-residual, LayerNorm), once without and once with the position embeddings added.
+The Stack Overflow answer to "The essence of learnable positional embedding?": self-attention is
+permutation equivariant, so without positions "I do like coding" and "Do I like coding" get the
+same vectors, only in another order. The cnblogs post "Transformer Position Encoding" uses "Tom bit
+a dog" / "A dog bit Tom". Here the claim is run on a real model: the sentence's real token
+embeddings (word + token-type, then the embedding LayerNorm, as in ``BertEmbeddings.forward`` of
+``transformers/models/bert/modeling_bert.py``) go through the model's first self-attention block
+(``encoder.layer[0].attention``: attention, output projection, residual, LayerNorm), once without
+and once with the position embeddings added.
 
 Without positions ``out_B[k] == out_A[π(k)]`` up to float rounding (~1e-6); with positions they
 differ.
