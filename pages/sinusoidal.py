@@ -1,19 +1,18 @@
 """Sinusoidal encodings: the table, its dimensions, its clock hands, which dimensions move, and
 why similarity depends only on distance. Every control is mirrored in the URL (``sin_*``)."""
 
-import numpy as np
-import pandas as pd
 import streamlit as st
 
 from posviz.encodings.sinusoidal import (
     MAX_D_MODEL,
     MAX_POSITIONS,
     SINUSOID_LAYOUTS,
-    column_pair,
     pair_columns,
     sinusoid_wavelengths,
 )
+from posviz.references import cite
 from posviz.ui import url_number, url_select, url_slider, user_errors
+from posviz.ui.sinusoid_views import column_label, slow_columns_view
 from posviz.ui.table_views import (
     cached_sinusoidal,
     dimensions_view,
@@ -31,7 +30,7 @@ st.markdown(
     "PE(p): pairs of sin and cos waves, one pair per frequency, from fast (one turn every "
     "2π ≈ 6.3 positions) to very slow (one turn every ≈ 2π·base positions). "
     "`PE[p, 2i] = sin(p / base^(2i/d))`, `PE[p, 2i+1] = cos(p / base^(2i/d))` "
-    "(Vaswani et al. 2017, §3.5). Move the sliders; the URL keeps every setting, so a copied "
+    f"({cite('vaswani_2017')}, §3.5). Move the sliders; the URL keeps every setting, so a copied "
     "link reproduces this view."
 )
 
@@ -124,16 +123,11 @@ heatmap_view(
 )
 
 
-def _label(j: int) -> str:
-    i, kind = column_pair(d, j, layout=layout)
-    return f"dim {j} ({kind}, pair {i})"
-
-
 dimensions_view(
     table,
     key_prefix="sin_",
     default_dims=sorted({0, d // 8, d // 4, d // 2, d - 2}),
-    dim_label=_label,
+    dim_label=lambda j: column_label(d, j, layout=layout),
     name=name,
     prose="Each line is one column read down the positions. Low columns oscillate quickly, "
     "high columns barely move: column j of pair i has wavelength 2π·base^(2i/d).",
@@ -151,38 +145,7 @@ unit_circle_view(
 active = variance_view(table, key_prefix="sin_", name=name)
 
 
-st.subheader("Seed 003: do the last dimensions barely change?")
-st.markdown(
-    "A GitHub comment (seed 003) ran tensor2tensor's encoding with d = 512 and 128 positions and "
-    "argued that the last dimensions barely move — by about **0.007** — so only about half of "
-    "the vector really carries position. Below: how far the slowest columns of *this* table "
-    "move between position 0, the middle and the end."
-)
-slow = list(range(max(0, d - 8), d))
-if layout != "interleaved":
-    slow = sorted(set(sin_cols[-4:].tolist()) | set(cos_cols[-4:].tolist()))
-mid = n // 2
-rows = [
-    {
-        "column": j,
-        "kind": _label(j).split("(")[1].rstrip(")"),
-        "PE[0]": float(table[0, j]),
-        f"PE[{mid}]": float(table[mid, j]),
-        f"PE[{n - 1}]": float(table[n - 1, j]),
-        f"|PE[{mid}] − PE[0]|": abs(float(table[mid, j]) - float(table[0, j])),
-        "range over positions": float(np.ptp(table[:, j])),
-    }
-    for j in slow
-]
-st.dataframe(pd.DataFrame(rows).style.format(precision=5), hide_index=True)
-st.markdown(
-    "With the seed's setting ([d = 512, 128 positions](?sin_n=128&sin_d=512&sin_base=10000"
-    "&sin_layout=interleaved)) the slowest **sines** move 0.0065 … 0.0074 between position 0 and "
-    "position 64 — the seed's ≈ 0.007 (interleaved columns 504 … 510; columns 251 … 255 in the "
-    "split and tensor2tensor layouts) — and the last **cosines** less than 0.0001. Over all 128 "
-    "positions the slowest sine moves only 0.013, while the first pairs sweep all of [−1, 1]. "
-    f"The variance view above counts **{active}** of {d} dimensions as active at its threshold."
-)
+slow_columns_view(table, layout=layout, active=active)
 
 shift_similarity_view(
     table,
