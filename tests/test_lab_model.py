@@ -12,8 +12,8 @@ from posviz.encodings.sinusoidal import sinusoidal
 from posviz.encodings.t5 import t5_bias_matrix
 from posviz.lab.config import LabConfig, ModelConfig
 from posviz.lab.model import T5_BUCKETS, T5_MAX_DISTANCE, parameter_count, rotate_half
-from posviz.lab.train import build_model, masked_loss
 from posviz.lab.tasks import make_batch, train_rng
+from posviz.lab.train import build_model, masked_loss
 
 SMALL = LabConfig(task="reverse", min_len=8, max_len=8, eval_lengths=(8,), width=16, seeds=2)
 
