@@ -279,7 +279,7 @@ def test_page_link_reproduces_a_view():
         ({"sin_base": "1e400"}, "not a finite number"),
         ({"sin_base": "0"}, "outside 1.01"),
         ({"sin_layout": "rope"}, "not one of"),
-        ({"sin_dims": "1,x,99999"}, "Ignored 'x', '99999'"),
+        ({"sin_dims": "1,x,99999"}, "Ignored x, 99999"),  # escaped, unquoted (ui.state)
     ],
 )
 def test_page_hostile_link_parameters_give_clear_messages(query, message):
