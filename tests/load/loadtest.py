@@ -21,6 +21,16 @@ What it does (loopback only, bounded in time, stops by itself):
    before, at peak and after.
 
 Exit status 0 only if there were no errors and no wrong charts.
+
+Beyond one process (``--replicas N``, what ``scripts/scale-smoke.sh`` runs): N replicas sharing one
+cookie secret, HF cache and lab store, behind the repository's own HAProxy config
+(``deploy/compose/haproxy/haproxy.cfg`` rendered for loopback ports), and sessions that also switch
+pages, upload tables (``file_urls_request`` + HTTP PUT, as a browser) and start a lab run where a
+lab page exists. ``--kill-after S`` SIGKILLs one replica S seconds into the load (what an OOM kill
+does) and restarts it ``--restart-after`` seconds later (what the orchestrator does): sessions on
+the other replicas must see nothing, sessions on the killed one must reconnect to a survivor and
+get their view back from the URL. Then every entry of the shared lab store must load, and a short
+second run with the affinity line removed from the proxy config counts the uploads that fail.
 """
 
 from __future__ import annotations
@@ -28,12 +38,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import io
 import itertools
 import os
+import secrets
+import signal
 import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections import Counter
@@ -41,10 +55,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import websockets
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from st_client import StreamlitSession
+from st_client import RunResult, StreamlitSession
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -62,6 +77,141 @@ class Scenario:
     @property
     def name(self) -> str:
         return f"{self.page}:{self.key}"
+
+    async def prepare(self, session: StreamlitSession) -> None:
+        """Open the page and do the setup steps (e.g. pick "hub" to show the model list)."""
+        await session.run()
+        for kind, key, value in self.setup:
+            result = await session.set(kind, key, value)
+            if result.exceptions:
+                raise RuntimeError(f"{self.name} setup {key}={value!r}: {result.exceptions[0]}")
+
+    async def act(self, session: StreamlitSession, value: object) -> RunResult:
+        return await session.set(self.kind, self.key, value)
+
+    def check_usable(self, session: StreamlitSession, result: RunResult) -> None:
+        """Raise ``KeyError`` if the widget does not take the values or the page draws nothing."""
+        widget = session.widget(self.kind, self.key)
+        if self.kind in ("selectbox", "radio"):
+            missing = [v for v in self.values if v not in widget.proto.options]
+            if missing:
+                raise KeyError(f"options {missing} not offered")
+        elif self.kind == "slider":
+            lo, hi = widget.proto.min, widget.proto.max
+            if not all(lo <= v <= hi for v in self.values):
+                raise KeyError(f"values outside {lo}…{hi}")
+        if not result.charts():
+            raise KeyError("the page draws no chart")
+
+
+@dataclass(frozen=True)
+class PageTour:
+    """Switch pages in the same session (the sidebar's links): each value is a page's url_path."""
+
+    values: tuple[str, ...]
+    page: str = ""
+
+    @property
+    def name(self) -> str:
+        return "pages:" + ",".join(self.values)
+
+    async def prepare(self, session: StreamlitSession) -> None:
+        await session.run()
+
+    async def act(self, session: StreamlitSession, value: object) -> RunResult:
+        session.page, session.page_hash, session.query = str(value), "", ""
+        return await session.run()
+
+    def check_usable(self, session: StreamlitSession, result: RunResult) -> None:
+        """Only the first page ran in :func:`usable_scenarios`; the reference pass runs all."""
+        if result.exceptions:
+            raise KeyError(f"page {session.page}: {result.exceptions[0]}")
+
+
+class UploadFailed(Exception):
+    """The upload's HTTP PUT was refused (status in ``args[0]``)."""
+
+
+@dataclass(frozen=True)
+class UploadScenario:
+    """Upload small .npy tables in turn through the learned page's file uploader."""
+
+    values: tuple[int, ...] = (0, 1, 2)  # which table (see :meth:`table`)
+    page: str = "learned"
+    source_key: str = "lrn_a_src"
+    key: str = "lrn_a_file"
+
+    @property
+    def name(self) -> str:
+        return f"{self.page}:upload"
+
+    @staticmethod
+    def table(value: int) -> bytes:
+        """Table ``value``: a seeded random (48 + 16·value) × 16 float32 .npy file."""
+        buffer = io.BytesIO()
+        rng = np.random.default_rng(1000 + value)
+        np.save(buffer, rng.standard_normal((48 + 16 * value, 16)).astype(np.float32))
+        return buffer.getvalue()
+
+    async def prepare(self, session: StreamlitSession) -> None:
+        await session.run()
+        source = session.widget("selectbox", self.source_key)
+        label = next((o for o in source.proto.options if o.lower().startswith("upload")), None)
+        if label is None:
+            raise KeyError(f"{self.source_key} offers no upload")
+        # always set it: the element tree cannot read a selectbox's current value without AppTest
+        await session.set("selectbox", self.source_key, label)
+
+    async def act(self, session: StreamlitSession, value: object) -> RunResult:
+        status, result = await session.upload(self.key, f"table{value}.npy", self.table(int(value)))
+        if result is None:
+            raise UploadFailed(status)
+        return result
+
+    def check_usable(self, session: StreamlitSession, result: RunResult) -> None:
+        if not result.charts():
+            raise KeyError("an uploaded table draws no chart")
+
+
+@dataclass(frozen=True)
+class LabScenario:
+    """Press a lab page's Run button, then rerun the page (as the live view does) until it ends."""
+
+    page: str  # e.g. "lab_learned"
+    button: str  # e.g. "lab_learned_go"
+    values: tuple[int, ...] = (0,)
+    limit_s: float = 120
+
+    @property
+    def name(self) -> str:
+        return f"{self.page}:run"
+
+    async def prepare(self, session: StreamlitSession) -> None:
+        await session.run()
+
+    async def act(self, session: StreamlitSession, value: object) -> RunResult:
+        from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+        result = await session.run()
+        buttons = {b.key for b in result.tree.get("button")}
+        if self.button in buttons:  # not stored yet: start it
+            widget = session.widget("button", self.button)
+            result = await session.run([WidgetState(id=widget.id, trigger_value=True)])
+        deadline = time.monotonic() + self.limit_s
+        while {b.key for b in result.tree.get("button")} & {self.button, self.stop_key}:
+            if time.monotonic() > deadline or result.exceptions or result.errors:
+                break
+            await asyncio.sleep(1)  # the live view's own refresh period (POLL_S)
+            result = await session.run()
+        return result
+
+    @property
+    def stop_key(self) -> str:
+        return self.button.removesuffix("go") + "stop"
+
+    def check_usable(self, session: StreamlitSession, result: RunResult) -> None:
+        if result.exceptions:
+            raise KeyError(result.exceptions[0])
 
 
 BUNDLED, SINUSOID = "Bundled MiniLM-L6 (offline)", "Sinusoid (computed)"
@@ -110,11 +260,30 @@ class Stats:
     bytes: int = 0
     errors: Counter = field(default_factory=Counter)
     examples: list[str] = field(default_factory=list)
+    uploads: Counter = field(default_factory=Counter)  # HTTP status of every upload PUT
+    lab_runs: Counter = field(default_factory=Counter)  # how each lab run ended
+    sessions: dict[int, SessionLog] = field(default_factory=dict)
 
-    def error(self, kind: str, detail: str) -> None:
+    def error(self, kind: str, detail: str, log: SessionLog | None = None) -> None:
         self.errors[kind] += 1
+        if log is not None:
+            log.errors += 1
         if len(self.examples) < 10:
             self.examples.append(f"{kind}: {detail[:300]}")
+
+
+@dataclass
+class SessionLog:
+    """What one session went through: where it was pinned, lost connections, rebuilt views."""
+
+    scenario: str
+    affinity: str = ""  # the proxy's affinity cookie (one value per replica)
+    errors: int = 0
+    disconnects: int = 0
+    reconnect_seconds: list[float] = field(default_factory=list)
+    rebuilt_same: int = 0  # after a reconnect, the view from the URL equals the reference
+    rebuilt_other: int = 0  # ... or it does not (the URL does not hold all of the view)
+    retries: list[str] = field(default_factory=list)  # failed reconnect attempts, and why
 
 
 # ---------------------------------------------------------------------------------------------
@@ -126,39 +295,54 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-@contextlib.contextmanager
-def app_server(env: dict[str, str]) -> Iterator[tuple[str, int]]:
-    """posviz on a free loopback port; yields (base URL, server pid); stopped on exit."""
-    port = free_port()
+def start_app(port: int, env: dict[str, str]) -> subprocess.Popen:
+    """``streamlit run app.py`` on ``127.0.0.1:port`` (not waited for)."""
     cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
            "--server.address", "127.0.0.1", "--server.headless", "true",
            "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"]  # fmt: skip
-    proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, **env},
+    return subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, **env},
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"server exited: {proc.stderr.read().decode()[-2000:]}")
-            with (
-                contextlib.suppress(OSError),
-                urllib.request.urlopen(
-                    f"http://127.0.0.1:{port}/_stcore/health", timeout=2
-                ) as response,
-            ):
-                if response.read() == b"ok":
-                    break
-            if time.monotonic() > deadline:
-                raise TimeoutError("server did not become healthy in 120 s")
-            time.sleep(0.1)  # polling a port: nothing to wait on but time
-        yield f"http://127.0.0.1:{port}", proc.pid
-    finally:
+
+
+def wait_healthy(port: int, proc: subprocess.Popen, seconds: float = 120) -> None:
+    """Poll the server's ``/_stcore/health`` until ``ok``; raise if it exits or never answers."""
+    deadline = time.monotonic() + seconds
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited: {proc.stderr.read().decode()[-2000:]}")
+        with (
+            contextlib.suppress(OSError),
+            urllib.request.urlopen(
+                f"http://127.0.0.1:{port}/_stcore/health", timeout=2
+            ) as response,
+        ):
+            if response.read() == b"ok":
+                return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"server did not become healthy in {seconds:.0f} s")
+        time.sleep(0.1)  # polling a port: nothing to wait on but time
+
+
+def stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
         proc.terminate()
         try:
             proc.wait(timeout=15)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@contextlib.contextmanager
+def app_server(env: dict[str, str]) -> Iterator[tuple[str, int]]:
+    """posviz on a free loopback port; yields (base URL, server pid); stopped on exit."""
+    port = free_port()
+    proc = start_app(port, env)
+    try:
+        wait_healthy(port, proc)
+        yield f"http://127.0.0.1:{port}", proc.pid
+    finally:
+        stop(proc)
 
 
 @contextlib.contextmanager
@@ -186,16 +370,70 @@ def tiny_hub() -> Iterator[str]:
             yield server.url
 
 
+def hosted_env(hub_url: str, hf_home: str) -> dict[str, str]:
+    """The hosted profile with a private HF cache and hub ids served by the loopback hub."""
+    return {"POSVIZ_HOSTED": "1", "HF_ENDPOINT": hub_url, "HF_HOME": hf_home,
+            "HF_HUB_OFFLINE": "0", "HF_HUB_DISABLE_TELEMETRY": "1"}  # fmt: skip
+
+
 @contextlib.contextmanager
 def load_target() -> Iterator[tuple[str, int]]:
     """The server under load: hosted profile, a private HF cache, hub ids from a loopback hub."""
-    import tempfile
+    with (
+        tiny_hub() as hub_url,
+        tempfile.TemporaryDirectory() as hf_home,
+        app_server(hosted_env(hub_url, hf_home)) as target,
+    ):
+        yield target
 
-    with tiny_hub() as hub_url, tempfile.TemporaryDirectory() as hf_home:
-        env = {"POSVIZ_HOSTED": "1", "HF_ENDPOINT": hub_url, "HF_HOME": hf_home,
-               "HF_HUB_OFFLINE": "0", "HF_HUB_DISABLE_TELEMETRY": "1"}  # fmt: skip
-        with app_server(env) as target:
-            yield target
+
+@dataclass
+class Cluster:
+    """N loopback replicas sharing secret, HF cache and lab store, and the proxy in front."""
+
+    env: dict[str, str]
+    ports: list[int]
+    procs: list[subprocess.Popen]
+    lab_dir: Path
+    workdir: Path
+    url: str = ""
+
+    def pids(self) -> list[int | None]:
+        return [p.pid if p.poll() is None else None for p in self.procs]
+
+    def kill(self, i: int) -> None:
+        """SIGKILL replica ``i``: no goodbye to its sessions, as the kernel's OOM killer does."""
+        self.procs[i].send_signal(signal.SIGKILL)
+        self.procs[i].wait()
+
+    def restart(self, i: int) -> None:
+        """Start replica ``i`` again on its port (the orchestrator's restart policy)."""
+        self.procs[i] = start_app(self.ports[i], self.env)
+
+
+@contextlib.contextmanager
+def cluster(replicas: int) -> Iterator[Cluster]:
+    """``replicas`` servers on free loopback ports, hosted profile, shared state; then stopped."""
+    with (
+        tiny_hub() as hub_url,
+        tempfile.TemporaryDirectory() as hf_home,
+        tempfile.TemporaryDirectory() as lab_dir,
+        tempfile.TemporaryDirectory() as workdir,
+    ):
+        env = hosted_env(hub_url, hf_home) | {
+            "POSVIZ_LAB_DIR": lab_dir,
+            "STREAMLIT_SERVER_COOKIE_SECRET": secrets.token_hex(32),  # one secret for all
+        }
+        ports = [free_port() for _ in range(replicas)]
+        procs = [start_app(port, env) for port in ports]
+        group = Cluster(env, ports, procs, Path(lab_dir), Path(workdir))
+        try:
+            for port, proc in zip(ports, procs, strict=True):
+                wait_healthy(port, proc)
+            yield group
+        finally:
+            for proc in group.procs:
+                stop(proc)
 
 
 def rss_mb(pid: int | None) -> float:
@@ -211,41 +449,22 @@ def rss_mb(pid: int | None) -> float:
 # ---------------------------------------------------------------------------------------------
 
 
-async def prepare(session: StreamlitSession, sc: Scenario) -> None:
-    """Open the scenario's page and do its setup steps (e.g. pick "hub" to show the model list)."""
-    await session.run()
-    for kind, key, value in sc.setup:
-        result = await session.set(kind, key, value)
-        if result.exceptions:
-            raise RuntimeError(f"{sc.name} setup {key}={value!r}: {result.exceptions[0]}")
-
-
-async def usable_scenarios(url: str, scenarios: tuple[Scenario, ...]) -> list[Scenario]:
+async def usable_scenarios(url: str, scenarios: tuple) -> list:
     """Scenarios whose page and widget exist (and whose values the widget accepts)."""
     usable = []
     for sc in scenarios:
         try:
             async with StreamlitSession(url, sc.page) as session:
-                await prepare(session, sc)
-                result = await session.set(sc.kind, sc.key, sc.values[0])
-                widget = session.widget(sc.kind, sc.key)
-                if sc.kind in ("selectbox", "radio"):
-                    missing = [v for v in sc.values if v not in widget.proto.options]
-                    if missing:
-                        raise KeyError(f"options {missing} not offered")
-                elif sc.kind == "slider":
-                    lo, hi = widget.proto.min, widget.proto.max
-                    if not all(lo <= v <= hi for v in sc.values):
-                        raise KeyError(f"values outside {lo}…{hi}")
-                if not result.charts():
-                    raise KeyError("the page draws no chart")
+                await sc.prepare(session)
+                result = await sc.act(session, sc.values[0])
+                sc.check_usable(session, result)
             usable.append(sc)
-        except (KeyError, RuntimeError) as exc:
+        except (KeyError, RuntimeError, UploadFailed) as exc:
             print(f"  skip {sc.name}: {exc}")
     return usable
 
 
-async def reference(url: str, sc: Scenario) -> dict[object, str]:
+async def reference(url: str, sc) -> dict[object, str]:
     """The chart digest for each value, from one session with the server otherwise idle.
 
     Pages may keep state across values (a dependent slider clamped when a range shrinks), so the
@@ -254,9 +473,9 @@ async def reference(url: str, sc: Scenario) -> dict[object, str]:
     """
     digests = {}
     async with StreamlitSession(url, sc.page) as session:
-        await prepare(session, sc)
+        await sc.prepare(session)
         for value in sc.values + sc.values:
-            result = await session.set(sc.kind, sc.key, value)
+            result = await sc.act(session, value)
             if result.exceptions or result.errors:
                 raise RuntimeError(f"{sc.name}={value!r}: {result.exceptions or result.errors}")
             digests[value] = result.chart_digest()
@@ -265,71 +484,188 @@ async def reference(url: str, sc: Scenario) -> dict[object, str]:
     return digests
 
 
-async def one_session(url: str, sc: Scenario, refs: dict, offset: int, deadline: float,
-                      stats: Stats) -> None:  # fmt: skip
-    """Cycle through the scenario's values until the deadline; check every chart."""
+def _judge(
+    result: RunResult, sc, value: object, refs: dict, stats: Stats, log: SessionLog, *, check: bool
+) -> None:
+    """Count one run: errors on the page, and (when ``check``) its charts against the reference."""
+    stats.runs += 1
+    stats.latencies.append(result.seconds)
+    stats.bytes += result.bytes_received
+    if result.exceptions:
+        stats.error("exception", f"{sc.name}={value!r}: {result.exceptions[0]}", log)
+    elif result.errors:
+        stats.error("error box", f"{sc.name}={value!r}: {result.errors[0]}", log)
+    elif isinstance(sc, LabScenario):
+        stats.lab_runs["finished" if result.charts() else "unfinished"] += 1
+    elif check and value in refs:
+        stats.checked += 1
+        if result.chart_digest() != refs[value]:
+            stats.error("wrong chart", f"{sc.name}={value!r}", log)
+
+
+async def _recover(session: StreamlitSession, sc, seen: tuple, refs: dict, stats: Stats,
+                   log: SessionLog) -> None:  # fmt: skip
+    """Reconnect after a lost connection and check the view the URL rebuilds.
+
+    ``seen``: the values the view may show, the last finished one and the one in flight (the
+    URL changes when the server has taken the new value, which the lost run may or may not have
+    reached).
+    """
+    log.disconnects += 1
+    lost = time.monotonic()
+    for attempt in range(10):
+        try:
+            result = await session.reconnect()
+            if isinstance(sc, UploadScenario | Scenario):
+                await sc.prepare(session)  # uploads are not in the URL; setup steps may not be
+            break
+        except (
+            OSError,
+            websockets.exceptions.WebSocketException,
+            TimeoutError,
+            RuntimeError,
+        ) as exc:
+            log.retries.append(f"{time.monotonic() - lost:.1f}s {type(exc).__name__}: {exc}"[:160])
+            await asyncio.sleep(0.5 * (attempt + 1))  # back off while the proxy notices
+    else:
+        raise ConnectionError(f"{sc.name}: no replica took the session back")
+    log.reconnect_seconds.append(time.monotonic() - lost)
+    if result.exceptions:
+        stats.error("exception after reconnect", f"{sc.name}: {result.exceptions[0]}", log)
+    wanted = {refs[v] for v in seen if v in refs}
+    if isinstance(sc, Scenario | PageTour) and wanted:
+        same = result.chart_digest() in wanted
+        log.rebuilt_same += same
+        log.rebuilt_other += not same
+
+
+async def one_session(
+    url: str,
+    sc,
+    refs: dict,
+    offset: int,
+    deadline: float,
+    stats: Stats,
+    log: SessionLog,
+    *,
+    reconnect: bool = False,
+) -> None:
+    """Cycle through the scenario's values until the deadline; check every chart.
+
+    With ``reconnect`` a lost connection is not the end: the session reconnects (as a browser
+    does), the rebuilt view is checked, and the session goes on; the loss is logged, and judged by
+    the caller (expected only on a replica that was killed).
+    """
+    session = StreamlitSession(url, sc.page, timeout=90)
+    last = None
     try:
-        async with StreamlitSession(url, sc.page, timeout=90) as session:
-            await prepare(session, sc)
-            for step in itertools.count():
-                if time.monotonic() >= deadline:
-                    break
-                value = sc.values[(offset + step) % len(sc.values)]
-                result = await session.set(sc.kind, sc.key, value)
-                stats.runs += 1
-                warming_up = step < len(sc.values)  # history differs until one full cycle
-                stats.latencies.append(result.seconds)
-                stats.bytes += result.bytes_received
-                if result.exceptions:
-                    stats.error("exception", f"{sc.name}={value!r}: {result.exceptions[0]}")
-                elif result.errors:
-                    stats.error("error box", f"{sc.name}={value!r}: {result.errors[0]}")
-                elif not warming_up:
-                    stats.checked += 1
-                    if result.chart_digest() != refs[value]:
-                        stats.error("wrong chart", f"{sc.name}={value!r}")
+        await session.connect()
+        log.affinity = session.cookies.get("posviz_affinity", "")
+        await sc.prepare(session)
+        for step in itertools.count():
+            if time.monotonic() >= deadline:
+                break
+            value = sc.values[(offset + step) % len(sc.values)]
+            try:
+                result = await sc.act(session, value)
+            except UploadFailed as failed:
+                stats.uploads[failed.args[0]] += 1
+                stats.error("upload refused", f"{sc.name}: HTTP {failed.args[0]}", log)
+                continue
+            except (OSError, websockets.exceptions.WebSocketException):
+                if not reconnect:
+                    raise
+                if isinstance(sc, LabScenario):
+                    stats.lab_runs["interrupted"] += 1
+                await _recover(session, sc, (last, value), refs, stats, log)
+                continue
+            if isinstance(sc, UploadScenario):
+                stats.uploads[204] += 1
+            last = value
+            _judge(result, sc, value, refs, stats, log, check=step >= len(sc.values))
     except TimeoutError:
-        stats.error("timeout", f"{sc.name}: no answer within 90 s")
+        stats.error("timeout", f"{sc.name}: no answer within 90 s", log)
     except (OSError, websockets.exceptions.WebSocketException) as exc:
-        stats.error("connection", f"{sc.name}: {type(exc).__name__}: {exc}")
+        stats.error("connection", f"{sc.name}: {type(exc).__name__}: {exc}", log)
     except Exception as exc:
-        stats.error(type(exc).__name__, f"{sc.name}: {exc}")
+        stats.error(type(exc).__name__, f"{sc.name}: {exc}", log)
+    finally:
+        with contextlib.suppress(OSError, websockets.exceptions.WebSocketException):
+            await session.close()
 
 
-async def sample_rss(pid: int | None, until: float, peak: list[float], timeline: list) -> None:
-    """Peak RSS (sampled each second) and a coarse timeline (every 10 s) of the server."""
+async def sample_rss(pids, until: float, peak: list[float], timeline: list,
+                     peaks: list[float] | None = None) -> None:  # fmt: skip
+    """Peak RSS (sampled each second) and a coarse timeline (every 10 s), summed over ``pids``;
+    ``peaks`` gets each pid's own peak (by position)."""
     start = time.monotonic()
     while time.monotonic() < until:
-        rss = rss_mb(pid)
+        current = [rss_mb(p) if p is not None else 0.0 for p in pids()]
+        if peaks is not None:
+            peaks[:] = [
+                max(a, b) for a, b in zip(peaks or [0.0] * len(current), current, strict=True)
+            ]
+        rss = sum(current)
         peak[0] = max(peak[0], rss)
         if len(timeline) <= (time.monotonic() - start) // 10:
             timeline.append(round(rss))
         await asyncio.sleep(1)  # a sampling period, not a wait for a condition
 
 
-async def run_load(url: str, pid: int | None, sessions: int, seconds: float,
-                   scenarios: tuple[Scenario, ...]) -> dict:  # fmt: skip
-    print(f"server {url} (pid {pid}), {sessions} sessions for {seconds:.0f} s")
-    usable = await usable_scenarios(url, scenarios)
+def _assign(usable: list, sessions: int) -> list:
+    """Session i's scenario: a lab scenario (heavy: training) gets one session, the rest cycle."""
+    labs = [sc for sc in usable if isinstance(sc, LabScenario)][:1]
+    rest = [sc for sc in usable if not isinstance(sc, LabScenario)] or labs
+    return labs + [rest[i % len(rest)] for i in range(sessions - len(labs))]
+
+
+async def run_load(
+    url: str,
+    pid,
+    sessions: int,
+    seconds: float,
+    scenarios: tuple,
+    *,
+    fault=None,
+    reconnect: bool = False,
+    known: dict | None = None,
+) -> dict:
+    """Load ``url`` with ``sessions`` sessions for ``seconds``; ``pid``: one pid, or a callable
+    returning the replicas' pids. ``fault``: an async callable run alongside (e.g. a kill)."""
+    print(f"server {url}, {sessions} sessions for {seconds:.0f} s")
+    if known is not None:  # scenarios and references from an earlier run (no checks here)
+        usable, refs = list(known), dict(known)
+    else:
+        usable = await usable_scenarios(url, scenarios)
+        refs = {}
     if not usable:
         raise SystemExit("no usable scenario: none of the pages/widgets exist")
-    refs = {}
     for sc in usable:
-        refs[sc] = await reference(url, sc)
-        print(f"  reference {sc.name}: {len(refs[sc])} values, "
-              f"{len(set(refs[sc].values()))} distinct charts")  # fmt: skip
-    rss_before = rss_mb(pid)
+        if sc not in refs:
+            refs[sc] = {} if isinstance(sc, LabScenario) else await reference(url, sc)
+        print(
+            f"  reference {sc.name}: {len(refs[sc])} values, "
+            f"{len(set(refs[sc].values()))} distinct charts"
+        )
+    pids = pid if callable(pid) else (lambda: [pid])
+    rss_before = sum(rss_mb(p) for p in pids() if p is not None)
     stats = Stats()
     start = time.monotonic()
     deadline = start + seconds
     peak, timeline = [rss_before], []
-    tasks = [
-        one_session(url, usable[i % len(usable)], refs[usable[i % len(usable)]], i, deadline, stats)
-        for i in range(sessions)
-    ]
-    await asyncio.gather(sample_rss(pid, deadline, peak, timeline), *tasks)
+    tasks = []
+    for i, sc in enumerate(_assign(usable, sessions)):
+        stats.sessions[i] = SessionLog(sc.name)
+        tasks.append(
+            one_session(
+                url, sc, refs[sc], i, deadline, stats, stats.sessions[i], reconnect=reconnect
+            )
+        )
+    extra = [fault(stats)] if fault else []
+    peaks: list[float] = []
+    await asyncio.gather(sample_rss(pids, deadline, peak, timeline, peaks), *tasks, *extra)
     took = time.monotonic() - start
-    rss_after = rss_mb(pid)
+    rss_after = sum(rss_mb(p) for p in pids() if p is not None)
     lat = sorted(stats.latencies) or [float("nan")]
     report = {
         "sessions": sessions,
@@ -343,14 +679,206 @@ async def run_load(url: str, pid: int | None, sessions: int, seconds: float,
         "latency_max_s": round(lat[-1], 3),
         "mb_received": round(stats.bytes / 2**20, 1),
         "errors": dict(stats.errors),
+        "uploads_by_status": dict(stats.uploads),
+        "lab_runs": dict(stats.lab_runs),
         "rss_before_mb": round(rss_before, 1),
         "rss_peak_mb": round(peak[0], 1),
         "rss_after_mb": round(rss_after, 1),
         "rss_every_10s_mb": timeline,
+        "_stats": stats,
+        "_refs": refs,
+        "_peaks": peaks,
     }
     for line in stats.examples:
         print(f"  ! {line}")
     return report
+
+
+# --------------------------------------------------------------------------------------------- N
+
+
+SCALE_SCENARIOS: tuple = (
+    Scenario("sinusoidal", "slider", "sin_pos", (0, 7, 31, 64, 100)),
+    Scenario("sinusoidal", "radio", "sin_layout", ("interleaved", "split", "tensor2tensor")),
+    Scenario("nope", "slider", "nope_n", (16, 64, 128, 256)),
+    Scenario("learned", "selectbox", "lrn_a_src", (BUNDLED, SINUSOID)),
+    PageTour(("sinusoidal", "nope", "alibi", "t5_buckets", "")),  # "": the default page (home)
+    UploadScenario(),
+)
+
+
+def lab_scenarios() -> tuple:
+    """A Run on the first lab question page the app navigates to (none while the lab has none)."""
+    sys.path.insert(0, str(ROOT))
+    from posviz.ui.pages import all_pages
+
+    for spec in all_pages():
+        if spec.url_path.startswith("lab_"):
+            return (LabScenario(spec.url_path, f"{spec.url_path}_go"),)
+    return ()
+
+
+def verify_lab_store(lab_dir: Path) -> dict:
+    """Every entry of the shared lab store loads (none half-written by a killed replica)."""
+    try:
+        from posviz.lab.store import RunStore
+    except ImportError as exc:  # the lab is being built: report instead of failing
+        return {"checked": False, "why": f"posviz.lab.store not importable: {exc}"}
+    store = RunStore(lab_dir)
+    folders = [p for p in lab_dir.iterdir() if p.is_dir() and not p.name.startswith(".")]
+    loaded = [f.name for f in folders if store.load(f.name) is not None]
+    temps = [p.name for p in lab_dir.iterdir() if p.name.startswith(".") and p.name != ".lock"]
+    return {
+        "checked": True,
+        "entries": len(folders),
+        "loaded": len(loaded),
+        "unloadable": sorted(set(f.name for f in folders) - set(loaded)),
+        "leftovers": temps,
+    }
+
+
+def judge_kill(stats: Stats, victim_group: set[str]) -> dict:
+    """Sessions on the killed replica reconnected and rebuilt; the others saw nothing."""
+    on_victim = [log for log in stats.sessions.values() if log.affinity in victim_group]
+    others = [log for log in stats.sessions.values() if log.affinity not in victim_group]
+    waits = sorted(s for log in on_victim for s in log.reconnect_seconds)
+    return {
+        "killed_sessions": len(on_victim),
+        "killed_reconnected": sum(log.disconnects > 0 for log in on_victim),
+        "killed_errors": sum(log.errors for log in on_victim),
+        "killed_rebuilt_same_view": sum(log.rebuilt_same for log in on_victim),
+        "killed_rebuilt_other_view": sum(log.rebuilt_other for log in on_victim),
+        "reconnect_s_median": round(statistics.median(waits), 2) if waits else None,
+        "reconnect_s_max": round(waits[-1], 2) if waits else None,
+        "failed_reconnect_attempts": [r for log in on_victim for r in log.retries][:6],
+        "other_sessions": len(others),
+        "other_disconnected": sum(log.disconnects > 0 for log in others),
+        "other_errors": sum(log.errors for log in others),
+    }
+
+
+async def _kill_and_restart(
+    group: Cluster, stats: Stats, *, after: float, restart_after: float, events: dict
+) -> None:
+    """Kill the replica serving session 0's affinity group, restart it later, note who it was."""
+    await asyncio.sleep(after)  # a point in the run, not a wait for a condition
+    # the replica behind a cookie is not visible to a client; kill one, then see whose cookies broke
+    victim = 0
+    before = {i: log.disconnects for i, log in stats.sessions.items()}
+    group.kill(victim)
+    events["killed"] = {"replica": victim, "port": group.ports[victim], "at_s": after}
+    await asyncio.sleep(restart_after)
+    group.restart(victim)
+    events["restarted_after_s"] = restart_after
+    broken = {
+        stats.sessions[i].affinity for i, n in before.items() if stats.sessions[i].disconnects > n
+    }
+    events["victim_cookies"] = broken
+
+
+def scale_main(args: argparse.Namespace) -> int:
+    """Replicas + proxy on loopback: load with a kill, the store check, then affinity off."""
+    from proxy import haproxy
+
+    scenarios = SCALE_SCENARIOS + lab_scenarios()
+    summary: dict = {"replicas": args.replicas}
+    with cluster(args.replicas) as group:
+        proxy_port = free_port()
+        with haproxy(group.workdir / "proxy", port=proxy_port, ports=group.ports) as url:
+            events: dict = {}
+            fault = None
+            if args.kill_after:
+
+                async def fault(stats):
+                    await _kill_and_restart(
+                        group,
+                        stats,
+                        after=args.kill_after,
+                        restart_after=args.restart_after,
+                        events=events,
+                    )
+
+            report = asyncio.run(
+                run_load(
+                    url,
+                    group.pids,
+                    args.sessions,
+                    args.seconds,
+                    scenarios,
+                    fault=fault,
+                    reconnect=True,
+                )
+            )
+            stats: Stats = report.pop("_stats")
+            refs = report.pop("_refs")
+            summary["examples"] = stats.examples
+            summary["load"] = report
+            summary["rss_per_replica_mb"] = {
+                f"replica{i + 1}": {"peak": round(peak, 1), "after": round(rss_mb(pid), 1)}
+                for i, (peak, pid) in enumerate(
+                    zip(report.pop("_peaks"), group.pids(), strict=True)
+                )
+            }
+            if args.kill_after:
+                victims = events.get("victim_cookies", set())
+                summary["kill"] = {
+                    **{k: v for k, v in events.items() if k != "victim_cookies"},
+                    **judge_kill(stats, victims),
+                }
+        summary["lab_store"] = verify_lab_store(group.lab_dir)
+        if args.no_affinity_seconds:
+            with haproxy(
+                group.workdir / "proxy-off", port=free_port(), ports=group.ports, affinity=False
+            ) as url:
+                off = asyncio.run(
+                    run_load(
+                        url,
+                        group.pids,
+                        6,
+                        args.no_affinity_seconds,
+                        (),
+                        reconnect=True,
+                        known={UploadScenario(): refs.get(UploadScenario(), {})},
+                    )
+                )
+                summary["affinity_off"] = {
+                    "uploads_by_status": off["uploads_by_status"],
+                    "errors": off["errors"],
+                }
+    return report_scale(summary)
+
+
+def report_scale(summary: dict) -> int:
+    """Print the summary; 0 only if everything the smoke test promises held."""
+    import json
+
+    print(json.dumps(summary, indent=2, default=sorted))
+    load, problems = summary["load"], []
+    kill = summary.get("kill")
+    errors = dict(load["errors"])
+    if kill:
+        if kill["other_disconnected"] or kill["other_errors"]:
+            problems.append("sessions on the surviving replicas were disturbed")
+        if kill["killed_sessions"] == 0:
+            problems.append("no session was on the killed replica (nothing was shown)")
+        if kill["killed_reconnected"] != kill["killed_sessions"]:
+            problems.append("not every session on the killed replica reconnected")
+        if kill["killed_errors"] or kill["killed_rebuilt_other_view"]:
+            problems.append("sessions on the killed replica did not get their view back")
+    if errors:
+        problems.append(f"errors: {errors}")
+    store = summary["lab_store"]
+    if store.get("checked") and (store["unloadable"] or store["loaded"] != store["entries"]):
+        problems.append(f"lab store: {store}")
+    off = summary.get("affinity_off")
+    if off is not None and not any(code != 204 for code in off["uploads_by_status"]):
+        problems.append("with affinity off no upload failed: the smoke cannot show the failure")
+    for problem in problems:
+        print(f"FAIL: {problem}")
+    for line in summary.get("examples", []):
+        print(f"  example: {line}")
+    print("PASS" if not problems else "FAILED")
+    return 0 if not problems else 1
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -358,15 +886,43 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sessions", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--url", help="an already running server (RSS is then not measured)")
+    parser.add_argument(
+        "--replicas",
+        type=int,
+        default=0,
+        help="N loopback replicas behind the repo's HAProxy config",
+    )
+    parser.add_argument(
+        "--kill-after",
+        type=float,
+        default=0,
+        help="with --replicas: SIGKILL one replica after this many seconds",
+    )
+    parser.add_argument(
+        "--restart-after",
+        type=float,
+        default=8,
+        help="... and start it again this many seconds later",
+    )
+    parser.add_argument(
+        "--no-affinity-seconds",
+        type=float,
+        default=0,
+        help="with --replicas: then upload this long with affinity off",
+    )
     args = parser.parse_args(argv)
-    if not (1 <= args.sessions <= 200 and 1 <= args.seconds <= 600):
-        parser.error("keep it bounded: 1-200 sessions, 1-600 seconds")
+    if not (1 <= args.sessions <= 200 and 1 <= args.seconds <= 600 and 0 <= args.replicas <= 10):
+        parser.error("keep it bounded: 1-200 sessions, 1-600 seconds, 0-10 replicas")
+    if args.replicas:
+        return scale_main(args)
     if args.url:
         report = asyncio.run(run_load(args.url, None, args.sessions, args.seconds, SCENARIOS))
     else:
         with load_target() as (url, pid):
             report = asyncio.run(run_load(url, pid, args.sessions, args.seconds, SCENARIOS))
     for key, value in report.items():
+        if key.startswith("_"):
+            continue
         print(f"{key:>16s}: {value}")
     return 0 if not report["errors"] and report["charts_checked"] > 0 else 1
 

@@ -6,15 +6,26 @@ string, widget states) and answered by deltas until ``script_finished``. The del
 parsed with Streamlit's own test tree (``streamlit.testing.v1``), so widgets are found by key and
 their new state is built exactly as ``AppTest`` builds it. Only widgets that changed are sent; the
 server keeps the rest of the session's state, as it does for a browser.
+
+Like a browser it first loads the page over HTTP and keeps the cookies it is given (the proxy's
+affinity cookie, Streamlit's XSRF cookie) for the websocket and for uploads, updating them from
+every response; uploads go the browser's way (``file_urls_request`` on the websocket, then an HTTP
+PUT with the XSRF header); after a lost connection :meth:`StreamlitSession.reconnect` opens a new
+websocket and reruns the page from its URL, as the browser does when its server went away.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import re
+import urllib.error
+import urllib.request
+import uuid
 from dataclasses import dataclass, field
+from http.cookies import SimpleCookie
 from typing import Any
 
 import websockets
@@ -56,23 +67,76 @@ class StreamlitSession:
     """One browser-less session of a running Streamlit app (``async with`` it)."""
 
     def __init__(self, base_url: str, page: str = "", query: str = "", *, timeout: float = 120):
-        self.ws_url = base_url.replace("http://", "ws://").rstrip("/") + "/_stcore/stream"
+        self.base_url = base_url.rstrip("/")
+        self.ws_url = self.base_url.replace("http://", "ws://") + "/_stcore/stream"
         self.page = page  # the page's url_path; "" is the default page
         self.query = query
         self.timeout = timeout
         self.page_hash = ""
+        self.session_id = ""  # the server's id of this session (uploads are tied to it)
+        self.cookies: dict[str, str] = {}
         self.tree: ElementTree | None = None
         self._ws: Any = None
 
     async def __aenter__(self) -> StreamlitSession:
-        self._ws = await websockets.connect(
-            self.ws_url, subprotocols=["streamlit"], max_size=256 * 2**20,
-            open_timeout=self.timeout, compression=None,
-        )  # fmt: skip
+        await self.connect()
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
-        await self._ws.close()
+        await self.close()
+
+    async def connect(self) -> None:
+        """Load the page and its health check as a browser does (cookies), open the websocket."""
+        await asyncio.to_thread(self._http, "GET", f"/{self.page}")
+        await asyncio.to_thread(self._http, "GET", "/_stcore/health")  # sets the XSRF cookie
+        headers = {"Cookie": self._cookie_header()} if self.cookies else {}
+        xsrf = self.cookies.get("_streamlit_xsrf")
+        self._ws = await websockets.connect(
+            self.ws_url, subprotocols=["streamlit", *([xsrf] if xsrf else [])],
+            additional_headers=headers, max_size=256 * 2**20, open_timeout=self.timeout,
+            compression=None,
+        )  # fmt: skip
+        self._keep_cookies(self._ws.response.headers.get_all("Set-Cookie"))
+
+    async def close(self) -> None:
+        if self._ws is not None:
+            await self._ws.close()
+
+    async def reconnect(self) -> RunResult:
+        """A new websocket (the old server may be gone) and the page rebuilt from its URL."""
+        # the old connection is already dead: that is why we are here
+        with contextlib.suppress(OSError, websockets.exceptions.WebSocketException):
+            await self.close()
+        self.page_hash = ""
+        self.session_id = ""
+        await self.connect()
+        return await self.run()
+
+    def _cookie_header(self) -> str:
+        return "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+
+    def _keep_cookies(self, set_cookies: list[str]) -> None:
+        for header in set_cookies:
+            jar = SimpleCookie()
+            jar.load(header)
+            self.cookies.update({name: morsel.value for name, morsel in jar.items()})
+
+    def _http(self, method: str, path: str, body: bytes | None = None,
+              headers: dict[str, str] | None = None) -> int:  # fmt: skip
+        """One HTTP request with this session's cookies; returns the status, keeps new cookies."""
+        sent = dict(headers or {})
+        if self.cookies:
+            sent["Cookie"] = self._cookie_header()
+        request = urllib.request.Request(self.base_url + path, data=body, method=method,
+                                         headers=sent)  # fmt: skip
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                response.read()
+                self._keep_cookies(response.headers.get_all("Set-Cookie") or [])
+                return response.status
+        except urllib.error.HTTPError as err:
+            self._keep_cookies(err.headers.get_all("Set-Cookie") or [])
+            return err.code
 
     async def run(self, widgets: list[WidgetState] | None = None) -> RunResult:
         """Ask for a script run (with ``widgets`` changed) and collect it until it finishes."""
@@ -94,6 +158,7 @@ class StreamlitSession:
             kind = msg.WhichOneof("type")
             if kind == "new_session":
                 deltas = []  # a new run starts: what came before belongs to an older one
+                self.session_id = msg.new_session.initialize.session_id or self.session_id
             elif kind == "navigation":  # st.navigation tells which page this run draws
                 self.page_hash = msg.navigation.page_script_hash
             elif kind == "page_info_changed":
@@ -135,3 +200,54 @@ class StreamlitSession:
         else:
             state = widget.set_value(value)._widget_state
         return await self.run([state])
+
+    def _element_id(self, kind: str, key: str) -> str:
+        """The widget id of an element the test tree does not model (e.g. ``file_uploader``)."""
+        assert self.tree is not None, "run() first"
+        for element in self.tree.get(kind):
+            widget_id = getattr(element.proto, "id", "")
+            if widget_id.endswith(f"-{key}"):
+                return widget_id
+        raise KeyError(f"no {kind} with key {key!r} on the page")
+
+    async def upload(self, key: str, filename: str, data: bytes) -> tuple[int, RunResult | None]:
+        """Upload ``data`` through the ``file_uploader`` with ``key``, as a browser does.
+
+        Asks the server for an upload URL on the websocket, PUTs the file there (multipart, XSRF
+        header + cookie), then sets the widget. Returns the PUT's HTTP status and the run it
+        caused (``None`` when the PUT failed: e.g. 400 when the request reached a replica that
+        does not hold this session).
+        """
+        widget_id = self._element_id("file_uploader", key)
+        back = BackMsg()
+        request_id = uuid.uuid4().hex
+        back.file_urls_request.request_id = request_id
+        back.file_urls_request.file_names.append(filename)
+        back.file_urls_request.session_id = self.session_id
+        await self._ws.send(back.SerializeToString())
+        while True:
+            msg = ForwardMsg.FromString(await asyncio.wait_for(self._ws.recv(), self.timeout))
+            kind = msg.WhichOneof("type")
+            if kind == "file_urls_response" and msg.file_urls_response.response_id == request_id:
+                break
+        response = msg.file_urls_response
+        if response.error_msg or not response.file_urls:
+            raise RuntimeError(f"no upload URL: {response.error_msg!r}")
+        urls = response.file_urls[0]
+        boundary = uuid.uuid4().hex
+        head = (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; '
+            f'filename="{filename}"\r\nContent-Type: application/octet-stream\r\n\r\n'
+        )
+        body = head.encode() + data + f"\r\n--{boundary}--\r\n".encode()
+        headers = {"Content-Type": f"multipart/form-data; boundary={boundary}"}
+        if "_streamlit_xsrf" in self.cookies:
+            headers["X-Xsrftoken"] = self.cookies["_streamlit_xsrf"]
+        status = await asyncio.to_thread(self._http, "PUT", urls.upload_url, body, headers)
+        if status not in (200, 204):
+            return status, None
+        state = WidgetState(id=widget_id)
+        info = state.file_uploader_state_value.uploaded_file_info.add()
+        info.file_id, info.name, info.size = urls.file_id, filename, len(data)
+        info.file_urls.CopyFrom(urls)
+        return status, await self.run([state])
