@@ -21,3 +21,19 @@ def test_app_default_page_is_home():
     at = app_test()
     assert_no_exception(at)
     assert any("position" in t.value.lower() for t in at.title)
+
+
+def test_every_page_file_is_registered_with_its_docstring_title():
+    """Lab pages are titled by their docstring's first line (after "Position lab: ")."""
+    import ast
+
+    registered = {spec.path: spec for spec in all_pages()}
+    on_disk = {f"pages/{p.name}" for p in (ROOT / "pages").glob("*.py")}
+    assert on_disk == set(registered), on_disk ^ set(registered)
+    for path, spec in registered.items():
+        if path.startswith("pages/lab"):
+            doc = ast.get_docstring(ast.parse((ROOT / path).read_text())) or ""
+            head, _, question = doc.splitlines()[0].rstrip(".").partition(": ")
+            expected = head if path == "pages/lab.py" else question  # index: "Position lab"
+            assert spec.title == expected, (path, spec.title, expected)
+    assert len({spec.url_path for spec in registered.values()}) == len(registered)

@@ -3,19 +3,22 @@ position, the current position drawn as a hand from the origin.
 
 For a sinusoidal pair ``(sin(pω), cos(pω))`` every position lies on the unit circle and the hand
 turns by ``ω`` radians per position — clockwise from 12 o'clock with ``x = sin, y = cos``
-(seed 004: "a clock with many hands at different speeds"). For a learned table the "pair" is any
-two dimensions or two principal components, and the points need not lie on a circle.
+("a clock with many hands at different speeds": shendawei, "Transformer Position Encoding",
+cnblogs 2020). For a learned table the "pair" is any two dimensions or two principal components,
+and the points need not lie on a circle.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import altair as alt
 import numpy as np
 import pandas as pd
 
+from posviz.charts.figure import Figure
 from posviz.charts.style import FIT_WIDTH
 
 MAX_CIRCLE_POINTS = 2048  # per hand; longer tables are thinned with a stated stride
@@ -145,3 +148,22 @@ def unit_circle_chart(
             anchor="start",
         ),
     )
+
+
+def unit_circle_figure(
+    matrix: np.ndarray,
+    pair: tuple[int, int],
+    *,
+    extra_pairs: Sequence[tuple[int, int]] = (),
+    name: str = "pairs",
+    **options: Any,
+) -> Figure:
+    """:func:`unit_circle_chart` and the columns it draws, as one :class:`Figure`.
+
+    ``data`` is ``matrix[:, [a0, b0, a1, b1, …]]`` for ``pair`` then ``extra_pairs``: shape
+    ``(n_positions, 2 × number of pairs)``, the exact numbers the chart plots. ``options`` go to
+    :func:`unit_circle_chart`.
+    """
+    chart = unit_circle_chart(matrix, pair, extra_pairs=extra_pairs, **options)
+    columns = [int(c) for p in (pair, *extra_pairs) for c in p]
+    return Figure(chart, np.asarray(matrix)[:, columns], name)

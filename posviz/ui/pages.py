@@ -10,7 +10,7 @@ class PageSpec:
     path: str  # relative to the repository root
     title: str
     icon: str
-    url_path: str  # the URL segment; also the prefix of the page's query parameters
+    url_path: str  # the URL segment (``/sinusoidal``); query parameters use a short prefix (sin_)
 
 
 PAGES: dict[str, list[PageSpec]] = {
@@ -35,6 +35,31 @@ PAGES: dict[str, list[PageSpec]] = {
             "nn.Embedding is a table",
             ":material/table_chart:",
             "embedding_lookup",
+        ),
+    ],
+    "Lab": [
+        PageSpec("pages/lab.py", "Position lab", ":material/science:", "lab"),
+        PageSpec(
+            "pages/lab_learned.py", "Does a learned table help?", ":material/school:", "lab_learned"
+        ),
+        PageSpec("pages/lab_concat.py", "Add or concatenate?", ":material/merge:", "lab_concat"),
+        PageSpec(
+            "pages/lab_every_layer.py",
+            "Re-inject position at every layer?",
+            ":material/stacks:",
+            "lab_every_layer",
+        ),
+        PageSpec(
+            "pages/lab_extrapolation.py",
+            "Train short, test long",
+            ":material/open_in_full:",
+            "lab_extrapolation",
+        ),
+        PageSpec(
+            "pages/lab_rare_rows.py",
+            "Are rarely-seen rows untrained?",
+            ":material/visibility_off:",
+            "lab_rare_rows",
         ),
     ],
     "Beyond": [

@@ -37,7 +37,8 @@ from posviz.analysis.stats import (
     position_norms,
 )
 from posviz.charts import trajectory as charts
-from posviz.charts.circle import MAX_HANDS, unit_circle_chart
+from posviz.charts.circle import MAX_HANDS, unit_circle_figure
+from posviz.charts.figure import Figure
 from posviz.charts.heatmap import MAX_SIDE_1TO1, color_limit, heatmap_chart, lod_factors
 from posviz.charts.lines import MAX_LINES, dimensions_chart, shift_similarity_chart, variance_chart
 from posviz.charts.trajectory import norm_chart
@@ -176,7 +177,7 @@ def heatmap_view(
                 y_title=y_title,
                 value_title=value_title,
             )
-        show_chart(chart, key=f"{key_prefix}heatmap_chart", data=np.asarray(matrix), name=name)
+        show_chart(Figure(chart, np.asarray(matrix), name), key=f"{key_prefix}heatmap_chart")
     _cell_inspector(matrix, key_prefix=key_prefix, x_title=x_title, y_title=y_title)
 
 
@@ -225,12 +226,8 @@ def dimensions_view(
     labels = [dim_label(j) if dim_label else f"dim {j}" for j in dims]
     with user_errors("Dimensions"):
         chart = dimensions_chart(matrix, dims, labels=labels, current=current)
-        show_chart(
-            chart,
-            key=f"{key_prefix}dims_chart",
-            data=np.asarray(matrix)[:, dims],
-            name=f"{name}-dims",
-        )
+        figure = Figure(chart, np.asarray(matrix)[:, dims], f"{name}-dims")  # the plotted columns
+        show_chart(figure, key=f"{key_prefix}dims_chart")
 
 
 def unit_circle_view(
@@ -302,23 +299,17 @@ def _sin_cos_circle(matrix, key_prefix, position, columns, wavelengths, name, pr
                 f"pair {i} (dims {sin_cols[i]}, {cos_cols[i]}): wavelength 2π·base^(2i/d) = "
                 f"{wavelengths[i]:,.4g} positions"
             )
-    chart = unit_circle_chart(
+    figure = unit_circle_figure(
         matrix,
         (int(sin_cols[main]), int(cos_cols[main])),
         current=position,
         extra_pairs=[(int(sin_cols[i]), int(cos_cols[i])) for i in chosen[1:]],
         labels=labels,
         subtitle=lines,
+        name=f"{name}-pairs",
     )
     with plot:
-        show_chart(
-            chart,
-            key=f"{key_prefix}circle_chart",
-            data=np.asarray(matrix)[
-                :, [int(c) for i in chosen for c in (sin_cols[i], cos_cols[i])]
-            ],
-            name=f"{name}-pairs",
-        )
+        show_chart(figure, key=f"{key_prefix}circle_chart")
 
 
 def _free_pair_circle(matrix, key_prefix, position, name, prose, plot) -> None:
@@ -359,7 +350,7 @@ def _free_pair_circle(matrix, key_prefix, position, name, prose, plot) -> None:
         ratio = result.explained_variance_ratio
         data, pair, titles = result.scores, (0, 1), ("PC 1", "PC 2")
         sub = f"PC 1 explains {ratio[0]:.1%}, PC 2 {ratio[1]:.1%} of the variance"
-    chart = unit_circle_chart(
+    figure = unit_circle_figure(
         data,
         pair,
         current=position,
@@ -367,14 +358,10 @@ def _free_pair_circle(matrix, key_prefix, position, name, prose, plot) -> None:
         axis_titles=titles,
         labels=[f"{titles[0]} / {titles[1]}"],
         subtitle=sub,
+        name=f"{name}-pair",
     )
     with plot:
-        show_chart(
-            chart,
-            key=f"{key_prefix}circle_chart",
-            data=np.asarray(data)[:, list(pair)],
-            name=f"{name}-pair",
-        )
+        show_chart(figure, key=f"{key_prefix}circle_chart")
 
 
 def variance_view(
@@ -412,12 +399,8 @@ def variance_view(
         st.metric(
             "Active dimensions", f"{active} of {var.size}", help=f"variance > {threshold:.3g}"
         )
-        show_chart(
-            variance_chart(matrix, threshold),
-            key=f"{key_prefix}var_chart",
-            data=var[:, None],
-            name=f"{name}-variance",
-        )
+        figure = Figure(variance_chart(matrix, threshold), var[:, None], f"{name}-variance")
+        show_chart(figure, key=f"{key_prefix}var_chart")
         return active
     return 0
 
@@ -468,7 +451,7 @@ def shift_similarity_view(
         st.caption(f"Computed over positions 0 … {rows - 1} of {n} to keep the page fast.")
     with user_errors("Shift similarity"):
         chart = shift_similarity_chart(np.asarray(matrix)[:rows], k, metric=metric)
-        show_chart(chart, key=f"{key_prefix}shift_chart", name=f"{name}-shift")
+        show_chart(Figure(chart, None, f"{name}-shift"), key=f"{key_prefix}shift_chart")
 
 
 @cached_data()
@@ -671,7 +654,8 @@ def _contrast_heatmap(table: PositionTable, cache_key: str, *, key_prefix: str, 
             "cells beyond it are drawn in full red or blue."
         )
         chart = _cached_contrast_chart(cache_key, p99, table.matrix)
-        show_chart(chart, key=f"{key_prefix}contrast_chart", data=None, name=f"{name}_contrast")
+        figure = Figure(chart, None, f"{name}_contrast")  # same data as the heatmap above
+        show_chart(figure, key=f"{key_prefix}contrast_chart")
 
 
 @cached_data()
@@ -722,7 +706,7 @@ def _similarity_view(
         start = min(int(start), n - MAX_SIDE_1TO1)
     stop = min(n, start + MAX_SIDE_1TO1)
     chart, similarity = _cached_similarity(table_cache_key(table), start, stop, table.matrix)
-    show_chart(chart, key=f"{key_prefix}sim_chart", data=similarity, name=f"{name}_cosine")
+    show_chart(Figure(chart, similarity, f"{name}_cosine"), key=f"{key_prefix}sim_chart")
 
 
 def _pca_view(
@@ -744,7 +728,8 @@ def _pca_view(
         chart = charts.pca_3d_chart(
             result.scores, azimuth=options["azimuth"], elevation=options["elevation"], **common
         )
-    show_chart(chart, key=f"{key_prefix}{view}_chart", data=result.scores, name=f"{name}_{view}")
+    figure = Figure(chart, result.scores, f"{name}_{view}")
+    show_chart(figure, key=f"{key_prefix}{view}_chart")
     thinned = (
         f" PCA of positions 0, {step}, {2 * step}, … ({_PCA_ROWS} at most)." if step > 1 else ""
     )
@@ -756,7 +741,8 @@ def _norms_view(
 ) -> None:
     st.subheader("Norm per position")
     norms = position_norms(table.matrix)  # (n_positions,)
-    show_chart(norm_chart(norms), key=f"{key_prefix}norms_chart", data=norms, name=f"{name}_norms")
+    figure = Figure(norm_chart(norms), norms, f"{name}_norms")
+    show_chart(figure, key=f"{key_prefix}norms_chart")
     st.caption(
         f"‖PE(p)‖ from {norms.min():.3f} to {norms.max():.3f} (mean {norms.mean():.3f}). "
         "A sinusoid has the same norm √(d/2) at every position; learned tables don't."
