@@ -250,6 +250,31 @@ def test_hostile_uploads_end_in_a_clear_message(case):
     assert not os.path.exists(_Payload.marker), "a pickle inside an upload was executed"
 
 
+@pytest.mark.parametrize("case", UPLOADS)
+def test_upload_errors_name_the_file_once_and_render_it_literally(case):
+    """Issue #13.6 (``x.safetensors/x.safetensors``) and #13.2 (file names are user input)."""
+    from markdown_it import MarkdownIt
+
+    from posviz.ui.display import MAX_ERROR_CHARS
+    from posviz.ui.loaders import cached_upload
+    from posviz.ui.table_source import check_upload_size
+    from posviz.ui.text import safe_md
+
+    filename, data, _ = UPLOADS[case]
+    stem, dot, ext = filename.rpartition(".")
+    crafted = f"{stem}[Log in](https://evil.example)`{dot}{ext}"
+    for name in (filename, crafted):
+        with pytest.raises(ValueError) as caught:
+            cached_upload(data, filename=name)
+        message = str(caught.value)
+        assert message.count(name) == 1, message
+        shown = MarkdownIt("commonmark").render(safe_md(message, max_len=MAX_ERROR_CHARS))
+        assert "<a " not in shown and "<code" not in shown, shown
+    with pytest.raises(ValueError) as caught:
+        check_upload_size(filename, 300 * 2**20, cap=200 * 2**20)
+    assert str(caught.value).count(filename) == 1
+
+
 # ---------------------------------------------------------------------------------------------
 # a hosted server never reads its own disk because of what a visitor typed
 # ---------------------------------------------------------------------------------------------
