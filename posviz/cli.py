@@ -20,42 +20,51 @@ from pathlib import Path
 
 import numpy as np
 
+from posviz import export
+from posviz.analysis.probes import probe_summary
+from posviz.tables import PositionTable, load_table
+
 PROTOCOLS = {"even-odd": ("even", "odd"), "all": ("all", "all"), "kfold": ("kfold", "all")}
 FORMATS = (".npy", ".csv", ".tsv")
 
 
-def _load(source: str, revision: str | None):
-    from posviz.tables import load_table
-
+def _load(source: str, revision: str | None) -> PositionTable:
     return load_table(source, revision=revision)
 
 
-def write_matrix(matrix: np.ndarray, path: Path) -> None:
-    """Write ``(n_positions, d_model)`` to ``.npy`` (no pickle), ``.csv`` or ``.tsv``.
+def matrix_bytes(matrix: np.ndarray, suffix: str) -> bytes:
+    """``(n_positions, d_model)`` as the bytes of a ``.npy`` (no pickle), ``.csv`` or ``.tsv`` file.
 
-    CSV has a header ``position,dim_0,…`` and the position in the first column; TSV is the
-    TensorFlow Embedding Projector's vectors file (no header, one row per position).
+    The writers are :mod:`posviz.export`'s, with their download size limits lifted (a file on
+    disk, not a browser download). CSV has a header ``position,dim_0,…`` and the position in the
+    first column; TSV is the TensorFlow Embedding Projector's vectors file (no header).
+
+    Raises:
+        ValueError: unknown extension, or an array that is not numeric 2-D.
+    """
+    suffix = suffix.lower()
+    if suffix == ".npy":
+        return export.matrix_npy(matrix, max_bytes=None)
+    if suffix == ".csv":
+        return export.matrix_csv(matrix, max_cells=None)
+    if suffix == ".tsv":
+        return export.projector_vectors(matrix, max_cells=None)
+    raise ValueError(f"Output suffix {suffix!r} must be one of {', '.join(FORMATS)}.")
+
+
+def write_matrix(matrix: np.ndarray, path: Path) -> None:
+    """Write ``(n_positions, d_model)`` to ``path`` (``.npy``, ``.csv`` or ``.tsv``).
 
     Raises:
         ValueError: unknown extension.
     """
-    suffix = path.suffix.lower()
-    if suffix not in FORMATS:
+    if path.suffix.lower() not in FORMATS:
         raise ValueError(f"Output {path.name!r} must end in {', '.join(FORMATS)}.")
-    matrix = np.asarray(matrix)
-    if suffix == ".npy":
-        np.save(path, matrix, allow_pickle=False)
-        return
-    if suffix == ".tsv":
-        np.savetxt(path, matrix.astype(np.float64), delimiter="\t", fmt="%.7g")
-        return
-    header = ",".join(["position", *(f"dim_{j}" for j in range(matrix.shape[1]))])
-    rows = np.column_stack([np.arange(matrix.shape[0]), matrix.astype(np.float64)])
-    fmt = ["%d"] + ["%.7g"] * matrix.shape[1]
-    np.savetxt(path, rows, delimiter=",", fmt=fmt, header=header, comments="")
+    path.write_bytes(matrix_bytes(matrix, path.suffix))
 
 
 def cmd_info(args: argparse.Namespace) -> int:
+    """``info SOURCE``: shape, tensor, rows set aside and notes of one table."""
     table = _load(args.source, args.revision)
     print(f"source:      {table.source}")
     print(f"shape:       {table.n_positions} positions × {table.d_model} dimensions")
@@ -76,6 +85,7 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    """``export SOURCE -o FILE``: write the table (refuses to overwrite without ``--force``)."""
     out = Path(args.output)
     if out.suffix.lower() not in FORMATS:
         raise ValueError(f"Output {out.name!r} must end in {', '.join(FORMATS)}.")
@@ -88,7 +98,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_probe(args: argparse.Namespace) -> int:
-    from posviz.analysis.probes import probe_summary
+    """``probe SOURCE…``: the linear position probes, one row per table."""
 
     tables = {}
     for source in args.sources:
@@ -153,6 +163,13 @@ def build_parser() -> argparse.ArgumentParser:
     probe.add_argument("--revision", help="hub revision for hub sources")
     probe.add_argument("--format", choices=("table", "csv", "json"), default="table")
     probe.set_defaults(func=cmd_probe)
+
+    # --- lab subcommands: the integrator wires them here -------------------------------------
+    # posviz.lab sits above posviz.cli's other imports; this module must not import it itself.
+    # Wiring (one import at the top of this module, one call here):
+    #     from posviz.lab.cli import add_lab_commands
+    #     add_lab_commands(sub)
+    # ------------------------------------------------------------------------------------------
     return parser
 
 

@@ -137,27 +137,32 @@ def as_matrix(data: Any) -> np.ndarray:
     return array
 
 
-def text_export_problem(data: Any) -> str | None:
-    """Why ``data`` cannot be exported as text (CSV/TSV), or ``None`` if it can."""
+def text_export_problem(data: Any, *, max_cells: int | None = MAX_TEXT_CELLS) -> str | None:
+    """Why ``data`` cannot be exported as text (CSV/TSV), or ``None`` if it can.
+
+    ``max_cells=None`` lifts the size limit (a file written from the shell, not a download).
+    """
     try:
         matrix = as_matrix(data)
     except ValueError as exc:
         return str(exc)
-    if matrix.size > MAX_TEXT_CELLS:
+    if max_cells is not None and matrix.size > max_cells:
         return (
             f"{matrix.shape[0]}×{matrix.shape[1]} = {matrix.size:,} cells is more than the "
-            f"{MAX_TEXT_CELLS:,} offered as text; download the .npy instead."
+            f"{max_cells:,} offered as text; download the .npy instead."
         )
     return None
 
 
-def matrix_csv(data: Any, *, index_name: str = "position") -> bytes:
+def matrix_csv(
+    data: Any, *, index_name: str = "position", max_cells: int | None = MAX_TEXT_CELLS
+) -> bytes:
     """CSV with a header ``position,dim_0,…`` and one row per row of the matrix (``%.7g``).
 
     Raises:
-        ValueError: see :func:`text_export_problem`.
+        ValueError: see :func:`text_export_problem` (``max_cells`` as there).
     """
-    problem = text_export_problem(data)
+    problem = text_export_problem(data, max_cells=max_cells)
     if problem:
         raise ValueError(problem)
     matrix = as_matrix(data)
@@ -169,19 +174,21 @@ def matrix_csv(data: Any, *, index_name: str = "position") -> bytes:
     return buffer.getvalue()
 
 
-def matrix_npy(data: Any) -> bytes:
+def matrix_npy(data: Any, *, max_bytes: int | None = MAX_NPY_BYTES) -> bytes:
     """The array as a ``.npy`` file (``np.load(path)`` reads it back; no pickle inside).
 
+    ``max_bytes=None`` lifts the size limit (a file written from the shell, not a download).
+
     Raises:
-        ValueError: not numeric, or larger than :data:`MAX_NPY_BYTES`.
+        ValueError: not numeric, or larger than ``max_bytes``.
     """
     array = np.asarray(data)
     if array.dtype == object:
         raise ValueError("Only numeric arrays can be exported as .npy, not object arrays.")
-    if array.nbytes > MAX_NPY_BYTES:
+    if max_bytes is not None and array.nbytes > max_bytes:
         raise ValueError(
             f"The array is {array.nbytes / 2**20:.0f} MiB, more than the "
-            f"{MAX_NPY_BYTES / 2**20:.0f} MiB offered for download; save it from a notebook."
+            f"{max_bytes / 2**20:.0f} MiB offered for download; save it from a notebook."
         )
     buffer = io.BytesIO()
     np.save(buffer, array, allow_pickle=False)
@@ -201,13 +208,13 @@ def projector_tsv(data: Any, *, bins: int = 10) -> tuple[bytes, bytes]:
     return vectors, projector_metadata(as_matrix(data).shape[0], bins=bins)
 
 
-def projector_vectors(data: Any) -> bytes:
+def projector_vectors(data: Any, *, max_cells: int | None = MAX_TEXT_CELLS) -> bytes:
     """The projector's vectors file: one tab-separated row per position, no header.
 
     Raises:
-        ValueError: see :func:`text_export_problem`.
+        ValueError: see :func:`text_export_problem` (``max_cells`` as there).
     """
-    problem = text_export_problem(data)
+    problem = text_export_problem(data, max_cells=max_cells)
     if problem:
         raise ValueError(problem)
     buffer = io.BytesIO()
