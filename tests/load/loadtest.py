@@ -449,8 +449,9 @@ def rss_mb(pid: int | None) -> float:
 # ---------------------------------------------------------------------------------------------
 
 
-async def usable_scenarios(url: str, scenarios: tuple) -> list:
-    """Scenarios whose page and widget exist (and whose values the widget accepts)."""
+async def usable_scenarios(url: str, scenarios: tuple, skipped: dict | None = None) -> list:
+    """Scenarios whose page and widget exist (and whose values the widget accepts); the others
+    go to ``skipped`` (name -> why)."""
     usable = []
     for sc in scenarios:
         try:
@@ -461,6 +462,8 @@ async def usable_scenarios(url: str, scenarios: tuple) -> list:
             usable.append(sc)
         except (KeyError, RuntimeError, UploadFailed) as exc:
             print(f"  skip {sc.name}: {exc}")
+            if skipped is not None:
+                skipped[sc.name] = str(exc)[:300]
     return usable
 
 
@@ -516,6 +519,7 @@ async def _recover(session: StreamlitSession, sc, seen: tuple, refs: dict, stats
     for attempt in range(10):
         try:
             result = await session.reconnect()
+            rebuilt = time.monotonic()  # the view is back; what follows is this client's own setup
             if isinstance(sc, UploadScenario | Scenario):
                 await sc.prepare(session)  # uploads are not in the URL; setup steps may not be
             break
@@ -529,7 +533,7 @@ async def _recover(session: StreamlitSession, sc, seen: tuple, refs: dict, stats
             await asyncio.sleep(0.5 * (attempt + 1))  # back off while the proxy notices
     else:
         raise ConnectionError(f"{sc.name}: no replica took the session back")
-    log.reconnect_seconds.append(time.monotonic() - lost)
+    log.reconnect_seconds.append(rebuilt - lost)
     if result.exceptions:
         stats.error("exception after reconnect", f"{sc.name}: {result.exceptions[0]}", log)
     wanted = {refs[v] for v in seen if v in refs}
@@ -633,10 +637,11 @@ async def run_load(
     """Load ``url`` with ``sessions`` sessions for ``seconds``; ``pid``: one pid, or a callable
     returning the replicas' pids. ``fault``: an async callable run alongside (e.g. a kill)."""
     print(f"server {url}, {sessions} sessions for {seconds:.0f} s")
+    skipped: dict[str, str] = {}
     if known is not None:  # scenarios and references from an earlier run (no checks here)
         usable, refs = list(known), dict(known)
     else:
-        usable = await usable_scenarios(url, scenarios)
+        usable = await usable_scenarios(url, scenarios, skipped)
         refs = {}
     if not usable:
         raise SystemExit("no usable scenario: none of the pages/widgets exist")
@@ -670,6 +675,7 @@ async def run_load(
     report = {
         "sessions": sessions,
         "scenarios": [sc.name for sc in usable],
+        "skipped_scenarios": skipped,
         "seconds": round(took, 1),
         "runs": stats.runs,
         "charts_checked": stats.checked,
@@ -748,8 +754,8 @@ def judge_kill(stats: Stats, victim_group: set[str]) -> dict:
         "killed_errors": sum(log.errors for log in on_victim),
         "killed_rebuilt_same_view": sum(log.rebuilt_same for log in on_victim),
         "killed_rebuilt_other_view": sum(log.rebuilt_other for log in on_victim),
-        "reconnect_s_median": round(statistics.median(waits), 2) if waits else None,
-        "reconnect_s_max": round(waits[-1], 2) if waits else None,
+        "lost_to_rebuilt_view_s_median": round(statistics.median(waits), 2) if waits else None,
+        "lost_to_rebuilt_view_s_max": round(waits[-1], 2) if waits else None,
         "failed_reconnect_attempts": [r for log in on_victim for r in log.retries][:6],
         "other_sessions": len(others),
         "other_disconnected": sum(log.disconnects > 0 for log in others),

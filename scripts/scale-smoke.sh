@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Beyond one process, proved on this machine without Docker (issue #12):
+#   3 posviz replicas (streamlit run, hosted profile, one cookie secret, shared HF cache and lab
+#   store) + HAProxy with the repository's own config (deploy/compose/haproxy/haproxy.cfg rendered
+#   for loopback ports), everything on 127.0.0.1; then the websocket load test through the proxy:
+#   30 sessions for 60 s moving sliders, switching pages, uploading tables (and starting a lab run
+#   where the app has lab pages). 30 s in, one replica is SIGKILLed (what an OOM kill does) and
+#   restarted 10 s later (what the orchestrator does): sessions on the other replicas must see
+#   nothing, sessions on the killed one must reconnect to a survivor and get their view back from
+#   the URL. Then every entry of the shared lab store must load, and 20 s with the proxy's
+#   affinity line removed must show uploads failing. Prints counts, p50/p95 latency, RSS per
+#   replica; exits non-zero if any promise fails. About 3-4 minutes on 2 cores.
+#
+#   ./scripts/scale-smoke.sh                      # the numbers in the README
+#   REPLICAS=4 SESSIONS=40 DURATION=90 ./scripts/scale-smoke.sh
+#
+# Needs haproxy (installed with apt-get when run as root); not part of the default tests.
+source "$(dirname "$0")/_venv.sh" requirements-dev.txt
+if ! command -v haproxy >/dev/null && [ ! -x /usr/sbin/haproxy ]; then
+  if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    echo "Installing Debian's haproxy ..."
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy) >/dev/null
+  else
+    echo "scale-smoke needs haproxy: apt-get install haproxy (or your system's package)." >&2
+    exit 2
+  fi
+fi
+DURATION="${DURATION:-60}"
+exec .venv/bin/python tests/load/loadtest.py \
+  --replicas "${REPLICAS:-3}" --sessions "${SESSIONS:-30}" --seconds "$DURATION" \
+  --kill-after "$(( DURATION / 2 ))" --restart-after 10 --no-affinity-seconds 20 "$@"
