@@ -13,7 +13,56 @@ run a model). Example::
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what IDEs and type checkers see; at run time names load on first use
+    from posviz.analysis.add_concat import concat_hypothesis, word_position_cloud
+    from posviz.analysis.embedding_lookup import lookup_vs_onehot, train_a_few_steps
+    from posviz.analysis.layers import layer_position_probe
+    from posviz.analysis.permutation import permutation_test
+    from posviz.analysis.probes import probe_positions, probe_relative_order
+    from posviz.analysis.stats import (
+        cosine_similarity_matrix,
+        dimension_variance,
+        dot_product_matrix,
+        pca,
+        position_norms,
+        shift_similarity,
+    )
+    from posviz.analysis.vit import patch_similarity_grid
+    from posviz.charts.circle import unit_circle_chart
+    from posviz.charts.heatmap import heatmap_chart
+    from posviz.charts.lines import (
+        dimensions_chart,
+        shift_similarity_chart,
+        variance_chart,
+    )
+    from posviz.encodings.alibi import alibi_bias, alibi_slopes
+    from posviz.encodings.model_config import rope_config_from_dict
+    from posviz.encodings.rope import (
+        rope_attention_factor,
+        rope_decay_bound,
+        rope_frequencies,
+        rope_inv_freq,
+        rope_rotate,
+        rope_scores,
+    )
+    from posviz.encodings.sinusoidal import (
+        SINUSOID_LAYOUTS,
+        pair_columns,
+        sinusoid_frequencies,
+        sinusoid_wavelengths,
+        sinusoidal,
+    )
+    from posviz.encodings.t5 import t5_bias_matrix, t5_relative_bucket
+    from posviz.models import load_bundled_model, load_hub_model
+    from posviz.tables import (
+        PositionTable,
+        fetch_config,
+        load_table,
+        read_named_tensor,
+        table_from_upload,
+    )
 
 # public name -> module that defines it
 _EXPORTS: dict[str, str] = {
@@ -38,8 +87,8 @@ _EXPORTS: dict[str, str] = {
     "load_table": "posviz.tables",
     "PositionTable": "posviz.tables",
     "table_from_upload": "posviz.tables",
-    "fetch_config": "posviz.tables.hub",
-    "read_named_tensor": "posviz.tables.hub",
+    "fetch_config": "posviz.tables",
+    "read_named_tensor": "posviz.tables",
     # --- experiments ---
     "probe_positions": "posviz.analysis.probes",
     "probe_relative_order": "posviz.analysis.probes",
@@ -66,7 +115,51 @@ _EXPORTS: dict[str, str] = {
     "patch_similarity_grid": "posviz.analysis.vit",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [  # every public name; a test checks it equals _EXPORTS and that each one resolves
+    "SINUSOID_LAYOUTS",
+    "PositionTable",
+    "alibi_bias",
+    "alibi_slopes",
+    "concat_hypothesis",
+    "cosine_similarity_matrix",
+    "dimension_variance",
+    "dimensions_chart",
+    "dot_product_matrix",
+    "fetch_config",
+    "heatmap_chart",
+    "layer_position_probe",
+    "load_bundled_model",
+    "load_hub_model",
+    "load_table",
+    "lookup_vs_onehot",
+    "pair_columns",
+    "patch_similarity_grid",
+    "pca",
+    "permutation_test",
+    "position_norms",
+    "probe_positions",
+    "probe_relative_order",
+    "read_named_tensor",
+    "rope_attention_factor",
+    "rope_config_from_dict",
+    "rope_decay_bound",
+    "rope_frequencies",
+    "rope_inv_freq",
+    "rope_rotate",
+    "rope_scores",
+    "shift_similarity",
+    "shift_similarity_chart",
+    "sinusoid_frequencies",
+    "sinusoid_wavelengths",
+    "sinusoidal",
+    "t5_bias_matrix",
+    "t5_relative_bucket",
+    "table_from_upload",
+    "train_a_few_steps",
+    "unit_circle_chart",
+    "variance_chart",
+    "word_position_cloud",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -80,3 +80,39 @@ def test_unreachable_hub_is_a_clear_error_not_a_traceback():
     )
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: ") and "Traceback" not in proc.stderr
+
+
+def test_every_public_name_resolves_and_type_checkers_see_the_same_names():
+    import ast
+    import importlib
+    import inspect
+
+    assert sorted(posviz.__all__) == sorted(posviz._EXPORTS)
+    for name in posviz.__all__:
+        module = importlib.import_module(posviz._EXPORTS[name])
+        assert getattr(posviz, name) is getattr(module, name), name
+    tree = ast.parse(inspect.getsource(posviz))
+    block = next(
+        node
+        for node in tree.body
+        if isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING"
+    )
+    seen = {
+        alias.name: node.module
+        for node in block.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    assert seen == posviz._EXPORTS
+
+
+def test_import_posviz_loads_no_heavy_library():
+    code = (
+        "import sys, posviz; posviz.__all__; "
+        "print(sorted(m for m in ('torch', 'streamlit', 'transformers') if m in sys.modules))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
