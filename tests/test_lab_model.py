@@ -13,7 +13,7 @@ from posviz.encodings.t5 import t5_bias_matrix
 from posviz.lab.config import LabConfig, ModelConfig
 from posviz.lab.model import T5_BUCKETS, T5_MAX_DISTANCE, parameter_count, rotate_half
 from posviz.lab.tasks import make_batch, train_rng
-from posviz.lab.train import build_model, masked_loss
+from posviz.lab.train import Adam, build_model, masked_loss
 
 SMALL = LabConfig(task="reverse", min_len=8, max_len=8, eval_lengths=(8,), width=16, seeds=2)
 
@@ -129,3 +129,16 @@ def test_odd_rope_head_size_is_refused_with_the_fix() -> None:
 def test_relative_schemes_refuse_table_injection_modes() -> None:
     with pytest.raises(ValueError, match="injection='concat' needs a position table"):
         ModelConfig(scheme="rope", injection="concat")
+
+
+def test_adam_matches_torch_optim_adam() -> None:
+    weights = torch.nn.Parameter(torch.tensor([[0.5, -1.0], [2.0, 0.0]]))
+    reference = torch.nn.Parameter(weights.detach().clone())
+    ours, theirs = Adam([weights], lr=0.01), torch.optim.Adam([reference], lr=0.01)
+    for step in range(5):
+        for p in (weights, reference):
+            p.grad = torch.tensor([[1.0, -2.0], [0.5 * step, 0.0]])  # row 1 col 1: always 0
+        ours.step()
+        theirs.step()
+    torch.testing.assert_close(weights, reference, rtol=1e-6, atol=1e-7)
+    assert weights[1, 1] == 0.0  # a zero gradient never moves a weight

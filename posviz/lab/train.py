@@ -3,7 +3,9 @@
 Adam (Kingma & Ba 2015) without weight decay: its update is element-wise, so the seeds stacked in
 one :class:`~posviz.lab.model.LabModel` stay exactly independent, and a table row that never gets
 a gradient never moves (Adam's update is 0 when its moments are 0). The loss summed over seeds
-gives each seed the gradient of its own mean token loss.
+gives each seed the gradient of its own mean token loss. Adam is written out here (:class:`Adam`,
+the paper's Algorithm 1, as ``torch.optim.Adam`` computes it) because ``torch.optim`` pulls in
+``torch._dynamo``, seconds of import on a busy server for ten lines of arithmetic.
 """
 
 from __future__ import annotations
@@ -34,6 +36,38 @@ class TrainOutput:
     snapshots: np.ndarray | None  # (E, n_snapshots, rows, p) for learned tables
     diverged_at: int | None  # the step whose loss was NaN/inf, if any
     n_params: int  # of one seed's model
+
+
+class Adam:
+    """Adam, Kingma & Ba 2015, Algorithm 1, with torch.optim.Adam's bias-corrected form.
+
+    ``m ← β₁m + (1−β₁)g``, ``v ← β₂v + (1−β₂)g²``,
+    ``θ ← θ − (lr / (1−β₁ᵗ)) · m / (√(v / (1−β₂ᵗ)) + ε)``; β = (0.9, 0.999), ε = 1e-8.
+    """
+
+    def __init__(self, params: list[torch.nn.Parameter], *, lr: float) -> None:
+        self.params = [p for p in params if p.requires_grad]
+        self.lr, self.beta1, self.beta2, self.eps = float(lr), 0.9, 0.999, 1e-8
+        self.m = [torch.zeros_like(p) for p in self.params]
+        self.v = [torch.zeros_like(p) for p in self.params]
+        self.t = 0
+
+    def zero_grad(self) -> None:
+        for p in self.params:
+            p.grad = None
+
+    @torch.no_grad()
+    def step(self) -> None:
+        self.t += 1
+        correction1 = 1 - self.beta1**self.t
+        correction2_sqrt = math.sqrt(1 - self.beta2**self.t)
+        for p, m, v in zip(self.params, self.m, self.v, strict=True):
+            if p.grad is None:
+                continue
+            m.mul_(self.beta1).add_(p.grad, alpha=1 - self.beta1)
+            v.mul_(self.beta2).addcmul_(p.grad, p.grad, value=1 - self.beta2)
+            denom = (v.sqrt() / correction2_sqrt).add_(self.eps)
+            p.addcdiv_(m, denom, value=-self.lr / correction1)
 
 
 def device() -> torch.device:
@@ -127,7 +161,7 @@ def train_variant(
     step and ends training early (the caller raises :class:`~posviz.lab.results.LabStopped`).
     """
     model = build_model(model_config, config)
-    optimizer = torch.optim.Adam(model.parameters(), lr=float(config.lr))
+    optimizer = Adam(list(model.parameters()), lr=float(config.lr))
     rngs = [train_rng(s) for s in range(config.seeds)]
     every = max(1, math.ceil(config.steps / MAX_CURVE_POINTS))
     snap_steps = np.unique(np.linspace(0, config.steps, config.snapshots).round().astype(int))
@@ -144,7 +178,7 @@ def train_variant(
         if not torch.isfinite(loss).all():
             diverged_at = step
             break
-        optimizer.zero_grad(set_to_none=True)
+        optimizer.zero_grad()
         loss.sum().backward()
         optimizer.step()
         if step % every == 0 or step == config.steps:

@@ -1,0 +1,124 @@
+"""The run store: round trip, write-once, a corrupted entry retrained without losing others."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from posviz.lab import QUESTIONS, RunStore, list_lab_tables, load_lab_table, run_question
+
+
+def _tiny(question_id: str, **changes: int):
+    base = QUESTIONS[question_id].default
+    return replace(base, steps=3, width=16, batch=8, eval_batch=16, seeds=2, snapshots=3, **changes)
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory: pytest.TempPathFactory):
+    store = RunStore(tmp_path_factory.mktemp("lab"))
+    result = run_question("concat", config=_tiny("concat"), store=store)
+    return store, result
+
+
+def test_round_trip_gives_back_every_number_and_array(stored) -> None:
+    store, result = stored
+    loaded = store.load(result.run_id)
+    assert loaded is not None and loaded.metrics == result.metrics
+    assert loaded.summary == result.summary and loaded.answer == result.answer
+    assert loaded.config == result.config
+    for name in ("curves", "snapshots", "position_accuracy"):
+        original, back = getattr(result, name), getattr(loaded, name)
+        assert original.keys() == back.keys()
+        for key in original:
+            np.testing.assert_array_equal(back[key], original[key])
+    assert not list(store.path(result.run_id).glob("*.pkl"))
+
+
+def test_a_stored_run_is_returned_without_training(stored) -> None:
+    store, result = stored
+
+    def never(_progress) -> None:
+        raise AssertionError("a stored run must not train again")
+
+    again = run_question("concat", config=result.config, store=store, on_progress=never)
+    assert again.run_id == result.run_id and again.wall_s == result.wall_s
+
+
+def test_run_id_changes_with_any_setting(stored) -> None:
+    store, result = stored
+    assert store.run_id("concat", replace(result.config, lr=0.004)) != result.run_id
+    assert store.run_id("learned", result.config) != result.run_id
+
+
+def test_corrupted_entry_is_named_retrained_and_nothing_else_is_lost(tmp_path: Path) -> None:
+    store = RunStore(tmp_path)
+    keep = run_question("every_layer", config=_tiny("every_layer"), store=store)
+    broken = run_question("concat", config=_tiny("concat"), store=store)
+    (store.path(broken.run_id) / "result.json").write_text("{ not json", encoding="utf-8")
+    with pytest.raises(ValueError, match=f"Stored lab run {broken.run_id} .* is corrupted"):
+        store.load(broken.run_id)
+    assert [s.run_id for s in store.list()] == [keep.run_id]  # listing skips it, keeps the other
+    again = run_question("concat", config=_tiny("concat"), store=store)
+    assert again.metrics == broken.metrics  # retrained, bit-identical on the CPU
+    assert store.load(broken.run_id) is not None
+    assert store.load(keep.run_id).metrics == keep.metrics
+    assert len(list((tmp_path / ".corrupt").iterdir())) == 1  # the bad entry is kept aside
+
+
+def test_array_with_wrong_shape_counts_as_corrupted(stored, tmp_path: Path) -> None:
+    store, result = stored
+    copy = RunStore(tmp_path)
+    copy.save(result)
+    np.save(copy.path(result.run_id) / "curves__add.npy", np.zeros(3))
+    with pytest.raises(ValueError, match="curves__add.npy has shape"):
+        copy.load(result.run_id)
+
+
+def test_save_is_write_once(stored, tmp_path: Path) -> None:
+    store, result = stored
+    copy = RunStore(tmp_path)
+    copy.save(result)
+    changed = replace(result, answer="something else")
+    copy.save(changed)
+    assert copy.load(result.run_id).answer == result.answer
+
+
+def test_lab_tables_are_position_tables(stored) -> None:
+    store, result = stored
+    specs = list_lab_tables(store=store)
+    assert f"lab:{result.run_id}/add" in specs and f"lab:{result.run_id}/concat" in specs
+    table = load_lab_table(f"lab:{result.run_id}", store=store)
+    final = int(result.snapshot_steps[-1])
+    assert table.source == f"lab:{result.run_id}/add/0/{final}"
+    np.testing.assert_array_equal(table.matrix, result.snapshots["add"][0, -1])
+    first = load_lab_table(f"lab:{result.run_id}/concat/1/0", store=store)
+    assert first.matrix.shape == (result.config.max_len, result.config.width // 2)
+    np.testing.assert_array_equal(first.matrix, result.snapshots["concat"][1, 0])
+
+
+@pytest.mark.parametrize(
+    ("spec", "words"),
+    [
+        ("bundled", "is not a lab table"),
+        ("lab:zz", "is not a lab run id"),
+        ("lab:0123456789abcdef", "No stored lab run"),
+        ("lab:{run}/nope", "has no learned table for 'nope'"),
+        ("lab:{run}/add/7", "seed 7 is out of range"),
+        ("lab:{run}/add/0/999", "step 999 has no snapshot"),
+        ("lab:{run}/add/x", "must be a whole number"),
+    ],
+)
+def test_bad_lab_specs_say_what_exists(stored, spec: str, words: str) -> None:
+    store, result = stored
+    with pytest.raises(ValueError, match=words):
+        load_lab_table(spec.format(run=result.run_id), store=store)
+
+
+def test_stored_json_has_no_nan_tokens(stored) -> None:
+    store, result = stored
+    text = (store.path(result.run_id) / "result.json").read_text(encoding="utf-8")
+    json.loads(text, parse_constant=lambda name: pytest.fail(f"non-standard JSON {name}"))
