@@ -354,7 +354,7 @@ def test_offline_rereads_the_cache_without_network(hub_env, checkpoints, monkeyp
 
 
 def test_helpers_for_other_views(hub_env, checkpoints):
-    from posviz.tables.hub import fetch_config, read_named_tensor
+    from posviz.tables import fetch_config, read_named_tensor
 
     assert fetch_config("tiny/gpt2")["model_type"] == "gpt2"
     wte = read_named_tensor("tiny/gpt2", "wte.weight")

@@ -227,3 +227,48 @@ def test_paths_are_refused_where_local_paths_are_off(typed, monkeypatch):
     with pytest.raises(ValueError, match="POSVIZ_ALLOW_LOCAL_PATHS"):
         load_table(typed)
     assert load_table("bundled").n_positions == 512
+
+
+def test_synthetic_source_keeps_the_sinusoid_pickers_limits():
+    from posviz.tables import SYNTHETIC_MAX_POSITIONS, SYNTHETIC_MAX_WIDTH
+
+    assert (SYNTHETIC_MAX_POSITIONS, SYNTHETIC_MAX_WIDTH) == (8192, 2048)
+    assert load_table(f"sinusoidal:{SYNTHETIC_MAX_POSITIONS}x2").n_positions == 8192
+    assert load_table(f"sinusoidal:2x{SYNTHETIC_MAX_WIDTH}").d_model == 2048
+    assert load_table("sinusoidal:4x8:tensor2tensor").source == "sinusoidal:4x8:tensor2tensor"
+    with pytest.raises(ValueError, match=r"8193 positions is outside 1 … 8192"):
+        load_table("sinusoidal:8193x8")
+    with pytest.raises(ValueError, match=r"width 8192 is outside 2 … 2048"):
+        load_table("sinusoidal:8192x8192")
+    with pytest.raises(ValueError, match=r"outside 1 … 8192"):
+        load_table("sinusoidal:0x8")
+
+
+@pytest.mark.parametrize("source", ["bundled", "sinusoidal:16x8", "local-npy", "local-dir"])
+def test_a_revision_changes_nothing_where_there_are_no_revisions(source, tmp_path):
+    from posviz.tables import source_revision
+
+    if source == "local-npy":
+        np.save(tmp_path / "t.npy", np.eye(3, dtype=np.float32))
+        source = str(tmp_path / "t.npy")
+    elif source == "local-dir":
+        _safetensors_file(tmp_path / "model.safetensors", {"wpe.weight": np.eye(3)})
+        source = str(tmp_path)
+    import dataclasses
+
+    plain = load_table(source)
+    pinned = load_table(source, revision="v9-no-such-revision")
+    np.testing.assert_array_equal(pinned.matrix, plain.matrix)
+    for field in dataclasses.fields(plain):
+        if field.name not in ("matrix", "set_aside", "bytes_read"):
+            assert getattr(pinned, field.name) == getattr(plain, field.name), field.name
+    assert source_revision(source, "v9-no-such-revision") is None
+    upload = table_from_upload(_npy_bytes(np.eye(2)), filename="t.npy")
+    assert upload.revision is None
+
+
+def test_a_revision_is_kept_for_hub_ids():
+    from posviz.tables import source_revision
+
+    assert source_revision("openai-community/gpt2", " v1.0 ") == "v1.0"
+    assert source_revision("openai-community/gpt2", "") is None
