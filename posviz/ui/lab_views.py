@@ -18,6 +18,7 @@ from posviz.analysis.probes import MIN_ROWS, r2_score
 from posviz.charts.experiments import probe_error_chart
 from posviz.charts.figure import Figure
 from posviz.lab import LabResult, Question, RunStore, load_lab_table, results_frame
+from posviz.lab.answer import metric_name
 from posviz.tables import PositionTable
 from posviz.ui import lab_charts
 from posviz.ui.cache import cached_data
@@ -37,6 +38,8 @@ _AT_LENGTH = re.compile(r"^(?P<metric>.+)@(?P<length>\d+)$")  # e.g. "accuracy@3
 def _finite_band(frame: pd.DataFrame) -> pd.DataFrame:
     """Bounds that are not finite (one seed: the spread is unknown) collapse onto the mean."""
     frame = frame.copy()
+    for column in ("mean", "low", "high"):
+        frame[column] = frame[column].astype(np.float64)  # an empty frame's columns are objects
     for bound in ("low", "high"):
         frame[bound] = frame[bound].where(np.isfinite(frame[bound]), frame["mean"])
     return frame
@@ -175,31 +178,32 @@ def show_table(result: LabResult) -> None:
 
 def show_charts(result: LabResult, question: Question, *, key_prefix: str) -> None:
     """The deciding metric per variant, the metric by length, accuracy by position, the loss."""
-    metric = metric_frame(result, question, question.metric)
+    name = metric_name(question, result.config.eval_lengths)
+    metric = metric_frame(result, question, name)
     left, right = st.columns(2)
     with left:
         if len(metric):
             show_chart(
                 Figure(
-                    lab_charts.metric_chart(metric, metric=question.metric),
+                    lab_charts.metric_chart(metric, metric=name),
                     metric[["mean", "low", "high"]].to_numpy(),
-                    f"lab_{result.run_id}_{question.metric}",
+                    f"lab_{result.run_id}_{name}",
                 ),
                 key=f"{key_prefix}metric_chart",
             )
         else:
-            st.info(f"No variant has a defined {question.metric} in this run.")
+            st.info(f"No variant has a defined {name} in this run.")
     with right:
-        lengths, name = length_frame(result)
+        lengths, by_length = length_frame(result)
         if lengths["length"].nunique() > 1:
             chart = lab_charts.band_chart(
                 lengths,
                 x="length",
                 x_title="held-out sequence length",
-                metric=name,
+                metric=by_length,
                 rule_at=result.config.max_len,
                 rule_label="longest training length",
-                title=f"{name} by length: right of the dashed line is extrapolation",
+                title=f"{by_length} by length: right of the dashed line is extrapolation",
             )
             data = lengths[["length", "mean", "low", "high"]].to_numpy()
             show_chart(

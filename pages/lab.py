@@ -1,0 +1,5 @@
+"""Position lab: the questions only training can answer, each on its own page."""
+
+from posviz.ui.lab import index_page
+
+index_page()
