@@ -3,8 +3,7 @@
 Field names follow the configs on the hub and transformers' config classes: ``rope_theta``,
 ``rope_scaling`` (transformers 4.x) or ``rope_parameters`` (5.x), ``partial_rotary_factor``
 (Phi), ``rotary_pct`` / ``rotary_emb_base`` (GPT-NeoX), ``rotary_dim`` (GPT-J), ``head_dim``,
-ALiBi's
-``n_head``/``alibi`` (BLOOM, MPT, Falcon) and T5's ``relative_attention_num_buckets``.
+ALiBi's ``n_head``/``alibi`` (BLOOM, MPT, Falcon) and T5's ``relative_attention_num_buckets``.
 Multimodal configs with a ``text_config`` are read from it. Nothing here fetches: pass the dict
 (``posviz.tables.fetch_config`` fetches one) or use :data:`PRESETS`.
 
@@ -235,8 +234,7 @@ def rope_config_from_dict(config: Mapping[str, Any]) -> RopeConfig:
 
     Raises:
         ValueError: the model does not use RoPE (says which page fits), fields are missing or
-        invalid,
-            or its ``rope_scaling`` type is unknown.
+            invalid, or its ``rope_scaling`` type is unknown.
     """
     notes: list[str] = []
     config = _text_part(_mapping(config), notes)

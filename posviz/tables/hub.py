@@ -8,6 +8,9 @@ for range requests. The environment is read at call time: ``HF_ENDPOINT``, ``HF_
 Byte ranges are cached under ``$HF_HOME/posviz/ranges/<repo>/<commit>/<file>/<start>-<end>`` and
 written atomically (temporary file + ``os.replace``), so an interrupted fetch never leaves a
 half-written entry and an offline session can re-read what an online one fetched.
+
+``huggingface_hub`` and ``httpx2`` are imported inside the functions that use them, for start-up
+speed: ``import posviz.tables`` stays light for pages that never reach the hub.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+import posviz.settings  # read as posviz.settings.settings() so tests can patch it
 from posviz.tables.files import Progress, parse_json
 
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
@@ -296,8 +300,6 @@ class HubFiles:
 
     def whole_file(self, filename: str, *, progress: Progress | None) -> Path:
         """Download a whole file (the ``.bin`` fallback), capped by ``max_fetch_bytes``."""
-        from posviz.settings import settings
-
         path = self._cache / filename / "whole"
         if path.is_file():
             self.bytes_read += path.stat().st_size
@@ -307,7 +309,7 @@ class HubFiles:
                 f"HF_HUB_OFFLINE is set and {self.where}/{filename} is not cached. Unset "
                 "HF_HUB_OFFLINE to fetch it once, or use the bundled table."
             )
-        cap = settings().max_fetch_bytes
+        cap = posviz.settings.settings().max_fetch_bytes
         total = self.size(filename)
         if total is not None and total > cap:
             raise ValueError(_cap_message(self.where, filename, total, cap))

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from posviz.settings import settings
+import posviz.settings  # read as posviz.settings.settings() so tests can patch it
 from posviz.tables import registry
 from posviz.tables.files import CheckpointFiles, MemoryFile, Progress, user_path_errors
 from posviz.tables.npy_format import npy_matrix
@@ -82,7 +82,7 @@ def table_from_upload(data: bytes, *, filename: str) -> PositionTable:
         ValueError: another extension, more than ``POSVIZ_MAX_UPLOAD_MB``, or any file problem
             :func:`load_table` reports.
     """
-    cap = settings().max_upload_bytes
+    cap = posviz.settings.settings().max_upload_bytes
     if len(data) > cap:
         raise ValueError(
             f"{filename} is {len(data) / 2**20:,.1f} MB, above this server's upload cap of "
@@ -248,7 +248,7 @@ def read_named_tensor(source: str, key_suffix: str, *, revision: str | None = No
 def _read_local_npy(source: Source) -> bytes:
     """A local ``.npy`` file's bytes, refused above the fetch cap before reading it."""
     path = Path(source.text) if source.path is None else source.path
-    cap = settings().max_fetch_bytes
+    cap = posviz.settings.settings().max_fetch_bytes
     with user_path_errors(path):
         size = path.stat().st_size
         if size > cap:
@@ -287,7 +287,7 @@ def _shard(files: CheckpointFiles, index_name: str, suffixes: tuple[str, ...]) -
 def _check_fetch(info: TensorInfo, where: str, file_size: int | None) -> None:
     """The tensor is readable (:func:`check_readable`) and within ``POSVIZ_MAX_FETCH_MB``."""
     check_readable(info, where=where, file_size=file_size)
-    cap = settings().max_fetch_bytes
+    cap = posviz.settings.settings().max_fetch_bytes
     if info.nbytes > cap:
         raise ValueError(
             f"{where}: tensor {info.name!r} is {info.nbytes / 2**20:,.0f} MB, above this server's "

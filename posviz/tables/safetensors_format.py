@@ -1,8 +1,6 @@
 """The safetensors layout, read by hand so that only the bytes of one tensor are ever fetched.
 
-Kept by hand because the same two bounded reads must serve the hub's range cache, disk and uploads.
-(``huggingface_hub.get_safetensors_metadata`` fetches 100 kB up front and caches nothing offline;
-``safetensors.safe_open`` needs a file on disk and cannot give BF16 to numpy without torch.)
+Why by hand: hub range cache + uploads in memory need 2 bounded reads; hf_hub prefetches 100 kB.
 
 A file is ``u64 little-endian N`` + ``N`` bytes of JSON header + a data buffer. The header maps each
 tensor name to ``{"dtype", "shape", "data_offsets": [begin, end]}`` with offsets relative to the
@@ -18,7 +16,7 @@ import json
 import math
 import struct
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -79,7 +77,7 @@ class _Corrupt(Exception):
     """Raised inside JSON decoding; turned into the caller's ``ValueError`` with the file name."""
 
 
-def _no_constants(name: str) -> Any:
+def _no_constants(name: str) -> NoReturn:
     raise _Corrupt(f"it contains {name}, which is not JSON")
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from posviz.settings import settings
+import posviz.settings  # read as posviz.settings.settings() so tests can patch it
 from posviz.tables.bundled import BUNDLED_MODEL_ID, BUNDLED_REVISION, verified_bundled_weights
 from posviz.tables.files import CheckpointFiles, LocalFiles, short_path, user_path_errors
 from posviz.tables.hub import HubFiles
@@ -63,7 +63,7 @@ def _looks_like_path(source: str) -> bool:
     by_syntax = source.startswith(("/", "./", "../", "~", "\\")) or source.endswith(
         (".npy", ".safetensors")
     )
-    if not settings().allow_local_paths:
+    if not posviz.settings.settings().allow_local_paths:
         if by_syntax or source in (".", ".."):
             raise ValueError(
                 f"{short_path(source)!r} looks like a file path, and reading files from this "
