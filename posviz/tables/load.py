@@ -113,7 +113,7 @@ def table_from_files(
         progress=progress,
         only_tensor_ok=plan.only_tensor_ok,
     )
-    matrix, aside, grid = align(stored, plan, config, where=f"{files.label(name)}: {key}")
+    matrix, aside, grid = align(stored, plan, where=f"{files.label(name)}: {key}")
     return PositionTable(
         matrix=matrix,
         source=source,
@@ -177,7 +177,7 @@ def read_header(files: CheckpointFiles, filename: str) -> dict[str, TensorInfo]:
 
 
 def align(
-    stored: np.ndarray, plan: TablePlan, config: dict[str, Any] | None, *, where: str
+    stored: np.ndarray, plan: TablePlan, *, where: str
 ) -> tuple[np.ndarray, tuple[SetAside, ...], tuple[int, int] | None]:
     """Stored tensor -> (positions matrix, set-aside rows, ViT grid), checking the shape.
 
@@ -193,7 +193,7 @@ def align(
         stored = stored[0]  # (1, 1 + h·w, d) -> (1 + h·w, d)
     check_table_shape(stored.shape, where=where)
     _check_values(stored, where)
-    expected = spec.expected_shape(config) if spec is not None and config else None
+    expected = plan.expected_shape
     if expected is not None and tuple(stored.shape) != expected:
         raise ValueError(
             f"{where} has shape {tuple(stored.shape)} but config.json predicts {expected}: the "
@@ -204,7 +204,7 @@ def align(
     offset = 1 if spec.vit_grid else spec.offset
     check_table_shape(stored[offset:].shape, where=f"{where} (after {offset} set-aside rows)")
     if spec.vit_grid:
-        grid = registry.vit_grid_shape(config or {})
+        grid = plan.grid
         if grid is None or grid[0] * grid[1] != stored.shape[0] - 1:
             side = round((stored.shape[0] - 1) ** 0.5)
             grid = (side, side) if side * side == stored.shape[0] - 1 else None

@@ -237,6 +237,8 @@ class TablePlan:
     model_type: str | None
     kind: str
     notes: tuple[str, ...]
+    expected_shape: tuple[int, int] | None = None  # stored shape config.json predicts
+    grid: tuple[int, int] | None = None  # ViT patch grid config.json predicts
 
     @property
     def suffixes(self) -> tuple[str, ...]:
@@ -276,4 +278,6 @@ def plan_for(config: Mapping[str, Any] | None, part: str | None = None) -> Table
     if model_type == "distilbert" and (config or {}).get("sinusoidal_pos_embds"):
         kind = "sinusoidal"
         notes.append("sinusoidal_pos_embds=true: this stored table is a fixed sinusoid")
-    return TablePlan(spec, model_type, kind, tuple(notes))
+    expected = spec.expected_shape(config) if config else None
+    grid = vit_grid_shape(config) if spec.vit_grid and config else None
+    return TablePlan(spec, model_type, kind, tuple(notes), expected, grid)
