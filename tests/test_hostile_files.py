@@ -238,15 +238,21 @@ def test_offset_model_with_no_rows_left_is_refused(tmp_path):
 
 @pytest.mark.parametrize(
     "typed",
-    ["a" * 256, "./" + "a" * 256, "/tmp/" + "b" * 300 + "/x.npy", "c" * 256 + ".safetensors"],
-    ids=["bare", "relative", "absolute-dir", "file"],
+    [
+        "a" * 256,
+        "./" + "a" * 256,
+        "/tmp/" + "b" * 300 + "/x.npy",
+        "c" * 256 + ".safetensors",
+        "./nul\x00byte.npy",
+    ],
+    ids=["bare", "relative", "absolute-dir", "file", "nul"],
 )
 def test_path_component_too_long_is_a_value_error_naming_it(typed):
-    with pytest.raises(ValueError, match=r"File name too long|does not exist") as info:
+    with pytest.raises(ValueError, match=r"File name too long|does not exist|NUL") as info:
         load_table(typed)
     message = str(info.value)
     assert len(message) < 300, message  # the path is shortened, not repeated in full
-    assert typed[:20] in message
+    assert typed[:20] in message or ascii(typed)[1:20] in message  # NUL is shown escaped
 
 
 def test_any_os_error_from_a_user_path_names_the_path_and_the_reason(tmp_path, monkeypatch):

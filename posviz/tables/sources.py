@@ -45,6 +45,8 @@ def resolve_source(source: str, *, revision: str | None = None) -> Source:
     if not isinstance(source, str) or not source.strip():
         raise ValueError("Empty source: use 'bundled', a hub id, a file path or 'sinusoidal:NxD'.")
     text = source.strip()
+    if "\x00" in text:
+        raise ValueError(f"{short_path(text)!r} contains a NUL character; no file or model does.")
     if text.startswith(SYNTHETIC_PREFIX):
         return Source("synthetic", text)
     if text == "bundled":
