@@ -116,3 +116,18 @@ def test_import_posviz_loads_no_heavy_library():
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
+
+
+def test_export_writes_exactly_what_posviz_export_offers_for_download(tmp_path, capsys):
+    from posviz import export
+
+    matrix = posviz.load_table("sinusoidal:16x8").matrix
+    expected = {
+        ".npy": export.matrix_npy(matrix),
+        ".csv": export.matrix_csv(matrix),
+        ".tsv": export.projector_vectors(matrix),
+    }
+    for suffix, data in expected.items():
+        out = tmp_path / f"pe{suffix}"
+        assert main(["export", "sinusoidal:16x8", "-o", str(out)]) == 0
+        assert out.read_bytes() == data, suffix

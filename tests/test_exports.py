@@ -134,6 +134,20 @@ def test_text_exports_refuse_huge_and_odd_arrays_with_a_reason():
     assert export.text_export_problem(np.zeros((3, 3))) is None
 
 
+def test_size_limits_can_be_set_or_lifted_for_files_written_from_the_shell():
+    matrix = np.arange(12, dtype=np.float32).reshape(4, 3)
+    with pytest.raises(ValueError, match="12 cells is more than the 11"):
+        export.matrix_csv(matrix, max_cells=11)
+    with pytest.raises(ValueError, match="more than the"):
+        export.projector_vectors(matrix, max_cells=11)
+    with pytest.raises(ValueError, match="MiB offered"):
+        export.matrix_npy(matrix, max_bytes=47)
+    assert export.matrix_csv(matrix, max_cells=None) == export.matrix_csv(matrix)
+    assert export.projector_vectors(matrix, max_cells=12) == export.projector_vectors(matrix)
+    back = np.load(io.BytesIO(export.matrix_npy(matrix, max_bytes=None)), allow_pickle=False)
+    np.testing.assert_array_equal(back, matrix)
+
+
 def test_heatmap_chart_of_posviz_exports():
     """The real heatmap builder (embedded image or rects, whichever it chose) renders to PNG/SVG."""
     import posviz
