@@ -194,9 +194,11 @@ class LabScenario:
 
         result = await session.run()
         buttons = {b.key for b in result.tree.get("button")}
-        if self.button in buttons:  # not stored yet: start it
-            widget = session.widget("button", self.button)
-            result = await session.run([WidgetState(id=widget.id, trigger_value=True)])
+        if self.button not in buttons:  # already stored: a reader looks at it for a while
+            await asyncio.sleep(2)  # think time, not a wait for a condition
+            return result
+        widget = session.widget("button", self.button)
+        result = await session.run([WidgetState(id=widget.id, trigger_value=True)])
         deadline = time.monotonic() + self.limit_s
         while {b.key for b in result.tree.get("button")} & {self.button, self.stop_key}:
             if time.monotonic() > deadline or result.exceptions or result.errors:
