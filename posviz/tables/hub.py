@@ -24,8 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 import posviz.settings  # read as posviz.settings.settings() so tests can patch it
 from posviz.tables.files import Progress, parse_json
 
@@ -342,22 +340,3 @@ def _cap_message(where: str, filename: str, size: int, cap: int) -> str:
         "Raise POSVIZ_MAX_FETCH_MB, "
         "or pick a repository that has model.safetensors (posviz then reads only the table)."
     )
-
-
-# --- TRANSITION: these moved to posviz.tables (load.py), one layer above this module. ---------
-# posviz/ui/families.py still imports them from here; once it imports them from posviz.tables,
-# delete these two shims (their imports are function-local only to avoid the load -> hub cycle).
-
-
-def fetch_config(repo_id: str, *, revision: str | None = None) -> dict[str, Any]:
-    """Moved: use :func:`posviz.tables.fetch_config`."""
-    from posviz.tables.load import fetch_config as moved  # transition shim, see above
-
-    return moved(repo_id, revision=revision)
-
-
-def read_named_tensor(source: str, key_suffix: str, *, revision: str | None = None) -> np.ndarray:
-    """Moved: use :func:`posviz.tables.read_named_tensor`."""
-    from posviz.tables.load import read_named_tensor as moved  # transition shim, see above
-
-    return moved(source, key_suffix, revision=revision)

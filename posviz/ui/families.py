@@ -23,7 +23,7 @@ from posviz.analysis.comparison import (
 from posviz.analysis.rope_views import describe_frequencies
 from posviz.encodings.model_config import PRESETS, RopeConfig, presets_for
 from posviz.encodings.rope import RopeFrequencies
-from posviz.tables import PositionTable
+from posviz.tables import PositionTable, fetch_config, read_named_tensor
 from posviz.ui.cache import cached_data
 from posviz.ui.loaders import cached_table
 from posviz.ui.state import url_select, url_text
@@ -43,17 +43,13 @@ LEARNED_LABEL = "Learned (MiniLM)"
 
 @cached_data()
 def cached_config(repo_id: str, revision: str = "") -> dict[str, Any]:
-    """A hub model's config.json (``posviz.tables.hub.fetch_config``), cached."""
-    from posviz.tables.hub import fetch_config  # lazy: huggingface_hub only when a hub id is typed
-
+    """A hub model's config.json (``posviz.tables.fetch_config``), cached."""
     return fetch_config(repo_id, revision=revision or None)
 
 
 @cached_data()
 def cached_t5_bias(source: str, stack: str, revision: str = "") -> np.ndarray:
     """T5's learned ``relative_attention_bias.weight`` of block 0, ``(num_buckets, n_heads)``."""
-    from posviz.tables.hub import read_named_tensor  # lazy: huggingface_hub only when needed
-
     return np.asarray(read_named_tensor(source, T5_BIAS_KEYS[stack], revision=revision or None))
 
 
