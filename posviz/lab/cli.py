@@ -24,7 +24,8 @@ def add_lab_commands(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``lab list`` and ``lab run`` to an ``argparse`` sub-parser collection."""
     lab = subparsers.add_parser("lab", help="train tiny transformers to answer position questions")
     commands = lab.add_subparsers(dest="lab_command", required=True)
-    commands.add_parser("list", help="the questions and the stored runs")
+    listing = commands.add_parser("list", help="the questions and the stored runs")
+    listing.add_argument("--store", type=Path, default=None, help="run store directory")
     run = commands.add_parser("run", help="run (or load) a question's preset")
     run.add_argument("question", choices=list(QUESTIONS))
     run.add_argument("--seeds", type=int, default=None, help="seeds per variant (default: preset)")
