@@ -1,13 +1,12 @@
 """Probing positions: can a line read the position back out of a table's rows? (Jexus 2020)"""
 
-import numpy as np
-import pandas as pd
 import streamlit as st
 
-from posviz.analysis.probes import MIN_ROWS
-from posviz.charts.experiments import predicted_vs_actual_chart, probe_error_chart
+from posviz.analysis.probes import MIN_ROWS, with_set_aside_rows
+from posviz.encodings.sinusoidal import sinusoidal
 from posviz.references import cite
 from posviz.ui import (
+    safe_md,
     show_chart,
     url_checkbox,
     url_multiselect,
@@ -16,25 +15,41 @@ from posviz.ui import (
     url_slider,
     user_errors,
 )
-from posviz.ui.experiments import bundled_arrays, probe_table, relative_probe
+from posviz.ui.experiments import (
+    bundled_arrays,
+    interpolation_threshold,
+    probe_figures,
+    probe_results_frame,
+    run_probe_reports,
+)
 from posviz.ui.tables import describe_table, pick_table
 
 PROTOCOLS = {
     "even→odd (Jexus blog)": ("even", "odd"),
-    "all→all (fit, not generalisation)": ("all", "all"),
+    "all→all (in-sample fit, not a held-out score)": ("all", "all"),
     "shuffled k-fold CV, rounded (Wang & Chen 2020)": ("kfold", "all"),
 }
-SINUSOID, RANDOM, BUNDLED = "sinusoid, same shape", "random Gaussian, same shape", "bundled MiniLM"
-MAX_CHART_POINTS = 1500  # per table, so big tables keep a light chart
+FITS = {
+    "OLS (ordinary least squares, the papers')": "ols",
+    "ridge, α tuned by grouped CV (on training rows only)": "cv",
+    "ridge, fixed relative α (advanced)": "relative",
+}
+ORDER = {
+    "held-out positions (leak-free)": "positions",
+    "held-out pairs (Wang & Chen's published protocol; leaks positions)": "pairs",
+    "off": None,
+}
+SINUSOID, BUNDLED = "sinusoid, same shape", "bundled MiniLM"
 
 st.title("Probing positions")
 st.markdown(
     "Does a position table *know* positions? Fit a **linear regression** from each row `PE[p]` to "
     "its index `p` and test it on rows it did not see. The Jexus blog post trained on even "
     "positions and tested on odd ones; Wang & Chen (EMNLP 2020, code MiuLab/PE-Study) used "
-    "shuffled 5-fold cross-validation with rounded predictions. A sinusoid is read back exactly; a "
-    "learned table only as well as training shaped it. Random vectors of the same shape are the "
-    "control."
+    "shuffled 5-fold cross-validation with rounded predictions. Every number below is shown with "
+    "its spread (over 5 blocks of test positions, or over folds) and beside the same probe run "
+    "the same way on a **random table** of the same shape and per-column scale: only a gap "
+    "larger than the spread says the table holds position."
 )
 
 left, right = st.columns(2)
@@ -51,48 +66,51 @@ with right:
         "Folds (k-fold and relative probe)", key="prb_folds", min_value=2, max_value=10, default=5
     )
     compare = url_multiselect(
-        "Compare side by side with",
-        [SINUSOID, RANDOM, BUNDLED],
-        key="prb_cmp",
-        default=[SINUSOID, RANDOM],
+        "Compare side by side with", [SINUSOID, BUNDLED], key="prb_cmp", default=[SINUSOID]
     )
-    c1, c2 = st.columns(2)
-    with c1:
-        seed = url_number("Seed", key="prb_seed", min_value=0, max_value=9999, default=0)
-    with c2:
+    fit_name = url_select("Fit", list(FITS), key="prb_fit", default=next(iter(FITS)))
+    alpha: float | str = {"ols": 0.0, "cv": "cv"}.get(FITS[fit_name], 0.0)
+    if FITS[fit_name] == "relative":
         alpha = url_number(
-            "Ridge α (0 = OLS)",
+            "Relative ridge α",
             key="prb_alpha",
             min_value=0.0,
-            max_value=10000.0,
-            default=0.0,
-            step=0.1,
-            help="0 is ordinary least squares with intercept (the papers').",
+            max_value=100.0,
+            default=0.01,
+            step=0.001,
+            format="%.4f",
+            help="Penalty α·mean(s²), with s the singular values of the centred training rows: "
+            "relative to the data's scale, so a table ×c gives the same fit.",
         )
+    seed = url_number("Seed", key="prb_seed", min_value=0, max_value=9999, default=0)
     keep_padding = url_checkbox(
         "Keep padding/offset rows (stored-tensor order, as Wang & Chen)",
         key="prb_pad",
         default=False,
         help="For RoBERTa/OPT/BART the stored table starts with 2 offset rows.",
     )
-    relative = url_checkbox(
-        "Also run the relative-order probe (is j after i?)", key="prb_rel", default=True
+    order_name = url_select(
+        "Relative-order probe (is j after i?)",
+        list(ORDER),
+        key="prb_order",
+        default=next(iter(ORDER)),
+        help="Held-out positions: test pairs use only positions no training pair used. Held-out "
+        "pairs is the published protocol: positions are shared, so a random table scores better "
+        "than chance by memorising a per-position score.",
     )
 
 if table is None:
     st.stop()
 
-matrices: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
+matrices = {}
 labels = None
-matrix = np.asarray(table.matrix, dtype=np.float64)
+matrix = table.matrix
 if keep_padding and any(a.values is not None for a in table.set_aside):
-    from posviz.analysis.probes import with_set_aside_rows
-
     matrix, labels = with_set_aside_rows(matrix, table.set_aside)
 elif keep_padding:
     st.caption("This table has no set-aside rows with values; probing its rows as they are.")
 matrices[table.label] = (matrix, labels)
-n, d = matrix.shape
+n, d = table.matrix.shape
 if n < MIN_ROWS:
     st.error(
         f"{table.label} has {n} positions; a probe needs at least {MIN_ROWS} to hold some out. "
@@ -102,87 +120,54 @@ if n < MIN_ROWS:
     st.stop()
 with user_errors("Comparison table"):
     if SINUSOID in compare:
-        from posviz.encodings.sinusoidal import sinusoidal
-
         matrices[f"sinusoid ({n}×{d})"] = (sinusoidal(n, d), None)
-    if RANDOM in compare:
-        rng = np.random.default_rng(seed)
-        matrices[f"random Gaussian ({n}×{d})"] = (rng.normal(0, matrix.std(), (n, d)), None)
     if BUNDLED in compare and table.source != "bundled":
-        matrices["bundled MiniLM (512×384)"] = (bundled_arrays()[1].astype(np.float64), None)
+        matrices["bundled MiniLM (512×384)"] = (bundled_arrays()[1], None)
 
-rows, frames = [], []
-with st.status("Probing…", expanded=False) as status:
-    for name, (m, lab) in matrices.items():
-        with user_errors(name):
-            frame, mae, r2, protocol, n_train = probe_table(
-                m, train, test, folds, float(alpha), int(seed), lab
-            )
-            row = {
-                "table": name,
-                "positions": m.shape[0],
-                "d_model": m.shape[1],
-                "protocol": protocol,
-                "train rows": n_train,
-                "MAE (this run)": mae,
-                "R² (this run)": r2,
-            }
-            if relative:
-                row["order error (this run)"] = relative_probe(m, folds, int(seed), None)
-            rows.append(row)
-            frame["table"] = name
-            if len(frame) > MAX_CHART_POINTS:
-                frame = frame.iloc[np.linspace(0, len(frame) - 1, MAX_CHART_POINTS).astype(int)]
-            frames.append(frame)
-    status.update(label=f"Probed {len(rows)} table(s)", state="complete")
-
-if not rows:
+reports = run_probe_reports(
+    matrices,
+    train=train,
+    test=test,
+    folds=int(folds),
+    alpha=alpha,
+    seed=int(seed),
+    hold_out=ORDER[order_name],
+)
+if not reports:
     st.stop()
-results = pd.DataFrame(rows)
-st.subheader("Results, side by side")
-st.dataframe(
-    results,
-    hide_index=True,
-    width="stretch",
-    column_config={
-        "MAE (this run)": st.column_config.NumberColumn(format="%.3f"),
-        "R² (this run)": st.column_config.NumberColumn(format="%.4f"),
-        "order error (this run)": st.column_config.NumberColumn(format="%.3f"),
-    },
-)
-st.caption(
-    "MAE: mean |predicted − actual| in positions (0 = perfect). R²: 1 = perfect, ≤ 0 = no better "
-    "than guessing the mean. Order error rate: logistic regression on [PE[i], PE[j]] predicting "
-    "j > i with as many random pairs as positions (Wang & Chen's protocol); 0.5 is chance. "
-    "**Reported (Jexus blog post, bert-base-cased, even→odd):** BERT's predictions are poor "
-    "\"especially for the position > 400\"; RoBERTa's and GPT-2's are better. Numeric values from "
-    "Wang & Chen's Table 1 are not shown because they could not be checked against the paper here."
-)
-thresholds = [r for r in rows if 0.8 * r["d_model"] <= r["train rows"] <= 1.25 * r["d_model"]]
-if thresholds and alpha == 0:
+st.subheader("Results, each beside a random table probed the same way")
+st.dataframe(probe_results_frame(reports), hide_index=True, width="stretch")
+if train == "all":
     st.warning(
-        "Some fits have about as many training rows as dimensions "
-        f"({', '.join(r['table'] for r in thresholds)}): ordinary least squares is at its "
-        "interpolation threshold and its test error blows up (double descent). Try a ridge α > 0 "
-        "(e.g. 1) or the even→odd protocol, and compare."
+        "all→all fits and scores the same rows: it measures how well a line *fits* the table, not "
+        "whether it can read an unseen position. With as many columns as rows even a random table "
+        "fits well (see its column). Use even→odd or k-fold for a held-out score.",
+        icon="⚠️",
+    )
+st.caption(
+    "MAE: mean |predicted − actual| in positions (0 = perfect), mean ± std over 5 blocks of "
+    "test positions (splits) or over folds (k-fold). R²: 1 = perfect, ≤ 0 = no better than "
+    "guessing the mean. Order error: standardised logistic regression on [PE[i], PE[j]] "
+    "predicting j > i, as many random pairs as positions, mean ± std over folds; 0.5 is chance. "
+    "The verdict says a difference only where the 95% intervals of table and control do not "
+    "overlap. **Reported (Jexus blog post, bert-base-cased, even→odd):** BERT's predictions are "
+    "poor \"especially for the position > 400\"; RoBERTa's and GPT-2's are better."
+)
+crowded = interpolation_threshold(reports, matrices)
+if crowded:
+    st.warning(
+        "Some OLS fits have about as many training rows as columns "
+        f"({', '.join(safe_md(name) for name in crowded)}): least squares is at its "
+        "interpolation threshold and its test error blows up (double descent). Choose "
+        '"ridge, α tuned by grouped CV" and compare.'
     )
 
-both = pd.concat(frames, ignore_index=True)
+predictions, errors = probe_figures(reports)
 c1, c2 = st.columns(2)
 with c1:
-    show_chart(
-        predicted_vs_actual_chart(both),
-        key="prb_pred_chart",
-        data=both[["position", "predicted"]].to_numpy(),
-        name="probe_predictions",
-    )
+    show_chart(predictions, key="prb_pred_chart")
 with c2:
-    show_chart(
-        probe_error_chart(both),
-        key="prb_err_chart",
-        data=both[["position", "abs_error"]].to_numpy(),
-        name="probe_errors",
-    )
+    show_chart(errors, key="prb_err_chart")
 st.markdown(
     "**Reading the charts.** Points on the dashed diagonal are read back exactly. The sinusoid "
     "sits on it: every row is a fixed function of `p`, and odd rows are interpolations of even "

@@ -129,8 +129,7 @@ def test_relative_probe_random_table_is_at_chance():
     # Issue #9 item 3: with positions shared across folds a random table scored 0.36-0.45.
     table = _minilm()
     rates = [
-        probe_relative_order(random_table_like(table, seed=s), seed=s).error_rate
-        for s in range(5)
+        probe_relative_order(random_table_like(table, seed=s), seed=s).error_rate for s in range(5)
     ]
     s = spread(rates)
     assert s.low <= 0.5 <= s.high
@@ -252,19 +251,52 @@ def test_ols_kfold_sits_at_its_interpolation_threshold():
     assert spread(tuned.block_mae).high < spread(ols.block_mae).low
 
 
-def test_probing_page_runs_protocols_and_compares():
+def test_probing_page_shows_every_number_with_its_control():
     at = app_test(
         "pages/probing.py", query={"prb_proto": "shuffled k-fold CV, rounded (Wang & Chen 2020)"}
     )
     assert_no_exception(at)
     assert not at.error
     results = at.dataframe[0].value
-    assert len(results) == 3  # bundled + sinusoid + random (the default comparison)
+    assert len(results) == 2  # bundled + sinusoid (the default comparison)
+    minilm = results.iloc[0]
+    # mean ± std beside the random table's, and a verdict that says what the intervals support
+    assert " ± " in minilm["MAE (positions)"] and " ± " in minilm["MAE, random table"]
+    assert " ± " in minilm["order error (chance 0.5)"]
+    assert "lower than random table (better" in minilm["MAE verdict"]
     sinusoid = results[results.table.str.startswith("sinusoid")].iloc[0]
-    assert sinusoid["MAE (this run)"] == 0.0
+    assert sinusoid["MAE (positions)"] == "0 ± 0"
     assert len(at.get("vega_lite_chart")) >= 2
     at.multiselect(key="prb_cmp").set_value([]).run()
     assert len(at.dataframe[0].value) == 1
+
+
+def test_probing_page_in_sample_protocol_is_labelled():
+    at = app_test(
+        "pages/probing.py",
+        query={"prb_proto": "all→all (in-sample fit, not a held-out score)", "prb_order": "off"},
+    )
+    assert_no_exception(at)
+    results = at.dataframe[0].value
+    assert results.protocol.str.contains("in-sample: a fit, not a held-out score").all()
+    assert "order error (chance 0.5)" not in results
+    assert any("not whether it can read an unseen position" in w.value for w in at.warning)
+
+
+def test_probing_page_tuned_ridge_and_pairs_protocol():
+    at = app_test(
+        "pages/probing.py",
+        query={
+            "prb_fit": "ridge, α tuned by grouped CV (on training rows only)",
+            "prb_order": "held-out pairs (Wang & Chen's published protocol; leaks positions)",
+            "prb_cmp": "",
+        },
+    )
+    assert_no_exception(at)
+    assert not at.error
+    row = at.dataframe[0].value.iloc[0]
+    assert row["MAE verdict"].startswith("MAE (even→odd)")
+    assert " ± " in row["order error, random table"]
 
 
 def test_probing_page_short_table_and_bad_link():
@@ -299,3 +331,33 @@ def test_probe_chart_specs():
     assert spec["layer"][1]["encoding"]["x"]["field"] == "position"
     error = probe_error_chart(frame).to_dict()
     assert error["layer"][0]["encoding"]["y"]["field"] == "abs_error"
+
+
+def test_large_probe_waits_in_the_job_queue_and_leaves_it(monkeypatch):
+    # #13 item 4: a probe above HEAVY_PROBE_CELLS queues for a job slot (the position is reported)
+    # and leaves the queue when the browser is gone; a small one never queues.
+    from contextlib import ExitStack
+
+    from posviz.jobs import JobCancelled, job_slot
+    from posviz.settings import settings
+    from posviz.ui import experiments
+
+    monkeypatch.setattr(experiments, "HEAVY_PROBE_CELLS", 64 * 16 - 1)
+    seen: list[int] = []
+    options = {"train": "even", "test": "odd", "folds": 5, "alpha": 0.0, "hold_out": None}
+    with ExitStack() as held:
+        for _ in range(settings().max_jobs):
+            held.enter_context(job_slot("test"))
+        with pytest.raises(JobCancelled):
+            experiments.probe_report(
+                posviz.sinusoidal(64, 16),
+                seed=101,
+                **options,
+                _on_wait=seen.append,
+                _should_stop=lambda: bool(seen),
+            )
+        assert seen == [1]
+        small = experiments.probe_report(posviz.sinusoidal(32, 16), seed=101, **options)
+        assert small.mae.value.mean < 1e-5  # ran although every slot was taken
+    done = experiments.probe_report(posviz.sinusoidal(64, 16), seed=101, **options)
+    assert done.mae.value.mean < 1e-5

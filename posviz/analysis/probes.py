@@ -30,7 +30,7 @@ Protocols (``train``/``test``):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -50,6 +50,7 @@ TEST_SPLITS = ("even", "odd", "all")
 MIN_ROWS = 8  # fewer rows than this cannot be split into train and test in any useful way
 N_BLOCKS = 5  # contiguous position blocks: the spread of a split protocol, and CV groups for α
 RELATIVE_PROTOCOLS = ("positions", "pairs")
+Progress = Callable[[float, str], None]  # (fraction done, what runs now)
 
 
 @dataclass(frozen=True)
@@ -162,7 +163,12 @@ def fit_linear(x: np.ndarray, y: np.ndarray, *, alpha: float = 0.0) -> tuple[np.
         u, s, vt = np.linalg.svd(xc, full_matrices=False)
         w = vt.T @ ((s / (s**2 + alpha)) * (u.T @ yc))
     else:
-        w = np.linalg.lstsq(xc, yc, rcond=None)[0]
+        # Lazy: scipy is heavy to import. LAPACK gelsy (QR with column pivoting, complete
+        # orthogonal factorisation) gives the same minimum-norm solution as numpy's SVD-based
+        # gelsd at a fraction of the cost (7x on 1024x512, bench/bench_heavy_probes.py).
+        from scipy.linalg import lstsq
+
+        w = lstsq(xc, yc, lapack_driver="gelsy", check_finite=False)[0]
     return w, float(y_mean - x_mean @ w)
 
 
@@ -207,7 +213,9 @@ def _fit_predict(
         w, b = fit_linear(x_train, y_train)
     else:
         # Relative penalty: α·mean(s²) of the centred training rows, so table × c is unchanged.
-        scale = float(np.mean(np.linalg.svd(x_train - x_train.mean(0), compute_uv=False) ** 2))
+        # Σ s² = ‖X_c‖_F² (no SVD needed); s has min(n, d) entries.
+        centred = x_train - x_train.mean(0)
+        scale = float(np.sum(centred**2)) / min(centred.shape)
         w, b = fit_linear(x_train, y_train, alpha=chosen * (scale or 1.0))
     return x_test @ w + b, chosen
 
@@ -464,16 +472,22 @@ def probe_with_control(
     positions: np.ndarray | None = None,
     relative: bool = False,
     hold_out: str = "positions",
+    progress: Progress | None = None,
 ) -> ProbeReport:
     """:func:`probe_positions` (and optionally :func:`probe_relative_order`) on ``matrix`` and,
     the same way, on a random table of its shape and per-column scale.
 
     Spreads: MAE over folds (k-fold) or contiguous blocks of test positions (splits); order error
     over folds. The control uses :func:`posviz.analysis.evidence.random_table_like` with ``seed``.
+    ``progress(fraction, what)`` is called before each of the two (four with ``relative``) fits.
     """
+    steps = 4 if relative else 2
+    report = progress or (lambda fraction, what: None)
     control_matrix = random_table_like(_check_matrix(matrix), seed=seed)
     options = {"train": train, "test": test, "folds": folds, "alpha": alpha, "seed": seed}
+    report(0 / steps, "position probe on the table")
     result = probe_positions(matrix, positions=positions, **options)
+    report(1 / steps, "position probe on the random-table control")
     control = probe_positions(control_matrix, positions=positions, **options)
     mae = Evidence(
         label=f"MAE ({result.protocol})",
@@ -485,7 +499,9 @@ def probe_with_control(
     )
     order = None
     if relative:
+        report(2 / steps, "order probe on the table")
         mine = probe_relative_order(matrix, folds=folds, seed=seed, hold_out=hold_out)
+        report(3 / steps, "order probe on the random-table control")
         theirs = probe_relative_order(control_matrix, folds=folds, seed=seed, hold_out=hold_out)
         order = Evidence(
             label=f"order error (held-out {hold_out})",

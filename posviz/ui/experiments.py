@@ -6,13 +6,24 @@
 
 from __future__ import annotations
 
+import os
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from posviz.charts.experiments import predicted_vs_actual_chart, probe_error_chart
+from posviz.charts.figure import Figure
+from posviz.jobs import JobCancelled, job_slot
 from posviz.settings import settings
+from posviz.ui.cache import cached_data
+from posviz.ui.display import user_errors
+from posviz.ui.text import safe_md
 
 _LIMITS = settings()
 _DATA = {"max_entries": _LIMITS.cache_entries, "ttl": _LIMITS.cache_ttl_seconds}
@@ -82,32 +93,239 @@ def concat_report(table: str, n_positions: int, fraction: float) -> pd.DataFrame
     return report.frame()
 
 
-@st.cache_data(show_spinner=False, **_DATA)
-def probe_table(
+HEAVY_PROBE_CELLS = 1024 * 1024
+"""Probes of more positions × width than this (MiniLM's 512 × 384 is 0.2 M) wait for a
+``posviz.jobs.job_slot("probe")``, so a few huge probes cannot slow every other page (#13.4)."""
+
+_blas_lock = threading.Lock()
+_blas_users = 0
+_blas_limiter: Any = None
+
+
+@contextmanager
+def _blas_threads_per_job() -> Iterator[None]:
+    """Limit BLAS to ``cpu_count // max_jobs`` threads while any heavy probe runs.
+
+    OpenBLAS's thread count is process-wide, so one limit (the same for every job) is set by the
+    first job in and restored by the last one out. Without it each probe starts one BLAS thread per
+    core, and a few at once oversubscribe the CPU (10x slower on a busy 2-core machine).
+    """
+    global _blas_users, _blas_limiter
+    # Lazy: threadpoolctl comes with scikit-learn and is only needed by heavy probes.
+    from threadpoolctl import threadpool_limits
+
+    threads = max(1, (os.cpu_count() or 1) // max(1, settings().max_jobs))
+    with _blas_lock:
+        if _blas_users == 0:
+            _blas_limiter = threadpool_limits(limits=threads, user_api="blas")
+        _blas_users += 1
+    try:
+        yield
+    finally:
+        with _blas_lock:
+            _blas_users -= 1
+            if _blas_users == 0 and _blas_limiter is not None:
+                _blas_limiter.restore_original_limits()
+                _blas_limiter = None
+
+
+@cached_data()
+def probe_report(
     matrix: np.ndarray,
+    *,
     train: str,
     test: str,
     folds: int,
-    alpha: float,
+    alpha: float | str,
     seed: int,
-    with_labels: np.ndarray | None = None,
-) -> tuple[pd.DataFrame, float, float, str, int]:
-    """``probe_positions`` → (per-position frame, MAE, R², protocol text, n_train)."""
-    from posviz.analysis.probes import probe_positions
+    labels: np.ndarray | None = None,
+    hold_out: str | None = "positions",
+    _on_wait: Callable[[int], None] | None = None,
+    _should_stop: Callable[[], bool] | None = None,
+    _progress: Callable[[float, str], None] | None = None,
+) -> Any:
+    """``probe_with_control`` (a ``ProbeReport``): the probe beside a random table, with spreads.
 
-    result = probe_positions(
-        matrix, train=train, test=test, folds=folds, alpha=alpha, seed=seed, positions=with_labels
+    ``hold_out`` is the order probe's protocol (``None``: no order probe). A probe larger than
+    :data:`HEAVY_PROBE_CELLS` first waits for a ``job_slot("probe")`` (``_on_wait(position)``
+    while queued, ``_should_stop()`` polled) and runs with BLAS limited per job. Arguments
+    starting with ``_`` are not part of the cache key; a cached result never queues.
+
+    Raises:
+        posviz.jobs.JobCancelled: ``_should_stop()`` turned true while queued.
+        ValueError: bad sizes or settings (from the probe).
+    """
+    from posviz.analysis.probes import probe_with_control
+
+    def run() -> Any:
+        return probe_with_control(
+            matrix,
+            train=train,
+            test=test,
+            folds=folds,
+            alpha=alpha,
+            seed=seed,
+            positions=labels,
+            relative=hold_out is not None,
+            hold_out=hold_out or "positions",
+            progress=_progress,
+        )
+
+    if np.shape(matrix)[0] * np.shape(matrix)[1] <= HEAVY_PROBE_CELLS:
+        return run()
+    with (
+        job_slot("probe", on_wait=_on_wait, should_stop=_should_stop),
+        _blas_threads_per_job(),
+    ):
+        return run()
+
+
+def run_probe_reports(
+    matrices: dict[str, tuple[np.ndarray, np.ndarray | None]],
+    *,
+    train: str,
+    test: str,
+    folds: int,
+    alpha: float | str,
+    seed: int,
+    hold_out: str | None,
+) -> list[tuple[str, Any]]:
+    """Probe each named ``(matrix, labels)`` beside its random table, showing queue and progress.
+
+    A probe that waits for a job slot shows its place in the queue; a running one shows a
+    progress bar (both disappear when it is done). Errors are shown per table (``user_errors``).
+    """
+    reports = []
+    for index, (name, (matrix, labels)) in enumerate(matrices.items()):
+        note, bar = st.empty(), st.empty()
+
+        def waiting(position: int, name: str = name, note: Any = note) -> None:
+            note.info(
+                f"{safe_md(name)}: a large probe waits for a free slot — place {position} in the "
+                f"queue ({settings().max_jobs} run at once on this server)."
+            )
+
+        def progress(
+            fraction: float, what: str, index: int = index, bar: Any = bar, note: Any = note
+        ) -> None:
+            note.empty()
+            done = (index + fraction) / len(matrices)
+            bar.progress(done, text=f"Table {index + 1} of {len(matrices)}: {what}")
+
+        with user_errors(name):
+            try:
+                report = probe_report(
+                    matrix,
+                    train=train,
+                    test=test,
+                    folds=folds,
+                    alpha=alpha,
+                    seed=seed,
+                    labels=labels,
+                    hold_out=hold_out,
+                    _on_wait=waiting,
+                    _should_stop=session_gone,
+                    _progress=progress,
+                )
+            except JobCancelled:
+                st.stop()  # the browser left while queued: nobody is there to show it to
+            finally:
+                note.empty()
+                bar.empty()
+            reports.append((name, report))
+    return reports
+
+
+def probe_results_frame(reports: list[tuple[str, Any]]) -> pd.DataFrame:
+    """One :func:`probe_row` per table, for ``st.dataframe``."""
+    return pd.DataFrame([probe_row(name, report) for name, report in reports])
+
+
+MAX_CHART_POINTS = 1500  # per table, so big tables keep a light chart
+
+
+def probe_figures(reports: list[tuple[str, Any]]) -> tuple[Figure, Figure]:
+    """Predicted-vs-actual and error-by-position Figures (charts and exports from one frame)."""
+    frames = []
+    for name, report in reports:
+        frame = report.result.frame()
+        frame["table"] = name
+        if len(frame) > MAX_CHART_POINTS:
+            frame = frame.iloc[np.linspace(0, len(frame) - 1, MAX_CHART_POINTS).astype(int)]
+        frames.append(frame)
+    both = pd.concat(frames, ignore_index=True)
+    return (
+        Figure(
+            predicted_vs_actual_chart(both),
+            both[["position", "predicted"]].to_numpy(),
+            "probe_predictions",
+        ),
+        Figure(probe_error_chart(both), both[["position", "abs_error"]].to_numpy(), "probe_errors"),
     )
-    protocol = result.protocol + (", rounded" if result.rounded else "")
-    return result.frame(), result.mae, result.r2, protocol, result.n_train
 
 
-@st.cache_data(show_spinner=False, **_DATA)
-def relative_probe(matrix: np.ndarray, folds: int, seed: int, n_pairs: int | None) -> float:
-    """``probe_relative_order(...).error_rate``."""
-    from posviz.analysis.probes import probe_relative_order
+def interpolation_threshold(
+    reports: list[tuple[str, Any]], matrices: dict[str, tuple[np.ndarray, Any]]
+) -> list[str]:
+    """Tables whose OLS fit has about as many training rows as columns (double descent)."""
+    names = []
+    for name, report in reports:
+        width = np.shape(matrices[name][0])[1]
+        ols = all(a == 0.0 for a in report.result.alphas)
+        if ols and 0.8 * width <= report.result.n_train <= 1.25 * width:
+            names.append(name)
+    return names
 
-    return probe_relative_order(matrix, folds=folds, seed=seed, n_pairs=n_pairs).error_rate
+
+def session_gone() -> bool:
+    """Whether this script's browser session has closed (a queued probe then leaves the queue)."""
+    ctx = get_script_run_ctx()
+    if ctx is None or not st.runtime.exists():
+        return False
+    return not st.runtime.get_instance().is_active_session(ctx.session_id)
+
+
+def _sig(value: float) -> str:
+    """Three significant digits, no exponent for everyday sizes (21.5, 182, 0.0712)."""
+    if value == 0 or not np.isfinite(value):
+        return f"{value:g}"
+    digits = max(0, 2 - int(np.floor(np.log10(abs(value)))))
+    return f"{value:.{min(digits, 6)}f}"
+
+
+def spread_text(spread: Any) -> str:
+    """``"21.5 ± 2.56"`` for a ``posviz.analysis.evidence.Spread`` (mean, then std)."""
+    if spread.n < 2:
+        return f"{_sig(spread.mean)} (one value, no spread)"
+    return f"{_sig(spread.mean)} ± {_sig(spread.std)}"
+
+
+def evidence_text(evidence: Any) -> str:
+    """``"21.5 ± 2.56; random table 182 ± 31.8"``: the number, then its control, same way."""
+    control = spread_text(evidence.control)
+    return f"{spread_text(evidence.value)}; {evidence.control_label} {control}"
+
+
+def probe_row(name: str, report: Any) -> dict[str, Any]:
+    """One results row: the probe's numbers each beside the random-table control's."""
+    result = report.result
+    row: dict[str, Any] = {
+        "table": name,
+        "protocol": result.protocol
+        + (", rounded" if result.rounded else "")
+        + (" (in-sample: a fit, not a held-out score)" if result.in_sample else ""),
+        "train rows": result.n_train,
+        "MAE (positions)": spread_text(report.mae.value),
+        "MAE, random table": spread_text(report.mae.control),
+        "R²": round(result.r2, 4),
+        "R², random table": round(report.control.r2, 4),
+        "MAE verdict": report.mae.verdict(),
+    }
+    if report.order is not None:
+        row["order error (chance 0.5)"] = spread_text(report.order.value)
+        row["order error, random table"] = spread_text(report.order.control)
+        row["order verdict"] = report.order.verdict()
+    return row
 
 
 @st.cache_data(show_spinner=False, **_DATA)
