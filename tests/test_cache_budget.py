@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -89,3 +91,94 @@ def test_value_nbytes_counts_shared_buffers_once_and_views_by_base() -> None:
     assert value_nbytes(big[:1]) == big.nbytes  # a one-row view keeps the whole buffer alive
     both = value_nbytes((Table(big, "x"), big[:, :3]))
     assert big.nbytes <= both < big.nbytes + 4096
+
+
+# --- a real server under the issue's attack ---------------------------------------------------
+
+BUDGET_MB = 64
+#: What one run may still hold when it ends, on top of the cache: the session's last table and
+#: chart while Streamlit keeps the session, allocator slack, imported modules warmed by the run.
+SLACK_MB = 200
+LINKS = 20
+
+
+def _rss_mb(pid: int) -> float:
+    for line in open(f"/proc/{pid}/status"):  # noqa: SIM115 - a Linux status file
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmRSS for process {pid}")
+
+
+def heavy_link(i: int) -> str:
+    """The issue's link (hub box, synthetic table, a new revision each time), with a new shape.
+
+    A new shape defeats any cache (a new revision alone no longer makes a new entry); each table
+    is 8192 × (2048 − 2i) float32 ≈ 64 MB.
+    """
+    return (
+        "lrn_cmp=false&lrn_a_src=hub&lrn_a_hub=other%E2%80%A6"
+        f"&lrn_a_id=sinusoidal%3A8192x{2048 - 2 * i}&lrn_a_rev=r{i}&lrn_view=heatmap"
+    )
+
+
+async def _open_links(url: str, queries: list[str]) -> list[list[str]]:
+    from load.st_client import StreamlitSession
+
+    problems = []
+    for query in queries:
+        async with StreamlitSession(url, "learned", query, timeout=300) as session:
+            result = await session.run()
+            problems.append(result.exceptions + result.errors)
+    return problems
+
+
+def measure_attack(root: Path, *, budget_mb: int, links: int) -> dict[str, float]:
+    """Start ``root``'s app with ``POSVIZ_CACHE_MB=budget_mb``, open ``links`` heavy links.
+
+    Returns RSS (MB) after a warm-up link and after the attack, and the problems seen.
+    """
+    from browser_support import start_streamlit_server, stop_process
+
+    env = {"POSVIZ_CACHE_MB": str(budget_mb), "HF_HUB_OFFLINE": "1"}
+    url, process = start_streamlit_server(root / "app.py", env=env, timeout=120)
+    try:
+        warm = asyncio.run(_open_links(url, [heavy_link(links)]))
+        baseline = _rss_mb(process.pid)
+        problems = asyncio.run(_open_links(url, [heavy_link(i) for i in range(links)]))
+        return {
+            "baseline_mb": baseline,
+            "after_mb": _rss_mb(process.pid),
+            "problems": sum(map(len, problems)) + sum(map(len, warm)),
+        }
+    finally:
+        stop_process(process)
+
+
+@pytest.mark.slow
+def test_twenty_heavy_links_stay_within_the_byte_budget():
+    from conftest import ROOT
+
+    report = measure_attack(ROOT, budget_mb=BUDGET_MB, links=LINKS)
+    print(report)
+    assert report["problems"] == 0, report
+    # before the byte budget, each link kept its table: 20 × 64 MB ≈ 1.3 GB on top of the baseline
+    assert report["after_mb"] < report["baseline_mb"] + BUDGET_MB + SLACK_MB, report
+
+
+def test_exports_hold_big_arrays_weakly_and_say_when_they_are_gone():
+    import gc
+
+    from posviz.ui.exports import PIN_LIMIT_BYTES, HeldData
+
+    small = np.ones((4, 4))
+    held_small = HeldData(small)
+    del small
+    gc.collect()
+    assert held_small.get().shape == (4, 4)  # small arrays stay with their button
+    big = np.ones(PIN_LIMIT_BYTES // 8 + 1)
+    held_big = HeldData(big)
+    assert held_big.get() is big
+    del big
+    gc.collect()
+    with pytest.raises(ValueError, match="Reload the page"):
+        held_big.get()

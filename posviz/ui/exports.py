@@ -9,6 +9,7 @@ fast. Rendering a PNG with vl-convert takes ~0.1–1 s; it happens then, not on 
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Callable
 
 import altair as alt
@@ -17,6 +18,40 @@ import streamlit as st
 
 from posviz import export
 from posviz.ui.compat import ALTAIR_LOCK as _ALTAIR_LOCK
+
+#: A session lives on for ``server.disconnectedSessionTTL`` (120 s) after its tab is closed, with
+#: the export buttons of its last run. Buttons hold arrays bigger than this only weakly: while the
+#: byte-budgeted cache (:mod:`posviz.ui.cache`) keeps a table it can be exported, and twenty links
+#: opened and closed cannot pin twenty tables the cache has already let go (issue #13.1).
+PIN_LIMIT_BYTES = 8 * 2**20
+
+
+class HeldData:
+    """An export's array: kept as is when small, by weak reference when big.
+
+    :meth:`get` returns the array, or raises ``ValueError`` (with what to do) when a big one has
+    been freed since the page was drawn.
+    """
+
+    def __init__(self, data: np.ndarray) -> None:
+        self.shape: tuple[int, ...] = data.shape
+        self.nbytes = int(data.nbytes)
+        self._strong: np.ndarray | None = None
+        self._weak: weakref.ref[np.ndarray] | None = None
+        if self.nbytes > PIN_LIMIT_BYTES:
+            self._weak = weakref.ref(data)
+        else:
+            self._strong = data
+
+    def get(self) -> np.ndarray:
+        data = self._strong if self._weak is None else self._weak()
+        if data is None:
+            raise ValueError(
+                f"This {'×'.join(map(str, self.shape))} array is no longer held by the server "
+                "(other views have been opened since; big tables are not kept for closed tabs). "
+                "Reload the page and export again."
+            )
+        return data
 
 
 def safe_stem(name: str) -> str:
@@ -89,13 +124,16 @@ def export_menu(chart: alt.TopLevelMixin, *, key: str, data: np.ndarray | None, 
             _data_buttons(np.asarray(data), key=key, stem=stem)
 
 
-def _data_buttons(data: np.ndarray, *, key: str, stem: str) -> None:
-    shape = "×".join(str(n) for n in data.shape)
+def _data_buttons(array: np.ndarray, *, key: str, stem: str) -> None:
+    shape = "×".join(str(n) for n in array.shape)
     st.caption(f"Data ({shape})")
-    problem = export.text_export_problem(data)
+    problem = export.text_export_problem(array)
+    too_big_for_npy = array.nbytes > export.MAX_NPY_BYTES
+    rows = array.shape[0] if array.ndim else 1  # a vector is exported as one column
+    data = HeldData(array)  # the buttons below run later, in another thread: never pin big arrays
     _button(
         "CSV",
-        lambda: export.matrix_csv(data),
+        lambda: export.matrix_csv(data.get()),
         file_name=f"{stem}.csv",
         key=f"{key}__exp_csv",
         disabled=problem is not None,
@@ -103,10 +141,10 @@ def _data_buttons(data: np.ndarray, *, key: str, stem: str) -> None:
     )
     _button(
         ".npy",
-        lambda: export.matrix_npy(data),
+        lambda: export.matrix_npy(data.get()),
         file_name=f"{stem}.npy",
         key=f"{key}__exp_npy",
-        disabled=data.nbytes > export.MAX_NPY_BYTES,
+        disabled=too_big_for_npy,
         help="`np.load(path)` reads it back exactly (no pickle inside).",
     )
     tsv_help = problem or (
@@ -114,7 +152,7 @@ def _data_buttons(data: np.ndarray, *, key: str, stem: str) -> None:
     )
     _button(
         "Projector vectors",
-        lambda: export.projector_vectors(data),
+        lambda: export.projector_vectors(data.get()),
         file_name=f"{stem}.vectors.tsv",
         key=f"{key}__exp_tsv",
         disabled=problem is not None,
@@ -122,7 +160,7 @@ def _data_buttons(data: np.ndarray, *, key: str, stem: str) -> None:
     )
     _button(
         "Projector metadata",
-        lambda: export.projector_metadata(export.as_matrix(data).shape[0]),
+        lambda: export.projector_metadata(rows),
         file_name=f"{stem}.metadata.tsv",
         key=f"{key}__exp_meta",
         disabled=problem is not None,
