@@ -126,3 +126,45 @@ def test_rare_rows_never_move_and_probe_numbers_come_with_their_control(tmp_path
         assert result.metrics[variant]["probe_error_late_at_init"]
     assert any("moved by 0" in note for note in result.notes)
     assert "before training" in result.answer
+
+
+def test_tasks_are_deterministic_and_their_targets_are_right() -> None:
+    from posviz.lab.tasks import make_batch, train_rng
+
+    lengths = np.array([5, 8, 3])
+    for task, k in (("reverse", 2), ("kback", 2), ("count", 2)):
+        config = LabConfig(task=task, k=k, min_len=3, max_len=8, eval_lengths=(8,))
+        a, b = (make_batch(config, train_rng(7), lengths) for _ in range(2))
+        np.testing.assert_array_equal(a.inputs, b.inputs)
+        row = a.inputs[1]  # the length-8 sequence
+        expected = {
+            "reverse": row[::-1],
+            "kback": np.r_[[0, 0], row[:-2]],
+            "count": np.array([(row == token).sum() for token in row]),
+        }[task]
+        np.testing.assert_array_equal(a.targets[1], expected)
+        assert a.inputs[2, 3:].tolist() == [config.vocab] * 5 and not a.mask[2, 3:].any()
+
+
+def test_lm_held_out_windows_come_from_text_never_trained_on() -> None:
+    from posviz.lab.tasks import LM_HELD_OUT, _alphabet, eval_rng, make_batch, train_rng
+
+    config = LabConfig(task="lm", min_len=16, max_len=16, eval_lengths=(16,))
+    codes = _alphabet()[1]
+    cut = int(len(codes) * (1 - LM_HELD_OUT))
+    train = make_batch(config, train_rng(0), np.full(64, 16))
+    held = make_batch(config, eval_rng(0, 16), np.full(64, 16), held_out=True)
+    np.testing.assert_array_equal(train.targets[:, :-1], train.inputs[:, 1:])  # next character
+    text = "".join(map(chr, codes[cut:] + 32))
+    assert all("".join(map(chr, w + 32)) in text for w in held.inputs)
+
+
+def test_lm_needs_a_decoder_and_reverse_an_encoder() -> None:
+    lm = LabConfig(task="lm", min_len=16, max_len=16, eval_lengths=(16,))
+    with pytest.raises(ValueError, match="task='lm' needs kind='decoder'"):
+        lab_train.build_model(ModelConfig(kind="encoder", scheme="rope"), lm)
+    with pytest.raises(ValueError, match="task='reverse' needs the whole sequence"):
+        lab_train.build_model(ModelConfig(kind="decoder"), QUESTIONS["learned"].default)
+    lab_train.train_variant(
+        ModelConfig(kind="decoder", scheme="rope"), replace(lm, steps=2, seeds=2)
+    )

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from posviz.lab.config import LabConfig, ModelConfig
+from posviz.lab.config import CAUSAL_TASKS, LabConfig, ModelConfig
 from posviz.lab.model import LabModel, parameter_count
 from posviz.lab.tasks import Batch, eval_rng, make_batch, sample_lengths, train_rng, vocab_sizes
 
@@ -84,6 +84,16 @@ def use_all_cores() -> int:
 
 def build_model(model: ModelConfig, config: LabConfig) -> LabModel:
     """The batched model of one variant: seeds ``0 … config.seeds − 1``."""
+    if model.kind == "encoder" and config.task == "lm":
+        raise ValueError(
+            "task='lm' needs kind='decoder': a bidirectional encoder would see the next "
+            "character it is asked to predict."
+        )
+    if model.kind == "decoder" and config.task not in CAUSAL_TASKS:
+        raise ValueError(
+            f"task={config.task!r} needs the whole sequence, which a causal decoder cannot see; "
+            f"use kind='encoder' (decoder tasks: {', '.join(CAUSAL_TASKS)})."
+        )
     n_in, n_out, _ = vocab_sizes(config)
     rows = model.table_rows or config.max_len
     if model.scheme == "learned" and rows < config.max_len:
