@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import socket
 
 import numpy as np
@@ -277,3 +278,16 @@ def test_comparison_sinusoid_matches_a_large_table_and_says_when_clamped(tmp_pat
     ]
     assert at.number_input(key="lrn_b_n").value == 16
     assert any(f"16×{SINUSOID_MAX_WIDTH + 3}" in i.value for i in at.info)  # said, not silent
+
+
+def test_lab_source_refuses_an_unknown_run_clearly(monkeypatch, tmp_path):
+    """The "Lab run" source: an unknown run is a message naming it, not a traceback or a link."""
+    monkeypatch.setenv("POSVIZ_LAB_DIR", str(tmp_path / "lab"))
+    at = app_test(PAGE, query={"lrn_cmp": "false", "lrn_a_src": "lab"})
+    assert_no_exception(at)
+    assert any("No finished lab runs" in i.value for i in at.info)
+    spec = "lab:nope-[x](https://evil.example)/learned/0"
+    at = app_test(PAGE, query={"lrn_cmp": "false", "lrn_a_src": "lab", "lrn_a_lab": spec})
+    assert_no_exception(at)
+    assert len(at.error) == 1 and "nope" in at.error[0].value
+    assert not re.search(r"(?<!\\)\]\(", at.error[0].value)  # escaped: shown literally
