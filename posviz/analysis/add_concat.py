@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from posviz.analysis.evidence import Spread, random_subspace_angles, spread
+from posviz.analysis.evidence import Spread, random_subspace_angles, rng, spread
 
 N_BASELINE = 50  # random subspace pairs behind each angle baseline
 
@@ -77,6 +77,10 @@ class ConcatReport:
         angle_baseline: median principal angle between two uniformly random ``k``-dim subspaces
             of ℝ^d_model, over :data:`N_BASELINE` pairs (mean ± std): in high dimension random
             subspaces are already nearly orthogonal, so a large angle alone says little.
+        smallest_angle_baseline: the smallest principal angle between the same random pairs.
+        pe_in_random, we_in_random: share of PE's (WE's) variance inside :data:`N_BASELINE`
+            uniformly random ``k_we``- (``k_pe``-) dim subspaces (mean ± std; the mean is ``k/d``
+            up to sampling): the control for ``pe_in_we`` and ``we_in_pe``, computed the same way.
     """
 
     d_model: int
@@ -89,6 +93,9 @@ class ConcatReport:
     angles_deg: np.ndarray
     fraction: float
     angle_baseline: Spread | None = None
+    smallest_angle_baseline: Spread | None = None
+    pe_in_random: Spread | None = None
+    we_in_random: Spread | None = None
 
     def frame(self) -> pd.DataFrame:
         """The report as a two-column table (quantity, value) for display."""
@@ -103,11 +110,13 @@ class ConcatReport:
             ),
             (
                 "share of PE variance inside WE's subspace",
-                f"{self.pe_in_we:.1%} (random subspace: {self.pe_in_we_chance:.1%})",
+                f"{self.pe_in_we:.1%} (random subspaces: "
+                f"{_percent(self.pe_in_random, self.pe_in_we_chance)})",
             ),
             (
                 "share of WE variance inside PE's subspace",
-                f"{self.we_in_pe:.1%} (random subspace: {self.we_in_pe_chance:.1%})",
+                f"{self.we_in_pe:.1%} (random subspaces: "
+                f"{_percent(self.we_in_random, self.we_in_pe_chance)})",
             ),
             (
                 f"median principal angle, PE's top-{min(self.k_pe, self.k_we)} vs WE's "
@@ -119,9 +128,41 @@ class ConcatReport:
                     else ""
                 ),
             ),
-            ("smallest principal angle", f"{self.angles_deg.min():.1f}°"),
+            (
+                "smallest principal angle",
+                f"{self.angles_deg.min():.1f}°"
+                + (
+                    f" (random subspaces: {self.smallest_angle_baseline.text(1)}°)"
+                    if self.smallest_angle_baseline is not None
+                    else ""
+                ),
+            ),
         ]
         return pd.DataFrame(rows, columns=["quantity", "value"])
+
+
+def _percent(value: Spread | None, expected: float) -> str:
+    """``"68.8 ± 1.2%"`` for a measured spread of shares, else the expected share ``k/d``."""
+    if value is None:
+        return f"{expected:.1%} expected"
+    return f"{100 * value.mean:.1f} ± {100 * value.std:.1f}%"
+
+
+def _random_shares(matrix: np.ndarray, k: int, *, seed: int, n: int) -> Spread:
+    """Share of ``matrix``'s variance inside ``n`` uniformly random ``k``-dim subspaces.
+
+    ``share(Q) = tr(Qᵀ C Q) / tr(C)`` with ``C = X_cᵀ X_c`` and ``Q`` orthonormal (QR of a Gaussian
+    ``(d, k)``, a Haar-random subspace); ``E[share] = k/d``.
+    """
+    centred = matrix - matrix.mean(axis=0)
+    cov = centred.T @ centred
+    total = float(np.trace(cov))
+    generator = rng(seed)
+    shares = []
+    for _ in range(n):
+        q, _ = np.linalg.qr(generator.standard_normal((matrix.shape[1], k)))
+        shares.append(float(np.einsum("ik,ij,jk->", q, cov, q)) / total)
+    return spread(shares)
 
 
 def _variance_inside(matrix: np.ndarray, axes: np.ndarray) -> float:
@@ -162,6 +203,7 @@ def concat_hypothesis(
     k = min(k_pe, k_we)
     d = pe.shape[1]
     angles = np.degrees(subspace_angles(pe_axes[:, :k], we_axes[:, :k]))[::-1]
+    random_angles = random_subspace_angles(d, k, k, seed=0, n=N_BASELINE)
     return ConcatReport(
         d_model=d,
         k_pe=k_pe,
@@ -172,9 +214,10 @@ def concat_hypothesis(
         we_in_pe_chance=k_pe / d,
         angles_deg=angles,
         fraction=fraction,
-        angle_baseline=spread(
-            np.median(random_subspace_angles(d, k, k, seed=0, n=N_BASELINE), axis=1)
-        ),
+        angle_baseline=spread(np.median(random_angles, axis=1)),
+        smallest_angle_baseline=spread(random_angles.min(axis=1)),
+        pe_in_random=_random_shares(pe, k_we, seed=1, n=N_BASELINE),
+        we_in_random=_random_shares(we, k_pe, seed=2, n=N_BASELINE),
     )
 
 

@@ -377,3 +377,89 @@ def layer_probe(model_id: str, text: str, window: int, zero_positions: bool) -> 
     scores["train_tokens"] = result.n_train_tokens
     scores["test_tokens"] = result.n_test_tokens
     return scores
+
+
+# --------------------------------------------------------------------------- add vs concatenate
+
+
+def word_pieces(word: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """MiniLM's WordPiece pieces of ``word`` and their ids (no special tokens)."""
+    encoding = bundled_tokenizer().encode(word, add_special_tokens=False)
+    return tuple(encoding.tokens), tuple(encoding.ids)
+
+
+def concat_inputs(token_id: int, source: str, n_positions: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(word vector (384,), position table (n, 384))``: MiniLM's word row and its learned
+    position rows ``0…n−1`` (``source="learned"``) or the 384-wide sinusoid."""
+    from posviz.encodings.sinusoidal import sinusoidal
+
+    words, learned = bundled_arrays()
+    table = learned[:n_positions] if source == "learned" else sinusoidal(n_positions, 384)
+    return words[token_id].astype(np.float64), np.asarray(table, dtype=np.float64)
+
+
+def concat_sizes(word_vector: np.ndarray, table: np.ndarray) -> dict[str, float]:
+    """``‖WE‖₂``, the mean over positions of ``‖PE[p]‖₂``, and the median per-dimension std of
+    all 30 522 word rows (the words' scale)."""
+    return {
+        "word_norm": float(np.linalg.norm(word_vector)),
+        "mean_position_norm": float(np.linalg.norm(table, axis=1).mean()),
+        "word_std_median": float(np.median(bundled_arrays()[0].std(axis=0))),
+    }
+
+
+def cloud_figure(
+    word_vector: np.ndarray, table: np.ndarray, *, view: str, dims: tuple[int, int], piece: str
+) -> Figure:
+    """The word moved by each position (``WE + PE[p]``), as a chart with its export."""
+    from posviz.analysis.add_concat import word_position_cloud
+    from posviz.charts.experiments import cloud_chart
+
+    cloud = word_position_cloud(word_vector, table, view=view, dims=dims)
+    axes = ("PC 1", "PC 2") if view == "pca" else (f"dimension {dims[0]}", f"dimension {dims[1]}")
+    title = f"{piece!r} + PE[p], p = 0…{table.shape[0] - 1}"  # a Vega title: plain text
+    chart = cloud_chart(cloud, title=title, x_title=axes[0], y_title=axes[1])
+    return Figure(chart, cloud[["x", "y"]].to_numpy(), "word_plus_position")
+
+
+def magnitude_figure(word_vector: np.ndarray, table: np.ndarray) -> tuple[Figure, float, float]:
+    """Per-dimension spread of PE and WE as a Figure, with the two medians."""
+    from posviz.analysis.add_concat import dimension_magnitudes
+    from posviz.charts.experiments import magnitude_chart
+
+    magnitudes = dimension_magnitudes(table, bundled_arrays()[0], word_vector)
+    figure = Figure(
+        magnitude_chart(magnitudes),
+        magnitudes.drop(columns="dimension").to_numpy(),
+        "magnitudes",
+    )
+    return figure, float(magnitudes.pe_std.median()), float(magnitudes.we_std.median())
+
+
+def concat_reports(n_positions: int, fraction: float) -> pd.DataFrame:
+    """The subspace report of MiniLM's table beside the sinusoid and a random-table control."""
+    kinds = {
+        "MiniLM's learned position table": "learned",
+        "sinusoid of the same width (384)": "sinusoid",
+        "random Gaussian (control)": "random",
+    }
+    merged = None
+    for name, kind in kinds.items():
+        frame = concat_report(kind, n_positions, fraction).rename(columns={"value": name})
+        merged = frame if merged is None else merged.assign(**{name: frame[name]})
+    return merged
+
+
+def last_dimensions_frame() -> pd.DataFrame:
+    """tensor2tensor #1591's table for ``d_model = 512``, 128 positions, in both layouts."""
+    from posviz.analysis.add_concat import last_dimensions_table
+    from posviz.encodings.sinusoidal import sinusoidal
+
+    rows = []
+    for layout in ("interleaved", "tensor2tensor"):
+        frame = last_dimensions_table(
+            sinusoidal(128, 512, layout=layout), dims=(-1, -2, -16, -17, -128, -256)
+        )
+        frame.insert(0, "layout", layout)
+        rows.append(frame)
+    return pd.concat(rows, ignore_index=True)
