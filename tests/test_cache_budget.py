@@ -182,3 +182,15 @@ def test_exports_hold_big_arrays_weakly_and_say_when_they_are_gone():
     gc.collect()
     with pytest.raises(ValueError, match="Reload the page"):
         held_big.get()
+
+
+def test_revision_is_part_of_the_key_only_for_hub_models():
+    """A new Revision string for a synthetic/bundled/path source used to make a new cached copy."""
+    from posviz.ui.loaders import cached_table, has_revisions
+
+    assert has_revisions("openai-community/gpt2")
+    for source in ("bundled", "sinusoidal:8x4", "lab:run/x", "/tmp/t.npy", "./m", "t.safetensors"):
+        assert not has_revisions(source), source
+    first = cached_table("sinusoidal:16x8", "r1")
+    assert cached_table("sinusoidal:16x8", "r2") is first
+    assert cached_table(" sinusoidal:16x8 ", "") is first
