@@ -4,7 +4,7 @@ import streamlit as st
 
 from posviz.charts.experiments import permutation_chart, similarity_chart
 from posviz.references import cite
-from posviz.ui import show_chart, url_checkbox, url_select, url_text, user_errors
+from posviz.ui import safe_md, show_chart, url_checkbox, url_select, url_text, user_errors
 from posviz.ui.experiments import permutation
 
 EXAMPLES = {
@@ -65,19 +65,34 @@ if result is None:
     st.stop()
 
 st.markdown(
-    f"Word pieces — A: {' '.join(f'`{t}`' for t in result.tokens_a)}; "
-    f"B: {' '.join(f'`{t}`' for t in result.tokens_b)}."
+    f"Word pieces — A: {' · '.join(safe_md(t) for t in result.tokens_a)}; "
+    f"B: {' · '.join(safe_md(t) for t in result.tokens_b)}."
 )
 m1, m2, m3 = st.columns(3)
-m1.metric("max |out_B − out_A[π]|, no positions", f"{result.max_diff_without:.1e}")
-m2.metric("max |out_B − out_A[π]|, with positions", f"{result.max_diff_with:.3f}")
+m1.metric(
+    "max |out_B − out_A[π]|, no positions",
+    f"{result.max_diff_without:.1e}",
+    help="The largest absolute element of the difference (not a norm). Control: float32 "
+    f"rounding at the outputs' size, ε₃₂·max|out_A| = {result.rounding_scale:.1e}.",
+)
+m2.metric(
+    "max |out_B − out_A[π]|, with positions",
+    f"{result.max_diff_with:.3f}",
+    help="The same largest absolute element, with MiniLM's position table added.",
+)
 m3.metric(
-    "sentence vectors (mean) apart, no / with",
+    "‖mean out_B − mean out_A‖₂, no / with",
     f"{result.pooled_diff_without:.1e} / {result.pooled_diff_with:.2f}",
+    help="Euclidean distance of the mean-pooled sentence vectors.",
 )
 st.markdown(
-    "Without positions every output of B equals the output of the same token in A to float "
-    "rounding (~1e-6): the layer saw the same set, so it produced the same vectors, permuted. The "
+    f"Without positions every output of B equals the output of the same token in A to float "
+    f"rounding: the largest difference, {result.max_diff_without:.1e}, is "
+    f"{result.max_diff_without / result.rounding_scale:.1f}× the float32 rounding step at the "
+    f"outputs' size ({result.rounding_scale:.1e}); with positions it is "
+    f"{result.max_diff_with / result.rounding_scale:.0e}× that step. The computation is exact "
+    "(no sampling), so there is no spread to show: the layer saw the same set, so it produced the "
+    "same vectors, permuted. The "
     "mean-pooled sentence vectors — what a sentence-embedding model like MiniLM returns — are "
     "identical: the two sentences would mean the same. With positions added, the same token gets "
     "a different vector in each sentence."

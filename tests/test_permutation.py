@@ -35,7 +35,7 @@ def test_match_permutation_exact_and_with_repeats():
     perm = match_permutation(["a", "b", "a"], ["a", "a", "b"])
     assert [["a", "b", "a"][i] for i in perm] == ["a", "a", "b"]
     assert sorted(perm) == [0, 1, 2]
-    with pytest.raises(ValueError, match="only in B: \\['x'\\]"):
+    with pytest.raises(ValueError, match="only in B: 'x'; only in A: 'b'"):
         match_permutation(["a", "b"], ["a", "x"])
 
 
@@ -47,6 +47,11 @@ def test_without_positions_outputs_are_permuted_exactly(tiny, layers):
     assert [result.tokens_a[i] for i in result.permutation] == list(result.tokens_b)
     assert result.max_diff_without < 1e-5
     assert result.max_diff_with > 1e-3
+    # the control: float32 rounding at the outputs' size; "equal" is within a few such steps
+    assert result.max_diff_without <= 16 * result.rounding_scale
+    assert result.max_diff_with > 1000 * result.rounding_scale
+    # per-token distances are Euclidean norms of the row differences, as labelled
+    assert result.per_token.distance_with_positions.max() >= result.max_diff_with
     assert result.pooled_diff_without < 1e-5
     # each output of B has an exact twin in A: the permutation matrix in the similarity
     twins = result.similarity_without[np.arange(6), result.permutation]
@@ -65,6 +70,16 @@ def test_bad_sentences(tiny, a, b, message):
     model, tokenizer = tiny
     with pytest.raises(ValueError, match=message):
         permutation_test(model, tokenizer, a, b)
+
+
+def test_mismatch_names_the_words_not_token_ids(tiny):
+    # #13 item 6: the message used to list token ids ("only in B: [4937]").
+    model, tokenizer = tiny
+    with pytest.raises(ValueError) as caught:
+        permutation_test(model, tokenizer, "the dog sat", "the cat sat")
+    message = str(caught.value)
+    assert "only in B: 'cat'; only in A: 'dog'" in message
+    assert not any(char.isdigit() for char in message)
 
 
 def test_rope_and_alibi_models_are_refused():

@@ -30,11 +30,17 @@ class PermutationResult:
     Attributes:
         tokens_a, tokens_b: word pieces as the model sees them (with [CLS]/[SEP] if used).
         permutation: ``(n_tokens,)`` with ``tokens_b[k] == tokens_a[permutation[k]]``.
-        max_diff_without: ``max |out_B − out_A[π]|`` without position embeddings (≈ 1e-6).
+        max_diff_without: ``max |out_B − out_A[π]|``, the largest absolute element of the
+            difference (not a norm), without position embeddings (≈ 1e-6).
         max_diff_with: the same with position embeddings (order now matters).
-        per_token: one row per token of B: its positions in A and B and the L2 distance between its
-            two outputs, without and with positions.
-        pooled_diff_without, pooled_diff_with: L2 distance of the mean-pooled sentence vectors.
+        per_token: one row per token of B: its positions in A and B and the Euclidean norm
+            ``‖out_B[k] − out_A[π(k)]‖₂`` of the difference of its two outputs, without and with
+            positions.
+        pooled_diff_without, pooled_diff_with: ``‖mean_k out_B − mean_k out_A‖₂`` of the
+            mean-pooled sentence vectors.
+        rounding_scale: float32 rounding at the outputs' size, ``ε₃₂ · max |out_A|`` (ε₃₂ =
+            2⁻²³, IEEE 754 single precision): the control for ``max_diff_without`` (the model
+            computes in float32, so "equal" means within a few of these).
         similarity_without, similarity_with: ``(n_b, n_a)`` cosine similarity of outputs.
     """
 
@@ -48,10 +54,21 @@ class PermutationResult:
     pooled_diff_with: float
     similarity_without: np.ndarray
     similarity_with: np.ndarray
+    rounding_scale: float = 0.0
+
+
+def _listed(tokens: list[Any], limit: int = 8) -> str:
+    """``'dog', 'cat'`` (at most ``limit``, then how many more); ``none`` when empty."""
+    if not tokens:
+        return "none"
+    shown = ", ".join(repr(str(t)) for t in tokens[:limit])
+    return shown + (f" and {len(tokens) - limit} more" if len(tokens) > limit else "")
 
 
 def match_permutation(tokens_a: list[Any], tokens_b: list[Any]) -> np.ndarray:
     """The permutation ``π`` with ``tokens_b[k] == tokens_a[π[k]]`` (repeats matched in order).
+
+    Pass word pieces (strings), so that an error names words rather than token ids.
 
     Raises:
         ValueError: the two token lists are not the same multiset (names the differing tokens).
@@ -69,8 +86,8 @@ def match_permutation(tokens_a: list[Any], tokens_b: list[Any]) -> np.ndarray:
     if missing or extra:
         raise ValueError(
             "Sentence B is not a reordering of sentence A's word pieces: "
-            f"only in B: {missing[:8]}, only in A: {extra[:8]}. Use the same words (same case for "
-            "a cased model), just in another order."
+            f"only in B: {_listed(missing)}; only in A: {_listed(extra)}. Use the same words "
+            "(same case for a cased model), just in another order."
         )
     return np.asarray(permutation, dtype=np.int64)
 
@@ -164,7 +181,10 @@ def permutation_test(
     import torch
 
     ids_a, ids_b = tokenize_pair(tokenizer, sentence_a, sentence_b, special_tokens=special_tokens)
-    permutation = match_permutation(ids_a, ids_b)
+    tokens_a = tuple(tokenizer.convert_ids_to_tokens(ids_a))
+    tokens_b = tuple(tokenizer.convert_ids_to_tokens(ids_b))
+    # Matched on the word pieces (one per id), so a mismatch names words, not token ids (#13.6).
+    permutation = match_permutation(list(tokens_a), list(tokens_b))
     outputs: dict[bool, tuple[np.ndarray, np.ndarray]] = {}
     with torch.inference_mode():
         for with_positions in (False, True):
@@ -174,8 +194,6 @@ def permutation_test(
                 pair.append(attention_block(model, hidden, layers=layers)[0].double().numpy())
             outputs[with_positions] = (pair[0], pair[1])
     diffs = {flag: out_b - out_a[permutation] for flag, (out_a, out_b) in outputs.items()}
-    tokens_a = tuple(tokenizer.convert_ids_to_tokens(ids_a))
-    tokens_b = tuple(tokenizer.convert_ids_to_tokens(ids_b))
     per_token = pd.DataFrame(
         {
             "token": tokens_b,
@@ -194,6 +212,7 @@ def permutation_test(
         permutation=permutation,
         max_diff_without=float(np.abs(diffs[False]).max()),
         max_diff_with=float(np.abs(diffs[True]).max()),
+        rounding_scale=float(np.finfo(np.float32).eps * np.abs(outputs[False][0]).max()),
         per_token=per_token,
         pooled_diff_without=pooled[False],
         pooled_diff_with=pooled[True],

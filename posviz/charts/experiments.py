@@ -170,7 +170,7 @@ def permutation_chart(per_token: pd.DataFrame) -> alt.LayerChart:
     )
     # a lollipop, not a bar: bars have no baseline on a log scale
     stem = base.mark_rule(strokeWidth=3).encode(
-        y=alt.Y("distance:Q", title="‖out_B − out_A‖ (log scale)")
+        y=alt.Y("distance:Q", title="‖out_B[k] − out_A[π(k)]‖₂ (log scale)")
         .scale(type="log", domain=[1e-9, 100])
         .axis(format="~e"),
         y2=alt.datum(1e-9),
@@ -265,7 +265,7 @@ def training_change_chart(changes: pd.DataFrame) -> alt.Chart:
         .encode(
             x=alt.X("position:O", title="row (position)"),
             xOffset="table:N",
-            y=alt.Y("change:Q", title="‖row after − row before‖"),
+            y=alt.Y("change:Q", title="‖row after − row before‖₂"),
             color=alt.Color("table:N", title=None).legend(orient="top"),
             opacity=alt.Opacity("looked up in training:N").scale(
                 domain=["yes", "no"], range=[1.0, 0.35]
