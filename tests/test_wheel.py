@@ -24,8 +24,6 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow
-
 ROOT = Path(__file__).resolve().parents[1]
 #: What a build needs (git ls-files would miss nothing here, but other work in progress may exist).
 SOURCES = ("posviz", "pages", ".streamlit", "app.py", "pyproject.toml", "setup.py", "MANIFEST.in",
@@ -78,6 +76,7 @@ def wheel_venv(tmp_path_factory) -> tuple[Path, Path, Path]:
     return wheel, venv, work
 
 
+@pytest.mark.slow
 def test_core_install_runs_the_cli_and_the_notebook_api_from_the_venv(wheel_venv):
     _wheel, venv, work = wheel_venv
     cli = _run([str(venv / "bin" / "posviz"), "--help"], cwd=work, timeout=60)
@@ -131,6 +130,7 @@ async def _page_runs(url: str, page: str) -> tuple[list[str], int]:
     return result.exceptions + result.errors, len(result.charts())
 
 
+@pytest.mark.slow
 def test_app_extra_serves_the_packaged_app(wheel_venv):
     wheel, venv, work = wheel_venv
     _pip_install(venv, f"{wheel}[app]", work)
@@ -160,3 +160,46 @@ def test_app_extra_serves_the_packaged_app(wheel_venv):
             proc.kill()
             log, _ = proc.communicate()
     assert "Traceback" not in log, log[-3000:]
+
+
+# --- posviz.serve without a wheel (fast) ------------------------------------------------------
+
+
+def test_serve_finds_the_checkout_and_binds_loopback_by_default(monkeypatch):
+    from posviz import serve
+
+    assert serve.app_dir() == ROOT  # an editable install: the checkout's app.py and pages/
+    seen = {}
+    monkeypatch.setattr(serve.os, "chdir", lambda path: seen.setdefault("cwd", path))
+    monkeypatch.setattr(serve.os, "execv", lambda exe, argv: seen.setdefault("argv", argv))
+    serve.main(["--port", "8599", "--", "--server.maxUploadSize", "5"])
+    argv = seen["argv"]
+    assert argv[1:4] == ["-m", "streamlit", "run"] and argv[4] == str(ROOT / "app.py")
+    assert argv[argv.index("--server.address") + 1] == "127.0.0.1"
+    assert argv[argv.index("--server.port") + 1] == "8599"
+    assert argv[-2:] == ["--server.maxUploadSize", "5"]
+    assert seen["cwd"] == ROOT  # where .streamlit/config.toml is read from
+
+
+def test_serve_prefers_the_packaged_copy(tmp_path, monkeypatch):
+    from posviz import serve
+
+    package = tmp_path / "posviz"
+    (package / "_app" / "pages").mkdir(parents=True)
+    (package / "_app" / "app.py").write_text("")
+    monkeypatch.setattr(serve, "_PACKAGE", package)
+    assert serve.app_dir() == package / "_app"
+    (package / "_app" / "app.py").unlink()
+    with pytest.raises(FileNotFoundError, match="pip wheel"):
+        serve.app_dir()  # neither the wheel's copy nor a checkout next to the package
+
+
+def test_serve_explains_a_missing_streamlit_and_a_bad_port(monkeypatch, capsys):
+    from posviz import serve
+
+    with pytest.raises(SystemExit):
+        serve.main(["--port", "70000"])
+    assert "outside 1-65535" in capsys.readouterr().err
+    monkeypatch.setattr(serve.importlib.util, "find_spec", lambda name: None)
+    assert serve.main([]) == 2
+    assert "pip install 'posviz[app]'" in capsys.readouterr().err
