@@ -108,11 +108,13 @@ if demo is not None:
         name="rows_changed_by_training",
     )
     st.markdown(
-        "Only the learned rows that were looked up moved: a row gets a gradient only when its "
-        "position occurs in the batch, so each row is trained independently (why BERT's rarely "
-        "used rows past ~400 stay poorly trained, per the Jexus blog post). The frozen sinusoid "
-        "never moves; it "
-        "needs no storage beyond its formula, which is what the Transformer authors gained."
+        "Only the learned rows that were looked up moved; the rows not looked up are the "
+        "control and changed by exactly 0. A row gets a gradient only when its position occurs "
+        "in the batch (each step moves it by −lr × its gradient, which the tests check against "
+        "the closed form), so each row is trained independently — why BERT's rarely used rows "
+        "past ~400 stay poorly trained, per the Jexus blog post. The frozen sinusoid has "
+        "`requires_grad=False` and no trainable parameters; it needs no storage beyond its "
+        "formula, which is what the Transformer authors gained."
     )
 st.markdown(
     "**Sources:** " + "; ".join(cite(k) for k in ("so_nn_embedding", "jexus_2020", "vaswani_2017"))

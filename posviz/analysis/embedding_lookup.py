@@ -85,12 +85,19 @@ class TrainingDemo:
         requires_grad: ``{"learned": True, "sinusoid": False}`` as torch reports it.
         trainable_parameters: ``{"learned": n·d, "sinusoid": 0}``.
         losses: the toy loss at each step (it goes down: the learned table is being trained).
+        learned_before, learned_after: ``(n_positions, d_model)`` the learned table before the
+            first and after the last step.
+        readout_before: ``(d_model + 1,)`` the read-out's initial weights, then its bias: with
+            ``learned_before`` they give the first SGD step in closed form (see the tests).
     """
 
     changes: pd.DataFrame
     requires_grad: dict[str, bool]
     trainable_parameters: dict[str, int]
     losses: tuple[float, ...]
+    learned_before: np.ndarray | None = None
+    learned_after: np.ndarray | None = None
+    readout_before: np.ndarray | None = None
 
 
 def train_a_few_steps(
@@ -131,6 +138,9 @@ def train_a_few_steps(
         "learned": learned.weight.detach().clone(),
         "sinusoid": frozen.weight.detach().clone(),
     }
+    readout_before = np.concatenate(
+        [readout.weight.detach().numpy().ravel(), readout.bias.detach().numpy()]
+    ).astype(np.float64)
     trainable = [
         p
         for p in (*learned.parameters(), *frozen.parameters(), *readout.parameters())
@@ -166,4 +176,7 @@ def train_a_few_steps(
             "sinusoid": 0 if not frozen.weight.requires_grad else frozen.weight.numel(),
         },
         losses=tuple(losses),
+        learned_before=before["learned"].numpy().copy(),
+        learned_after=learned.weight.detach().numpy().copy(),
+        readout_before=readout_before,
     )
