@@ -26,9 +26,10 @@ from typing import Any
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-#: seconds without a heartbeat after which a watcher counts as gone; the fragment beats every
-#: second, and browsers slow timers of hidden tabs to about once a second, well inside this.
-HEARTBEAT_TIMEOUT_S = 30.0
+#: seconds without a heartbeat after which a watcher counts as gone. The fragment beats every
+#: second; the margin covers a browser slowing a hidden tab's timers and a server so busy that a
+#: fragment rerun waits its turn. A closed tab is noticed at once through the runtime instead.
+HEARTBEAT_TIMEOUT_S = 60.0
 #: points kept per variant for the live loss curve (older points are thinned, not dropped).
 MAX_CURVE_POINTS = 400
 
