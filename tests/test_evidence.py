@@ -205,3 +205,25 @@ def test_nested_predictions_recover_a_linear_signal_out_of_fold() -> None:
     pred, folds, chosen = ev.nested_ridge_predictions(x, y, np.arange(200) // 5, n_folds=5)
     assert len(folds) == len(chosen) == 5
     assert np.sqrt(np.mean((pred - y) ** 2)) < 0.2
+
+
+def test_per_target_alphas_equal_one_call_per_target():
+    # choose_ridge_alphas shares each fold's decomposition across targets; the answer must be
+    # what choose_ridge_alpha gives for each target alone (both the Gram and the SVD branch).
+    from posviz.analysis.evidence import choose_ridge_alpha, choose_ridge_alphas, ridge_path
+
+    generator = np.random.default_rng(7)
+    for n, d in ((120, 10), (30, 50)):
+        x = generator.normal(size=(n, d))
+        y = np.stack([x[:, 0] + 0.1 * generator.normal(size=n), generator.normal(size=n)], 1)
+        groups = np.arange(n) // 6
+        together = choose_ridge_alphas(x, y, groups, n_folds=4)
+        alone = [choose_ridge_alpha(x, y[:, k], groups, n_folds=4) for k in range(2)]
+        assert together == alone
+        assert together[0] < together[1]  # signal wants less shrinkage than noise
+        # the path equals the closed form (X_cᵀX_c + λI)⁻¹ X_cᵀ(y − ȳ), λ = α·‖X_c‖²_F / min(n, d)
+        xc = x - x.mean(0)
+        lam = 0.1 * float((xc**2).sum()) / min(n, d)
+        beta = np.linalg.solve(xc.T @ xc + lam * np.eye(d), xc.T @ (y - y.mean(0)))
+        expected = (x[:5] - x.mean(0)) @ beta + y.mean(0)
+        np.testing.assert_allclose(ridge_path(x, y, x[:5], [0.1])[0], expected, atol=1e-9)

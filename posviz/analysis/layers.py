@@ -35,8 +35,8 @@ import pandas as pd
 from posviz.analysis.evidence import (
     DEFAULT_ALPHAS,
     Evidence,
-    choose_ridge_alpha,
-    ridge_predict,
+    choose_ridge_alphas,
+    ridge_path,
     rng,
     spread,
 )
@@ -224,8 +224,15 @@ def _score_layer(
     masks: tuple[np.ndarray, np.ndarray],
     groups: np.ndarray,
     test_blocks: np.ndarray,
-) -> tuple[np.ndarray, float, list[float]]:
-    """Predicted test positions, chosen α and R² per block of test windows for one layer."""
+) -> tuple[np.ndarray, list[float], list[list[float]]]:
+    """Predicted test labels, chosen α and R² per block of test windows for one layer.
+
+    ``labels``: ``(t, n_windows, window)``, e.g. the positions and the shuffled control; each
+    target gets its own α by the same grouped CV (one decomposition per fold serves all).
+
+    Returns:
+        ``(predictions (n_test, t), [α per target], [[R² per block] per target])``.
+    """
     train, test = masks
     train_windows = np.nonzero(train.any(axis=1))[0]
     row_groups = np.repeat(groups[: train_windows.size], train[train_windows].sum(axis=1))
@@ -233,15 +240,20 @@ def _score_layer(
     x_test = layer_states[test].astype(np.float64)
     mean, std = x_train.mean(0), x_train.std(0) + 1e-6
     x_train, x_test = (x_train - mean) / std, (x_test - mean) / std
-    y_train, y_test = labels[train].astype(float), labels[test].astype(float)
+    y_train = np.stack([target[train] for target in labels], axis=1).astype(float)
+    y_test = np.stack([target[test] for target in labels], axis=1).astype(float)
     n_folds = min(5, int(np.unique(row_groups).size))
-    alpha = choose_ridge_alpha(x_train, y_train, row_groups, DEFAULT_ALPHAS, n_folds=n_folds)
-    predicted = ridge_predict(x_train, y_train, x_test, alpha=alpha)
+    alphas = choose_ridge_alphas(x_train, y_train, row_groups, DEFAULT_ALPHAS, n_folds=n_folds)
+    path = ridge_path(x_train, y_train, x_test, alphas)
+    predicted = np.stack([path[k][:, k] for k in range(len(alphas))], axis=1)
     blocks = [
-        r2_score(y_test[test_blocks == b], predicted[test_blocks == b])
-        for b in np.unique(test_blocks)
+        [
+            r2_score(y_test[test_blocks == b, k], predicted[test_blocks == b, k])
+            for b in np.unique(test_blocks)
+        ]
+        for k in range(len(alphas))
     ]
-    return predicted, alpha, blocks
+    return predicted, alphas, blocks
 
 
 def probe_layers(states: np.ndarray, windows: Windows, *, seed: int = 0) -> LayerProbeResult:
@@ -265,10 +277,12 @@ def probe_layers(states: np.ndarray, windows: Windows, *, seed: int = 0) -> Laye
     y_train, y_test = positions[train].astype(float), positions[test].astype(float)
     chance_mae = float(np.abs(y_test - y_train.mean()).mean())
     rows, evidence = [], []
+    labels = np.stack([positions, shuffled])
     for layer, layer_states in enumerate(states):
-        masks = (train, test)
-        predicted, alpha, blocks = _score_layer(layer_states, positions, masks, groups, test_blocks)
-        _, _, control = _score_layer(layer_states, shuffled, masks, groups, test_blocks)
+        both, chosen, (blocks, control) = _score_layer(
+            layer_states, labels, (train, test), groups, test_blocks
+        )
+        predicted, alpha = both[:, 0], chosen[0]
         value, null = spread(blocks), spread(control)
         evidence.append(
             Evidence(
