@@ -79,7 +79,7 @@ def test_streamlit_still_has_the_altair_globals_lock():
     assert hasattr(compat.ALTAIR_LOCK, "acquire") and hasattr(compat.ALTAIR_LOCK, "release")
 
 
-@pytest.mark.parametrize("module", ["posviz/ui/exports.py", "posviz/ui/router.py"])
+@pytest.mark.parametrize("module", ["posviz/ui/exports.py", "posviz/ui/__init__.py", "app.py"])
 def test_no_private_patch_outside_compat(module):
     text = (ROOT / module).read_text()
     assert "_PropertySetter" not in text and "uses_pages_directory =" not in text
