@@ -7,9 +7,11 @@
 #   where the app has lab pages). 30 s in, one replica is SIGKILLed (what an OOM kill does) and
 #   restarted 10 s later (what the orchestrator does): sessions on the other replicas must see
 #   nothing, sessions on the killed one must reconnect to a survivor and get their view back from
-#   the URL. Then every entry of the shared lab store must load, and 20 s with the proxy's
-#   affinity line removed must show uploads failing. Prints counts, p50/p95 latency, RSS per
-#   replica; exits non-zero if any promise fails. About 3-4 minutes on 2 cores.
+#   the URL. Then every entry of the shared lab store must load; a real Chromium tab (where one is
+#   installed) must keep its linked view and a live session while every replica is killed and
+#   restarted in turn; and 20 s with the proxy's affinity line removed must show uploads failing.
+#   Prints counts, p50/p95 latency, RSS per replica; exits non-zero if any promise fails. About
+#   4-5 minutes on 2 cores.
 #
 #   ./scripts/scale-smoke.sh                      # the numbers in the README
 #   REPLICAS=4 SESSIONS=40 DURATION=90 ./scripts/scale-smoke.sh
@@ -28,4 +30,4 @@ fi
 DURATION="${DURATION:-60}"
 exec .venv/bin/python tests/load/loadtest.py \
   --replicas "${REPLICAS:-3}" --sessions "${SESSIONS:-30}" --seconds "$DURATION" \
-  --kill-after "$(( DURATION / 2 ))" --restart-after 10 --no-affinity-seconds 20 "$@"
+  --kill-after "$(( DURATION / 2 ))" --restart-after 10 --no-affinity-seconds 20 --browser "$@"

@@ -784,6 +784,41 @@ async def _kill_and_restart(
     events["victim_cookies"] = broken
 
 
+def browser_reconnect(group: Cluster, url: str) -> dict:
+    """A real Chromium tab through the proxy survives every replica being killed in turn.
+
+    The tab opens a page from a link (``nope_n=64``); each replica is SIGKILLed, restarted and
+    waited for, one after the other, so the tab's own replica dies exactly once and a survivor is
+    always up. Then the tab must still show the linked value with no exception box, and a click
+    on another page in the sidebar must reach a live session (that page runs and sets its URL).
+    """
+    sys.path.insert(0, str(ROOT / "tests"))
+    from browser_support import browser_page, find_chromium, wait_for_app
+
+    if find_chromium() is None:
+        return {"checked": False, "why": "no Chromium (apt-get install chromium)"}
+    slider = '[data-testid="stSlider"] input[type="range"]'
+    with browser_page() as page:
+        page.goto(f"{url}/nope?nope_n=64&nope_d=32")
+        wait_for_app(page)
+        start = page.locator(slider).first.input_value()
+        for i in range(len(group.procs)):
+            group.kill(i)
+            time.sleep(2)  # the tab notices and reconnects while the replica is gone
+            group.restart(i)
+            wait_healthy(group.ports[i], group.procs[i])
+        page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]')
+        kept = page.locator(slider).first.input_value()
+        exceptions = page.locator('[data-testid="stException"]').count()
+        # a live session: a page switch (it needs the websocket) runs and writes its own URL
+        page.get_by_role("link", name="Sinusoidal").click()
+        page.wait_for_function("() => location.search.includes('sin_n=')", timeout=60_000)
+        wait_for_app(page)
+        exceptions += page.locator('[data-testid="stException"]').count()
+        return {"checked": True, "value_before": start, "value_after_kills": kept,
+                "exception_boxes": exceptions, "live_after": page.url.split("?")[-1]}  # fmt: skip
+
+
 def scale_main(args: argparse.Namespace) -> int:
     """Replicas + proxy on loopback: load with a kill, the store check, then affinity off."""
     from proxy import haproxy
@@ -834,6 +869,11 @@ def scale_main(args: argparse.Namespace) -> int:
                     **judge_kill(stats, victims),
                 }
         summary["lab_store"] = verify_lab_store(group.lab_dir)
+        if args.browser:
+            with haproxy(
+                group.workdir / "proxy-browser", port=free_port(), ports=group.ports
+            ) as url:
+                summary["browser"] = browser_reconnect(group, url)
         if args.no_affinity_seconds:
             with haproxy(
                 group.workdir / "proxy-off", port=free_port(), ports=group.ports, affinity=False
@@ -878,6 +918,13 @@ def report_scale(summary: dict) -> int:
     store = summary["lab_store"]
     if store.get("checked") and (store["unloadable"] or store["loaded"] != store["entries"]):
         problems.append(f"lab store: {store}")
+    browser = summary.get("browser")
+    if (
+        browser
+        and browser.get("checked")
+        and (browser["exception_boxes"] or browser["value_before"] != browser["value_after_kills"])
+    ):
+        problems.append(f"the browser tab did not come back whole: {browser}")
     off = summary.get("affinity_off")
     if off is not None and not any(code != 204 for code in off["uploads_by_status"]):
         problems.append("with affinity off no upload failed: the smoke cannot show the failure")
@@ -911,6 +958,11 @@ def main(argv: list[str] | None = None) -> int:
         type=float,
         default=8,
         help="... and start it again this many seconds later",
+    )
+    parser.add_argument(
+        "--browser",
+        action="store_true",
+        help="with --replicas: a Chromium tab must survive every replica being killed in turn",
     )
     parser.add_argument(
         "--no-affinity-seconds",
