@@ -148,8 +148,11 @@ def test_page_ablation_and_offline_hub_error():
     )
     assert_no_exception(at)
     assert not at.error
-    r2_input = float(next(m.value for m in at.metric if m.label.startswith("R² at the input")))
-    assert r2_input > 0.8
+    shown = next(m.value for m in at.metric if m.label.startswith("R² at the input"))
+    r2_input, r2_std = (float(part) for part in shown.split(" ± "))
+    assert r2_input > 0.8 and 0 < r2_std < 0.1  # the number with its spread
+    control = next(m.value for m in at.metric if m.label.startswith("shuffled-position"))
+    assert float(control.split("≤ ")[1]) < 0.05
     at.checkbox(key="lay_zero").check().run()
     assert_no_exception(at)
     zeroed = next(m.value for m in at.metric if m.label.startswith("largest |R²|"))
