@@ -104,10 +104,18 @@ def test_bundled_model_first_attention_block():
     from posviz.models import load_bundled_model
 
     loaded = load_bundled_model()
-    for a, b in [("I do like coding", "Do I like coding"), ("Tom bit a dog", "A dog bit Tom")]:
+    # The README's numbers: without positions the largest difference is 9.5e-7 (under one float32
+    # rounding step at the outputs' size, 1.5e-6); with positions 0.76 and 0.92 (the README cites
+    # the second). The computation is exact, so the pins are to the printed digits.
+    pairs = {
+        ("I do like coding", "Do I like coding"): 0.761,
+        ("Tom bit a dog", "A dog bit Tom"): 0.919,
+    }
+    for (a, b), with_positions in pairs.items():
         result = permutation_test(loaded.model, loaded.tokenizer, a, b)
-        assert result.max_diff_without < 1e-5  # measured ~1e-6
-        assert result.max_diff_with > 0.3  # measured 0.76 and 0.92
+        # rounding depends on the BLAS kernel, so it is pinned to its control, not to 9.5e-7
+        assert 0 <= result.max_diff_without < result.rounding_scale
+        assert result.max_diff_with == pytest.approx(with_positions, abs=0.001)
 
 
 @pytest.mark.slow
