@@ -3,6 +3,7 @@
 import streamlit as st
 
 import posviz.ui  # noqa: F401  (routes a deep link through app.py on a fresh server)
+from posviz.references import cite
 
 st.title("Where is the position in a transformer?")
 st.markdown(
@@ -33,30 +34,39 @@ QUESTIONS = [
     (
         "Can you read the position back out of a position vector?",
         "pages/probing.py",
-        "Linear probe: train on even positions, test on odd (the blog's experiment, Wang & Chen "
-        "2020).",
+        "Yes for MiniLM: a linear probe trained on even positions misses odd ones by 21.5 ± 2.6 "
+        "positions, against 182 ± 32 for a random table; a sinusoid is read back exactly. After "
+        + cite("jexus_2020")
+        + " and "
+        + cite("wang_chen_2020")
+        + ".",
     ),
     (
         "Why add the position to the word embedding instead of concatenating?",
         "pages/add_vs_concat.py",
-        "A word's cloud of WE+PE, and how much of PE lives in a subspace the words do not use.",
+        "MiniLM's positions mostly avoid the words' main directions: 4.1% of their variance lies "
+        "in the words' principal subspace, against 68.7 ± 1.0% for random subspaces of that "
+        "size. The question is " + cite("t2t_1591") + ".",
     ),
     (
         "Why does a transformer need positions at all?",
         "pages/permutation.py",
-        "“Tom bit a dog” vs “A dog bit Tom” through a real attention layer, with and without "
-        "positions.",
+        "Without positions, “Tom bit a dog” and “A dog bit Tom” give the same vectors, permuted, "
+        "to float rounding through MiniLM's real attention block; with positions they differ "
+        "(up to 0.92). As argued in " + cite("so_learnable") + ".",
     ),
     (
         "Positions are added once at the input — do later layers still know them?",
         "pages/layers.py",
-        "Probe the token position from every layer's hidden states of a real model.",
+        "Yes: a leak-free probe reads the position at every layer of MiniLM (R² 0.98 at the "
+        "input, 0.46 ± 0.07 after layer 6; shuffled-position control 0.00), weaker in the last "
+        "layers. The question of " + cite("so_learnable") + ".",
     ),
     (
         "Why does BERT use `nn.Embedding` for positions?",
         "pages/embedding_lookup.py",
-        "An embedding layer is one-hot × table; learned and sinusoidal tables are both just "
-        "tables.",
+        "Because a lookup is one-hot × table (bit for bit), and training moves only the rows "
+        "that were looked up (the others by exactly 0). After " + cite("so_nn_embedding") + ".",
     ),
     (
         "Llama has no position table. Where did the positions go?",
