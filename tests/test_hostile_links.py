@@ -76,14 +76,17 @@ def test_safe_md_leaves_nothing_gfm_or_streamlit_would_turn_into_markup(text: st
 
 # --- every page of the app, every query parameter it reads, through AppTest -------------------
 
-HOSTILE_LINK_VALUES: dict[str, str] = {
-    "link": "`[Log in again](https://evil.example/login)`",
-    "image": "`![p](http://evil.example/px.png)`",
-    "html": "<img src=https://evil.example/x.png onerror=alert(1)><a href='https://evil.example'>x",
-    "long": "`[x](https://evil.example)" + "A" * 10_000,
-    "number": "-1e308",
-    "nan": "nan",
-    "unicode": "ℵ₀😀\u202e:material/lock: :red[evil.example] $x$ www.evil.example",
+_MARKUP = (
+    "`[Log in again](https://evil.example/login)` `![p](http://evil.example/px.png)` "
+    "<img src=https://evil.example/x.png onerror=alert(1)><a href='https://evil.example'>x "
+    "ℵ₀😀\u202e:material/lock: :red[evil] $x$ www.evil.example me@evil.example"
+)
+#: One run per entry and page; a list is dealt out over the page's parameters in turn, so every
+#: parameter gets a hostile value and a page needs three runs, not one per value.
+HOSTILE_LINK_VALUES: dict[str, list[str]] = {
+    "markup": [_MARKUP],  # links, images, HTML, Streamlit directives, autolinks, bidi override
+    "long": ["`[x](https://evil.example)" + "A" * 10_000],  # 10 kB
+    "numbers": ["-1e308", "nan", "1e400", "-7", "99999999999999999999", "0", "unknown-value"],
 }
 
 #: (page url_path, value name) -> owner, for cases that fail on pages this file's author does not
@@ -111,7 +114,7 @@ def _pages():
 
 @functools.cache
 def _url_keys(path: str) -> tuple[str, ...]:
-    at = app_test(path, timeout=180)
+    at = app_test(path, timeout=400)
     assert_no_exception(at)
     return tuple(sorted(at.query_params.keys()))
 
@@ -144,7 +147,9 @@ def test_crafted_link_renders_no_live_markup(spec, name, monkeypatch, tmp_path):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     keys = _url_keys(spec.path) or ("unknown_param",)
-    at = app_test(spec.path, query=dict.fromkeys(keys, HOSTILE_LINK_VALUES[name]), timeout=180)
+    values = HOSTILE_LINK_VALUES[name]
+    query = {key: values[i % len(values)] for i, key in enumerate(keys)}
+    at = app_test(spec.path, query=query, timeout=400)
     assert_no_exception(at)
     assert at.title, f"{spec.url_path}: the page stopped before its title"
     for kind in _MARKDOWN_KINDS:
