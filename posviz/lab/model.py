@@ -1,7 +1,7 @@
 """A tiny pre-LN transformer whose seeds train together: every weight has a leading seed axis.
 
 ``E`` independent models (one per seed) are one module: a weight of shape ``(E, d_in, d_out)`` is
-applied with ``einsum``, so ``E`` seeds cost one batched matmul instead of ``E`` small ones, and
+applied with one ``bmm``, so ``E`` seeds cost one batched matmul instead of ``E`` small ones, and
 Adam (element-wise) keeps them exactly independent. Shapes: ``E`` seeds, ``B`` sequences, ``T``
 positions, ``H`` heads, ``d`` width.
 
@@ -77,19 +77,21 @@ class Block(nn.Module):
         """``x`` ``(E, B, T, d)``; ``bias`` additive logits ``(E|1, B|1, H|1, T, T)``."""
         e, b, t, d = x.shape
         h = _layer_norm(x, self.ln1)
-        q, k, v = (
-            torch.einsum("ebtd,edf->ebtf", h, self.qkv).view(e, b, t, 3, self.heads, -1).unbind(3)
-        )
+        q, k, v = _linear(h, self.qkv).view(e, b, t, 3, self.heads, -1).unbind(3)
         q, k, v = (z.transpose(2, 3) for z in (q, k, v))  # (E, B, H, T, hd)
         if rope is not None:
             q, k = rotate_half(q, rope), rotate_half(k, rope)
         scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1]) + bias
         mixed = (scores.softmax(-1) @ v).transpose(2, 3).reshape(e, b, t, d)
-        x = x + torch.einsum("ebtd,edf->ebtf", mixed, self.out)
-        h = torch.relu(
-            torch.einsum("ebtd,edf->ebtf", _layer_norm(x, self.ln2), self.up) + self.up_bias
-        )
-        return x + torch.einsum("ebtf,efd->ebtd", h, self.down) + self.down_bias
+        x = x + _linear(mixed, self.out)
+        h = torch.relu(_linear(_layer_norm(x, self.ln2), self.up) + self.up_bias)
+        return x + _linear(h, self.down) + self.down_bias
+
+
+def _linear(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """``(E, B, T, d_in) @ (E, d_in, d_out)`` per seed, as one ``bmm`` over ``(E, B·T, d_in)``."""
+    e, b, t, d = x.shape
+    return torch.bmm(x.reshape(e, b * t, d), weight).view(e, b, t, -1)
 
 
 def _layer_norm(x: torch.Tensor, params: torch.Tensor) -> torch.Tensor:
@@ -155,10 +157,6 @@ class LabModel(nn.Module):
             self.register_buffer(
                 "inv_freq", torch.tensor(inv, dtype=torch.float32), persistent=False
             )
-        if config.scheme == "alibi":
-            self.register_buffer(
-                "slopes", torch.tensor(alibi_slopes(heads), dtype=torch.float32), persistent=False
-            )
         self._cache: dict[tuple[str, int], torch.Tensor] = {}
 
     @property
@@ -199,14 +197,16 @@ class LabModel(nn.Module):
     def attention_bias(self, t: int, valid: torch.Tensor) -> torch.Tensor:
         """Additive logits ``(E|1, B, H|1, T, T)``: padding/causal masks plus ALiBi/T5 biases."""
         causal = self.config.kind == "decoder"
-        bias = torch.zeros(1, 1, 1, t, t, device=self.device)
-        if causal:
+        key = ("mask", t)
+        if key not in self._cache:
             future = torch.ones(t, t, dtype=torch.bool, device=self.device).triu(1)
-            bias = bias.masked_fill(future, float("-inf"))
+            zeros = torch.zeros(1, 1, 1, t, t, device=self.device)
+            self._cache[key] = zeros.masked_fill(future, float("-inf")) if causal else zeros
+        bias = self._cache[key]
         if self.config.scheme == "alibi":
             key = ("alibi", t)
             if key not in self._cache:  # −m_h·|i − j| (−inf above the diagonal when causal)
-                matrix = alibi_bias(t, self.slopes.double().numpy(), causal=causal)
+                matrix = alibi_bias(t, alibi_slopes(self.heads), causal=causal)
                 self._cache[key] = torch.from_numpy(matrix.astype(np.float32))[None, None].to(
                     self.device
                 )
@@ -223,6 +223,8 @@ class LabModel(nn.Module):
                 )  # (T, T): query i, key j
                 self._cache[key] = torch.from_numpy(buckets).to(self.device)
             bias = bias + self.t5[:, self._cache[key]].permute(0, 3, 1, 2)[:, None]
+        if bool(valid.all()):
+            return bias
         pad = torch.zeros(valid.shape, device=self.device).masked_fill(~valid, float("-inf"))
         return bias + pad[:, :, None, None, :]  # keys that are padding get no attention
 
@@ -245,7 +247,7 @@ class LabModel(nn.Module):
             if index > 0 and pos is not None and self.config.injection == "every_layer":
                 x = x + pos
             x = block(x, bias, rope)
-        return torch.einsum("ebtd,edf->ebtf", _layer_norm(x, self.ln_f), self.head)
+        return _linear(_layer_norm(x, self.ln_f), self.head)
 
     def tables(self) -> np.ndarray | None:
         """The learned tables, ``(E, rows, p)`` float32 numpy (None for other schemes)."""

@@ -104,9 +104,7 @@ def _dec(scheme: str, **kw: int) -> ModelConfig:
     return ModelConfig(kind="decoder", scheme=scheme, **kw)  # type: ignore[arg-type]
 
 
-_REVERSE = LabConfig(
-    task="reverse", min_len=12, max_len=12, eval_lengths=(12,), steps=150, lr=5e-3
-)
+_REVERSE = LabConfig(task="reverse", min_len=12, max_len=12, eval_lengths=(12,), steps=150, lr=5e-3)
 
 LEARNED_VS_SINUSOID = Question(
     id="learned",

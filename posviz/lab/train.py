@@ -61,13 +61,19 @@ class Adam:
         self.t += 1
         correction1 = 1 - self.beta1**self.t
         correction2_sqrt = math.sqrt(1 - self.beta2**self.t)
-        for p, m, v in zip(self.params, self.m, self.v, strict=True):
-            if p.grad is None:
-                continue
-            m.mul_(self.beta1).add_(p.grad, alpha=1 - self.beta1)
-            v.mul_(self.beta2).addcmul_(p.grad, p.grad, value=1 - self.beta2)
-            denom = (v.sqrt() / correction2_sqrt).add_(self.eps)
-            p.addcdiv_(m, denom, value=-self.lr / correction1)
+        live = [i for i, p in enumerate(self.params) if p.grad is not None]
+        params = [self.params[i] for i in live]
+        grads = [p.grad for p in params]
+        m, v = [self.m[i] for i in live], [self.v[i] for i in live]
+        # torch._foreach_*: one kernel launch per step for all tensors (as torch.optim's foreach)
+        torch._foreach_mul_(m, self.beta1)
+        torch._foreach_add_(m, grads, alpha=1 - self.beta1)
+        torch._foreach_mul_(v, self.beta2)
+        torch._foreach_addcmul_(v, grads, grads, value=1 - self.beta2)
+        denom = torch._foreach_sqrt(v)
+        torch._foreach_div_(denom, correction2_sqrt)
+        torch._foreach_add_(denom, self.eps)
+        torch._foreach_addcdiv_(params, m, denom, value=-self.lr / correction1)
 
 
 def device() -> torch.device:
