@@ -32,11 +32,7 @@ if TYPE_CHECKING:  # what IDEs and type checkers see; at run time names load on 
     from posviz.analysis.vit import patch_similarity_grid
     from posviz.charts.circle import unit_circle_chart
     from posviz.charts.heatmap import heatmap_chart
-    from posviz.charts.lines import (
-        dimensions_chart,
-        shift_similarity_chart,
-        variance_chart,
-    )
+    from posviz.charts.lines import dimensions_chart
     from posviz.encodings.alibi import alibi_bias, alibi_slopes
     from posviz.encodings.model_config import rope_config_from_dict
     from posviz.encodings.rope import (
@@ -56,6 +52,7 @@ if TYPE_CHECKING:  # what IDEs and type checkers see; at run time names load on 
     )
     from posviz.encodings.t5 import t5_bias_matrix, t5_relative_bucket
     from posviz.models import load_bundled_model, load_hub_model
+    from posviz.notebook import shift_similarity_chart, variance_chart
     from posviz.tables import (
         PositionTable,
         fetch_config,
@@ -73,7 +70,7 @@ _EXPORTS: dict[str, str] = {
     "dimension_variance": "posviz.analysis.stats",
     "heatmap_chart": "posviz.charts.heatmap",
     "unit_circle_chart": "posviz.charts.circle",
-    "variance_chart": "posviz.charts.lines",
+    "variance_chart": "posviz.notebook",
     "sinusoid_wavelengths": "posviz.encodings.sinusoidal",
     "pair_columns": "posviz.encodings.sinusoidal",
     "position_norms": "posviz.analysis.stats",
@@ -82,7 +79,7 @@ _EXPORTS: dict[str, str] = {
     "shift_similarity": "posviz.analysis.stats",
     "pca": "posviz.analysis.stats",
     "dimensions_chart": "posviz.charts.lines",
-    "shift_similarity_chart": "posviz.charts.lines",
+    "shift_similarity_chart": "posviz.notebook",
     # --- learned tables ---
     "load_table": "posviz.tables",
     "PositionTable": "posviz.tables",

@@ -23,11 +23,10 @@ from posviz.charts.heatmap import (
 from posviz.charts.lines import (
     dimensions_chart,
     shift_band_chart,
-    shift_similarity_chart,
     variance_bars_chart,
-    variance_chart,
 )
 from posviz.encodings.sinusoidal import pair_columns, sinusoidal
+from posviz.notebook import shift_similarity_chart, variance_chart
 
 RNG = np.random.default_rng(1)
 
@@ -193,8 +192,8 @@ def test_shift_similarity_chart_reports_zero_spread_for_sinusoids():
     assert max(r["max"] - r["min"] for r in rows) < 1e-9
 
 
-def test_transitional_table_signatures_draw_the_same_charts():
-    """variance_chart/shift_similarity_chart(matrix, …) stay until their callers pass arrays."""
+def test_notebook_table_charts_draw_the_same_charts():
+    """The notebook's table-taking charts draw exactly what the array-taking builders draw."""
     pe = sinusoidal(64, 32)
     assert (
         variance_chart(pe, 1e-3).to_dict()

@@ -3,10 +3,7 @@ variance with an "active" threshold, and similarity of ``PE(p)`` with ``PE(p + k
 
 Charts take arrays and draw (never displayed here): the statistics come from
 :mod:`posviz.analysis.stats` and are passed in (:func:`variance_bars_chart`,
-:func:`shift_band_chart`). :func:`variance_chart` and :func:`shift_similarity_chart` still take the
-table and compute the statistic themselves: a transitional signature for callers not yet moved
-(``posviz/ui/table_views.py``, ``posviz.variance_chart``/``shift_similarity_chart``); they are the
-only reason this module imports ``posviz.analysis`` and go once those callers pass arrays.
+:func:`shift_band_chart`); :mod:`posviz.notebook` has table-taking versions for notebooks.
 """
 
 from __future__ import annotations
@@ -18,8 +15,6 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-# Transitional (see module docstring): only the two table-taking wrappers at the end use these.
-from posviz.analysis.stats import dimension_variance, shift_similarity
 from posviz.charts.style import FIT_WIDTH
 
 MAX_LINE_POINTS = 2048  # per line; longer tables are bucketed into mean + min–max band
@@ -227,60 +222,4 @@ def shift_band_chart(
         title=alt.Title(
             title or f"{label.capitalize()} of PE(p) and PE(p+k)", subtitle=subtitle, anchor="start"
         ),
-    )
-
-
-# --- transitional table-taking signatures (see the module docstring) ---------------------------
-
-
-def variance_chart(
-    matrix: np.ndarray,
-    threshold: float = 1e-3,
-    *,
-    title: str | None = None,
-    width: int = 800,
-    height: int = 260,
-    floor: float = 1e-12,
-) -> alt.LayerChart:
-    """Transitional: :func:`variance_bars_chart` of ``dimension_variance(matrix)``.
-
-    Callers should compute :func:`posviz.analysis.stats.dimension_variance` and call
-    :func:`variance_bars_chart`.
-    """
-    return variance_bars_chart(
-        dimension_variance(matrix),
-        threshold=threshold,
-        title=title,
-        width=width,
-        height=height,
-        floor=floor,
-    )
-
-
-def shift_similarity_chart(
-    matrix: np.ndarray,
-    max_shift: int,
-    *,
-    metric: str = "cosine",
-    title: str | None = None,
-    width: int = 800,
-    height: int = 260,
-) -> alt.LayerChart:
-    """Transitional: :func:`shift_band_chart` of ``shift_similarity(matrix, max_shift)``.
-
-    Callers should compute :func:`posviz.analysis.stats.shift_similarity` and call
-    :func:`shift_band_chart`.
-    """
-    r = shift_similarity(matrix, max_shift, metric=metric)
-    return shift_band_chart(
-        r.shifts,
-        r.mean,
-        r.min,
-        r.max,
-        std=r.std,
-        count=r.count,
-        metric=metric,
-        title=title,
-        width=width,
-        height=height,
     )

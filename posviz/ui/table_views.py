@@ -35,12 +35,13 @@ from posviz.analysis.stats import (
     dimension_variance,
     pca,
     position_norms,
+    shift_similarity,
 )
 from posviz.charts import trajectory as charts
 from posviz.charts.circle import MAX_HANDS, unit_circle_figure
 from posviz.charts.figure import Figure
 from posviz.charts.heatmap import MAX_SIDE_1TO1, color_limit, heatmap_chart, lod_factors
-from posviz.charts.lines import MAX_LINES, dimensions_chart, shift_similarity_chart, variance_chart
+from posviz.charts.lines import MAX_LINES, dimensions_chart, shift_band_chart, variance_bars_chart
 from posviz.charts.trajectory import norm_chart
 from posviz.encodings.sinusoidal import sinusoidal
 from posviz.tables import PositionTable
@@ -399,7 +400,8 @@ def variance_view(
         st.metric(
             "Active dimensions", f"{active} of {var.size}", help=f"variance > {threshold:.3g}"
         )
-        figure = Figure(variance_chart(matrix, threshold), var[:, None], f"{name}-variance")
+        chart = variance_bars_chart(var, threshold=threshold)
+        figure = Figure(chart, var[:, None], f"{name}-variance")
         show_chart(figure, key=f"{key_prefix}var_chart")
         return active
     return 0
@@ -450,7 +452,10 @@ def shift_similarity_view(
     if rows < n:
         st.caption(f"Computed over positions 0 … {rows - 1} of {n} to keep the page fast.")
     with user_errors("Shift similarity"):
-        chart = shift_similarity_chart(np.asarray(matrix)[:rows], k, metric=metric)
+        r = shift_similarity(np.asarray(matrix)[:rows], k, metric=metric)
+        chart = shift_band_chart(
+            r.shifts, r.mean, r.min, r.max, std=r.std, count=r.count, metric=metric
+        )
         show_chart(Figure(chart, None, f"{name}-shift"), key=f"{key_prefix}shift_chart")
 
 
