@@ -22,7 +22,7 @@ from posviz.ui.experiments import (
     probe_results_frame,
     run_probe_reports,
 )
-from posviz.ui.tables import describe_table, pick_table
+from posviz.ui.table_source import describe_table, pick_table
 
 PROTOCOLS = {
     "even→odd (Jexus blog)": ("even", "odd"),

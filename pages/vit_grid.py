@@ -7,7 +7,7 @@ from posviz.charts.families import heatmap_figure, patch_grid_figure
 from posviz.references import cite
 from posviz.ui import show_chart, url_select, url_slider, user_errors
 from posviz.ui.families import synthetic_vit_table
-from posviz.ui.tables import describe_table, pick_table
+from posviz.ui.table_source import describe_table, pick_table
 
 st.title("ViT: position embeddings on the 2-D patch grid")
 st.markdown(

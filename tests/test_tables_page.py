@@ -213,7 +213,7 @@ def test_local_paths_are_offered_only_when_allowed(monkeypatch, tmp_path):
 
 
 def test_variance_threshold_starts_relative_to_each_tables_scale():
-    from posviz.ui.tables import relative_threshold
+    from posviz.analysis.stats import relative_threshold
 
     table = np.random.default_rng(0).normal(size=(64, 8))  # mean variance ≈ 1
     assert relative_threshold(table) == pytest.approx(10**-2, rel=0.8)

@@ -204,3 +204,16 @@ def pca(matrix: np.ndarray, n_components: int) -> PCAResult:
     total = float((s**2).sum())
     ratio = (s[:k] ** 2) / total if total > 0 else np.zeros(k)
     return PCAResult(scores=scores, explained_variance_ratio=ratio, components=components)
+
+
+def relative_threshold(matrix: np.ndarray, share: float = 0.01) -> float:
+    """``share`` × the mean per-dimension variance, rounded to a power of 10 in quarter steps.
+
+    The variance view's slider moves in steps of 0.25 in log₁₀; this lands on that grid. Returns
+    ``1e-3`` for a constant table (no variance to be relative to).
+    """
+    mean = float(dimension_variance(matrix).mean())
+    if not mean > 0:
+        return 1e-3
+    exponent = min(0.0, max(-8.0, round(4 * np.log10(share * mean)) / 4))
+    return float(10.0**exponent)

@@ -24,7 +24,7 @@ from posviz.ui import lab_charts
 from posviz.ui.cache import cached_data
 from posviz.ui.display import show_chart, user_errors
 from posviz.ui.state import url_select
-from posviz.ui.tables import show_view
+from posviz.ui.table_views import show_view
 from posviz.ui.text import safe_md
 
 _AT_LENGTH = re.compile(r"^(?P<metric>.+)@(?P<length>\d+)$")  # e.g. "accuracy@32"

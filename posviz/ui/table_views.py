@@ -35,6 +35,7 @@ from posviz.analysis.stats import (
     dimension_variance,
     pca,
     position_norms,
+    relative_threshold,
     shift_similarity,
 )
 from posviz.charts import trajectory as charts
@@ -527,19 +528,6 @@ def view_controls(view: str, *, key: str) -> dict[str, float]:
             )
         return {"azimuth": azimuth, "elevation": elevation}
     return {}
-
-
-def relative_threshold(matrix: np.ndarray, share: float = 0.01) -> float:
-    """``share`` × the mean per-dimension variance, rounded to a power of 10 in quarter steps.
-
-    The variance view's slider moves in steps of 0.25 in log₁₀; this lands on that grid. Returns
-    ``1e-3`` for a constant table (no variance to be relative to).
-    """
-    mean = float(dimension_variance(matrix).mean())
-    if not mean > 0:
-        return 1e-3
-    exponent = min(0.0, max(-8.0, round(4 * np.log10(share * mean)) / 4))
-    return float(10.0**exponent)
 
 
 def table_cache_key(table: PositionTable) -> str:
