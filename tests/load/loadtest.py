@@ -29,7 +29,8 @@ pages, upload tables (``file_urls_request`` + HTTP PUT, as a browser) and start 
 lab page exists. ``--kill-after S`` SIGKILLs one replica S seconds into the load (what an OOM kill
 does) and restarts it ``--restart-after`` seconds later (what the orchestrator does): sessions on
 the other replicas must see nothing, sessions on the killed one must reconnect to a survivor and
-get their view back from the URL. Then every entry of the shared lab store must load, and a short
+get their view back from the URL. Then every entry of the shared lab store must load, every hub
+table in the shared HF cache must load offline and equal what the hub served, and a short
 second run with the affinity line removed from the proxy config counts the uploads that fail.
 """
 
@@ -710,6 +711,13 @@ SCALE_SCENARIOS: tuple = (
     Scenario("sinusoidal", "radio", "sin_layout", ("interleaved", "split", "tensor2tensor")),
     Scenario("nope", "slider", "nope_n", (16, 64, 128, 256)),
     Scenario("learned", "selectbox", "lrn_a_src", (BUNDLED, SINUSOID)),
+    Scenario(
+        "learned",
+        "selectbox",
+        "lrn_a_hub",
+        tuple(TINY_HUB_MODELS),
+        setup=(("selectbox", "lrn_a_src", HUB),),
+    ),  # every replica fills the one shared HF cache
     PageTour(("sinusoidal", "nope", "alibi", "t5_buckets", "")),  # "": the default page (home)
     UploadScenario(),
 )
@@ -743,6 +751,42 @@ def verify_lab_store(lab_dir: Path) -> dict:
         "unloadable": sorted(set(f.name for f in folders) - set(loaded)),
         "leftovers": temps,
     }
+
+
+def verify_hf_cache(env: dict[str, str]) -> dict:
+    """Every hub table in the shared HF cache loads offline and equals what the hub served.
+
+    The replicas fetched them concurrently (and one was killed mid-run); the tiny hub's tables
+    are seeded by their index, so the right answer is known exactly.
+    """
+    from posviz.tables import load_table
+
+    keys = ("HF_HOME", "HF_ENDPOINT", "HF_HUB_OFFLINE")
+    saved = {k: os.environ.get(k) for k in keys}
+    os.environ.update({"HF_HOME": env["HF_HOME"], "HF_ENDPOINT": env["HF_ENDPOINT"],
+                       "HF_HUB_OFFLINE": "1"})  # fmt: skip
+    equal, problems = 0, []
+    try:
+        for i, (repo, (_config, _tensor, shape)) in enumerate(TINY_HUB_MODELS.items()):
+            expected = np.random.default_rng(i).standard_normal(shape).astype(np.float32)
+            try:
+                table = load_table(repo)
+            except ValueError as exc:  # not cached (no session fetched it) or unreadable
+                problems.append(f"{repo}: {exc}"[:200])
+                continue
+            rows = table.matrix.shape[0]
+            # registry families may set rows aside (none of these three do)
+            if np.array_equal(table.matrix, expected[-rows:]):
+                equal += 1
+            else:
+                problems.append(f"{repo}: cached table differs from the hub's")
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return {"models": len(TINY_HUB_MODELS), "equal": equal, "problems": problems}
 
 
 def judge_kill(stats: Stats, victim_group: set[str]) -> dict:
@@ -869,6 +913,7 @@ def scale_main(args: argparse.Namespace) -> int:
                     **judge_kill(stats, victims),
                 }
         summary["lab_store"] = verify_lab_store(group.lab_dir)
+        summary["hf_cache"] = verify_hf_cache(group.env)
         if args.browser:
             with haproxy(
                 group.workdir / "proxy-browser", port=free_port(), ports=group.ports
@@ -918,6 +963,9 @@ def report_scale(summary: dict) -> int:
     store = summary["lab_store"]
     if store.get("checked") and (store["unloadable"] or store["loaded"] != store["entries"]):
         problems.append(f"lab store: {store}")
+    cache = summary["hf_cache"]
+    if cache["equal"] != cache["models"]:
+        problems.append(f"shared HF cache: {cache}")
     browser = summary.get("browser")
     if (
         browser
