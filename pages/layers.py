@@ -7,7 +7,7 @@ from posviz.charts.experiments import layer_chart
 from posviz.data.texts import ALL_TEXTS, TEXTS, corpus
 from posviz.references import cite
 from posviz.ui import show_chart, url_checkbox, url_select, url_slider, url_text, user_errors
-from posviz.ui.experiments import layer_probe
+from posviz.ui.experiments import layer_probe_queued
 
 BUNDLED = "bundled MiniLM-L6 (offline)"
 HUB = "a Hugging Face model (cache or online)"
@@ -71,13 +71,13 @@ with (
     st.spinner("Forward passes over the text windows, then one ridge probe per layer (cached)…"),
     user_errors("Could not probe"),
 ):
-    scores = layer_probe(model_id, text, int(window), False)
+    scores = layer_probe_queued(model_id, text, int(window), False)
 if scores is not None and ablation:
     with (
         st.spinner("Running the ablation (position table zeroed)…"),
         user_errors("Ablation"),
     ):
-        zeroed = layer_probe(model_id, text, int(window), True)
+        zeroed = layer_probe_queued(model_id, text, int(window), True)
 if scores is None:
     st.stop()
 

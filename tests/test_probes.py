@@ -361,3 +361,17 @@ def test_large_probe_waits_in_the_job_queue_and_leaves_it(monkeypatch):
         assert small.mae.value.mean < 1e-5  # ran although every slot was taken
     done = experiments.probe_report(posviz.sinusoidal(64, 16), seed=101, **options)
     assert done.mae.value.mean < 1e-5
+
+
+def test_spread_text_three_significant_digits():
+    from posviz.analysis.evidence import Spread
+    from posviz.ui.experiments import spread_text
+
+    def s(mean: float, std: float, n: int = 5) -> Spread:
+        return Spread(mean=mean, std=std, n=n, low=mean - std, high=mean + std)
+
+    assert spread_text(s(21.51, 2.561)) == "21.5 ± 2.56"
+    assert spread_text(s(182.5, 31.8)) == "182 ± 31.8"
+    assert spread_text(s(0.0712, 0.0101)) == "0.0712 ± 0.0101"
+    assert spread_text(s(0.0, 0.0)) == "0 ± 0"
+    assert spread_text(s(3.0, 0.0, n=1)) == "3.00 (one value, no spread)"

@@ -163,12 +163,10 @@ def fit_linear(x: np.ndarray, y: np.ndarray, *, alpha: float = 0.0) -> tuple[np.
         u, s, vt = np.linalg.svd(xc, full_matrices=False)
         w = vt.T @ ((s / (s**2 + alpha)) * (u.T @ yc))
     else:
-        # Lazy: scipy is heavy to import. LAPACK gelsy (QR with column pivoting, complete
-        # orthogonal factorisation) gives the same minimum-norm solution as numpy's SVD-based
-        # gelsd at a fraction of the cost (7x on 1024x512, bench/bench_heavy_probes.py).
-        from scipy.linalg import lstsq
-
-        w = lstsq(xc, yc, lapack_driver="gelsy", check_finite=False)[0]
+        # numpy's lstsq, not scipy's faster gelsy: scipy's wrapper holds the GIL for the whole
+        # solve, which froze every other session of the server for seconds (see
+        # bench/bench_heavy_probes.py); numpy's releases it.
+        w = np.linalg.lstsq(xc, yc, rcond=None)[0]
     return w, float(y_mean - x_mean @ w)
 
 

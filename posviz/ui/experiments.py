@@ -1,7 +1,9 @@
 """Cached wrappers for the experiment pages: model handles once per process, results per input.
 
 ``st.cache_resource`` holds models and the big read-only arrays (shared, never mutated);
-``st.cache_data`` holds results, keyed by primitives and bounded by ``posviz.settings``.
+``posviz.ui.cache.cached_data`` holds results, keyed by their arguments' values and bounded by
+the process-wide byte budget of ``posviz.settings``. Heavy computations (large probes, layer
+probes) wait for a ``posviz.jobs.job_slot`` on a cache miss, showing their place in the queue.
 """
 
 from __future__ import annotations
@@ -24,9 +26,6 @@ from posviz.settings import settings
 from posviz.ui.cache import cached_data
 from posviz.ui.display import user_errors
 from posviz.ui.text import safe_md
-
-_LIMITS = settings()
-_DATA = {"max_entries": _LIMITS.cache_entries, "ttl": _LIMITS.cache_ttl_seconds}
 
 
 @st.cache_resource(show_spinner="Loading the bundled MiniLM model (once)…")
@@ -72,7 +71,7 @@ def bundled_word_axes() -> tuple[np.ndarray, np.ndarray]:
     return principal_axes(bundled_arrays()[0])
 
 
-@st.cache_data(show_spinner=False, **_DATA)
+@cached_data()
 def concat_report(table: str, n_positions: int, fraction: float) -> pd.DataFrame:
     """``concat_hypothesis`` of a position table against MiniLM's word embeddings, as a frame.
 
@@ -104,17 +103,18 @@ _blas_limiter: Any = None
 
 @contextmanager
 def _blas_threads_per_job() -> Iterator[None]:
-    """Limit BLAS to ``cpu_count // max_jobs`` threads while any heavy probe runs.
+    """Limit BLAS to ``(cpu_count − 1) // max_jobs`` threads (at least 1) while heavy work runs.
 
-    OpenBLAS's thread count is process-wide, so one limit (the same for every job) is set by the
-    first job in and restored by the last one out. Without it each probe starts one BLAS thread per
-    core, and a few at once oversubscribe the CPU (10x slower on a busy 2-core machine).
+    One core stays free for the pages everyone else is loading. OpenBLAS's thread count is
+    process-wide, so one limit (the same for every job) is set by the first job in and restored
+    by the last one out. Without it each probe starts one BLAS thread per core, and a few at once
+    oversubscribe the CPU (a solve ran 10x slower on a busy 2-core machine).
     """
     global _blas_users, _blas_limiter
     # Lazy: threadpoolctl comes with scikit-learn and is only needed by heavy probes.
     from threadpoolctl import threadpool_limits
 
-    threads = max(1, (os.cpu_count() or 1) // max(1, settings().max_jobs))
+    threads = max(1, ((os.cpu_count() or 1) - 1) // max(1, settings().max_jobs))
     with _blas_lock:
         if _blas_users == 0:
             _blas_limiter = threadpool_limits(limits=threads, user_api="blas")
@@ -300,12 +300,6 @@ def spread_text(spread: Any) -> str:
     return f"{_sig(spread.mean)} ± {_sig(spread.std)}"
 
 
-def evidence_text(evidence: Any) -> str:
-    """``"21.5 ± 2.56; random table 182 ± 31.8"``: the number, then its control, same way."""
-    control = spread_text(evidence.control)
-    return f"{spread_text(evidence.value)}; {evidence.control_label} {control}"
-
-
 def probe_row(name: str, report: Any) -> dict[str, Any]:
     """One results row: the probe's numbers each beside the random-table control's."""
     result = report.result
@@ -328,7 +322,7 @@ def probe_row(name: str, report: Any) -> dict[str, Any]:
     return row
 
 
-@st.cache_data(show_spinner=False, **_DATA)
+@cached_data()
 def permutation(sentence_a: str, sentence_b: str, layers: int | None, special_tokens: bool) -> Any:
     """``permutation_test`` on the bundled model (a frozen dataclass of arrays and a frame)."""
     from posviz.analysis.permutation import permutation_test
@@ -359,24 +353,59 @@ def _zeroed_copy(model: Any) -> Any:
     return clone
 
 
-@st.cache_data(show_spinner=False, **_DATA)
-def layer_probe(model_id: str, text: str, window: int, zero_positions: bool) -> pd.DataFrame:
+@cached_data()
+def layer_probe(
+    model_id: str,
+    text: str,
+    window: int,
+    zero_positions: bool,
+    _on_wait: Callable[[int], None] | None = None,
+    _should_stop: Callable[[], bool] | None = None,
+) -> pd.DataFrame:
     """Per-layer probe scores for the bundled model (``model_id == "bundled"``) or a hub model.
 
-    No Streamlit element is touched in here (a cached function must not write to outside
-    containers); the page shows an ``st.status`` around the call instead.
+    A forward pass over every window and a ridge probe per layer: on a cache miss it waits for a
+    ``job_slot("probe")`` (``_on_wait(position)`` while queued; ``_should_stop()`` polled).
+
+    Raises:
+        posviz.jobs.JobCancelled: ``_should_stop()`` turned true while queued.
+        ValueError: bad text, window or model id.
     """
     from posviz.analysis.layers import layer_position_probe
 
     loaded = bundled_model() if model_id == "bundled" else hub_model(model_id)
-    model = _zeroed_copy(loaded.model) if zero_positions else loaded.model
-    result = layer_position_probe(model, loaded.tokenizer, text, window=window)
+    with (
+        job_slot("probe", on_wait=_on_wait, should_stop=_should_stop),
+        _blas_threads_per_job(),
+    ):
+        model = _zeroed_copy(loaded.model) if zero_positions else loaded.model
+        result = layer_position_probe(model, loaded.tokenizer, text, window=window)
     scores = result.scores.copy()
     short = "MiniLM-L6 (bundled)" if model_id == "bundled" else model_id
     scores["model"] = short + (", positions zeroed" if zero_positions else "")
     scores["train_tokens"] = result.n_train_tokens
     scores["test_tokens"] = result.n_test_tokens
     return scores
+
+
+def layer_probe_queued(model_id: str, text: str, window: int, zero_positions: bool) -> Any:
+    """:func:`layer_probe` with its place in the job queue shown while it waits."""
+    note = st.empty()
+
+    def waiting(position: int) -> None:
+        note.info(
+            f"Waiting for a free slot for heavy work: place {position} in the queue "
+            f"({settings().max_jobs} run at once on this server)."
+        )
+
+    try:
+        return layer_probe(
+            model_id, text, window, zero_positions, _on_wait=waiting, _should_stop=session_gone
+        )
+    except JobCancelled:
+        st.stop()  # the browser left while queued
+    finally:
+        note.empty()
 
 
 # --------------------------------------------------------------------------- add vs concatenate
