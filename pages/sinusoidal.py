@@ -3,6 +3,7 @@ why similarity depends only on distance. Every control is mirrored in the URL (`
 
 import streamlit as st
 
+from posviz.analysis.sinusoid_columns import column_label
 from posviz.encodings.sinusoidal import (
     MAX_D_MODEL,
     MAX_POSITIONS,
@@ -12,7 +13,7 @@ from posviz.encodings.sinusoidal import (
 )
 from posviz.references import cite
 from posviz.ui import url_number, url_select, url_slider, user_errors
-from posviz.ui.sinusoid_views import column_label, slow_columns_view
+from posviz.ui.sinusoid_views import slow_columns_view
 from posviz.ui.table_views import (
     cached_sinusoidal,
     dimensions_view,

@@ -118,12 +118,12 @@ def test_float32_matches_float64():
     np.testing.assert_allclose(big, sinusoidal(1500, 64), atol=1e-6)
 
 
-def test_seed_003_last_dimensions_barely_move():
-    """Seed 003: d=512, 128 positions — the last dimensions change by only ≈0.007.
+def test_t2t_1591_comment_last_dimensions_barely_move():
+    """tensor2tensor #1591's comment: d=512, 128 positions — the last dimensions move only ≈0.007.
 
     Interleaved: the slowest sines (columns 504…510) move 0.0065…0.0074 from position 0 to
     position 64, the last cosines less than 1e-4; the first pairs sweep all of [−1, 1].
-    In the split/tensor2tensor layouts the same slow sines are columns 251…255.
+    In the split layout the same slow sines are columns 252…255 (tensor2tensor's: 251…254).
     """
     pe = sinusoidal(128, 512)
     moved = np.abs(pe[64] - pe[0])
@@ -136,6 +136,7 @@ def test_seed_003_last_dimensions_barely_move():
     assert var[-16:].max() < 1e-4 < var[:16].min()
     split = sinusoidal(128, 512, layout="split")
     assert 0.0065 <= abs(split[64, 255] - split[0, 255]) <= 0.0075
+    assert 0.0065 <= abs(split[64, 252] - split[0, 252]) <= 0.0075
 
 
 def test_public_api_is_exported():
