@@ -119,6 +119,7 @@ def bench_presets() -> list[dict]:
                 "ok": wall <= 60,
             }
         )
+        print(f"{rows[-1]['metric']}: {rows[-1]['value']} s", flush=True)
     return rows
 
 
