@@ -6,10 +6,13 @@ Commands::
     python -m posviz export bundled -o minilm.npy          # also .csv (header) and .tsv (projector)
     python -m posviz export sinusoidal:512x768 -o pe.csv
     python -m posviz probe bundled sinusoidal:512x384 --protocol kfold
+    python -m posviz lab list
+    python -m posviz lab run learned --seeds 3 --json learned.json
 
 ``SOURCE`` is anything :func:`posviz.load_table` accepts: ``bundled`` (offline MiniLM), a hub
 model id (``openai-community/gpt2``, with ``--revision``), a local model directory, a
-``.safetensors`` or ``.npy`` file, or ``sinusoidal:NxD[:layout]``.
+``.safetensors`` or ``.npy`` file, ``sinusoidal:NxD[:layout]``, or ``lab:<run-id>[/variant[/seed]]``
+(a table a lab run trained).
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ import numpy as np
 
 from posviz import export
 from posviz.analysis.probes import probe_summary
+from posviz.lab import load_lab_table
+from posviz.lab.cli import add_lab_commands, run_lab_command
 from posviz.tables import PositionTable, load_table
 
 PROTOCOLS = {"even-odd": ("even", "odd"), "all": ("all", "all"), "kfold": ("kfold", "all")}
@@ -29,6 +34,8 @@ FORMATS = (".npy", ".csv", ".tsv")
 
 
 def _load(source: str, revision: str | None) -> PositionTable:
+    if source.startswith("lab:"):  # a table a lab run trained (`python -m posviz lab list`)
+        return load_lab_table(source)
     return load_table(source, revision=revision)
 
 
@@ -129,7 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m posviz",
         description="Positional-encoding tables from the shell: inspect, export, probe.",
         epilog="SOURCE: bundled | hub id (e.g. openai-community/gpt2) | model dir | .safetensors | "
-        ".npy | sinusoidal:NxD[:layout]. Run `streamlit run app.py` for the interactive app.",
+        ".npy | sinusoidal:NxD[:layout] | lab:<run-id>[/variant[/seed]]. Run `posviz-app` (or "
+        "./scripts/run-app.sh in a checkout) for the interactive app.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -164,12 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     probe.add_argument("--format", choices=("table", "csv", "json"), default="table")
     probe.set_defaults(func=cmd_probe)
 
-    # --- lab subcommands: the integrator wires them here -------------------------------------
-    # posviz.lab sits above posviz.cli's other imports; this module must not import it itself.
-    # Wiring (one import at the top of this module, one call here):
-    #     from posviz.lab.cli import add_lab_commands
-    #     add_lab_commands(sub)
-    # ------------------------------------------------------------------------------------------
+    add_lab_commands(sub).set_defaults(func=run_lab_command)  # lab list / lab run QUESTION
     return parser
 
 

@@ -131,3 +131,13 @@ def test_export_writes_exactly_what_posviz_export_offers_for_download(tmp_path, 
         out = tmp_path / f"pe{suffix}"
         assert main(["export", "sinusoidal:16x8", "-o", str(out)]) == 0
         assert out.read_bytes() == data, suffix
+
+
+def test_lab_commands_are_part_of_the_cli(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("POSVIZ_LAB_DIR", str(tmp_path))
+    assert main(["lab", "list"]) == 0
+    listed = capsys.readouterr().out
+    assert "learned" in listed and "extrapolation" in listed
+    # a lab table that does not exist is a clear message and exit status 2, not a traceback
+    assert main(["info", "lab:0123456789ab"]) == 2
+    assert "lab" in capsys.readouterr().err
