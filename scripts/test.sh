@@ -1,17 +1,26 @@
 #!/usr/bin/env bash
-# Install what the tests need into .venv (once), make sure a Chromium exists for the browser tests,
-# and run every test. Extra arguments go to pytest (e.g. -k sinusoid, -m "not browser").
+# Install what the tests need into .venv (once), make sure a Chromium (browser tests) and HAProxy (the
+# real-proxy deploy tests) exist, check lint, format and the import layering, then run every test.
+# Extra arguments go to pytest (e.g. -k sinusoid, -m "not browser").
 source "$(dirname "$0")/_venv.sh" requirements-dev.txt
-if ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null; then
+missing=()
+command -v chromium >/dev/null || command -v chromium-browser >/dev/null || missing+=(chromium chromium-driver)
+command -v haproxy >/dev/null || missing+=(haproxy)
+if [ ${#missing[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
-    echo "Installing Debian's chromium for the browser tests ..."
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver) >/dev/null
+    echo "Installing Debian's ${missing[*]} for the browser and proxy tests ..."
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}") >/dev/null
   elif command -v apt-get >/dev/null && command -v sudo >/dev/null; then
-    (sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null
+    (sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}") >/dev/null
   else
-    echo "No Chromium found: browser tests will be SKIPPED. Install Chromium (e.g. 'apt-get install chromium'," >&2
-    echo "'dnf install chromium', 'brew install --cask chromium') or set POSVIZ_CHROMIUM=/path/to/chrome." >&2
+    echo "Missing ${missing[*]}: browser tests (Chromium) and real-proxy tests (HAProxy) will be SKIPPED." >&2
+    echo "Install them (e.g. 'apt-get install chromium haproxy') or set POSVIZ_CHROMIUM=/path/to/chrome." >&2
   fi
 fi
 if [ "${CI:-}" = "true" ]; then export POSVIZ_REQUIRE_BROWSER=1; fi
+echo "ruff (lint + format) and import-linter (layers) ..."
+.venv/bin/ruff check --quiet . && .venv/bin/ruff format --check --quiet . && .venv/bin/lint-imports --no-logo --no-cache >/dev/null || {
+  echo "Lint, format or layering failed: run '.venv/bin/ruff check .', '.venv/bin/ruff format .' and '.venv/bin/lint-imports'." >&2
+  exit 1
+}
 exec .venv/bin/python -m pytest "$@"
