@@ -19,7 +19,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 if [ "${CI:-}" = "true" ]; then export POSVIZ_REQUIRE_BROWSER=1; fi
 echo "ruff (lint + format) and import-linter (layers) ..."
-.venv/bin/ruff check --quiet . && .venv/bin/ruff format --check --quiet . && .venv/bin/lint-imports --no-logo --no-cache >/dev/null || {
+.venv/bin/ruff check --quiet . && .venv/bin/ruff format --check --quiet . && .venv/bin/lint-imports --no-logo --no-cache || {
   echo "Lint, format or layering failed: run '.venv/bin/ruff check .', '.venv/bin/ruff format .' and '.venv/bin/lint-imports'." >&2
   exit 1
 }
