@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import threading
 import urllib.parse
 
 import pytest
 from conftest import app_test, assert_no_exception
 
 import posviz.lab
+from posviz.jobs import job_slot
 from posviz.lab import QUESTIONS, RunStore, run_question
 from posviz.lab.answer import metric_name
 from posviz.references import cite
@@ -51,6 +53,9 @@ def lab_dir(tmp_path, monkeypatch):
     """A private run store; every worker a test starts is joined before the next test."""
     root = tmp_path / "lab"
     monkeypatch.setenv("POSVIZ_LAB_DIR", str(root))
+    # AppTest runs no fragment on its timer, so no heartbeat arrives while a test waits for a
+    # worker; liveness itself is tested below with the timeout set explicitly.
+    monkeypatch.setattr(lab_runs, "HEARTBEAT_TIMEOUT_S", 3600.0)
     clear_caches()
     yield root
     assert lab_runs.wait_for_jobs(WAIT_S), "a lab worker thread outlived its test"
@@ -67,9 +72,16 @@ def no_training(monkeypatch):
     monkeypatch.setattr(lab_runs, "start_job", refuse)
 
 
+def progress_text(at) -> str:
+    return " ".join(bar.proto.text for bar in at.get("progress"))
+
+
 def press_run_and_finish(at, question_id: str):
     at.button(key=f"{prefix(question_id)}go").click().run()
     assert_no_exception(at)
+    assert any(word in progress_text(at) for word in ("Starting", "Training", "Waiting")) or (
+        "Answer" in texts(at, "subheader")  # a very fast run may already be done
+    )
     assert lab_runs.wait_for_jobs(WAIT_S)
     at.run()
     assert_no_exception(at)
@@ -149,6 +161,27 @@ def test_progress_is_shown_while_training(lab_dir, monkeypatch):
     view = job.snapshot()
     assert view.step == seen[-1].step and view.total_steps == seen[-1].total_steps
     assert set(view.curves) == {k for p in seen for k in p.loss}
+
+
+def test_queue_position_is_shown_while_another_run_holds_the_slot(lab_dir, monkeypatch):
+    monkeypatch.setenv("POSVIZ_MAX_JOBS", "1")
+    queued = threading.Event()
+    original = lab_runs.LabJob.on_wait
+
+    def on_wait(self, position):
+        original(self, position)
+        queued.set()
+
+    monkeypatch.setattr(lab_runs.LabJob, "on_wait", on_wait)
+    at = app_test(page_path("learned"), query=tiny_query("learned"))
+    with job_slot("lab"):  # someone else's run holds the only slot
+        at.button(key="lab_learned_go").click().run()
+        assert queued.wait(WAIT_S), "the run never reported waiting in the queue"
+        at.run()
+        assert "position 1 in the queue" in progress_text(at)
+    assert lab_runs.wait_for_jobs(WAIT_S)
+    at.run()
+    assert "Answer" in texts(at, "subheader"), (all_text(at), progress_text(at))
 
 
 def test_stored_run_renders_from_its_url_without_training(lab_dir, monkeypatch, no_training):
@@ -265,6 +298,13 @@ def test_progress_copies_losses_and_drops_non_finite():
     view = job.snapshot()
     assert (view.state, view.step, view.total_steps, view.variant) == ("running", 3, 10, "a")
     assert view.curves == {"a": [(3, 1.5)]}
+
+
+def test_a_queued_progress_report_is_a_queue_position():
+    job = _job()
+    job.on_progress(posviz.lab.Progress(0, 10, {}, 0.5, float("nan"), "", 3))
+    view = job.snapshot()
+    assert (view.state, view.queue_position, view.eta_s) == (lab_runs.QUEUED, 3, None)
 
 
 def test_queue_position_is_reported():

@@ -3,7 +3,8 @@
 A question page is one call, ``question_page("learned")``. Its settings live in the URL under
 ``lab_<question>_…`` (e.g. ``?lab_learned_steps=300&lab_learned_run=<run-id>``): a link to a
 finished run renders it at once from the store, without training. Training runs in a worker
-thread (:mod:`posviz.ui.lab_runs`) holding a ``posviz.jobs.job_slot("lab")``; the page polls it
+thread (:mod:`posviz.ui.lab_runs`) whose ``run_question`` holds a ``posviz.jobs.job_slot("lab")``
+(bounded concurrency, a queue whose position the page shows); the page polls it
 with ``st.fragment(run_every=…)`` and never lets the worker touch Streamlit.
 """
 
@@ -14,7 +15,7 @@ import dataclasses
 import pandas as pd
 import streamlit as st
 
-from posviz.jobs import JobCancelled, job_slot
+from posviz.jobs import JobCancelled
 from posviz.lab import (
     QUESTIONS,
     LabConfig,
@@ -227,18 +228,18 @@ def find_result(store: RunStore, run_id: str) -> LabResult | None:
 
 
 def _train(job: lab_runs.LabJob) -> None:
-    """The worker thread: wait for a lab slot, train, record how it ended. Never touches st."""
+    """The worker thread: train (``run_question`` waits for a ``job_slot("lab")`` itself and
+    reports its queue position as progress), then record how it ended. Never touches st."""
     from posviz.lab import run_question  # lazy: torch loads only when something trains
 
     try:
-        with job_slot("lab", on_wait=job.on_wait, should_stop=job.should_stop):
-            result = run_question(
-                job.question_id,
-                config=job.config,
-                store=RunStore(job.store_root),
-                on_progress=job.on_progress,
-                should_stop=job.should_stop,
-            )
+        result = run_question(
+            job.question_id,
+            config=job.config,
+            store=RunStore(job.store_root),
+            on_progress=job.on_progress,
+            should_stop=job.should_stop,
+        )
     except (LabStopped, JobCancelled):
         job.finish(lab_runs.STOPPED, message=job.snapshot().message or "Stopped.")
     except ValueError as exc:

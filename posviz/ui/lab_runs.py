@@ -1,9 +1,10 @@
 """Lab training runs in background threads, shared by every session of one server.
 
 A page never trains in its own script run: :func:`start_job` starts (or joins) a worker thread
-that waits for a ``posviz.jobs.job_slot("lab")`` and calls ``posviz.lab.run_question``. The
-worker only writes plain Python state into its :class:`LabJob` under a lock; the page's
-fragment reads :meth:`LabJob.snapshot` and draws it. The worker never calls Streamlit.
+that calls ``posviz.lab.run_question`` (which waits for a ``posviz.jobs.job_slot("lab")`` and
+reports its queue position as progress). The worker only writes plain Python state into its
+:class:`LabJob` under a lock; the page's fragment reads :meth:`LabJob.snapshot` and draws it.
+The worker never calls Streamlit.
 
 A run stops when nobody watches it any more: every session that shows a job refreshes a
 heartbeat from its polling fragment (:meth:`LabJob.beat`). The worker's ``should_stop`` is true
@@ -123,14 +124,21 @@ class LabJob:
             self.state, self.queue_position = QUEUED, int(position)
 
     def on_progress(self, progress: Any) -> None:
-        """Copy one ``posviz.lab.Progress`` into plain fields and the loss curves."""
+        """Copy one ``posviz.lab.Progress`` into plain fields and the loss curves.
+
+        A report with ``queue_position > 0`` means the run still waits for a job slot.
+        """
+        if progress.queue_position:
+            self.on_wait(progress.queue_position)
+            return
         losses = _losses(progress)
         with self.lock:
             self.state, self.queue_position = RUNNING, None
             self.step = int(progress.step)
             self.total_steps = int(progress.total_steps)
             self.elapsed_s = float(progress.elapsed_s)
-            self.eta_s = float(progress.eta_s)
+            eta = float(progress.eta_s)
+            self.eta_s = eta if math.isfinite(eta) else None
             self.variant = str(progress.variant)
             for variant, loss in losses.items():
                 curve = self.curves.setdefault(variant, [])
