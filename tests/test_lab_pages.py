@@ -413,3 +413,52 @@ def test_run_store_json_is_what_the_page_shows(lab_dir, no_training):
     stored_means = sorted(round(r["mean"], 6) for r in data["summary"] if r["mean"] is not None)
     shown_means = sorted(round(float(m), 6) for m in table["mean"] if m == m)
     assert shown_means == stored_means
+
+
+# --------------------------------------------------------------------------- chart builders
+
+
+def _layers(chart) -> list[dict]:
+    spec = chart.to_dict()
+    return spec.get("layer", [spec])
+
+
+def test_metric_chart_draws_the_interval_and_marks_the_control():
+    import pandas as pd
+
+    from posviz.ui.lab_charts import metric_chart
+
+    frame = pd.DataFrame(
+        {"variant": ["a", "b"], "mean": [0.5, 0.9], "low": [0.4, 0.8], "high": [0.6, 1.0]}
+    ).assign(role=["variant", "control"])
+    bars, points = _layers(metric_chart(frame, metric="accuracy"))
+    assert (bars["encoding"]["y"]["field"], bars["encoding"]["y2"]["field"]) == ("low", "high")
+    assert points["encoding"]["y"]["field"] == "mean"
+    assert points["encoding"]["shape"]["field"] == "role"
+    with pytest.raises(ValueError, match="missing"):
+        metric_chart(frame.drop(columns="low"), metric="accuracy")
+
+
+def test_band_chart_marks_the_longest_training_length():
+    import pandas as pd
+
+    from posviz.ui.lab_charts import band_chart
+
+    frame = pd.DataFrame(
+        {"variant": ["a"] * 2, "length": [16, 32], "mean": [1.0, 0.5], "low": [0.9, 0.4]}
+    ).assign(high=[1.0, 0.6])
+    layers = _layers(band_chart(frame, x="length", x_title="n", metric="acc", rule_at=16))
+    rule = layers[-1]
+    assert rule["mark"]["type"] == "rule" and rule["encoding"]["x"]["field"] == "length"
+    assert len(_layers(band_chart(frame, x="length", x_title="n", metric="acc"))) == 2
+
+
+def test_step_score_chart_keeps_a_perfect_score_on_the_axis():
+    import pandas as pd
+
+    from posviz.ui.lab_charts import step_score_chart
+
+    frame = pd.DataFrame({"variant": ["a", "a"], "step": [0, 10], "score": [-0.1, -0.05]})
+    line, rule = _layers(step_score_chart(frame, score="R²", current=10, best=1.0))
+    assert line["encoding"]["y"]["scale"]["domainMax"] == 1.0
+    assert rule["mark"]["type"] == "rule"

@@ -17,7 +17,11 @@ import pandas as pd
 from posviz.charts.style import FIT_WIDTH
 
 _HEIGHT = 300
-_COLORS = alt.Color("variant:N", title=None).scale(scheme="tableau10").legend(orient="top")
+_COLORS = (
+    alt.Color("variant:N", title=None)
+    .scale(scheme="tableau10")
+    .legend(orient="top", labelLimit=320, columns=2)
+)
 
 
 def _require(frame: pd.DataFrame, columns: tuple[str, ...], what: str) -> None:
@@ -74,7 +78,7 @@ def metric_chart(frame: pd.DataFrame, *, metric: str, title: str | None = None) 
         ],
     )
     return (bars + points).properties(
-        title=title or f"{metric} per variant (mean and spread over seeds)",
+        title=title or f"{metric}: mean and 95% interval over seeds",
         height=_HEIGHT,
         autosize=FIT_WIDTH,
     )
@@ -125,12 +129,18 @@ def band_chart(
 
 
 def step_score_chart(
-    frame: pd.DataFrame, *, score: str, current: int | None = None, title: str | None = None
+    frame: pd.DataFrame,
+    *,
+    score: str,
+    current: int | None = None,
+    best: float | None = None,
+    title: str | None = None,
 ) -> alt.LayerChart:
     """A score of the learned table at each snapshot step, one line per variant.
 
     ``frame``: columns ``variant``, ``step``, ``score``. ``current`` marks the step the slider
-    shows with a vertical rule.
+    shows with a vertical rule; ``best`` (e.g. 1 for R²) is kept on the y axis so a score far
+    from perfect does not look close to it on a zoomed-in axis.
     """
     _require(frame, ("variant", "step", "score"), "The per-step chart")
     line = (
@@ -138,7 +148,9 @@ def step_score_chart(
         .mark_line(point=True)
         .encode(
             x=alt.X("step:Q", title="optimiser step"),
-            y=alt.Y("score:Q", title=score),
+            y=alt.Y("score:Q", title=score).scale(
+                domainMax=best if best is not None else alt.Undefined
+            ),
             color=_COLORS,
             tooltip=["variant:N", "step:Q", alt.Tooltip("score:Q", format=".4f")],
         )

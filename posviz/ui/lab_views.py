@@ -203,7 +203,7 @@ def show_charts(result: LabResult, question: Question, *, key_prefix: str) -> No
                 metric=by_length,
                 rule_at=result.config.max_len,
                 rule_label="longest training length",
-                title=f"{by_length} by length: right of the dashed line is extrapolation",
+                title=f"{by_length} by length (right of the line: extrapolation)",
             )
             data = lengths[["length", "mean", "low", "high"]].to_numpy()
             show_chart(
@@ -217,7 +217,7 @@ def show_charts(result: LabResult, question: Question, *, key_prefix: str) -> No
                     x="position",
                     x_title="position in the held-out sequence",
                     metric="token accuracy",
-                    title="Held-out accuracy by position (band: ± 1 std over seeds)",
+                    title="Held-out accuracy by position (± 1 std)",
                 )
                 data = positions[["position", "mean", "low", "high"]].to_numpy()
                 show_chart(
@@ -431,7 +431,8 @@ def _probe_views(
             scores,
             score="probe R² (held-out rows)",
             current=step,
-            title="Can a line read the position back? (probe R² per step)",
+            best=1.0,
+            title="Probe R² per step (1 = positions read back)",
         )
         show_chart(
             Figure(chart, scores[["step", "score"]].to_numpy(), f"lab_{result.run_id}_probe"),
