@@ -176,6 +176,12 @@ def show_table(result: LabResult) -> None:
     )
 
 
+def _extrapolation_start(result: LabResult) -> int | None:
+    """The longest training length when the evaluation goes past it (else no rule is drawn)."""
+    trained = int(result.config.max_len)
+    return trained if max(result.config.eval_lengths) > trained else None
+
+
 def show_charts(result: LabResult, question: Question, *, key_prefix: str) -> None:
     """The deciding metric per variant, the metric by length, accuracy by position, the loss."""
     name = metric_name(question, result.config.eval_lengths)
@@ -217,6 +223,8 @@ def show_charts(result: LabResult, question: Question, *, key_prefix: str) -> No
                     x="position",
                     x_title="position in the held-out sequence",
                     metric="token accuracy",
+                    rule_at=_extrapolation_start(result),
+                    rule_label="longest training length",
                     title="Held-out accuracy by position (± 1 std)",
                 )
                 data = positions[["position", "mean", "low", "high"]].to_numpy()
