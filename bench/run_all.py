@@ -14,6 +14,10 @@ Parts (each prints its own lines, then a summary table with the goal of each rat
                   app ("st.title") measured the same way, alternating runs (goal <= 2x).
 * ``no_torch``    the home and sinusoid pages, opened in a real server, never load torch (checked
                   in the server's memory maps, not by trust).
+* ``lab``         bench/bench_lab.py: each lab question's default preset (<= 60 s), training
+                  throughput vs a hand-written torch loop (>= 0.9x), N seeds vs one seed.
+* ``heavy_probes`` bench/bench_heavy_probes.py: a light page's load time while three heavy probes
+                  run, vs idle (<= 1.5x).
 
 The other benches are run as subprocesses; a line ``BENCH {"metric": …, "value": …, "goal": …,
 "ok": …}`` in their output joins the summary table.
@@ -39,7 +43,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
-PARTS = ("heatmap", "load_table", "hub_bytes", "cold_start", "no_torch")
+PARTS = ("heatmap", "load_table", "hub_bytes", "cold_start", "no_torch", "lab", "heavy_probes")
 DONE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 
 
@@ -314,6 +318,10 @@ def main(argv: list[str] | None = None) -> int:
             results += cold_start(args.repeat)
         elif part == "no_torch":
             results += no_torch()
+        elif part == "lab":
+            results += run_other_bench(part, "bench_lab.py")
+        elif part == "heavy_probes":
+            results += run_other_bench(part, "bench_heavy_probes.py")
         print(f"[{part}] {time.perf_counter() - start:.0f} s")
     print("\n== summary ==")
     print(f"{'metric':66s} {'measured':>12s}  {'goal':>8s}  result")
