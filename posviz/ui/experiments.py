@@ -9,6 +9,7 @@ probes) wait for a ``posviz.jobs.job_slot`` on a cache miss, showing their place
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -101,9 +102,30 @@ _blas_users = 0
 _blas_limiter: Any = None
 
 
+NICE_INCREMENT = 10  # heavy work runs this much "nicer" than page rendering (Linux, per thread)
+
+
+def _lower_this_thread_priority() -> None:
+    """Lower the OS scheduling priority of the calling thread only (a no-op where unsupported).
+
+    On Linux each thread is its own task, so ``setpriority(PRIO_PROCESS, native thread id)``
+    renices just this thread: the CPU goes to page rendering first and the heavy job takes the
+    rest. Streamlit gives a session a new script thread once a run has finished, so other pages
+    never inherit it (only a rerun of the same tab asked for during the job may run in this thread
+    too); an unprivileged process cannot raise a priority again, so it is not restored.
+    """
+    if not hasattr(os, "setpriority") or sys.platform != "linux":
+        return
+    tid = threading.get_native_id()
+    try:
+        os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + NICE_INCREMENT)
+    except OSError:
+        return  # a sandbox that forbids it: the job runs at normal priority
+
+
 @contextmanager
 def _blas_threads_per_job() -> Iterator[None]:
-    """Limit BLAS to ``(cpu_count − 1) // max_jobs`` threads (at least 1) while heavy work runs.
+    """Limit BLAS and OpenMP to ``(cpu_count − 1) // max_jobs`` threads (≥ 1) while heavy work runs.
 
     One core stays free for the pages everyone else is loading. OpenBLAS's thread count is
     process-wide, so one limit (the same for every job) is set by the first job in and restored
@@ -111,13 +133,17 @@ def _blas_threads_per_job() -> Iterator[None]:
     oversubscribe the CPU (a solve ran 10x slower on a busy 2-core machine).
     """
     global _blas_users, _blas_limiter
-    # Lazy: threadpoolctl comes with scikit-learn and is only needed by heavy probes.
+    # Lazy (heavy, only needed by heavy work): threadpoolctl comes with scikit-learn. It limits
+    # only the libraries loaded when it is called, so scikit-learn's OpenMP runtime (its logistic
+    # loss runs one thread per core) is loaded first.
+    import sklearn.linear_model  # noqa: F401
     from threadpoolctl import threadpool_limits
 
     threads = max(1, ((os.cpu_count() or 1) - 1) // max(1, settings().max_jobs))
+    _lower_this_thread_priority()
     with _blas_lock:
         if _blas_users == 0:
-            _blas_limiter = threadpool_limits(limits=threads, user_api="blas")
+            _blas_limiter = threadpool_limits(limits=threads)  # BLAS and OpenMP
         _blas_users += 1
     try:
         yield
