@@ -5,22 +5,22 @@ Spaces) sets ``POSVIZ_HOSTED=1``, which turns local-path loading off and tighten
 Hugging Face Space (``SPACE_ID`` is set) the hosted profile is on unless ``POSVIZ_HOSTED=0``, so a
 forgotten variable fails safe.
 
-============================  =====  ======  ==============================================
-variable                      local  hosted  what it bounds
-============================  =====  ======  ==============================================
-``POSVIZ_HOSTED``             0      1       picks the column of defaults below
-``POSVIZ_ALLOW_LOCAL_PATHS``  1      0       loading tables from paths on the server's disk
-``POSVIZ_MAX_FETCH_MB``       2000   200     bytes one hub fetch may download
-``POSVIZ_MAX_UPLOAD_MB``      200    50      size of an uploaded table
-``POSVIZ_CACHE_ENTRIES``      32     8       ``max_entries`` of each table/result cache
-``POSVIZ_CACHE_TTL``          3600   3600    seconds a cached table/result lives
-``POSVIZ_CACHE_MB``            2048   512     bytes all table/result caches may hold together
-``POSVIZ_MAX_JOBS``            2      1       heavy computations (lab training, large probes) at once
-``POSVIZ_MAX_PROBE_CELLS``     16777216 2097152 cells (positions × width) a probe may fit
-``POSVIZ_LAB_MAX_STEPS``       20000  3000    optimiser steps of one lab run
-``POSVIZ_LAB_MAX_WIDTH``       256    128     model width of one lab run
-``POSVIZ_LAB_MAX_LEN``         512    256     sequence length of one lab run
-============================  =====  ======  ==============================================
+=============================  ========  =======  =========================================
+variable                       local     hosted   what it bounds
+=============================  ========  =======  =========================================
+``POSVIZ_HOSTED``              0         1        picks the column of defaults below
+``POSVIZ_ALLOW_LOCAL_PATHS``   1         0        loading tables from paths on the server
+``POSVIZ_MAX_FETCH_MB``        2000      200      bytes one hub fetch may download
+``POSVIZ_MAX_UPLOAD_MB``       200       50       size of an uploaded table
+``POSVIZ_CACHE_ENTRIES``       32        8        ``max_entries`` of each cache
+``POSVIZ_CACHE_TTL``           3600      3600     seconds a cached table/result lives
+``POSVIZ_CACHE_MB``            2048      512      bytes all caches may hold together
+``POSVIZ_MAX_JOBS``            2         1        heavy jobs (lab runs, big probes) at once
+``POSVIZ_MAX_PROBE_CELLS``     16777216  2097152  cells (positions × width) one probe fits
+``POSVIZ_LAB_MAX_STEPS``       20000     3000     optimiser steps of one lab run
+``POSVIZ_LAB_MAX_WIDTH``       256       128      model width of one lab run
+``POSVIZ_LAB_MAX_LEN``         512       256      sequence length of one lab run
+=============================  ========  =======  =========================================
 
 A value that is not a positive integer (or a yes/no word for the switches) is ignored: the default
 is used and the problem is listed in :attr:`Settings.problems`, for a page to show the operator.
@@ -105,7 +105,9 @@ def settings() -> Settings:
         max_probe_cells=_env_positive_int(
             "POSVIZ_MAX_PROBE_CELLS", 2048 * 1024 if hosted else 8192 * 2048, problems
         ),
-        lab_max_steps=_env_positive_int("POSVIZ_LAB_MAX_STEPS", 3000 if hosted else 20000, problems),
+        lab_max_steps=_env_positive_int(
+            "POSVIZ_LAB_MAX_STEPS", 3000 if hosted else 20000, problems
+        ),
         lab_max_width=_env_positive_int("POSVIZ_LAB_MAX_WIDTH", 128 if hosted else 256, problems),
         lab_max_len=_env_positive_int("POSVIZ_LAB_MAX_LEN", 256 if hosted else 512, problems),
         problems=tuple(problems),

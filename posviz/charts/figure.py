@@ -13,8 +13,8 @@ class Figure:
     """One chart and the array behind it, built from the same data in one place.
 
     ``chart`` is an Altair chart (or :class:`posviz.charts.heatmap.VegaLiteChart`); ``data`` the
-    matrix or vector a user would export (``None``: the chart has none worth exporting); ``name`` the
-    file stem for downloads. Pages never rebuild ``data`` next to a chart by hand.
+    matrix or vector a user would export (``None``: the chart has none worth exporting); ``name``
+    the file stem for downloads. Pages never rebuild ``data`` next to a chart by hand.
     """
 
     chart: Any
