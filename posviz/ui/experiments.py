@@ -69,7 +69,8 @@ def bundled_word_axes() -> tuple[np.ndarray, np.ndarray]:
     """Principal axes and explained-variance fractions of MiniLM's word embeddings."""
     from posviz.analysis.add_concat import principal_axes
 
-    return principal_axes(bundled_arrays()[0])
+    with _blas_threads_per_job(renice=False):
+        return principal_axes(bundled_arrays()[0])
 
 
 @cached_data()
@@ -89,7 +90,9 @@ def concat_report(table: str, n_positions: int, fraction: float) -> pd.DataFrame
         matrix = sinusoidal(n_positions, words.shape[1])
     else:
         matrix = np.random.default_rng(0).normal(0, learned.std(), (n_positions, words.shape[1]))
-    report = concat_hypothesis(matrix, words, fraction=fraction, word_axes=bundled_word_axes())
+    axes = bundled_word_axes()
+    with _blas_threads_per_job(renice=False):
+        report = concat_hypothesis(matrix, words, fraction=fraction, word_axes=axes)
     return report.frame()
 
 
