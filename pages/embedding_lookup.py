@@ -1,13 +1,11 @@
 """nn.Embedding is a table: a lookup is a one-hot vector times a matrix (Stack Overflow)."""
 
-import numpy as np
-import pandas as pd
 import streamlit as st
 
 from posviz.charts.experiments import training_change_chart
 from posviz.references import cite
 from posviz.ui import show_chart, url_int_list, url_select, url_slider, user_errors
-from posviz.ui.experiments import bundled_arrays
+from posviz.ui.experiments import lookup_check, lookup_frame
 
 LEARNED, SINUSOID = "MiniLM's learned position table (512 × 384)", "sinusoid (512 × 384)"
 
@@ -32,38 +30,22 @@ with c2:
         max_value=511,
         max_items=8,
     )
-if which == LEARNED:
-    table = bundled_arrays()[1]
-else:
-    from posviz.encodings.sinusoidal import sinusoidal
-
-    table = sinusoidal(512, 384).astype(np.float32)
-
 check = None
 with user_errors():
-    from posviz.analysis.embedding_lookup import lookup_vs_onehot
-
-    check = lookup_vs_onehot(table, ids)
+    check = lookup_check("learned" if which == LEARNED else "sinusoid", tuple(ids))
 if check is not None:
     st.metric(
         "max |nn.Embedding(ids) − one_hot(ids) @ W|",
         "0 (bit for bit)" if check.max_abs_diff == 0 else f"{check.max_abs_diff:.1e}",
+        help="The largest absolute element of the difference (not a norm).",
     )
     shown = 6
-    frame = pd.DataFrame(
-        {
-            "position": check.ids,
-            "one-hot (nonzero column)": check.onehot.argmax(axis=1),
-            "one-hot sum": check.onehot.sum(axis=1),
-            **{f"lookup[{k}]": check.lookup[:, k] for k in range(shown)},
-            **{f"product[{k}]": check.product[:, k] for k in range(shown)},
-        }
-    )
-    st.dataframe(frame, hide_index=True, width="stretch")
+    st.dataframe(lookup_frame(check, shown=shown), hide_index=True, width="stretch")
+    rows, width = check.onehot.shape[1], check.lookup.shape[1]
     st.caption(
-        f"Each one-hot row has a single 1 among {table.shape[0]} columns; multiplying it by the "
-        f"{table.shape[0]} × {table.shape[1]} matrix adds up one row and zeros, so the result is "
-        f"the looked-up row bit for bit (first {shown} of {table.shape[1]} dimensions shown). A "
+        f"Each one-hot row has a single 1 among {rows} columns; multiplying it by the "
+        f"{rows} × {width} matrix adds up one row and zeros, so the result is "
+        f"the looked-up row bit for bit (first {shown} of {width} dimensions shown). A "
         "lookup just skips the multiplications by zero."
     )
 

@@ -1,13 +1,12 @@
 """Position through layers: can a linear probe still read a token's position after each layer?"""
 
-import pandas as pd
 import streamlit as st
 
 from posviz.charts.experiments import layer_chart
 from posviz.data.texts import ALL_TEXTS, TEXTS, corpus
 from posviz.references import cite
 from posviz.ui import show_chart, url_checkbox, url_select, url_slider, url_text, user_errors
-from posviz.ui.experiments import layer_probe_queued
+from posviz.ui.experiments import layer_frames, layer_probe_queued
 
 BUNDLED = "bundled MiniLM-L6 (offline)"
 HUB = "a Hugging Face model (cache or online)"
@@ -81,7 +80,7 @@ if scores is not None and ablation:
 if scores is None:
     st.stop()
 
-both = scores if zeroed is None else pd.concat([scores, zeroed], ignore_index=True)
+both = layer_frames(scores, zeroed)
 first, last = scores.iloc[0], scores.iloc[-1]
 best = scores.loc[scores.r2.idxmax()]
 m1, m2, m3 = st.columns(3)

@@ -524,3 +524,34 @@ def last_dimensions_frame() -> pd.DataFrame:
         frame.insert(0, "layout", layout)
         rows.append(frame)
     return pd.concat(rows, ignore_index=True)
+
+
+# --------------------------------------------------------------------------- nn.Embedding
+
+
+def lookup_check(table: str, ids: tuple[int, ...]) -> Any:
+    """``lookup_vs_onehot`` on MiniLM's learned table (``"learned"``) or the 512 × 384 sinusoid."""
+    from posviz.analysis.embedding_lookup import lookup_vs_onehot
+    from posviz.encodings.sinusoidal import sinusoidal
+
+    matrix = bundled_arrays()[1] if table == "learned" else sinusoidal(512, 384).astype(np.float32)
+    return lookup_vs_onehot(matrix, list(ids))
+
+
+def lookup_frame(check: Any, *, shown: int = 6) -> pd.DataFrame:
+    """One row per looked-up id: the one-hot's column and sum, the first ``shown`` dimensions of
+    the lookup and of the product side by side."""
+    return pd.DataFrame(
+        {
+            "position": check.ids,
+            "one-hot (nonzero column)": check.onehot.argmax(axis=1),
+            "one-hot sum": check.onehot.sum(axis=1),
+            **{f"lookup[{k}]": check.lookup[:, k] for k in range(shown)},
+            **{f"product[{k}]": check.product[:, k] for k in range(shown)},
+        }
+    )
+
+
+def layer_frames(scores: pd.DataFrame, zeroed: pd.DataFrame | None) -> pd.DataFrame:
+    """The layer probe's scores, with the zeroed-position ablation's rows below when run."""
+    return scores if zeroed is None else pd.concat([scores, zeroed], ignore_index=True)
