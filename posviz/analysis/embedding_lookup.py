@@ -18,6 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from posviz.encodings.sinusoidal import sinusoidal
+
 
 @dataclass(frozen=True)
 class LookupCheck:
@@ -119,8 +121,6 @@ def train_a_few_steps(
         ValueError: sizes out of range, odd ``d_model``, ``used`` outside the table.
     """
     import torch
-
-    from posviz.encodings.sinusoidal import sinusoidal
 
     if not 2 <= n_positions <= 512 or not 2 <= d_model <= 256 or d_model % 2:
         raise ValueError("Use 2…512 positions and an even width 2…256 for this small demo.")

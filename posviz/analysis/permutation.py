@@ -22,6 +22,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from posviz.models import additive_position_modules
+
 
 @dataclass(frozen=True)
 class PermutationResult:
@@ -119,8 +121,6 @@ def embed_tokens(model: Any, input_ids: Any, *, with_positions: bool) -> Any:
     returns ``(1, n, d_model)``.
     """
     import torch
-
-    from posviz.models import additive_position_modules
 
     word, position = additive_position_modules(model)
     embeddings = model.embeddings

@@ -1,9 +1,10 @@
 """Cached wrappers for the experiment pages: model handles once per process, results per input.
 
-``st.cache_resource`` holds models and the big read-only arrays (shared, never mutated);
-``posviz.ui.cache.cached_data`` holds results, keyed by their arguments' values and bounded by
-the process-wide byte budget of ``posviz.settings``. Heavy computations (large probes, layer
-probes) wait for a ``posviz.jobs.job_slot`` on a cache miss, showing their place in the queue.
+``posviz.ui.cache.cached_resource`` holds models and the big read-only arrays (shared, never
+mutated); ``posviz.ui.cache.cached_data`` holds results, keyed by their arguments' values and
+bounded by the process-wide byte budget of ``posviz.settings``. Heavy computations (large
+probes, layer probes) wait for a ``posviz.jobs.job_slot`` on a cache miss, showing their place
+in the queue.
 """
 
 from __future__ import annotations
@@ -20,54 +21,73 @@ import pandas as pd
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from posviz.charts.experiments import predicted_vs_actual_chart, probe_error_chart
+from posviz.analysis.add_concat import (
+    concat_hypothesis,
+    dimension_magnitudes,
+    last_dimensions_table,
+    principal_axes,
+    word_position_cloud,
+)
+from posviz.analysis.embedding_lookup import lookup_vs_onehot
+from posviz.analysis.layers import layer_position_probe
+from posviz.analysis.permutation import permutation_test
+from posviz.analysis.probes import probe_with_control
+from posviz.charts.experiments import (
+    cloud_chart,
+    magnitude_chart,
+    predicted_vs_actual_chart,
+    probe_error_chart,
+)
 from posviz.charts.figure import Figure
+from posviz.encodings.sinusoidal import sinusoidal
 from posviz.jobs import JobCancelled, job_slot
+from posviz.models import (
+    additive_position_modules,
+    bundled_position_embeddings,
+    bundled_word_embeddings,
+    load_bundled_model,
+    load_hub_model,
+)
+from posviz.models import bundled_tokenizer as load_bundled_tokenizer
 from posviz.settings import settings
-from posviz.ui.cache import cached_data
+from posviz.ui.cache import cached_data, cached_resource
 from posviz.ui.display import user_errors
 from posviz.ui.text import safe_md
 
 
-@st.cache_resource(show_spinner="Loading the bundled MiniLM model (once)…")
+@cached_resource(show_spinner="Loading the bundled MiniLM model (once)…")
 def bundled_model() -> Any:
     """The bundled MiniLM (``posviz.models.LoadedModel``), SHA-256 verified, loaded once."""
-    from posviz.models import load_bundled_model
 
     return load_bundled_model()
 
 
-@st.cache_resource(show_spinner="Loading the model from the Hugging Face hub/cache…", max_entries=2)
+@cached_resource(show_spinner="Loading the model from the Hugging Face hub/cache…", max_entries=2)
 def hub_model(model_id: str) -> Any:
     """A hub model (``LoadedModel``); at most two are kept in memory."""
-    from posviz.models import load_hub_model
 
     return load_hub_model(model_id)
 
 
-@st.cache_resource(show_spinner=False)
+@cached_resource(show_spinner=False)
 def bundled_arrays() -> tuple[np.ndarray, np.ndarray]:
     """``(word_embeddings (30522, 384), position_embeddings (512, 384))`` of the bundled model."""
-    from posviz.models import bundled_position_embeddings, bundled_word_embeddings
 
     return bundled_word_embeddings(), bundled_position_embeddings()
 
 
-@st.cache_resource(show_spinner=False)
+@cached_resource(show_spinner=False)
 def bundled_tokenizer() -> Any:
     """The bundled WordPiece tokenizer (no padding/truncation), loaded once."""
-    from posviz.models import bundled_tokenizer as load
-
-    tokenizer = load()
+    tokenizer = load_bundled_tokenizer()
     tokenizer.no_padding()
     tokenizer.no_truncation()
     return tokenizer
 
 
-@st.cache_resource(show_spinner="Decomposing the word-embedding table (once)…")
+@cached_resource(show_spinner="Decomposing the word-embedding table (once)…")
 def bundled_word_axes() -> tuple[np.ndarray, np.ndarray]:
     """Principal axes and explained-variance fractions of MiniLM's word embeddings."""
-    from posviz.analysis.add_concat import principal_axes
 
     with _blas_threads_per_job(renice=False):
         return principal_axes(bundled_arrays()[0])
@@ -80,8 +100,6 @@ def concat_report(table: str, n_positions: int, fraction: float) -> pd.DataFrame
     ``table``: ``"learned"`` (MiniLM's rows ``0…n−1``), ``"sinusoid"`` (width 384) or ``"random"``
     (Gaussian with the learned table's std, seed 0).
     """
-    from posviz.analysis.add_concat import concat_hypothesis
-    from posviz.encodings.sinusoidal import sinusoidal
 
     words, learned = bundled_arrays()
     if table == "learned":
@@ -186,7 +204,6 @@ def probe_report(
         posviz.jobs.JobCancelled: ``_should_stop()`` turned true while queued.
         ValueError: bad sizes or settings (from the probe).
     """
-    from posviz.analysis.probes import probe_with_control
 
     def run() -> Any:
         return probe_with_control(
@@ -357,7 +374,6 @@ def probe_row(name: str, report: Any) -> dict[str, Any]:
 @cached_data()
 def permutation(sentence_a: str, sentence_b: str, layers: int | None, special_tokens: bool) -> Any:
     """``permutation_test`` on the bundled model (a frozen dataclass of arrays and a frame)."""
-    from posviz.analysis.permutation import permutation_test
 
     loaded = bundled_model()
     return permutation_test(
@@ -375,8 +391,6 @@ def _zeroed_copy(model: Any) -> Any:
     import copy
 
     import torch
-
-    from posviz.models import additive_position_modules
 
     clone = copy.deepcopy(model)
     _, position = additive_position_modules(clone)
@@ -403,7 +417,6 @@ def layer_probe(
         posviz.jobs.JobCancelled: ``_should_stop()`` turned true while queued.
         ValueError: bad text, window or model id.
     """
-    from posviz.analysis.layers import layer_position_probe
 
     loaded = bundled_model() if model_id == "bundled" else hub_model(model_id)
     with (
@@ -452,7 +465,6 @@ def word_pieces(word: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
 def concat_inputs(token_id: int, source: str, n_positions: int) -> tuple[np.ndarray, np.ndarray]:
     """``(word vector (384,), position table (n, 384))``: MiniLM's word row and its learned
     position rows ``0…n−1`` (``source="learned"``) or the 384-wide sinusoid."""
-    from posviz.encodings.sinusoidal import sinusoidal
 
     words, learned = bundled_arrays()
     table = learned[:n_positions] if source == "learned" else sinusoidal(n_positions, 384)
@@ -473,8 +485,6 @@ def cloud_figure(
     word_vector: np.ndarray, table: np.ndarray, *, view: str, dims: tuple[int, int], piece: str
 ) -> Figure:
     """The word moved by each position (``WE + PE[p]``), as a chart with its export."""
-    from posviz.analysis.add_concat import word_position_cloud
-    from posviz.charts.experiments import cloud_chart
 
     cloud = word_position_cloud(word_vector, table, view=view, dims=dims)
     axes = ("PC 1", "PC 2") if view == "pca" else (f"dimension {dims[0]}", f"dimension {dims[1]}")
@@ -485,8 +495,6 @@ def cloud_figure(
 
 def magnitude_figure(word_vector: np.ndarray, table: np.ndarray) -> tuple[Figure, float, float]:
     """Per-dimension spread of PE and WE as a Figure, with the two medians."""
-    from posviz.analysis.add_concat import dimension_magnitudes
-    from posviz.charts.experiments import magnitude_chart
 
     magnitudes = dimension_magnitudes(table, bundled_arrays()[0], word_vector)
     figure = Figure(
@@ -513,8 +521,6 @@ def concat_reports(n_positions: int, fraction: float) -> pd.DataFrame:
 
 def last_dimensions_frame() -> pd.DataFrame:
     """tensor2tensor #1591's table for ``d_model = 512``, 128 positions, in both layouts."""
-    from posviz.analysis.add_concat import last_dimensions_table
-    from posviz.encodings.sinusoidal import sinusoidal
 
     rows = []
     for layout in ("interleaved", "tensor2tensor"):
@@ -531,8 +537,6 @@ def last_dimensions_frame() -> pd.DataFrame:
 
 def lookup_check(table: str, ids: tuple[int, ...]) -> Any:
     """``lookup_vs_onehot`` on MiniLM's learned table (``"learned"``) or the 512 × 384 sinusoid."""
-    from posviz.analysis.embedding_lookup import lookup_vs_onehot
-    from posviz.encodings.sinusoidal import sinusoidal
 
     matrix = bundled_arrays()[1] if table == "learned" else sinusoidal(512, 384).astype(np.float32)
     return lookup_vs_onehot(matrix, list(ids))
