@@ -16,6 +16,8 @@ from posviz.lab.presets import Question
 from posviz.lab.results import SummaryRow
 
 NOT_DEFINED = "not defined"
+CEILING = 0.99  # accuracy at which two arms can no longer be told apart by accuracy
+TRAIN_LOSS = "mean training loss over the run"
 
 
 def summary_rows(
@@ -113,9 +115,75 @@ def answer_text(
             lines.append(f"{variant.label}: {metric} is {NOT_DEFINED} (see the table's note).")
         else:
             lines.append(f"Against the control: {ev.verdict()} [{metric}: {ev.text(3)}]")
+    if main is not None and metric.startswith("accuracy"):
+        lines.extend(_ceiling_lines(question, metrics, main))
+    if len(eval_lengths) > 1:
+        lines.extend(_not_learned_lines(question, metrics))
     if question.probe_tables:
+        lines.extend(_movement_lines(question, metrics))
         lines.extend(_probe_lines(question, metrics))
     return "\n".join(lines)
+
+
+def _ceiling_lines(question: Question, metrics: dict, main: Evidence) -> list[str]:
+    """When both compared arms sit at the accuracy ceiling, compare how fast they learned."""
+    if min(main.value.mean, main.control.mean) < CEILING:
+        return []
+    a, b = question.compare
+    speed = _evidence(question, metrics, a, b, "train_loss_mean", higher=False)
+    head = (
+        f"Both reach the ceiling (accuracy ≥ {CEILING}), so at this budget the task cannot "
+        "separate them by accuracy."
+    )
+    if speed is None:
+        return [head]
+    return [f"{head} Speed of learning: {speed.verdict()} [{TRAIN_LOSS}: {speed.text(3)}]"]
+
+
+def _not_learned_lines(question: Question, metrics: dict) -> list[str]:
+    """Arms no better than the control at the training length: their long-length number is moot."""
+    lines = []
+    for variant in question.variants:
+        if variant.id == question.control:
+            continue
+        ev = _evidence(question, metrics, variant.id, question.control, "accuracy")
+        if ev is not None and not ev.better():
+            lines.append(
+                f"Caution: {variant.label} did not learn the task at the training lengths "
+                f"(accuracy {ev.text(3)}), so its accuracy on longer sequences says nothing "
+                "about extrapolation."
+            )
+    return lines
+
+
+def _movement_lines(question: Question, metrics: dict) -> list[str]:
+    """Row movement (late rows ÷ early rows) per arm, the arms compared, and its rank correlation
+    with how often each row was seen (:mod:`posviz.lab.rows`)."""
+    a, b = question.compare
+    lines = []
+    ev = _evidence(question, metrics, a, b, "movement_late_ratio")
+    if ev is not None:
+        side = "less" if ev.value.mean < ev.control.mean else "more"
+        said = (
+            f"The late rows of the {ev.label} tables moved {side} (relative to their early rows) "
+            f"than those of the {ev.control_label} tables (the 95% intervals do not overlap)."
+            if ev.differs()
+            else f"Late-row movement: no difference between {ev.label} and {ev.control_label} "
+            "within the spread."
+        )
+        lines.append(f"{said} [late ÷ early row movement: {ev.text(2)}]")
+    for variant in question.variants:
+        by_metric = metrics.get(variant.id, {})
+        if "movement_rank_corr" not in by_metric:
+            continue
+        rho = spread(by_metric["movement_rank_corr"])
+        unseen = max(by_metric.get("movement_unseen_max", (0.0,)))
+        lines.append(
+            f"{variant.label}: rank correlation of a row's movement with how often it was seen "
+            f"ρ = {rho.text(2)} (95% interval {rho.low:.2f} … {rho.high:.2f}); rows never seen "
+            f"moved {unseen:g} (control: no gradient, no movement)."
+        )
+    return lines
 
 
 def _probe_lines(question: Question, metrics: dict) -> list[str]:

@@ -35,7 +35,12 @@ from posviz.lab.config import ModelConfig
 
 T5_BUCKETS = 16  # half of T5's 32: the lab's sequences are short
 T5_MAX_DISTANCE = 64
-EMBED_STD = 1 / math.sqrt(2)  # RMS of a sinusoid entry, so learned and fixed tables start alike
+EMBED_STD = 1 / math.sqrt(2)  # token embeddings: RMS of a sinusoid entry
+# Learned position tables start small, as BERT and GPT-2 do (``initializer_range`` = 0.02 in their
+# Hugging Face configs: N(0, 0.02²)). A table that starts at the token scale is mostly its random
+# start after a short run (Adam moves an entry by about lr per step), so what training wrote in it
+# could not be read back; a small start leaves the learned part to dominate.
+POS_INIT_STD = 0.02
 
 
 def _stack(e: int, d_in: int, d_out: int, generators: list[torch.Generator]) -> nn.Parameter:
@@ -45,12 +50,17 @@ def _stack(e: int, d_in: int, d_out: int, generators: list[torch.Generator]) -> 
     return nn.Parameter(torch.stack(slices))
 
 
-def _embedding(e: int, rows: int, width: int, generators: list[torch.Generator]) -> nn.Embedding:
-    """``E`` tables of ``rows × width`` in one ``nn.Embedding`` (table ``e``: rows ``e·rows …``)."""
+def _embedding(
+    e: int, rows: int, width: int, generators: list[torch.Generator], *, std: float = EMBED_STD
+) -> nn.Embedding:
+    """``E`` tables of ``rows × width`` in one ``nn.Embedding`` (table ``e``: rows ``e·rows …``).
+
+    Entries are drawn N(0, std²), each seed's table from its own generator.
+    """
     table = nn.Embedding(e * rows, width)
     with torch.no_grad():
         table.weight.copy_(torch.cat([torch.randn(rows, width, generator=g) for g in generators]))
-        table.weight.mul_(EMBED_STD)
+        table.weight.mul_(std)
     return table
 
 
@@ -145,7 +155,9 @@ class LabModel(nn.Module):
         self.tok_width = width - p if config.injection == "concat" else width
         self.n_in = n_in
         self.tok = _embedding(e, n_in, self.tok_width, gens)
-        self.pos = _embedding(e, rows, p, gens) if config.scheme == "learned" else None
+        self.pos = None
+        if config.scheme == "learned":
+            self.pos = _embedding(e, rows, p, gens, std=POS_INIT_STD)
         self.blocks = nn.ModuleList(Block(e, width, heads, gens) for _ in range(layers))
         self.ln_f = nn.Parameter(torch.stack([torch.ones(e, width), torch.zeros(e, width)], 1))
         self.head = _stack(e, width, n_out, gens)
@@ -221,8 +233,12 @@ class LabModel(nn.Module):
                     num_buckets=T5_BUCKETS,
                     max_distance=T5_MAX_DISTANCE,
                 )  # (T, T): query i, key j
-                self._cache[key] = torch.from_numpy(buckets).to(self.device)
-            bias = bias + self.t5[:, self._cache[key]].permute(0, 3, 1, 2)[:, None]
+                one_hot = np.eye(T5_BUCKETS, dtype=np.float32)[buckets.reshape(-1)]  # (T·T, NB)
+                self._cache[key] = torch.from_numpy(one_hot).to(self.device)
+            # One-hot matmul, not fancy indexing: the same values, but indexing's backward is a
+            # scatter-add that made T5 arms ~30x slower than the others on a CPU.
+            table = torch.matmul(self._cache[key], self.t5)  # (E, T·T, H)
+            bias = bias + table.view(-1, t, t, self.heads).permute(0, 3, 1, 2)[:, None]
         if bool(valid.all()):
             return bias
         pad = torch.zeros(valid.shape, device=self.device).masked_fill(~valid, float("-inf"))

@@ -11,7 +11,6 @@ the paper's Algorithm 1, as ``torch.optim.Adam`` computes it) because ``torch.op
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -81,10 +80,20 @@ def device() -> torch.device:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
-def use_all_cores() -> int:
-    """Give torch every core this process may use; returns the count."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    torch.set_num_threads(max(1, int(cores or 1)))
+LAB_THREADS = 1
+
+
+def use_one_thread() -> int:
+    """Train on one torch thread; returns the count.
+
+    The lab's models are tiny (a few thousand multiply-adds per op), so a second thread buys
+    little even on an idle machine, and on a shared 2-core server it is ruinous: each op waits at
+    an OpenMP barrier for a thread the OS has parked behind another process. Measured under a
+    load of about 3.7 with another test run busy: 40 steps of the ``learned`` preset's learned arm
+    took 44.5 s on 2 threads and 0.45 s on 1 (``bench/bench_lab.py``). One thread also leaves the
+    other core to the pages.
+    """
+    torch.set_num_threads(LAB_THREADS)
     return torch.get_num_threads()
 
 
