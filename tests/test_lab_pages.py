@@ -426,7 +426,7 @@ def _layers(chart) -> list[dict]:
 def test_metric_chart_draws_the_interval_and_marks_the_control():
     import pandas as pd
 
-    from posviz.ui.lab_charts import metric_chart
+    from posviz.charts.lab import metric_chart
 
     frame = pd.DataFrame(
         {"variant": ["a", "b"], "mean": [0.5, 0.9], "low": [0.4, 0.8], "high": [0.6, 1.0]}
@@ -442,7 +442,7 @@ def test_metric_chart_draws_the_interval_and_marks_the_control():
 def test_band_chart_marks_the_longest_training_length():
     import pandas as pd
 
-    from posviz.ui.lab_charts import band_chart
+    from posviz.charts.lab import band_chart
 
     frame = pd.DataFrame(
         {"variant": ["a"] * 2, "length": [16, 32], "mean": [1.0, 0.5], "low": [0.9, 0.4]}
@@ -456,7 +456,7 @@ def test_band_chart_marks_the_longest_training_length():
 def test_step_score_chart_keeps_a_perfect_score_on_the_axis():
     import pandas as pd
 
-    from posviz.ui.lab_charts import step_score_chart
+    from posviz.charts.lab import step_score_chart
 
     frame = pd.DataFrame({"variant": ["a", "a"], "step": [0, 10], "score": [-0.1, -0.05]})
     line, rule = _layers(step_score_chart(frame, score="R²", current=10, best=1.0))

@@ -15,6 +15,7 @@ preset never returns an old result.
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import io
 import json
@@ -52,8 +53,14 @@ _CODE_FILES = (
 )
 
 
+@functools.cache
 def code_version() -> str:
-    """Hash of the lab's source files and the encoding formulas it reuses (12 hex digits)."""
+    """Hash of the lab's source files and the encoding formulas it reuses (12 hex digits).
+
+    Computed once per process: the code that trains is the code that was imported, and a run
+    id must not change under a running job when the files on disk are edited (the page then
+    lost track of its own job and showed a bare Run button with no word about the run).
+    """
     digest = hashlib.sha256()
     for path in _CODE_FILES:
         files = sorted(path.glob("*.py")) if path.is_dir() else [path]

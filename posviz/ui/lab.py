@@ -11,10 +11,12 @@ with ``st.fragment(run_every=…)`` and never lets the worker touch Streamlit.
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import pandas as pd
 import streamlit as st
 
+from posviz.charts import lab as lab_charts
 from posviz.jobs import JobCancelled
 from posviz.lab import (
     QUESTIONS,
@@ -27,7 +29,7 @@ from posviz.lab import (
 from posviz.lab.config import MAX_BATCH, MAX_SEEDS
 from posviz.references import cite
 from posviz.settings import settings
-from posviz.ui import lab_charts, lab_runs, lab_views
+from posviz.ui import lab_runs, lab_views
 from posviz.ui.cache import cached_data
 from posviz.ui.display import user_errors
 from posviz.ui.state import url_int_list, url_number
@@ -241,7 +243,15 @@ def _train(job: lab_runs.LabJob) -> None:
             should_stop=job.should_stop,
         )
     except (LabStopped, JobCancelled):
-        job.finish(lab_runs.STOPPED, message=job.snapshot().message or "Stopped.")
+        view = job.snapshot()
+        reached = (
+            f" It had reached step {view.step:,} of {view.total_steps:,}"
+            + (f" ({view.variant})." if view.variant else ".")
+            if view.total_steps
+            else " It had not started training (it was waiting for a slot)."
+        )
+        why = view.message or "Stopped: the Stop button was pressed."
+        job.finish(lab_runs.STOPPED, message=why + reached)
     except ValueError as exc:
         job.finish(lab_runs.FAILED, message=str(exc))
     else:
@@ -288,6 +298,20 @@ def _curve_frame(view: lab_runs.JobView) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["variant", "step", "loss"])
 
 
+def progress_fraction(elapsed_s: float, eta_s: float | None) -> float:
+    """Share of the run done, ``elapsed / (elapsed + eta)``, always a finite number in [0, 1].
+
+    No estimate yet (``eta_s`` None, NaN, infinite, or nothing elapsed) gives 0, never NaN/inf
+    (``st.progress`` refuses those).
+    """
+    if eta_s is None or not (math.isfinite(elapsed_s) and math.isfinite(eta_s)):
+        return 0.0
+    total = elapsed_s + eta_s
+    if total <= 0:
+        return 0.0
+    return min(max(elapsed_s / total, 0.0), 1.0)
+
+
 @st.fragment(run_every=POLL_S)
 def watch(store_root: str, run_id: str, key_prefix: str) -> None:
     """Live progress of a running job, refreshed every :data:`POLL_S` seconds, with Stop."""
@@ -298,8 +322,7 @@ def watch(store_root: str, run_id: str, key_prefix: str) -> None:
     view = job.snapshot()
     if view.state in (lab_runs.DONE, lab_runs.STOPPED, lab_runs.FAILED):
         st.rerun(scope="app")  # the whole page now shows the result (or why there is none)
-    fraction = view.elapsed_s / (view.elapsed_s + view.eta_s) if view.eta_s else 0.0
-    st.progress(min(max(fraction, 0.0), 1.0), text=_progress_text(view))
+    st.progress(progress_fraction(view.elapsed_s, view.eta_s), text=_progress_text(view))
     if st.button("Stop", key=f"{key_prefix}stop", icon=":material/stop:"):
         job.stop_event.set()
         st.info("Stopping after the current step…")

@@ -7,134 +7,29 @@ Everything here reads a stored :class:`~posviz.lab.LabResult`; nothing trains.
 
 from __future__ import annotations
 
-import re
-
-import numpy as np
 import pandas as pd
 import streamlit as st
 
-from posviz.analysis.evidence import nested_ridge_predictions, random_table_like
+from posviz.analysis.evidence import random_table_like
 from posviz.analysis.probes import MIN_ROWS, r2_score
+from posviz.charts import lab as lab_charts
 from posviz.charts.experiments import probe_error_chart
 from posviz.charts.figure import Figure
 from posviz.lab import LabResult, Question, RunStore, load_lab_table, results_frame
 from posviz.lab.answer import metric_name
+from posviz.lab.frames import (
+    length_frame,
+    loss_frame,
+    metric_frame,
+    position_frame,
+    row_movement_frame,
+)
+from posviz.lab.probe import cv_probe
 from posviz.tables import PositionTable
-from posviz.ui import lab_charts
 from posviz.ui.cache import cached_data
 from posviz.ui.display import show_chart, user_errors
-from posviz.ui.state import url_select
+from posviz.ui.state import url_select, url_select_slider
 from posviz.ui.table_views import show_view
-from posviz.ui.text import safe_md
-
-_AT_LENGTH = re.compile(r"^(?P<metric>.+)@(?P<length>\d+)$")  # e.g. "accuracy@32"
-
-
-# --------------------------------------------------------------------------- frames for charts
-# TO MOVE (posviz.lab.results): these reshape a stored result into long-form frames; the
-# per-position/per-step spreads are statistics and belong with the library's summary.
-
-
-def _finite_band(frame: pd.DataFrame) -> pd.DataFrame:
-    """Bounds that are not finite (one seed: the spread is unknown) collapse onto the mean."""
-    frame = frame.copy()
-    for column in ("mean", "low", "high"):
-        frame[column] = frame[column].astype(np.float64)  # an empty frame's columns are objects
-    for bound in ("low", "high"):
-        frame[bound] = frame[bound].where(np.isfinite(frame[bound]), frame["mean"])
-    return frame
-
-
-def metric_frame(result: LabResult, question: Question, metric: str) -> pd.DataFrame:
-    """One row per variant for ``metric``: ``variant, mean, low, high, role`` (defined only)."""
-    labels = dict(zip(result.variant_ids, result.variant_labels, strict=True))
-    controls = {labels.get(question.control, "")}
-    rows = [
-        {
-            "variant": row.label,
-            "mean": row.mean,
-            "low": row.low,
-            "high": row.high,
-            "role": "control" if row.label in controls else "variant",
-        }
-        for row in result.summary
-        if row.metric == metric and np.isfinite(row.mean)
-    ]
-    return _finite_band(pd.DataFrame(rows, columns=["variant", "mean", "low", "high", "role"]))
-
-
-def length_frame(result: LabResult) -> tuple[pd.DataFrame, str]:
-    """``metric@length`` rows as ``variant, length, mean, low, high`` and the metric's name."""
-    rows, names = [], set()
-    for row in result.summary:
-        match = _AT_LENGTH.match(row.metric)
-        if match is None or not np.isfinite(row.mean):
-            continue
-        names.add(match["metric"])
-        rows.append(
-            {
-                "variant": row.label,
-                "length": int(match["length"]),
-                "mean": row.mean,
-                "low": row.low,
-                "high": row.high,
-            }
-        )
-    frame = pd.DataFrame(rows, columns=["variant", "length", "mean", "low", "high"])
-    return _finite_band(frame), ", ".join(sorted(names)) or "metric"
-
-
-def seed_band(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Mean and mean ± one standard deviation over seeds (axis 0) of ``(seeds, n)`` values.
-
-    One seed: the band is the line itself. NaN entries (undefined) stay NaN.
-    """
-    values = np.asarray(values, dtype=np.float64)
-    mean = values.mean(axis=0)
-    std = values.std(axis=0, ddof=1) if values.shape[0] > 1 else np.zeros_like(mean)
-    return mean, mean - std, mean + std
-
-
-def position_frame(result: LabResult) -> pd.DataFrame:
-    """Held-out accuracy per position: ``variant, position, mean, low, high`` (± 1 std)."""
-    parts = []
-    for variant, values in result.position_accuracy.items():
-        mean, low, high = seed_band(values)
-        parts.append(
-            pd.DataFrame(
-                {
-                    "variant": result.label(variant),
-                    "position": np.arange(mean.shape[0]),
-                    "mean": mean,
-                    "low": low,
-                    "high": high,
-                }
-            )
-        )
-    if not parts:
-        return pd.DataFrame(columns=["variant", "position", "mean", "low", "high"])
-    frame = pd.concat(parts, ignore_index=True)
-    return frame[np.isfinite(frame["mean"])]
-
-
-def loss_frame(result: LabResult) -> pd.DataFrame:
-    """Training loss, mean over seeds: ``variant, step, loss``."""
-    steps = np.asarray(result.curve_steps)
-    parts = [
-        pd.DataFrame(
-            {
-                "variant": result.label(variant),
-                "step": steps,
-                "loss": np.asarray(curve, dtype=np.float64).mean(axis=0),
-            }
-        )
-        for variant, curve in result.curves.items()
-    ]
-    if not parts:
-        return pd.DataFrame(columns=["variant", "step", "loss"])
-    frame = pd.concat(parts, ignore_index=True)
-    return frame[np.isfinite(frame["loss"])]
-
 
 # --------------------------------------------------------------------------- the result
 
@@ -231,6 +126,8 @@ def show_charts(result: LabResult, question: Question, *, key_prefix: str) -> No
                 show_chart(
                     Figure(chart, data, f"lab_{result.run_id}_by_position"), key=f"{key_prefix}pos"
                 )
+    if question.probe_tables:
+        _show_row_movement(result, key_prefix=key_prefix)
     losses = loss_frame(result)
     if len(losses):
         show_chart(
@@ -241,6 +138,34 @@ def show_charts(result: LabResult, question: Question, *, key_prefix: str) -> No
             ),
             key=f"{key_prefix}loss_chart",
         )
+
+
+def _show_row_movement(result: LabResult, *, key_prefix: str) -> None:
+    """How far training moved each row from its start, against position (and so frequency)."""
+    frame = row_movement_frame(result)
+    if not len(frame):
+        return
+    chart = lab_charts.band_chart(
+        frame,
+        x="position",
+        x_title="row of the learned table (position)",
+        metric="row movement ÷ mean early-row movement",
+        rule_at=result.config.max_len,
+        rule_label="longest training length: rows from here are never used",
+        title="How far training moved each row from its start (band: ± 1 std over seeds)",
+    )
+    data = frame[["position", "seen", "mean", "low", "high"]].to_numpy()
+    show_chart(
+        Figure(chart, data, f"lab_{result.run_id}_row_movement"), key=f"{key_prefix}movement"
+    )
+    st.caption(
+        "Movement ‖W_trained[p] − W_init[p]‖ of each row, divided by the mean movement of rows "
+        "0–7 so both arms share one unit-free axis. How often a row is seen falls with its "
+        "position: every training sequence reaches rows 0–3; with mostly short sequences about "
+        "1 in 500 reaches row 31 (the exported data's `seen` column gives each row's "
+        "probability). Rows past the dashed line were never used: zero gradient, movement "
+        "exactly 0 — the control."
+    )
 
 
 def show_run_facts(result: LabResult, *, stored: bool) -> None:
@@ -261,61 +186,10 @@ PROBING_LINK = ("prb_t_src", "prb_t_lab")
 CONTROL = "random table, same shape (control)"
 
 
-def url_step_slider(label: str, steps: list[int], *, key: str) -> int:
-    """A select-slider over training steps, synced with the URL under ``key``.
-
-    TO MOVE to ``posviz/ui/state.py`` (as ``url_select_slider``); the UI engineer owns that file.
-    A linked step that has no snapshot falls back to the last step, with a message.
-    """
-    if key not in st.session_state:
-        raw = st.query_params.get(key)
-        st.session_state[key] = steps[-1]
-        if raw is not None:
-            if raw.isdigit() and int(raw) in steps:
-                st.session_state[key] = int(raw)
-            else:
-                st.warning(
-                    f"Link parameter `{key}` ignored: {safe_md(raw, max_len=20)} is not a "
-                    f"snapshot step; this run has steps {steps[0]} … {steps[-1]}. Showing the "
-                    "last one.",
-                    icon=":material/link:",
-                )
-    step = int(st.select_slider(label, options=steps, key=key))
-    if st.query_params.get(key) != str(step):
-        st.query_params[key] = str(step)
-    return step
-
-
 @cached_data()
 def lab_table(root: str, spec: str) -> PositionTable:
     """``load_lab_table(spec)`` from the store at ``root``, cached (runs are write-once)."""
     return load_lab_table(spec, store=RunStore(root))
-
-
-def cv_probe(matrix: np.ndarray, *, seed: int) -> pd.DataFrame:
-    """Every row's position predicted by a ridge probe that never saw that row.
-
-    TO MOVE to ``posviz.analysis.probes``. Wang & Chen (EMNLP 2020)'s k-fold linear probe, with
-    a ridge penalty chosen inside each outer training fold (nested 5-fold CV,
-    :func:`posviz.analysis.evidence.nested_ridge_predictions`): a lab table has about as many
-    rows as dimensions, where plain least squares interpolates its training rows and its test
-    error blows up. The penalty is relative to the table's own scale, so the score does not
-    depend on the table's units.
-
-    Returns:
-        ``position, predicted, abs_error`` (one row per table row).
-    """
-    rows = np.asarray(matrix, dtype=np.float64)  # (n_positions, d)
-    positions = np.arange(rows.shape[0], dtype=np.float64)
-    predicted, _, _ = nested_ridge_predictions(rows, positions, positions, seed=seed)
-    predicted = np.asarray(predicted, dtype=np.float64).reshape(-1)  # (n_positions,)
-    return pd.DataFrame(
-        {
-            "position": positions.astype(int),
-            "predicted": predicted,
-            "abs_error": np.abs(predicted - positions),
-        }
-    )
 
 
 def _r2(frame: pd.DataFrame) -> float:
@@ -411,7 +285,7 @@ def watch_table_form(result: LabResult, store: RunStore, *, key_prefix: str) -> 
         seeds = [str(s) for s in range(result.config.seeds)]
         seed = int(url_select("Seed", seeds, key=f"{key_prefix}ts", default="0"))
     with cols[2]:
-        step = url_step_slider("Training step", steps, key=f"{key_prefix}step")
+        step = url_select_slider("Training step", steps, key=f"{key_prefix}step")
     spec = f"lab:{result.run_id}/{variant}/{seed}/{step}"
     with user_errors("Learned table"):
         table = lab_table(root, spec)

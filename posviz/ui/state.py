@@ -155,6 +155,39 @@ def url_select(
     return value
 
 
+def url_select_slider(
+    label: str,
+    options: Sequence[T],
+    *,
+    key: str,
+    default: T | None = None,
+    help: str | None = None,
+) -> T:
+    """A select-slider over ``options`` (e.g. training steps), synced with the URL under ``key``.
+
+    The URL holds ``str(option)``; a linked value that is not an option falls back to
+    ``default`` (the last option when none is given) with a message naming the allowed range.
+
+    Raises:
+        ValueError: ``options`` is empty.
+    """
+    if not options:
+        raise ValueError(f"The slider {label!r} has no options to choose from.")
+    fallback = options[-1] if default is None else default
+    by_text = {str(option): option for option in options}
+
+    def parse(raw: str) -> T:
+        if raw not in by_text:
+            first, last = safe_md(str(options[0])), safe_md(str(options[-1]))
+            raise ValueError(f"not one of the {len(options)} values {first} … {last}.")
+        return by_text[raw]
+
+    _seed(key, parse, fallback)
+    value = st.select_slider(label, options=list(options), key=key, help=help)
+    _publish(key, value)
+    return value
+
+
 def url_multiselect(
     label: str,
     options: Sequence[str],

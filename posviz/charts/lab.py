@@ -1,9 +1,5 @@
 """Chart builders for the position lab: loss curves, a metric per variant, extrapolation, probe
-score per training step.
-
-TO MOVE: these import neither streamlit nor torch, so they belong in ``posviz.charts`` (e.g.
-``posviz/charts/lab.py``); they live here until the integrator moves them (the layer contract
-lets ``posviz.ui`` import ``posviz.charts``, so the move only changes import lines).
+score per training step, row movement.
 
 Each takes a long-form ``DataFrame`` and returns an Altair chart; nothing is displayed or
 computed here beyond what Vega-Lite draws (means and spreads arrive precomputed).
