@@ -229,8 +229,29 @@ def test_stop_button_stops_the_run_and_stores_nothing(lab_dir):
     assert_no_exception(at)
     assert lab_runs.get_job(str(lab_dir), run_id).snapshot().state == lab_runs.STOPPED
     assert not RunStore(lab_dir).exists(run_id)
-    assert any("Stop" in w for w in texts(at, "warning"))
+    warnings = texts(at, "warning")
+    assert any("Stop button was pressed" in w for w in warnings), warnings
+    assert any("Nothing was stored" in w for w in warnings)
     assert at.button(key="lab_learned_go")  # and it can be started again
+
+
+@pytest.mark.parametrize(
+    ("elapsed", "eta", "expected"),
+    [
+        (3.0, 1.0, 0.75),
+        (0.0, 0.0, 0.0),
+        (5.0, None, 0.0),
+        (5.0, float("nan"), 0.0),
+        (5.0, float("inf"), 0.0),
+        (float("nan"), 2.0, 0.0),
+        (5.0, -9.0, 0.0),
+        (5.0, 0.0, 1.0),
+    ],
+)
+def test_progress_fraction_is_always_a_number_in_0_1(elapsed, eta, expected):
+    from posviz.ui.lab import progress_fraction
+
+    assert progress_fraction(elapsed, eta) == pytest.approx(expected)
 
 
 # --------------------------------------------------------------------------- liveness
@@ -363,7 +384,10 @@ def test_step_that_has_no_snapshot_falls_back_with_a_message(lab_dir, no_trainin
     query = {"lab_learned_run": result.run_id, "lab_learned_step": "999999"}
     at = app_test(page_path("learned"), query=query)
     assert_no_exception(at)
-    assert any("not a snapshot step" in w for w in texts(at, "warning"))
+    last = int(result.snapshot_steps[-1])
+    assert any(
+        "999999" in w and f"0 … {last}" in w and f"Using {last}" in w for w in texts(at, "warning")
+    )
     assert at.select_slider(key="lab_learned_step").value == int(result.snapshot_steps[-1])
 
 

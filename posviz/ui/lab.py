@@ -244,12 +244,13 @@ def _train(job: lab_runs.LabJob) -> None:
         )
     except (LabStopped, JobCancelled):
         view = job.snapshot()
-        reached = (
-            f" It had reached step {view.step:,} of {view.total_steps:,}"
-            + (f" ({view.variant})." if view.variant else ".")
-            if view.total_steps
-            else " It had not started training (it was waiting for a slot)."
-        )
+        if view.total_steps:
+            where = f" ({view.variant})." if view.variant else "."
+            reached = f" It had reached step {view.step:,} of {view.total_steps:,}{where}"
+        elif view.state == lab_runs.QUEUED:
+            reached = " It was still waiting for a training slot."
+        else:
+            reached = " It stopped within its first steps."
         why = view.message or "Stopped: the Stop button was pressed."
         job.finish(lab_runs.STOPPED, message=why + reached)
     except ValueError as exc:
