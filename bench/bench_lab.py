@@ -10,8 +10,13 @@
 * ``seeds``       wall time of N seeds trained as one batched model vs one seed: ratio (goal
                   well under N×).
 
-Threads: ``torch.set_num_threads`` = the cores this process may use (``taskset -c 0,1`` pins the
-2-core target). Prints a markdown table and ``BENCH {...}`` lines for ``bench/run_all.py``.
+* ``threads``     the learned arm of ``learned`` (3 seeds, ``--steps``) on 1 torch thread vs 2:
+                  why the lab trains on one thread (:func:`posviz.lab.train.use_one_thread`).
+
+Presets run each in a fresh process (``python -m posviz lab run Q --store <empty dir>``), so the
+wall time includes starting Python and importing torch, as a first run on a fresh server does.
+Threads: the lab trains on one torch thread (``taskset -c 0,1`` pins the 2-core target).
+Prints a markdown table and ``BENCH {...}`` lines for ``bench/run_all.py``.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import argparse
 import json
 import math
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -33,10 +39,10 @@ from torch import nn
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from posviz.lab import QUESTIONS, RunStore, run_question  # noqa: E402
+from posviz.lab import QUESTIONS  # noqa: E402
 from posviz.lab.config import LabConfig, ModelConfig  # noqa: E402
 from posviz.lab.tasks import make_batch, sample_lengths, train_rng, vocab_sizes  # noqa: E402
-from posviz.lab.train import train_variant, use_all_cores  # noqa: E402
+from posviz.lab.train import train_variant, use_one_thread  # noqa: E402
 
 
 class _Block(nn.Module):
@@ -105,14 +111,15 @@ def bench_presets() -> list[dict]:
     rows = []
     for q in QUESTIONS.values():
         with tempfile.TemporaryDirectory() as root:
+            command = [sys.executable, "-m", "posviz", "lab", "run", q.id, "--store", root]
             start = time.perf_counter()
-            run_question(q.id, store=RunStore(Path(root)))
+            subprocess.run(command, cwd=ROOT, check=True, capture_output=True)
             wall = time.perf_counter() - start
         variants, seeds = len(q.variants), q.default.seeds
         rows.append(
             {
                 "metric": f"preset {q.id} ({variants} variants × {seeds} seeds, "
-                f"{q.default.steps} steps)",
+                f"{q.default.steps} steps; fresh process)",
                 "value": round(wall, 1),
                 "unit": "s",
                 "goal": "≤ 60",
@@ -121,6 +128,28 @@ def bench_presets() -> list[dict]:
         )
         print(f"{rows[-1]['metric']}: {rows[-1]['value']} s", flush=True)
     return rows
+
+
+def bench_threads(config: LabConfig) -> list[dict]:
+    """The learned arm on 1 and on 2 torch threads (same run, alternating)."""
+    seconds: dict[int, list[float]] = {1: [], 2: []}
+    for _ in range(2):
+        for threads in (1, 2):
+            torch.set_num_threads(threads)
+            seconds[threads].append(_lab_seconds(config, config.seeds))
+    use_one_thread()
+    one, two = min(seconds[1]), min(seconds[2])
+    return [
+        {"metric": "learned arm, 1 thread", "value": round(one, 2), "unit": "s"},
+        {"metric": "learned arm, 2 threads", "value": round(two, 2), "unit": "s"},
+        {
+            "metric": "2 threads / 1 thread (time)",
+            "value": round(two / one, 2),
+            "unit": "×",
+            "goal": "≥ 1 (one thread is not slower)",
+            "ok": two >= one * 0.95,
+        },
+    ]
 
 
 def bench_throughput(config: LabConfig, repeats: int) -> list[dict]:
@@ -171,9 +200,9 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--only", default="presets,throughput,seeds")
+    parser.add_argument("--only", default="presets,throughput,seeds,threads")
     args = parser.parse_args()
-    threads = use_all_cores()
+    threads = use_one_thread()
     config = replace(QUESTIONS["learned"].default, steps=args.steps)
     parts = set(args.only.split(","))
     rows: list[dict] = []
@@ -181,6 +210,8 @@ def main() -> None:
         rows += bench_throughput(config, args.repeats)
     if "seeds" in parts:
         rows += bench_seeds(config, args.seeds, args.repeats)
+    if "threads" in parts:
+        rows += bench_threads(config)
     if "presets" in parts:
         rows += bench_presets()
     print(f"torch {torch.__version__}, {threads} threads, numpy {np.__version__}\n")
