@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import statistics
 import subprocess
 import sys
@@ -130,26 +131,41 @@ def bench_presets() -> list[dict]:
     return rows
 
 
-def bench_threads(config: LabConfig) -> list[dict]:
-    """The learned arm on 1 and on 2 torch threads (same run, alternating)."""
+def _thread_seconds(config: LabConfig) -> dict[int, float]:
+    """Best of 2 alternating runs of the learned arm on 1 and on 2 torch threads."""
     seconds: dict[int, list[float]] = {1: [], 2: []}
     for _ in range(2):
         for threads in (1, 2):
             torch.set_num_threads(threads)
             seconds[threads].append(_lab_seconds(config, config.seeds))
     use_one_thread()
-    one, two = min(seconds[1]), min(seconds[2])
-    return [
-        {"metric": "learned arm, 1 thread", "value": round(one, 2), "unit": "s"},
-        {"metric": "learned arm, 2 threads", "value": round(two, 2), "unit": "s"},
-        {
-            "metric": "2 threads / 1 thread (time)",
-            "value": round(two / one, 2),
-            "unit": "×",
-            "goal": "≥ 1 (one thread is not slower)",
-            "ok": two >= one * 0.95,
-        },
-    ]
+    return {n: min(values) for n, values in seconds.items()}
+
+
+def bench_threads(config: LabConfig) -> list[dict]:
+    """The learned arm on 1 vs 2 torch threads, alone and beside one busy process.
+
+    The busy process (a Python spin loop) stands in for another session or test run on the
+    shared 2-core server: an OpenMP thread then waits for a core the OS gave to someone else.
+    """
+    rows = []
+    quiet = _thread_seconds(config)
+    spin = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        busy = _thread_seconds(replace(config, steps=max(10, config.steps // 4)))
+    finally:
+        spin.kill()
+        spin.wait()
+    for name, measured in (("load as found", quiet), ("plus one busy process", busy)):
+        rows.append(
+            {
+                "metric": f"2 threads / 1 thread (time), {name}",
+                "value": round(measured[2] / measured[1], 2),
+                "unit": "×",
+            }
+        )
+        print(f"{rows[-1]['metric']}: {rows[-1]['value']} ×", flush=True)
+    return rows
 
 
 def bench_throughput(config: LabConfig, repeats: int) -> list[dict]:
@@ -214,7 +230,8 @@ def main() -> None:
         rows += bench_threads(config)
     if "presets" in parts:
         rows += bench_presets()
-    print(f"torch {torch.__version__}, {threads} threads, numpy {np.__version__}\n")
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"torch {torch.__version__}, {threads} threads, numpy {np.__version__}; load {load}\n")
     print("| measure | value | goal |\n|---|---|---|")
     for row in rows:
         print(f"| {row['metric']} | {row['value']} {row['unit']} | {row.get('goal', '')} |")
