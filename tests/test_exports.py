@@ -349,11 +349,11 @@ def test_every_chart_of_every_page_exports(monkeypatch):
     """Collect what each page hands to the Export menu and render every format of it."""
     from conftest import app_test
 
-    from posviz.ui import all_pages, exports
+    from posviz.ui import all_pages, display, exports
 
     offered = []
     monkeypatch.setattr(
-        exports, "export_menu",
+        display, "export_menu",  # show_chart's own reference to exports.export_menu
         lambda chart, *, key, data, name: offered.append((key, chart, data, name)),
     )  # fmt: skip
     for spec in all_pages():
