@@ -37,7 +37,8 @@ from posviz.ui.table_views import show_view
 def show_answer(result: LabResult, question: Question) -> None:
     """The answer in words, what went wrong (divergence), and the notes that qualify it."""
     st.subheader("Answer")
-    st.markdown(result.answer)
+    # One finding per line; as a list, so Markdown does not run the lines into one paragraph.
+    st.markdown("\n".join(f"- {line}" for line in result.answer.splitlines()))
     if result.diverged:
         names = ", ".join(result.label(v) for v in result.diverged)
         st.warning(
