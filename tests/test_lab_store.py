@@ -70,16 +70,16 @@ def test_corrupted_entry_is_named_retrained_and_nothing_else_is_lost(tmp_path: P
 
 
 def test_array_with_wrong_shape_counts_as_corrupted(stored, tmp_path: Path) -> None:
-    store, result = stored
+    _, result = stored
     copy = RunStore(tmp_path)
     copy.save(result)
     np.save(copy.path(result.run_id) / "curves__add.npy", np.zeros(3))
-    with pytest.raises(ValueError, match="curves__add.npy has shape"):
+    with pytest.raises(ValueError, match=r"curves__add\.npy has shape"):
         copy.load(result.run_id)
 
 
 def test_save_is_write_once(stored, tmp_path: Path) -> None:
-    store, result = stored
+    _, result = stored
     copy = RunStore(tmp_path)
     copy.save(result)
     changed = replace(result, answer="something else")
