@@ -4,6 +4,7 @@ import streamlit as st
 
 import posviz.ui  # noqa: F401  (routes a deep link through app.py on a fresh server)
 from posviz.references import cite
+from posviz.ui.lab import question_cards
 
 st.title("Where is the position in a transformer?")
 st.markdown(
@@ -98,6 +99,15 @@ for index, (question, page, answer) in enumerate(QUESTIONS):
         st.markdown(f"**{question}**")
         st.caption(answer)
         st.page_link(page, label="Open the view", icon=":material/arrow_forward:")
+
+st.subheader("Questions only training can answer")
+st.markdown(
+    "What if the model had a learned table instead of a sinusoid, concatenated instead of added, "
+    "re-injected position at every layer, or met longer sequences than it trained on? The lab "
+    "trains tiny transformers live on this server's CPU, several seeds each with a control, and "
+    "answers with error bars."
+)
+question_cards()
 
 st.caption(
     "Every view's settings live in its URL: copy the address bar to share exactly what you see. "

@@ -486,3 +486,14 @@ def test_step_score_chart_keeps_a_perfect_score_on_the_axis():
     line, rule = _layers(step_score_chart(frame, score="R²", current=10, best=1.0))
     assert line["encoding"]["y"]["scale"]["domainMax"] == 1.0
     assert rule["mark"]["type"] == "rule"
+
+
+def test_landing_page_sends_every_lab_question_to_its_page() -> None:
+    from conftest import app_test, assert_no_exception
+
+    from posviz.lab import QUESTIONS
+
+    at = app_test("pages/home.py")
+    assert_no_exception(at)
+    linked = {link.proto.page for link in at.get("page_link")}
+    assert {f"lab_{question_id}" for question_id in QUESTIONS} <= linked

@@ -406,6 +406,16 @@ def question_page(question_id: str) -> None:
     lab_views.show_run_facts(result, stored=stored)
 
 
+def question_cards(*, columns: int = 2) -> None:
+    """Every lab question as a card linking to its page (for the landing page)."""
+    cells = st.columns(columns)
+    for index, question in enumerate(QUESTIONS.values()):
+        with cells[index % columns].container(border=True):
+            st.markdown(f"**{question.title}** {question.question}")
+            st.caption("Asked in " + " · ".join(cite(key) for key in question.source_keys))
+            st.page_link(page_path(question.id), label="Train it", icon=":material/science:")
+
+
 def index_page() -> None:
     """The lab's front page: every question with its own page, and the runs stored here."""
     st.title("Position lab")
