@@ -16,6 +16,8 @@ Parts (each prints its own lines, then a summary table with the goal of each rat
                   in the server's memory maps, not by trust).
 * ``lab``         bench/bench_lab.py: each lab question's default preset (<= 60 s), training
                   throughput vs a hand-written torch loop (>= 0.9x), N seeds vs one seed.
+* ``lab_render``  bench/bench_lab_render.py: a stored lab run's page vs the Sinusoidal page, load
+                  to charts drawn in Chromium (<= 2x).
 * ``heavy_probes`` bench/bench_heavy_probes.py: a light page's load time while three heavy probes
                   run, vs idle (<= 1.5x).
 
@@ -43,7 +45,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
-PARTS = ("heatmap", "load_table", "hub_bytes", "cold_start", "no_torch", "lab", "heavy_probes")
+PARTS = ("heatmap", "load_table", "hub_bytes", "cold_start", "no_torch", "lab", "lab_render", "heavy_probes")
 DONE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 
 
@@ -320,6 +322,8 @@ def main(argv: list[str] | None = None) -> int:
             results += no_torch()
         elif part == "lab":
             results += run_other_bench(part, "bench_lab.py")
+        elif part == "lab_render":
+            results += run_other_bench(part, "bench_lab_render.py")
         elif part == "heavy_probes":
             results += run_other_bench(part, "bench_heavy_probes.py")
         print(f"[{part}] {time.perf_counter() - start:.0f} s")
