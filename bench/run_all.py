@@ -45,7 +45,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
-PARTS = ("heatmap", "load_table", "hub_bytes", "cold_start", "no_torch", "lab", "lab_render", "heavy_probes")
+PARTS = (
+    "heatmap", "load_table", "hub_bytes", "cold_start", "no_torch", "lab", "lab_render",
+    "heavy_probes",
+)  # fmt: skip
 DONE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 
 
