@@ -1,4 +1,4 @@
-"""Add vs concatenate: subspace overlap on constructed cases, seed 003's table, the real tables."""
+"""Add vs concatenate: subspace overlap on constructed cases, tensor2tensor #1591's table, the real tables."""
 
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ def test_cloud_is_word_plus_position():
     frame = word_position_cloud(word, pe, view="dims", dims=(0, 1))
     assert len(frame) == 17 and frame.position.iloc[-1] == -1
     np.testing.assert_allclose(frame.x[:16], word[0] + pe[:, 0])
-    # sin/cos pair 0: every point on the unit circle around the word (seed 004)
+    # sin/cos pair 0: every point on the unit circle around the word (the cnblogs post's picture)
     radius = np.hypot(frame.x[:16] - word[0], frame.y[:16] - word[1])
     np.testing.assert_allclose(radius, 1.0)
     pca = word_position_cloud(word, pe, view="pca")
@@ -97,7 +97,7 @@ def test_magnitudes_per_dimension():
     assert frame.pe_range.iloc[0] == pytest.approx(2.0, abs=0.01)  # fastest sine spans [-1, 1]
 
 
-def test_seed_003_last_dimensions_barely_move():
+def test_t2t_1591_last_dimensions_barely_move():
     table = last_dimensions_table(posviz.sinusoidal(128, 512), dims=(-1, -2, -16))
     last = table.set_index("dimension")
     # dim 511: cos(p / 10000^(510/512)) stays ~1; dim 510: sin(127 / 10000^(510/512)) ~ 0.013

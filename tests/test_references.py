@@ -76,4 +76,4 @@ def test_markdown_specials_in_titles_are_escaped() -> None:
 
 def test_unknown_key_names_the_known_ones() -> None:
     with pytest.raises(ValueError, match="vaswani_2017"):
-        cite("seed_004")
+        cite("some_file_004")

@@ -243,7 +243,7 @@ def test_page_sliders_change_the_views_and_the_url():
     assert at.query_params["sin_layout"] == "tensor2tensor"
 
 
-def test_page_reproduces_seed_003():
+def test_page_reproduces_the_t2t_1591_comment():
     at = _page({"sin_n": "128", "sin_d": "512", "sin_layout": "interleaved"})
     table = at.dataframe[0].value
     moved = dict(zip(table["column"], table["|PE[64] − PE[0]|"], strict=True))
