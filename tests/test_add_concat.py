@@ -1,4 +1,4 @@
-"""Add vs concatenate: subspace overlap on constructed cases, tensor2tensor #1591's table, the real tables."""
+"""Add vs concatenate: subspace overlap on constructed cases, the t2t #1591 table, real tables."""
 
 from __future__ import annotations
 
