@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from run_all import browser, open_page, server  # noqa: E402  (bench helpers, not a package)
 
-from posviz.lab import RunStore, question, run_question  # noqa: E402
+from posviz.lab import QUESTIONS, RunStore, run_question  # noqa: E402
 
 
 def _load_ms(page, url: str) -> float:
@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as store_dir:
-        q = question(args.question)
+        q = QUESTIONS[args.question]
         result = run_question(q.id, store=RunStore(Path(store_dir)))
         lab_url = f"/lab_{q.id}?lab_{q.id}_run={result.run_id}"
         env = {"POSVIZ_LAB_DIR": store_dir}
