@@ -24,7 +24,7 @@ def _tokens(config: LabConfig, t: int, seed: int = 0) -> tuple[torch.Tensor, tor
     return tokens, torch.ones(tokens.shape, dtype=torch.bool)
 
 
-@pytest.mark.parametrize("scheme", ["none", "learned"])
+@pytest.mark.parametrize("scheme", ["nope", "learned"])
 def test_only_the_nope_encoder_is_permutation_equivariant(scheme: str) -> None:
     model = build_model(ModelConfig(scheme=scheme), SMALL)
     tokens, valid = _tokens(SMALL, 8)
@@ -32,7 +32,7 @@ def test_only_the_nope_encoder_is_permutation_equivariant(scheme: str) -> None:
     with torch.no_grad():
         out, out_permuted = model(tokens, valid), model(tokens[..., perm], valid)
     equivariant = torch.allclose(out[..., perm, :], out_permuted, atol=1e-5)
-    assert equivariant == (scheme == "none")
+    assert equivariant == (scheme == "nope")
 
 
 def test_table_rows_past_the_longest_training_sequence_get_exactly_zero_gradient() -> None:
@@ -60,7 +60,7 @@ def test_concatenation_parameter_count_matches_adding_within_five_percent() -> N
 
 
 def test_sinusoid_vectors_are_the_encodings_table() -> None:
-    model = build_model(ModelConfig(scheme="sinusoid"), SMALL)
+    model = build_model(ModelConfig(scheme="sinusoidal"), SMALL)
     expected = sinusoidal(8, 16, dtype=np.float32)
     np.testing.assert_array_equal(model.position_vectors(8)[0, 0].numpy(), expected)
 

@@ -10,17 +10,23 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Literal
 
+from posviz.encodings.families import FAMILIES, lab_schemes
 from posviz.settings import settings
 
 Kind = Literal["encoder", "decoder"]
-Scheme = Literal["none", "learned", "sinusoid", "rope", "alibi", "t5"]
+Scheme = str  # a family id of posviz.encodings.families with a lab mechanism
 Injection = Literal["input", "concat", "every_layer"]
 TaskName = Literal["reverse", "kback", "count", "lm"]
 LengthDist = Literal["uniform", "short"]
 
 KINDS: tuple[str, ...] = ("encoder", "decoder")
-SCHEMES: tuple[str, ...] = ("none", "learned", "sinusoid", "rope", "alibi", "t5")
-ABSOLUTE_SCHEMES: tuple[str, ...] = ("learned", "sinusoid")  # vectors added to the tokens
+SCHEMES: tuple[str, ...] = lab_schemes()  # family ids (posviz.encodings.families)
+ABSOLUTE_SCHEMES: tuple[str, ...] = tuple(  # vectors at the input: can be concatenated, re-added
+    s for s in SCHEMES if FAMILIES[s].lab is not None and FAMILIES[s].lab.absolute
+)
+#: N(0, 0.02²): BERT's and GPT-2's ``initializer_range`` for their position tables.
+SMALL_INIT_STD = 0.02
+MAX_INIT_STD = 4.0
 INJECTIONS: tuple[str, ...] = ("input", "concat", "every_layer")
 TASKS: tuple[str, ...] = ("reverse", "kback", "count", "lm")
 LENGTH_DISTS: tuple[str, ...] = ("uniform", "short")
@@ -52,9 +58,10 @@ class ModelConfig:
 
     Attributes:
         kind: ``"encoder"`` (bidirectional attention) or ``"decoder"`` (causal attention).
-        scheme: ``"none"`` (NoPE), ``"learned"`` (an ``nn.Embedding`` table), ``"sinusoid"``
+        scheme: a family id of :mod:`posviz.encodings.families` with a lab mechanism:
+            ``"nope"`` (no positions), ``"learned"`` (an ``nn.Embedding`` table), ``"sinusoidal"``
             (Vaswani et al. 2017, fixed), ``"rope"`` (Su et al. 2021), ``"alibi"`` (Press et al.
-            2022), ``"t5"`` (Raffel et al. 2020 relative buckets, a learned scalar per head).
+            2022), ``"t5"`` (Raffel et al. 2020 relative buckets, a learned scalar per head) …
         injection: for learned/sinusoid tables only: ``"input"`` (add to the token embedding),
             ``"concat"`` (token embedding of width ``d − p`` concatenated with a ``p``-wide table,
             ``p = concat_width``), ``"every_layer"`` (the same table added before every block).
@@ -62,6 +69,10 @@ class ModelConfig:
         concat_width: ``p`` for ``"concat"``; default ``width // 2``.
         table_rows: rows of the learned table; default the longest training length. Rows past the
             longest training sequence are never indexed, so they keep their initial values.
+        pos_init_std: standard deviation of the learned table's N(0, std²) start (learned only).
+            :data:`SMALL_INIT_STD` = 0.02 is BERT's/GPT-2's; the token embedding's own std makes
+            the two tables start at the same scale (BERT and GPT-2 start both at 0.02: 1 : 1).
+            A verdict must not hang on it: the lab sweeps it.
     """
 
     kind: Kind = "encoder"
@@ -69,6 +80,7 @@ class ModelConfig:
     injection: Injection = "input"
     concat_width: int | None = None
     table_rows: int | None = None
+    pos_init_std: float = SMALL_INIT_STD
 
     def __post_init__(self) -> None:
         _choice("kind", self.kind, KINDS)
@@ -76,11 +88,17 @@ class ModelConfig:
         _choice("injection", self.injection, INJECTIONS)
         if self.injection != "input" and self.scheme not in ABSOLUTE_SCHEMES:
             raise ValueError(
-                f"injection={self.injection!r} needs a position table (scheme learned or "
-                f"sinusoid); scheme={self.scheme!r} acts inside attention, use injection='input'."
+                f"injection={self.injection!r} needs a position table (scheme "
+                f"{' or '.join(ABSOLUTE_SCHEMES)}); scheme={self.scheme!r} acts inside "
+                "attention, use injection='input'."
             )
         if self.table_rows is not None:
             _whole("table_rows", self.table_rows, 1, settings().lab_max_len, "Use fewer rows.")
+        std = self.pos_init_std
+        if isinstance(std, bool) or not isinstance(std, int | float) or not 0 < std <= MAX_INIT_STD:
+            raise ValueError(
+                f"pos_init_std={std!r} must be a number in (0, {MAX_INIT_STD}] (e.g. 0.02, BERT's)."
+            )
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

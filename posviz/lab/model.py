@@ -36,11 +36,6 @@ from posviz.lab.config import ModelConfig
 T5_BUCKETS = 16  # half of T5's 32: the lab's sequences are short
 T5_MAX_DISTANCE = 64
 EMBED_STD = 1 / math.sqrt(2)  # token embeddings: RMS of a sinusoid entry
-# Learned position tables start small, as BERT and GPT-2 do (``initializer_range`` = 0.02 in their
-# Hugging Face configs: N(0, 0.02²)). A table that starts at the token scale is mostly its random
-# start after a short run (Adam moves an entry by about lr per step), so what training wrote in it
-# could not be read back; a small start leaves the learned part to dominate.
-POS_INIT_STD = 0.02
 
 
 def _stack(e: int, d_in: int, d_out: int, generators: list[torch.Generator]) -> nn.Parameter:
@@ -157,7 +152,7 @@ class LabModel(nn.Module):
         self.tok = _embedding(e, n_in, self.tok_width, gens)
         self.pos = None
         if config.scheme == "learned":
-            self.pos = _embedding(e, rows, p, gens, std=POS_INIT_STD)
+            self.pos = _embedding(e, rows, p, gens, std=config.pos_init_std)
         self.blocks = nn.ModuleList(Block(e, width, heads, gens) for _ in range(layers))
         self.ln_f = nn.Parameter(torch.stack([torch.ones(e, width), torch.zeros(e, width)], 1))
         self.head = _stack(e, width, n_out, gens)
@@ -198,7 +193,7 @@ class LabModel(nn.Module):
             )
             index = seeds[:, None] * self.rows + rows[None, :]
             return self.pos(index)[:, None]  # (E, 1, T, p)
-        if scheme == "sinusoid":
+        if scheme == "sinusoidal":
             key = ("sin", t)
             if key not in self._cache:
                 table = sinusoidal(t, self.pos_width, dtype=np.float32)  # (T, p)

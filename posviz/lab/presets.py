@@ -119,8 +119,8 @@ LEARNED_VS_SINUSOID = Question(
     source_keys=("so_learnable", "so_nn_embedding", "vaswani_2017"),
     variants=(
         Variant("learned", "learned table (nn.Embedding)", _enc("learned")),
-        Variant("sinusoid", "fixed sinusoid", _enc("sinusoid")),
-        Variant("nope", "no positions (NoPE, control)", _enc("none")),
+        Variant("sinusoid", "fixed sinusoid", _enc("sinusoidal")),
+        Variant("nope", "no positions (NoPE, control)", _enc("nope")),
     ),
     default=_REVERSE,
     explain=(
@@ -142,7 +142,7 @@ ADD_VS_CONCAT = Question(
     variants=(
         Variant("add", "add: token (d) + position (d)", _enc("learned")),
         Variant("concat", "concatenate: token (d−p) ‖ position (p)", _enc("learned", "concat")),
-        Variant("nope", "no positions (NoPE, control)", _enc("none")),
+        Variant("nope", "no positions (NoPE, control)", _enc("nope")),
     ),
     default=_REVERSE,
     explain=(
@@ -170,7 +170,7 @@ EVERY_LAYER = Question(
         Variant(
             "every_layer", "same table, added before every layer", _enc("learned", "every_layer")
         ),
-        Variant("nope", "no positions (NoPE, control)", _enc("none")),
+        Variant("nope", "no positions (NoPE, control)", _enc("nope")),
     ),
     default=_REVERSE,
     explain=(
@@ -193,11 +193,11 @@ TRAIN_SHORT_TEST_LONG = Question(
     source_keys=("press_2022", "su_2021", "raffel_2020", "vaswani_2017"),
     variants=(
         Variant("learned", "learned table", _dec("learned")),
-        Variant("sinusoid", "sinusoid", _dec("sinusoid")),
+        Variant("sinusoid", "sinusoid", _dec("sinusoidal")),
         Variant("rope", "RoPE", _dec("rope")),
         Variant("alibi", "ALiBi", _dec("alibi")),
         Variant("t5", "T5 buckets", _dec("t5")),
-        Variant("nope", "NoPE (control)", _dec("none")),
+        Variant("nope", "NoPE (control)", _dec("nope")),
     ),
     # 8 heads: ALiBi's slopes are a geometric sequence set by the head count (1/2 … 1/256 for 8
     # heads, Press et al. 2022 §3); with 2 heads they are 1/16 and 1/256, nearly no position

@@ -128,7 +128,7 @@ def build_model(model: ModelConfig, config: LabConfig) -> LabModel:
         raise ValueError(
             f"concat_width={model.concat_width} must be between 1 and width−1 ({config.width - 1})."
         )
-    if model.scheme == "sinusoid" and (model.concat_width or config.width) % 2:
+    if model.scheme == "sinusoidal" and (model.concat_width or config.width) % 2:
         raise ValueError(
             "a sinusoid table needs an even width (sin/cos pairs); use an even concat_width."
         )
