@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
+import shutil
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -10,6 +15,7 @@ import numpy as np
 import pytest
 
 from posviz.lab import QUESTIONS, RunStore, list_lab_tables, load_lab_table, run_question
+from posviz.labfiles import CorruptEntry
 
 
 def _tiny(question_id: str, **changes: int):
@@ -59,23 +65,78 @@ def test_corrupted_entry_is_named_retrained_and_nothing_else_is_lost(tmp_path: P
     keep = run_question("every_layer", config=_tiny("every_layer"), store=store)
     broken = run_question("concat", config=_tiny("concat"), store=store)
     (store.path(broken.run_id) / "result.json").write_text("{ not json", encoding="utf-8")
-    with pytest.raises(ValueError, match=f"Stored lab run {broken.run_id} .* is corrupted"):
+    with pytest.raises(CorruptEntry, match=f"Stored lab run {broken.run_id} is corrupted"):
         store.load(broken.run_id)
-    assert [s.run_id for s in store.list()] == [keep.run_id]  # listing skips it, keeps the other
-    again = run_question("concat", config=_tiny("concat"), store=store)
+    listed = {s.run_id: s for s in store.list()}  # listed as corrupted, the other one intact
+    assert listed[broken.run_id].corrupt and not listed[keep.run_id].corrupt
+    heard: list[CorruptEntry] = []
+    again = run_question("concat", config=_tiny("concat"), store=store, on_corrupt=heard.append)
+    assert [e.run_id for e in heard] == [broken.run_id]
     assert again.metrics == broken.metrics  # retrained, bit-identical on the CPU
     assert store.load(broken.run_id) is not None
     assert store.load(keep.run_id).metrics == keep.metrics
     assert len(list((tmp_path / ".corrupt").iterdir())) == 1  # the bad entry is kept aside
 
 
-def test_array_with_wrong_shape_counts_as_corrupted(stored, tmp_path: Path) -> None:
+def test_a_tampered_number_is_refused(stored, tmp_path: Path) -> None:
     _, result = stored
     copy = RunStore(tmp_path)
     copy.save(result)
-    np.save(copy.path(result.run_id) / "curves__add.npy", np.zeros(3))
-    with pytest.raises(ValueError, match=r"curves__add\.npy has shape"):
+    path = copy.path(result.run_id) / "result.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["wall_s"] = data["wall_s"] + 1.0
+    path.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
+    with pytest.raises(CorruptEntry, match=r"result\.json does not match its SHA-256"):
         copy.load(result.run_id)
+
+
+def test_array_with_wrong_contents_counts_as_corrupted(stored, tmp_path: Path) -> None:
+    _, result = stored
+    copy = RunStore(tmp_path)
+    copy.save(result)
+    name = next(p.name for p in copy.path(result.run_id).glob("curves__*.npy"))
+    np.save(copy.path(result.run_id) / name, np.zeros(3))
+    with pytest.raises(CorruptEntry, match=f"{name} does not match its SHA-256"):
+        copy.load(result.run_id)
+
+
+def test_run_ids_hash_every_family_formula_module() -> None:
+    from posviz.encodings.families import code_modules
+    from posviz.lab.store import code_files
+
+    hashed = {p.resolve() for p in code_files()}
+    for name in code_modules():
+        spec = importlib.util.find_spec(name)
+        assert Path(spec.origin).resolve() in hashed, name
+
+
+def test_editing_a_family_formula_module_changes_run_ids(tmp_path: Path) -> None:
+    """A fresh process on a copy of the package, with one formula module edited by a comment."""
+    import posviz
+
+    package = Path(posviz.__file__).parent
+    copies = {}
+    for tag, edit in (("same", False), ("edited", True)):
+        root = tmp_path / tag
+        shutil.copytree(package, root / "posviz", ignore=shutil.ignore_patterns("__pycache__"))
+        if edit:
+            with open(root / "posviz" / "encodings" / "alibi.py", "a", encoding="utf-8") as f:
+                f.write("\n# an edit\n")
+        code = (
+            "from posviz.lab import RunStore, QUESTIONS; "
+            "print(RunStore().run_id('learned', QUESTIONS['learned'].default))"
+        )
+        out = subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=root,
+            env={**os.environ, "PYTHONPATH": str(root)},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        copies[tag] = out.stdout.strip()
+    here = RunStore().run_id("learned", QUESTIONS["learned"].default)
+    assert copies["same"] == here != copies["edited"]
 
 
 def test_save_is_write_once(stored, tmp_path: Path) -> None:
@@ -106,7 +167,7 @@ def test_lab_tables_are_position_tables(stored) -> None:
         ("bundled", "is not a lab table"),
         ("lab:zz", "is not a lab run id"),
         ("lab:0123456789abcdef", "No stored lab run"),
-        ("lab:{run}/nope", "has no learned table for 'nope'"),
+        ("lab:{run}/nope", "has no learned table 'nope'"),
         ("lab:{run}/add/7", "seed 7 is out of range"),
         ("lab:{run}/add/0/999", "step 999 has no snapshot"),
         ("lab:{run}/add/x", "must be a whole number"),

@@ -69,7 +69,10 @@ def run_lab_command(args: argparse.Namespace, *, out: TextIO | None = None) -> i
         for q in QUESTIONS.values():
             print(f"{q.id:14} {q.title}", file=out)
         for s in store.list():
-            print(f"{s.run_id}  {s.question_id:14} seeds={s.seeds} {s.wall_s:.1f} s", file=out)
+            if s.corrupt:
+                print(f"{s.run_id}  CORRUPTED: {s.corrupt} (retrained when asked for)", file=out)
+            else:
+                print(f"{s.run_id}  {s.question_id:14} seeds={s.seeds} {s.wall_s:.1f} s", file=out)
         return 0
     q = question(args.question)
     config = q.default
@@ -77,7 +80,13 @@ def run_lab_command(args: argparse.Namespace, *, out: TextIO | None = None) -> i
         config = replace(config, seeds=args.seeds)
     if args.steps is not None:
         config = replace(config, steps=args.steps)
-    result = run_question(q.id, config=config, store=store, on_progress=_progress(sys.stderr))
+    result = run_question(
+        q.id,
+        config=config,
+        store=store,
+        on_progress=_progress(sys.stderr),
+        on_corrupt=lambda error: print(f"{error} Retraining it now.", file=sys.stderr),
+    )
     print(f"{q.title} (run {result.run_id})", file=out)
     print(results_frame(result).to_string(index=False, float_format=lambda v: f"{v:.3f}"), file=out)
     print("\n" + result.answer, file=out)

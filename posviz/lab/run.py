@@ -20,6 +20,7 @@ from posviz.lab.results import LabResult, LabStopped, Progress
 from posviz.lab.rows import late_to_early_ratio, rank_correlation, row_movement
 from posviz.lab.store import RunStore, code_version
 from posviz.lab.tasks import length_probabilities
+from posviz.labfiles import CorruptEntry
 
 if TYPE_CHECKING:
     from posviz.lab.train import TrainOutput
@@ -34,12 +35,14 @@ def run_question(
     store: RunStore | None = None,
     on_progress: Callable[[Progress], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
+    on_corrupt: Callable[[CorruptEntry], None] | None = None,
 ) -> LabResult:
     """Train every variant of a question over its seeds, evaluate held-out, summarise, store.
 
     Returns the stored result at once when one exists for (question, config, code version); a
-    corrupted stored entry is retrained and replaced. While waiting for a job slot
-    (:func:`posviz.jobs.job_slot`) ``on_progress`` gets ``Progress(queue_position=n)``.
+    corrupted stored entry is retrained and replaced (``on_corrupt`` hears of it first). While
+    waiting for a job slot (:func:`posviz.jobs.job_slot`) ``on_progress`` gets
+    ``Progress(queue_position=n)``.
 
     Raises:
         ValueError: unknown question or invalid config (the message names the setting).
@@ -51,8 +54,10 @@ def run_question(
     run_id = store.run_id(q.id, config)
     try:
         stored = store.load(run_id)
-    except ValueError:
-        stored = None  # corrupted: retrained below; save() moves the bad entry aside
+    except CorruptEntry as error:
+        stored = None  # retrained below; save() moves the bad entry aside
+        if on_corrupt is not None:
+            on_corrupt(error)
     if stored is not None:
         return stored
     configs = {v.id: v.config_for(config) for v in q.variants}  # validates every arm first

@@ -1,84 +1,88 @@
-"""The run store: every finished lab run on disk as JSON + ``.npy`` (never pickle).
+"""The run store: every finished lab run on disk as JSON + ``.npy`` (never pickle), checksummed.
 
-Layout: ``<root>/<run_id>/result.json`` plus one ``.npy`` per array. A run is written into a
-temporary directory next to its final place (each file fsynced) and renamed into place with
-``os.replace``, so a reader sees a whole run or none. Writers on several processes (replicas
-sharing the directory) serialise on ``<root>/.lock`` (``fcntl.flock``); a run id that already
-holds a readable run is never overwritten (write-once). A corrupted entry is moved aside to
-``<root>/.corrupt/`` when its replacement is saved; no other entry is touched.
+The files, their SHA-256 manifest, atomic write-once saves and verified reads live in
+:mod:`posviz.labfiles` (shared with the ``lab:`` table source); this module turns a
+:class:`~posviz.lab.results.LabResult` into that entry and back. A corrupted entry (an edited
+number included) raises :class:`~posviz.labfiles.CorruptEntry` naming the run; it is moved aside to
+``<root>/.corrupt/`` when its replacement is saved, and no other entry is touched.
 
 The run id is a hash of the question, the full :class:`~posviz.lab.config.LabConfig` and the code
-version (a hash of the lab's source files and the formulas it reuses), so a changed formula or
-preset never returns an old result.
+version: a hash of the lab's sources, the store's file format and the statistics the answers use,
+and every family's formula module (:func:`posviz.encodings.families.code_modules`), so a changed
+formula, preset or estimator never returns an old result.
 """
 
 from __future__ import annotations
 
-import fcntl
 import functools
 import hashlib
-import io
+import importlib.util
 import json
 import math
-import os
-import re
-import shutil
-import tempfile
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-import posviz.encodings.alibi
-import posviz.encodings.rope
-import posviz.encodings.sinusoidal
-import posviz.encodings.t5
+from posviz import labfiles
+from posviz.encodings.families import code_modules
 from posviz.lab.config import LabConfig
 from posviz.lab.results import LabResult, SummaryRow
+from posviz.labfiles import CorruptEntry, default_root
 
-FORMAT = 1
-_RUN_ID = re.compile(r"^[0-9a-f]{16}$")
-_NAME = re.compile(r"^[A-Za-z0-9_]+$")
+__all__ = ["CorruptEntry", "RunStore", "RunSummary", "code_version", "default_root"]
+
 _ARRAY_FIELDS = ("curves", "snapshots", "position_accuracy")
-_CODE_FILES = (
-    Path(__file__).parent,
-    Path(posviz.encodings.sinusoidal.__file__),
-    Path(posviz.encodings.rope.__file__),
-    Path(posviz.encodings.alibi.__file__),
-    Path(posviz.encodings.t5.__file__),
+#: modules besides posviz/lab/*.py whose code decides a run's numbers or its answer's words.
+_ALSO_HASHED = (
+    "posviz.labfiles",
+    "posviz.analysis.evidence",
+    "posviz.analysis.probes",
+    "posviz.encodings.families",
 )
+
+
+def _module_file(name: str) -> Path:
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.origin is None:
+        raise ValueError(f"code module {name!r} cannot be found; it must be importable.")
+    return Path(spec.origin)
+
+
+def code_files() -> list[Path]:
+    """The source files hashed into :func:`code_version`, in a fixed order."""
+    lab = sorted(Path(__file__).parent.glob("*.py"))
+    modules = dict.fromkeys((*_ALSO_HASHED, *code_modules()))
+    return lab + [_module_file(name) for name in modules]
 
 
 @functools.cache
 def code_version() -> str:
-    """Hash of the lab's source files and the encoding formulas it reuses (12 hex digits).
+    """Hash of :func:`code_files` (12 hex digits): the lab, its statistics, every formula.
 
     Computed once per process: the code that trains is the code that was imported, and a run
     id must not change under a running job when the files on disk are edited (the page then
     lost track of its own job and showed a bare Run button with no word about the run).
     """
     digest = hashlib.sha256()
-    for path in _CODE_FILES:
-        files = sorted(path.glob("*.py")) if path.is_dir() else [path]
-        for file in files:
-            digest.update(file.name.encode())
-            digest.update(file.read_bytes())
+    root = Path(__file__).parents[2]
+    for file in code_files():
+        try:
+            name = file.relative_to(root).as_posix()
+        except ValueError:
+            name = file.name
+        digest.update(name.encode())
+        digest.update(file.read_bytes())
     return digest.hexdigest()[:12]
-
-
-def default_root() -> Path:
-    """``$POSVIZ_LAB_DIR``, else ``~/.cache/posviz/lab``."""
-    env = os.environ.get("POSVIZ_LAB_DIR")
-    return Path(env) if env else Path.home() / ".cache" / "posviz" / "lab"
 
 
 @dataclass(frozen=True)
 class RunSummary:
-    """One stored run, for lists: what it answered, when, and its learned tables."""
+    """One stored run, for lists: what it answered, when, and its learned tables.
+
+    A corrupted entry is listed with ``corrupt`` set to what is wrong (and nothing else known).
+    """
 
     run_id: str
     question_id: str
@@ -87,13 +91,7 @@ class RunSummary:
     created: float  # seconds since the epoch (the entry's modification time)
     answer: str
     learned_variants: tuple[str, ...]
-
-
-def _fsync_write(path: Path, data: bytes) -> None:
-    with open(path, "wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
+    corrupt: str = ""
 
 
 def _json_number(value: float) -> float | None:
@@ -105,10 +103,10 @@ def _from_json_number(value: float | None) -> float:
 
 
 class RunStore:
-    """Finished runs on disk, keyed by question, config and code version.
+    """Finished runs on disk (:mod:`posviz.labfiles`), keyed by question, config and code.
 
     Args:
-        root: the directory; default :func:`default_root`. Created on first save.
+        root: the directory; default :func:`~posviz.labfiles.default_root`. Created on first save.
     """
 
     def __init__(self, root: Path | None = None) -> None:
@@ -126,34 +124,26 @@ class RunStore:
         Raises:
             ValueError: ``run_id`` is not 16 lower-case hex digits.
         """
-        if not isinstance(run_id, str) or not _RUN_ID.match(run_id):
-            raise ValueError(
-                f"run id {run_id!r} is not a lab run id (16 hex digits, e.g. as listed by "
-                "`python -m posviz lab list`)."
-            )
-        return self.root / run_id
+        return labfiles.entry_dir(self.root, run_id)
 
     def exists(self, run_id: str) -> bool:
-        return (self.path(run_id) / "result.json").is_file()
+        return labfiles.has_entry(self.root, run_id)
 
     def load(self, run_id: str) -> LabResult | None:
         """The stored run, or None if there is none.
 
         Raises:
-            ValueError: the entry exists but is corrupted (names the entry and what is wrong);
-                :func:`posviz.lab.run_question` then retrains it.
+            CorruptEntry: the entry exists but fails its checksums or cannot be read (names the
+                run and what is wrong); :func:`posviz.lab.run_question` then retrains it.
         """
-        folder = self.path(run_id)
-        if not (folder / "result.json").is_file():
+        try:
+            meta, arrays = labfiles.read_entry(self.root, run_id)
+        except labfiles.NoEntry:
             return None
         try:
-            data = json.loads((folder / "result.json").read_text(encoding="utf-8"))
-            return _result_from_json(data, folder)
-        except (OSError, ValueError, KeyError, TypeError) as error:
-            raise ValueError(
-                f"Stored lab run {run_id} in {folder} is corrupted ({error}); it will be "
-                "retrained and replaced, other runs are not affected."
-            ) from error
+            return _result_from_entry(meta, arrays)
+        except (ValueError, KeyError, TypeError, IndexError) as error:
+            raise CorruptEntry(run_id, f"its contents do not form a lab result: {error}") from None
 
     def save(self, result: LabResult) -> Path:
         """Write a run atomically; a readable entry with the same id is kept (write-once).
@@ -161,81 +151,67 @@ class RunStore:
         Returns:
             The entry's directory.
         """
-        final = self.path(result.run_id)
-        self.root.mkdir(parents=True, exist_ok=True)
-        with self._locked():
-            if final.exists():
-                try:
-                    if self.load(result.run_id) is not None:
-                        return final  # another writer got there first: same config, same numbers
-                except ValueError:
-                    pass  # corrupted: moved aside below
-                self._move_aside(final)
-            staging = Path(tempfile.mkdtemp(prefix=f".{result.run_id}-", dir=self.root))
-            try:
-                _write_entry(result, staging)
-                os.replace(staging, final)
-            finally:
-                if staging.exists():
-                    shutil.rmtree(staging, ignore_errors=True)
-        return final
+        meta, arrays = _entry(result)
+        return labfiles.write_entry(self.root, result.run_id, meta, arrays)
 
     def list(self) -> list[RunSummary]:
-        """Readable stored runs, newest first (corrupted entries are skipped)."""
-        if not self.root.is_dir():
-            return []
+        """Stored runs, newest first; corrupted entries are listed with ``corrupt`` set."""
         out = []
-        for folder in self.root.iterdir():
-            if not _RUN_ID.match(folder.name) or not (folder / "result.json").is_file():
+        for status in labfiles.list_entries(self.root):
+            if status.meta is None:
+                out.append(_corrupt_summary(status.run_id, status.created, status.why))
                 continue
             try:
-                data = json.loads((folder / "result.json").read_text(encoding="utf-8"))
-                out.append(_summary(data, folder))
-            except (OSError, ValueError, KeyError, TypeError):
-                continue
-        return sorted(out, key=lambda s: s.created, reverse=True)
-
-    @contextmanager
-    def _locked(self) -> Iterator[None]:
-        with open(self.root / ".lock", "a+b") as handle:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-
-    def _move_aside(self, folder: Path) -> None:
-        aside = self.root / ".corrupt"
-        aside.mkdir(exist_ok=True)
-        os.replace(folder, aside / f"{folder.name}-{time.time_ns()}")
+                out.append(_summary(status.meta, status.created))
+            except (ValueError, KeyError, TypeError) as error:
+                why = f"its contents do not form a lab result: {error}"
+                out.append(_corrupt_summary(status.run_id, status.created, why))
+        return out
 
 
-def _summary(data: dict[str, Any], folder: Path) -> RunSummary:
+def _corrupt_summary(run_id: str, created: float, why: str) -> RunSummary:
+    return RunSummary(run_id, "", 0, 0.0, created, "", (), corrupt=why)
+
+
+def _summary(data: dict[str, Any], created: float) -> RunSummary:
     return RunSummary(
         run_id=str(data["run_id"]),
         question_id=str(data["question_id"]),
         seeds=int(data["config"]["seeds"]),
         wall_s=float(data["wall_s"]),
-        created=(folder / "result.json").stat().st_mtime,
+        created=created,
         answer=str(data["answer"]),
-        learned_variants=tuple(data["arrays"]["snapshots"]),
+        learned_variants=tuple(data.get("tables", {})),
     )
 
 
-def _write_entry(result: LabResult, folder: Path) -> None:
-    arrays: dict[str, dict[str, list[int]]] = {}
-    for name in _ARRAY_FIELDS:
-        arrays[name] = {}
-        for variant, array in getattr(result, name).items():
-            if not _NAME.match(variant):
-                raise ValueError(f"variant id {variant!r} must be letters, digits or _.")
-            buffer = _npy_bytes(np.asarray(array))
-            _fsync_write(folder / f"{name}__{variant}.npy", buffer)
-            arrays[name][variant] = list(np.shape(array))
-    _fsync_write(folder / "curve_steps.npy", _npy_bytes(np.asarray(result.curve_steps)))
-    _fsync_write(folder / "snapshot_steps.npy", _npy_bytes(np.asarray(result.snapshot_steps)))
-    data = {
-        "format": FORMAT,
+def _array_name(field: str, variant: str) -> str:
+    return f"{field}__{labfiles.check_name(variant)}"
+
+
+def _entry(result: LabResult) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The metadata and arrays of one run, as :func:`posviz.labfiles.write_entry` takes them."""
+    arrays: dict[str, np.ndarray] = {
+        "curve_steps": np.asarray(result.curve_steps),
+        "snapshot_steps": np.asarray(result.snapshot_steps),
+    }
+    shapes: dict[str, dict[str, list[int]]] = {}
+    for field in _ARRAY_FIELDS:
+        shapes[field] = {}
+        for variant, array in getattr(result, field).items():
+            arrays[_array_name(field, variant)] = np.asarray(array)
+            shapes[field][variant] = list(np.shape(array))
+    tables = {
+        variant: {
+            "array": _array_name("snapshots", variant),
+            "steps_array": "snapshot_steps",
+            "label": result.label(variant),
+            "trained_rows": int(result.config.max_len),
+            "steps": int(result.config.steps),
+        }
+        for variant in result.snapshots
+    }
+    meta = {
         "run_id": result.run_id,
         "question_id": result.question_id,
         "config": result.config.to_dict(),
@@ -253,15 +229,10 @@ def _write_entry(result: LabResult, folder: Path) -> None:
         "notes": list(result.notes),
         "wall_s": result.wall_s,
         "extra": result.extra,
-        "arrays": arrays,
+        "arrays": shapes,
+        "tables": tables,
     }
-    _fsync_write(folder / "result.json", json.dumps(data, indent=1).encode("utf-8"))
-
-
-def _npy_bytes(array: np.ndarray) -> bytes:
-    buffer = io.BytesIO()
-    np.save(buffer, array, allow_pickle=False)
-    return buffer.getvalue()
+    return meta, arrays
 
 
 def _row_json(row: SummaryRow) -> dict[str, Any]:
@@ -280,22 +251,20 @@ def _row_from_json(data: dict[str, Any]) -> SummaryRow:
     return SummaryRow(**values)
 
 
-def _load_array(folder: Path, name: str, shape: list[int] | None = None) -> np.ndarray:
-    array = np.load(folder / f"{name}.npy", allow_pickle=False)
+def _shaped(arrays: dict[str, np.ndarray], name: str, shape: list[int] | None = None) -> np.ndarray:
+    array = arrays[name]
     if shape is not None and list(array.shape) != list(shape):
         raise ValueError(f"{name}.npy has shape {array.shape}, expected {tuple(shape)}")
     return array
 
 
-def _result_from_json(data: dict[str, Any], folder: Path) -> LabResult:
-    if data.get("format") != FORMAT:
-        raise ValueError(f"unknown format {data.get('format')!r} (expected {FORMAT})")
-    arrays = {
-        name: {
-            v: _load_array(folder, f"{name}__{v}", shape)
-            for v, shape in data["arrays"][name].items()
+def _result_from_entry(data: dict[str, Any], arrays: dict[str, np.ndarray]) -> LabResult:
+    fields = {
+        field: {
+            v: _shaped(arrays, _array_name(field, v), shape)
+            for v, shape in data["arrays"][field].items()
         }
-        for name in _ARRAY_FIELDS
+        for field in _ARRAY_FIELDS
     }
     return LabResult(
         run_id=str(data["run_id"]),
@@ -310,11 +279,11 @@ def _result_from_json(data: dict[str, Any], folder: Path) -> LabResult:
         },
         summary=tuple(_row_from_json(row) for row in data["summary"]),
         answer=str(data["answer"]),
-        curve_steps=_load_array(folder, "curve_steps"),
-        curves=arrays["curves"],
-        snapshot_steps=_load_array(folder, "snapshot_steps"),
-        snapshots=arrays["snapshots"],
-        position_accuracy=arrays["position_accuracy"],
+        curve_steps=_shaped(arrays, "curve_steps"),
+        curves=fields["curves"],
+        snapshot_steps=_shaped(arrays, "snapshot_steps"),
+        snapshots=fields["snapshots"],
+        position_accuracy=fields["position_accuracy"],
         n_params={k: int(v) for k, v in data["n_params"].items()},
         diverged=tuple(data["diverged"]),
         notes=tuple(data["notes"]),
