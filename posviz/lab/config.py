@@ -16,7 +16,7 @@ from posviz.settings import settings
 Kind = Literal["encoder", "decoder"]
 Scheme = str  # a family id of posviz.encodings.families with a lab mechanism
 Injection = Literal["input", "concat", "every_layer"]
-TaskName = Literal["reverse", "kback", "count", "lm"]
+TaskName = Literal["reverse", "kback", "count", "lm", "mlm"]
 LengthDist = Literal["uniform", "short"]
 
 KINDS: tuple[str, ...] = ("encoder", "decoder")
@@ -28,10 +28,10 @@ ABSOLUTE_SCHEMES: tuple[str, ...] = tuple(  # vectors at the input: can be conca
 SMALL_INIT_STD = 0.02
 MAX_INIT_STD = 4.0
 INJECTIONS: tuple[str, ...] = ("input", "concat", "every_layer")
-TASKS: tuple[str, ...] = ("reverse", "kback", "count", "lm")
+TASKS: tuple[str, ...] = ("reverse", "kback", "count", "lm", "mlm")
 LENGTH_DISTS: tuple[str, ...] = ("uniform", "short")
 CAUSAL_TASKS: tuple[str, ...] = ("kback", "lm")  # answerable from the past alone
-BIDIRECTIONAL_TASKS: tuple[str, ...] = ("reverse", "count", "kback")  # need (or allow) the future
+BIDIRECTIONAL_TASKS: tuple[str, ...] = ("reverse", "count", "kback", "mlm")  # need/allow the future
 MAX_SEEDS = 16
 MAX_BATCH = 512
 MAX_VOCAB = 256
@@ -126,7 +126,8 @@ class LabConfig:
     Attributes:
         task: ``"reverse"`` (absolute order), ``"kback"`` (token ``k`` back: relative offsets),
             ``"count"`` (how often the token occurs: order does not matter, the control) or
-            ``"lm"`` (next character of the bundled public-domain texts; decoder only).
+            ``"lm"`` (next character of the bundled public-domain texts; decoder only) or
+            ``"mlm"`` (masked characters of the same texts; encoder only).
         vocab: content tokens of the synthetic tasks (ignored by ``lm``).
         k: the offset of ``kback``.
         min_len, max_len: training sequence lengths (inclusive).

@@ -10,6 +10,11 @@ count (padding and undefined targets do not):
 * ``lm`` — ``y[t] = c[t+1]``: next character of the bundled public-domain texts
   (:mod:`posviz.data.texts`); training windows come from the first 90 %, held-out ones from the
   last 10 %.
+* ``mlm`` — masked characters (for an encoder): in a window of the same texts (same 90 % / 10 %
+  split), ``round(0.15·n)`` characters (at least one) are replaced by a mask token and only those
+  count, ``y[t] = c[t]``. 15 % is BERT's rate (Devlin et al. 2019, §3.1); unlike BERT every chosen
+  character becomes the mask token (no 80/10/10 split), so a masked slot carries no trace of its
+  character and the position-blind ceiling (:mod:`posviz.lab.bounds`) stays exact.
 
 Lengths: ``"uniform"`` over ``[min_len, max_len]`` or ``"short"`` with ``P(n) ∝ 0.8^(n − min_len)``
 (mostly short: the longest rows are rarely seen, as in Jexus 2020's reading of BERT). Padding
@@ -28,6 +33,9 @@ from posviz.lab.config import LabConfig
 
 SHORT_DECAY = 0.8
 LM_HELD_OUT = 0.1
+TEXT_TASKS: tuple[str, ...] = ("lm", "mlm")  # windows of the bundled texts
+#: Fraction of a window's characters that ``mlm`` masks (BERT's 15 %, Devlin et al. 2019 §3.1).
+MLM_MASK_FRACTION = 0.15
 TRAIN_STREAM, EVAL_STREAM = 0, 1  # disjoint random streams: held-out data is never trained on
 
 
@@ -51,10 +59,13 @@ def _alphabet() -> tuple[str, np.ndarray]:
 
 
 def vocab_sizes(config: LabConfig) -> tuple[int, int, int]:
-    """``(n_in, n_out, pad_id)``: input tokens (padding included), output classes, padding token."""
-    if config.task == "lm":
+    """``(n_in, n_out, pad_id)``: input tokens (padding included), output classes, padding token.
+
+    ``mlm`` has one more input token than ``lm``, the mask (:func:`mask_id`), after padding.
+    """
+    if config.task in TEXT_TASKS:
         n = len(_alphabet()[0])
-        return n + 1, n, n
+        return n + 1 + (config.task == "mlm"), n, n
     if config.task == "count":
         longest = max(config.max_len, *config.eval_lengths)
         return config.vocab + 1, longest + 1, config.vocab
@@ -71,6 +82,22 @@ def sample_lengths(config: LabConfig, rng: np.random.Generator, batch: int) -> n
     return rng.choice(lengths, size=batch, p=weights / weights.sum())
 
 
+def mask_id(config: LabConfig) -> int:
+    """The mask token of ``mlm`` (the last input token, after padding).
+
+    Raises:
+        ValueError: ``config.task`` is not ``"mlm"``.
+    """
+    if config.task != "mlm":
+        raise ValueError(f"task={config.task!r} has no mask token; only task='mlm' masks.")
+    return vocab_sizes(config)[0] - 1
+
+
+def masked_count(length: int) -> int:
+    """Characters ``mlm`` masks in a window of ``length``: ``round(0.15·length)``, at least 1."""
+    return max(1, round(MLM_MASK_FRACTION * length))
+
+
 def length_probabilities(config: LabConfig) -> np.ndarray:
     """``(max_len + 1,)``: probability that a training sequence reaches position ``p`` (n > p)."""
     lengths = np.arange(config.min_len, config.max_len + 1)
@@ -83,6 +110,37 @@ def length_probabilities(config: LabConfig) -> np.ndarray:
     return np.array([w[lengths > p].sum() for p in range(config.max_len + 1)])
 
 
+def reach_probability(config: LabConfig, position: int) -> float:
+    """Probability that a training sequence reaches ``position`` (0-based), from
+    :func:`length_probabilities` — the number a page states as "1 in N" (:func:`one_in`).
+
+    Raises:
+        ValueError: ``position`` outside ``0 … max_len − 1``.
+    """
+    if isinstance(position, bool) or not isinstance(position, int):
+        raise ValueError(f"position={position!r} must be a whole number.")
+    if not 0 <= position < config.max_len:
+        raise ValueError(
+            f"position={position} is outside the training positions 0 … {config.max_len - 1}."
+        )
+    return float(length_probabilities(config)[position])
+
+
+def one_in(probability: float) -> str:
+    """``"1 in 2,581"``: a probability as odds, ``N = round(1/p)`` with thousands separators.
+
+    Computed, never typed, so a page's text follows the settings (the ``rare_rows`` question's
+    "row 31 is reached by 1 in N training sequences" is ``one_in(reach_probability(config, 31))``).
+
+    Raises:
+        ValueError: ``probability`` not in ``(0, 1]``.
+    """
+    p = float(probability)
+    if not 0 < p <= 1:
+        raise ValueError(f"probability={probability!r} must be in (0, 1] to read as 1 in N.")
+    return f"1 in {round(1 / p):,}"
+
+
 def make_batch(
     config: LabConfig, rng: np.random.Generator, lengths: np.ndarray, *, held_out: bool = False
 ) -> Batch:
@@ -92,12 +150,18 @@ def make_batch(
     valid = np.arange(t)[None, :] < lengths[:, None]
     if config.task == "lm":
         inputs, targets = _lm_windows(rng, lengths, t, held_out=held_out)
+    elif config.task == "mlm":
+        targets, _ = _lm_windows(rng, lengths, t, held_out=held_out)
+        masked = _mask_positions(rng, lengths, t)
+        inputs = np.where(masked, mask_id(config), targets)
     else:
         inputs = rng.integers(0, config.vocab, size=(b, t))
         targets = _targets(config.task, inputs, lengths, k=config.k)
     mask = valid.copy()
     if config.task == "kback":
         mask[:, : config.k] = False
+    elif config.task == "mlm":
+        mask &= masked
     inputs = np.where(valid, inputs, pad)
     targets = np.where(mask, targets, 0)
     return Batch(inputs.astype(np.int64), targets.astype(np.int64), mask, valid)
@@ -114,6 +178,18 @@ def _targets(task: str, x: np.ndarray, lengths: np.ndarray, *, k: int) -> np.nda
     valid = cols < lengths[:, None]
     same = (x[:, :, None] == x[:, None, :]) & valid[:, None, :]
     return same.sum(-1)  # count: occurrences of x[t] among the sequence's tokens
+
+
+def _mask_positions(rng: np.random.Generator, lengths: np.ndarray, t: int) -> np.ndarray:
+    """``(B, T)`` bool: :func:`masked_count` positions of each sequence, uniformly without
+    replacement among its own (unpadded) positions."""
+    b = len(lengths)
+    valid = np.arange(t)[None, :] < lengths[:, None]
+    scores = np.where(valid, rng.random((b, t)), np.inf)  # padding is never chosen
+    ranks = np.empty((b, t), dtype=np.int64)
+    ranks[np.arange(b)[:, None], np.argsort(scores, axis=1, kind="stable")] = np.arange(t)
+    counts = np.array([masked_count(int(n)) for n in lengths])
+    return ranks < counts[:, None]
 
 
 def _lm_windows(
