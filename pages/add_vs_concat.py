@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from posviz.analysis.add_concat_views import last_dimensions_frame
 from posviz.references import cite
 from posviz.ui import (
     safe_md,
@@ -12,12 +13,11 @@ from posviz.ui import (
     url_text,
     user_errors,
 )
-from posviz.ui.experiments import (
+from posviz.ui.add_vs_concat import (
     cloud_figure,
     concat_inputs,
     concat_reports,
     concat_sizes,
-    last_dimensions_frame,
     magnitude_figure,
     word_pieces,
 )

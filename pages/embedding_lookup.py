@@ -2,10 +2,11 @@
 
 import streamlit as st
 
+from posviz.analysis.lookup_views import lookup_frame
 from posviz.charts.experiments import training_change_chart
 from posviz.references import cite
 from posviz.ui import show_chart, url_int_list, url_select, url_slider, user_errors
-from posviz.ui.experiments import lookup_check, lookup_frame
+from posviz.ui.model_experiments import lookup_check
 
 LEARNED, SINUSOID = "MiniLM's learned position table (512 × 384)", "sinusoid (512 × 384)"
 

@@ -2,11 +2,12 @@
 
 import streamlit as st
 
+from posviz.analysis.layer_views import layer_frames
 from posviz.charts.experiments import layer_chart
 from posviz.data.texts import ALL_TEXTS, TEXTS, corpus
 from posviz.references import cite
 from posviz.ui import show_chart, url_checkbox, url_select, url_slider, url_text, user_errors
-from posviz.ui.experiments import layer_frames, layer_probe_queued
+from posviz.ui.layers import layer_probe_queued
 
 BUNDLED = "bundled MiniLM-L6 (offline)"
 HUB = "a Hugging Face model (cache or online)"

@@ -3,8 +3,8 @@
 import streamlit as st
 
 from posviz.ui import safe_md, url_checkbox, url_select
+from posviz.ui.learned_views import FULL_WIDTH_VIEWS, TABLE_VIEWS, show_view, view_controls
 from posviz.ui.table_source import comparison_default, describe_table, pick_table
-from posviz.ui.table_views import FULL_WIDTH_VIEWS, TABLE_VIEWS, show_view, view_controls
 
 st.title("Learned position tables")
 st.markdown(

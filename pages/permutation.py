@@ -5,7 +5,7 @@ import streamlit as st
 from posviz.charts.experiments import permutation_chart, similarity_chart
 from posviz.references import cite
 from posviz.ui import safe_md, show_chart, url_checkbox, url_select, url_text, user_errors
-from posviz.ui.experiments import permutation
+from posviz.ui.model_experiments import permutation
 
 EXAMPLES = {
     "I do like coding / Do I like coding": ("I do like coding", "Do I like coding"),

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from posviz.analysis.probe_views import interpolation_threshold, probe_results_frame
 from posviz.analysis.probes import MIN_ROWS, with_set_aside_rows
 from posviz.encodings.sinusoidal import sinusoidal
 from posviz.references import cite
@@ -15,13 +16,8 @@ from posviz.ui import (
     url_slider,
     user_errors,
 )
-from posviz.ui.experiments import (
-    bundled_arrays,
-    interpolation_threshold,
-    probe_figures,
-    probe_results_frame,
-    run_probe_reports,
-)
+from posviz.ui.model_handles import bundled_arrays
+from posviz.ui.probing import probe_figures, run_probe_reports
 from posviz.ui.table_source import describe_table, pick_table
 
 PROTOCOLS = {

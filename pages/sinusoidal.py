@@ -13,15 +13,11 @@ from posviz.encodings.sinusoidal import (
 )
 from posviz.references import cite
 from posviz.ui import url_number, url_select, url_slider, user_errors
+from posviz.ui.circle_view import unit_circle_view
+from posviz.ui.heatmap_view import heatmap_view
+from posviz.ui.line_views import dimensions_view, shift_similarity_view, variance_view
+from posviz.ui.loaders import cached_sinusoidal
 from posviz.ui.sinusoid_views import slow_columns_view
-from posviz.ui.table_views import (
-    cached_sinusoidal,
-    dimensions_view,
-    heatmap_view,
-    shift_similarity_view,
-    unit_circle_view,
-    variance_view,
-)
 
 MAX_BASE_UI = 1e9
 

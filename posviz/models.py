@@ -258,3 +258,22 @@ def additive_position_modules(model: Any) -> tuple[Any, Any]:
             "table."
         )
     return word, position
+
+
+def zeroed_position_copy(model: Any) -> Any:
+    """A deep copy of ``model`` with its additive position table set to zeros (an ablation).
+
+    The copy is order-blind; ``model`` itself (shared between sessions) is left untouched.
+
+    Raises:
+        ValueError: the model has no additive position table (:func:`additive_position_modules`).
+    """
+    import copy
+
+    import torch
+
+    clone = copy.deepcopy(model)
+    _, position = additive_position_modules(clone)
+    with torch.no_grad():
+        position.weight.zero_()
+    return clone

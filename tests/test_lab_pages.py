@@ -20,7 +20,7 @@ from posviz.jobs import job_slot
 from posviz.lab import QUESTIONS, RunStore, run_question
 from posviz.lab.answer import metric_name
 from posviz.references import cite
-from posviz.ui import lab_runs
+from posviz.ui import compat, lab_runs
 from posviz.ui.cache import clear_caches
 from posviz.ui.lab import page_path, prefix
 
@@ -281,8 +281,8 @@ def test_a_job_whose_session_closed_stops_at_once(monkeypatch):
         def is_active_session(session_id: str) -> bool:
             return session_id != "closed"
 
-    monkeypatch.setattr(lab_runs.st.runtime, "exists", lambda: True)
-    monkeypatch.setattr(lab_runs.st.runtime, "get_instance", lambda: Runtime)
+    monkeypatch.setattr(compat.st.runtime, "exists", lambda: True)
+    monkeypatch.setattr(compat.st.runtime, "get_instance", lambda: Runtime)
     job = _job()
     job.beat("closed")
     assert job.should_stop()
@@ -297,8 +297,8 @@ def test_one_of_two_watchers_keeps_a_shared_run_alive(monkeypatch):
         def is_active_session(session_id: str) -> bool:
             return session_id == "still-here"
 
-    monkeypatch.setattr(lab_runs.st.runtime, "exists", lambda: True)
-    monkeypatch.setattr(lab_runs.st.runtime, "get_instance", lambda: Runtime)
+    monkeypatch.setattr(compat.st.runtime, "exists", lambda: True)
+    monkeypatch.setattr(compat.st.runtime, "get_instance", lambda: Runtime)
     job = _job()
     job.beat("gone")
     job.beat("still-here")

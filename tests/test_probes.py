@@ -350,16 +350,16 @@ def test_large_probe_waits_in_the_job_queue_and_leaves_it(monkeypatch):
 
     from posviz.jobs import JobCancelled, job_slot
     from posviz.settings import settings
-    from posviz.ui import experiments
+    from posviz.ui import probing
 
-    monkeypatch.setattr(experiments, "HEAVY_PROBE_CELLS", 64 * 16 - 1)
+    monkeypatch.setattr(probing, "HEAVY_PROBE_CELLS", 64 * 16 - 1)
     seen: list[int] = []
     options = {"train": "even", "test": "odd", "folds": 5, "alpha": 0.0, "hold_out": None}
     with ExitStack() as held:
         for _ in range(settings().max_jobs):
             held.enter_context(job_slot("test"))
         with pytest.raises(JobCancelled):
-            experiments.probe_report(
+            probing.probe_report(
                 posviz.sinusoidal(64, 16),
                 seed=101,
                 **options,
@@ -367,15 +367,15 @@ def test_large_probe_waits_in_the_job_queue_and_leaves_it(monkeypatch):
                 _should_stop=lambda: bool(seen),
             )
         assert seen == [1]
-        small = experiments.probe_report(posviz.sinusoidal(32, 16), seed=101, **options)
+        small = probing.probe_report(posviz.sinusoidal(32, 16), seed=101, **options)
         assert small.mae.value.mean < 1e-5  # ran although every slot was taken
-    done = experiments.probe_report(posviz.sinusoidal(64, 16), seed=101, **options)
+    done = probing.probe_report(posviz.sinusoidal(64, 16), seed=101, **options)
     assert done.mae.value.mean < 1e-5
 
 
 def test_spread_text_three_significant_digits():
     from posviz.analysis.evidence import Spread
-    from posviz.ui.experiments import spread_text
+    from posviz.analysis.probe_views import spread_text
 
     def s(mean: float, std: float, n: int = 5) -> Spread:
         return Spread(mean=mean, std=std, n=n, low=mean - std, high=mean + std)

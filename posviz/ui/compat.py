@@ -18,6 +18,9 @@ when an upgrade no longer needs or allows it (``tests/test_compat.py``).
 3. ``streamlit.elements.vega_charts._altair_globals_lock``: the lock Streamlit holds while it
    touches Altair's global registries; exports (rendered in download threads) share it as
    :data:`ALTAIR_LOCK`.
+4. ``streamlit.runtime.scriptrunner.get_script_run_ctx`` and ``Runtime.is_active_session``: which
+   browser session runs this script, and whether it is still connected. A queued probe or a lab
+   run polls :func:`session_active` to stop once its tab is closed (no public API says so).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import streamlit as st
 from altair.utils import schemapi
 from streamlit.elements.vega_charts import _altair_globals_lock
 from streamlit.runtime.pages_manager import PagesManager
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 #: Streamlit's lock around Altair's global registries (see 3. above).
 ALTAIR_LOCK = _altair_globals_lock
@@ -72,3 +76,25 @@ def route_through_app() -> None:
     if PagesManager.uses_pages_directory and st.runtime.exists():
         PagesManager.uses_pages_directory = False
         st.rerun()
+
+
+def current_session_id() -> str:
+    """The id of the Streamlit session running this script ("" outside a script run)."""
+    ctx = get_script_run_ctx()
+    return ctx.session_id if ctx is not None else ""
+
+
+def session_active(session_id: str) -> bool:
+    """False only when a real server says the session is gone (closed tab, lost connection).
+
+    Safe from any thread (``Runtime.is_active_session`` is). AppTest and bare scripts have no
+    runtime, and an unknown id ("") is no evidence: both count as active.
+    """
+    if not session_id or not st.runtime.exists():
+        return True
+    return st.runtime.get_instance().is_active_session(session_id)
+
+
+def this_session_gone() -> bool:
+    """Whether the browser session of this script has closed (queued work then gives up)."""
+    return not session_active(current_session_id())

@@ -24,8 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import streamlit as st
-from streamlit.runtime.scriptrunner import get_script_run_ctx
+from posviz.ui import compat
 
 #: seconds without a heartbeat after which a watcher counts as gone. The fragment beats every
 #: second; the margin covers a browser slowing a hidden tab's timers and a server so busy that a
@@ -41,17 +40,7 @@ STARTING, QUEUED, RUNNING = "starting", "queued", "running"
 DONE, STOPPED, FAILED = "done", "stopped", "failed"
 
 
-def current_session_id() -> str:
-    """The id of the Streamlit session running this script ("" outside a script run)."""
-    ctx = get_script_run_ctx()
-    return ctx.session_id if ctx is not None else ""
-
-
-def _session_active(session_id: str) -> bool:
-    """False only when a real server says the session is gone (closed tab, lost connection)."""
-    if not session_id or not st.runtime.exists():
-        return True  # AppTest and bare scripts have no runtime: the heartbeat alone decides
-    return st.runtime.get_instance().is_active_session(session_id)
+current_session_id = compat.current_session_id
 
 
 @dataclass
@@ -110,7 +99,7 @@ class LabJob:
         alive = [
             sid
             for sid, last in watchers.items()
-            if now - last < HEARTBEAT_TIMEOUT_S and _session_active(sid)
+            if now - last < HEARTBEAT_TIMEOUT_S and compat.session_active(sid)
         ]
         if not alive:
             self.stop_event.set()

@@ -28,8 +28,8 @@ from posviz.lab.probe import cv_probe
 from posviz.tables import PositionTable
 from posviz.ui.cache import cached_data
 from posviz.ui.display import show_chart, user_errors
+from posviz.ui.learned_views import show_view
 from posviz.ui.state import url_select, url_select_slider
-from posviz.ui.table_views import show_view
 
 # --------------------------------------------------------------------------- the result
 

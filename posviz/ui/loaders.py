@@ -12,11 +12,13 @@ from collections.abc import Callable
 
 import numpy as np
 
-from posviz.analysis.stats import PCAResult, pca
+from posviz.encodings.sinusoidal import sinusoidal
 from posviz.tables import PositionTable, load_table, table_from_upload
 from posviz.ui.cache import cached_data
 
 Progress = Callable[[int, int | None], None]
+#: tables up to this size are keyed by content too (uploads are far smaller).
+DIGEST_LIMIT_BYTES = 16 * 2**20
 
 
 def has_revisions(source: str) -> bool:
@@ -65,6 +67,26 @@ def _cached_upload(digest: str, filename: str, *, _data: bytes) -> PositionTable
 
 
 @cached_data()
-def cached_pca(matrix: np.ndarray, n_components: int) -> PCAResult:
-    """``posviz.analysis.stats.pca``, cached by the matrix content (the 3-D view reruns often)."""
-    return pca(matrix, n_components)
+def cached_sinusoidal(n_positions: int, d_model: int, base: float, layout: str) -> np.ndarray:
+    """``posviz.sinusoidal`` as float32, shared read-only between sessions (byte-budgeted)."""
+    return sinusoidal(n_positions, d_model, base=base, layout=layout, dtype=np.float32)
+
+
+def table_cache_key(table: PositionTable) -> str:
+    """A string that identifies ``table``'s matrix, for caching what is computed from it.
+
+    Source, revision, tensor, shape and dtype; plus a content digest for tables up to 16 MB (so
+    two uploads with the same file name never share a picture; bigger tables are never uploads).
+    """
+    matrix = np.ascontiguousarray(table.matrix)
+    parts = [
+        table.source,
+        table.revision or "",
+        table.tensor_name,
+        table.kind,
+        "x".join(map(str, matrix.shape)),
+        str(matrix.dtype),
+    ]
+    if matrix.nbytes <= DIGEST_LIMIT_BYTES:
+        parts.append(hashlib.blake2b(matrix.data, digest_size=12).hexdigest())
+    return "|".join(parts)

@@ -1,0 +1,166 @@
+"""The circle view of any position table: two columns against each other, one point per position,
+the chosen position drawn as a clock hand.
+
+A sinusoid's sin/cos pairs put every position on the unit circle; for any other table the reader
+picks two dimensions, or the first two principal components of the positions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from posviz.analysis.table_views import principal_pair
+from posviz.charts.circle import MAX_HANDS, unit_circle_figure
+from posviz.ui.display import show_chart, user_errors
+from posviz.ui.state import url_int_list, url_number, url_select, url_slider
+
+SinCosColumns = tuple[np.ndarray, np.ndarray]  # (sine columns, cosine columns), one per pair
+
+
+def unit_circle_view(
+    matrix: np.ndarray,
+    *,
+    key_prefix: str,
+    pairs_are_sin_cos: bool,
+    sin_cos_columns: SinCosColumns | None = None,
+    wavelengths: np.ndarray | None = None,
+    name: str = "table",
+    prose: str | None = None,
+) -> None:
+    """Two columns against each other, one point per position, the chosen position as a hand.
+
+    ``pairs_are_sin_cos=True``: the pair is a sin/cos pair ``i`` (``sin_cos_columns`` gives the
+    columns, ``wavelengths`` the wavelength per pair); several hands can be shown. Otherwise the
+    reader picks any two dimensions, or the first two principal components of the positions.
+    """
+    n, _d = np.shape(matrix)
+    st.subheader("Clock hands" if pairs_are_sin_cos else "Two coordinates against each other")
+    plot, controls = st.columns([11, 9], gap="large")  # a half-width column keeps circles round
+    with controls:
+        position = url_slider(
+            "Current position",
+            key=f"{key_prefix}pos",
+            min_value=0,
+            max_value=max(n - 1, 1),
+            default=min(10, n - 1),
+        )
+        position = min(int(position), n - 1)
+        with user_errors("Circle"):
+            if pairs_are_sin_cos:
+                if sin_cos_columns is None:
+                    raise ValueError("sin_cos_columns is required when pairs_are_sin_cos=True.")
+                figure = _sin_cos_figure(
+                    matrix,
+                    key_prefix=key_prefix,
+                    position=position,
+                    columns=sin_cos_columns,
+                    wavelengths=wavelengths,
+                    name=name,
+                    prose=prose,
+                )
+            else:
+                figure = _free_pair_figure(
+                    matrix, key_prefix=key_prefix, position=position, name=name, prose=prose
+                )
+            with plot:
+                show_chart(figure, key=f"{key_prefix}circle_chart")
+
+
+def _sin_cos_figure(
+    matrix: np.ndarray,
+    *,
+    key_prefix: str,
+    position: int,
+    columns: SinCosColumns,
+    wavelengths: np.ndarray | None,
+    name: str,
+    prose: str | None,
+):
+    """Widgets for the hands of sin/cos pairs; returns their Figure."""
+    sin_cols, cos_cols = columns
+    pairs = len(sin_cols)
+    st.markdown(
+        prose
+        or "Each sin/cos pair turns like a clock hand: plotting (sin, cos) puts every position on "
+        "the unit circle, starting at 12 o'clock and moving clockwise by ω radians per position. "
+        "Fast pairs (small i) wrap around many times; slow pairs barely leave the top."
+    )
+    main = url_slider(
+        "Pair i", key=f"{key_prefix}pair", min_value=0, max_value=max(pairs - 1, 1), default=0
+    )
+    main = min(int(main), pairs - 1)
+    extra = url_int_list(
+        f"More hands (pair indices 0 … {pairs - 1}, up to {MAX_HANDS - 1})",
+        key=f"{key_prefix}hands",
+        default=[],
+        min_value=0,
+        max_value=pairs - 1,
+        max_items=MAX_HANDS - 1,
+    )
+    chosen = [main, *[i for i in extra if i != main]]
+    lines = [
+        f"pair {i} (dims {sin_cols[i]}, {cos_cols[i]}): wavelength 2π·base^(2i/d) = "
+        f"{wavelengths[i]:,.4g} positions"
+        for i in (chosen if wavelengths is not None else [])
+    ]
+    return unit_circle_figure(
+        matrix,
+        (int(sin_cols[main]), int(cos_cols[main])),
+        current=position,
+        extra_pairs=[(int(sin_cols[i]), int(cos_cols[i])) for i in chosen[1:]],
+        labels=[f"pair {i}" for i in chosen],
+        subtitle=lines,
+        name=f"{name}-pairs",
+    )
+
+
+def _free_pair_figure(
+    matrix: np.ndarray, *, key_prefix: str, position: int, name: str, prose: str | None
+):
+    """Widgets for any two dimensions or the first two principal components; their Figure."""
+    _n, d = np.shape(matrix)
+    st.markdown(
+        prose
+        or "A learned table has no sin/cos pairs, but any two coordinates can be plotted against "
+        "each other. The first two principal components show the main 2-D shape of the "
+        "positions: a curve or circle means neighbouring positions sit close together."
+    )
+    mode = url_select(
+        "Coordinates",
+        ["principal components", "dimensions"],
+        key=f"{key_prefix}circ_mode",
+        default="principal components",
+        radio=True,
+        horizontal=True,
+    )
+    if mode == "dimensions":
+        left, right = st.columns(2)
+        with left:
+            a = url_number(
+                "x: dimension", key=f"{key_prefix}circ_x", min_value=0, max_value=d - 1, default=0
+            )
+        with right:
+            b = url_number(
+                "y: dimension",
+                key=f"{key_prefix}circ_y",
+                min_value=0,
+                max_value=d - 1,
+                default=min(1, d - 1),
+            )
+        data, pair, titles, sub = matrix, (int(a), int(b)), (f"dim {a}", f"dim {b}"), ""
+    else:
+        result = principal_pair(matrix)
+        ratio = result.explained_variance_ratio
+        data, pair, titles = result.scores, (0, 1), ("PC 1", "PC 2")
+        sub = f"PC 1 explains {ratio[0]:.1%}, PC 2 {ratio[1]:.1%} of the variance"
+    return unit_circle_figure(
+        data,
+        pair,
+        current=position,
+        circle=False,
+        axis_titles=titles,
+        labels=[f"{titles[0]} / {titles[1]}"],
+        subtitle=sub,
+        name=f"{name}-pair",
+    )

@@ -1,0 +1,191 @@
+"""The heatmap view of any position table: the whole table 1:1 up to 1024×1024, bigger ones as a
+reduced overview with zoom, a cell inspector, and a contrast copy when outliers set the colours.
+
+Widgets are URL-synced under ``key_prefix`` (``"sin_"`` → ``?sin_hm_zoom=true``). ``cache_key``
+(a string naming the matrix, e.g. ``"sin:128:512:10000:interleaved"``) caches rendered images by
+it; arrays themselves are never hashed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from posviz.analysis.table_views import ValueSpread, value_spread
+from posviz.charts.figure import Figure
+from posviz.charts.heatmap import MAX_SIDE_1TO1, color_limit, heatmap_chart, lod_factors
+from posviz.ui.cache import cached_data
+from posviz.ui.display import show_chart, user_errors
+from posviz.ui.state import url_checkbox, url_number, url_select
+
+Window = tuple[int, int, int, int]  # first row, stop row, first column, stop column
+
+
+@cached_data()
+def _cached_color_limit(cache_key: str, _matrix: np.ndarray) -> float:
+    return color_limit(_matrix)
+
+
+@cached_data()
+def _cached_heatmap(
+    cache_key: str, window: Window, reduce: str, labels: tuple[str, str, str], _matrix: np.ndarray
+):
+    x_title, y_title, value_title = labels
+    return heatmap_chart(
+        _matrix,
+        window=window,
+        reduce=reduce,
+        vmax=_cached_color_limit(cache_key, _matrix),
+        x_title=x_title,
+        y_title=y_title,
+        value_title=value_title,
+    )
+
+
+def _window_controls(n: int, d: int, key_prefix: str) -> Window | None:
+    """Zoom controls: start row/col and window size, each ≤ 1024 so the window draws 1:1."""
+    zoom = url_checkbox(
+        "Zoom to a window",
+        key=f"{key_prefix}hm_zoom",
+        default=False,
+        toggle=True,
+        help=f"Pick a window of at most {MAX_SIDE_1TO1}×{MAX_SIDE_1TO1} cells: it is drawn 1:1. "
+        "Windows of at most 16×16 cells show each cell's exact value on hover.",
+    )
+    if not zoom:
+        return None
+    fields = (  # label, key, lowest, highest, default
+        ("First position", "hm_r0", 0, n - 1, 0),
+        ("Positions shown", "hm_rows", 1, min(n, MAX_SIDE_1TO1), min(n, 16)),
+        ("First dimension", "hm_c0", 0, d - 1, 0),
+        ("Dimensions shown", "hm_cols", 1, min(d, MAX_SIDE_1TO1), min(d, 16)),
+    )
+    values = []
+    for column, (label, key, lowest, highest, default) in zip(st.columns(4), fields, strict=True):
+        with column:
+            value = url_number(
+                label,
+                key=f"{key_prefix}{key}",
+                min_value=lowest,
+                max_value=highest,
+                default=default,
+            )
+            values.append(int(value))
+    r0, rows, c0, cols = values
+    r0, c0 = min(r0, n - 1), min(c0, d - 1)
+    return r0, min(n, r0 + rows), c0, min(d, c0 + cols)
+
+
+def heatmap_view(
+    matrix: np.ndarray,
+    *,
+    key_prefix: str,
+    cache_key: str | None = None,
+    title: str = "Heatmap",
+    name: str = "table",
+    x_title: str = "dimension",
+    y_title: str = "position",
+    value_title: str = "value",
+    prose: str | None = None,
+) -> None:
+    """The whole table as an image, 1:1 up to 1024×1024; bigger tables as an overview + zoom."""
+    n, d = np.shape(matrix)
+    st.subheader(title)
+    fy, fx = lod_factors((n, d))
+    st.markdown(
+        prose
+        or "Each row is a position, each column a dimension; colour is the value (blue < 0 < red). "
+        "Hover for values (blocks show mean/min/max; zoomed windows of ≤ 16×16 cells show each "
+        "cell). The subtitle says whether every cell is its own pixel."
+    )
+    reduce = "mean"
+    if (fy, fx) != (1, 1):
+        st.info(
+            f"This {n}×{d} table is larger than {MAX_SIDE_1TO1}×{MAX_SIDE_1TO1}: the overview is "
+            f"reduced (1 pixel = {fy}×{fx} cells). Zoom to a window to see cells 1:1.",
+            icon="🔎",
+        )
+        reduce = url_select(
+            "Overview reduction",
+            ["mean", "absmax"],
+            key=f"{key_prefix}hm_reduce",
+            default="mean",
+            horizontal=True,
+            radio=True,
+            help="mean: average of each block (fast oscillations cancel to ~0); absmax: the value "
+            "of largest magnitude in each block (keeps oscillating columns visible).",
+        )
+    window = _window_controls(n, d, key_prefix) or (0, n, 0, d)
+    labels = (x_title, y_title, value_title)
+    with user_errors("Heatmap"):
+        if cache_key is not None:
+            chart = _cached_heatmap(cache_key, window, reduce, labels, matrix)
+        else:
+            chart = heatmap_chart(
+                matrix,
+                window=window,
+                reduce=reduce,
+                x_title=x_title,
+                y_title=y_title,
+                value_title=value_title,
+            )
+        show_chart(Figure(chart, np.asarray(matrix), name), key=f"{key_prefix}heatmap_chart")
+    _cell_inspector(matrix, key_prefix=key_prefix, x_title=x_title, y_title=y_title)
+
+
+def _cell_inspector(matrix: np.ndarray, *, key_prefix: str, x_title: str, y_title: str) -> None:
+    n, d = np.shape(matrix)
+    with st.expander("Cell inspector: exact value of one cell"):
+        cols = st.columns(3)
+        with cols[0]:
+            p = st.number_input(y_title.capitalize(), 0, n - 1, 0, key=f"{key_prefix}cell_p")
+        with cols[1]:
+            j = st.number_input(x_title.capitalize(), 0, d - 1, 0, key=f"{key_prefix}cell_j")
+        with cols[2]:
+            st.metric(f"value at ({p}, {j})", f"{float(np.asarray(matrix)[p, j]):.8g}")
+
+
+@cached_data()
+def _cached_spread(cache_key: str, _matrix: np.ndarray) -> ValueSpread:
+    return value_spread(_matrix)
+
+
+@cached_data()
+def _cached_contrast_chart(cache_key: str, vmax: float, _matrix: np.ndarray):
+    n, d = np.shape(_matrix)
+    return heatmap_chart(
+        _matrix,
+        vmax=vmax,
+        reduce="absmax",
+        title=f"{n}×{d} table, colours saturated at ±{vmax:.3g}",
+        value_title="PE[p, i]",
+    )
+
+
+def contrast_heatmap(matrix: np.ndarray, cache_key: str, *, key_prefix: str, name: str) -> None:
+    """The whole table again with colours saturating at the 99th percentile of |value|.
+
+    Drawn only when a few outliers dominate the colour scale (MiniLM: max |value| 1.87 at position
+    0, 99% of values within ±0.065), where the faithful picture is nearly white.
+    """
+    spread = _cached_spread(cache_key, matrix)
+    if not spread.dominated_by_outliers:
+        return
+    top, p99 = spread.top, spread.p99
+    show = url_checkbox(
+        f"Contrast view: saturate colours at ±{p99:.3g} (99% of |values|)",
+        key=f"{key_prefix}hm_contrast",
+        default=True,
+        toggle=True,
+        help=f"max |value| is {top:.3g}, {spread.ratio:.0f}× the 99th percentile: on the scale "
+        "above almost every cell is near white. Here cells beyond the limit take the end colour; "
+        "hover still shows the true values.",
+    )
+    if show:
+        st.caption(
+            f"Same table, colour limit ±{p99:.3g} instead of ±{top:.3g}: the {spread.beyond:.1%} "
+            "of cells beyond it are drawn in full red or blue."
+        )
+        chart = _cached_contrast_chart(cache_key, p99, matrix)
+        figure = Figure(chart, None, f"{name}_contrast")  # same data as the heatmap above
+        show_chart(figure, key=f"{key_prefix}contrast_chart")

@@ -1,0 +1,232 @@
+"""The Learned-tables page's views of a :class:`~posviz.tables.PositionTable`: the shared table
+views (heatmap, circle, lines) plus its own similarity, PCA and norm views, picked by id.
+
+``show_view(table, view, options, key_prefix=…)`` draws one; ``view_controls`` draws the widgets
+both sides of a comparison share (PCA axes, viewing angle).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from posviz.analysis.stats import relative_threshold
+from posviz.analysis.table_views import (
+    PCA_ROWS,
+    Trajectory,
+    norm_summary,
+    pca_trajectory,
+    similarity_window,
+)
+from posviz.charts import trajectory as charts
+from posviz.charts.figure import Figure
+from posviz.charts.heatmap import MAX_SIDE_1TO1, heatmap_chart
+from posviz.tables import PositionTable
+from posviz.ui.cache import cached_data
+from posviz.ui.circle_view import unit_circle_view
+from posviz.ui.display import show_chart, user_errors
+from posviz.ui.heatmap_view import contrast_heatmap, heatmap_view
+from posviz.ui.line_views import dimensions_view, shift_similarity_view, variance_view
+from posviz.ui.loaders import table_cache_key
+from posviz.ui.state import url_number, url_slider
+
+#: view id -> label. heatmap/pair/dims/variance/shift are the shared table views (the
+#: sinusoidal page uses them too); the rest are this page's own.
+TABLE_VIEWS: dict[str, str] = {
+    "heatmap": "Heatmap",
+    "pair": "Two coordinates",
+    "dims": "Dimensions over positions",
+    "variance": "Variance per dimension",
+    "similarity": "Cosine similarity",
+    "shift": "Similarity vs offset",
+    "pca2": "PCA trajectory 2-D",
+    "pca3": "PCA trajectory 3-D",
+    "norms": "Norm per position",
+}
+
+#: views that need the page's full width: images with every cell one pixel, and the circle view
+#: (which splits its width between a round plot and its controls).
+FULL_WIDTH_VIEWS: frozenset[str] = frozenset({"heatmap", "similarity", "pair"})
+
+_PCA_NOTES = {
+    "pca2": "Each dot is one position projected on two principal components of the table, joined "
+    "in order (colour = position). A smooth curve means neighbouring positions are neighbours in "
+    "the embedding space; a sinusoid traces Lissajous loops, GPT-2's table a helix-like spiral.",
+    "pca3": "The first three principal components, drawn as an orthographic projection seen from "
+    "the chosen angle (nearer points larger). It is a flat picture of a 3-D path: turn and tilt "
+    "to judge its shape — GPT-2's table winds like a helix.",
+}
+
+
+def view_controls(view: str, *, key: str) -> dict[str, float]:
+    """Widgets shared by both sides (PCA axes and viewing angle), URL-synced under ``key_…``.
+
+    The shared table views draw their own widgets per side instead.
+    """
+    if view not in ("pca2", "pca3"):
+        return {}
+    if view == "pca2":  # label, key, lowest, highest, default, step; shown as 1-based PCs
+        fields = [
+            ("Horizontal axis: PC", "pcx", 1, 10, 1, 1),
+            ("Vertical axis: PC", "pcy", 1, 10, 2, 1),
+        ]
+    else:
+        fields = [
+            ("Turn (azimuth, °)", "az", -180, 180, 30, 5),
+            ("Tilt (elevation, °)", "el", -90, 90, 20, 5),
+        ]
+    values = []
+    for column, (label, name, lo, hi, default, step) in zip(st.columns(2), fields, strict=True):
+        with column:
+            values.append(
+                url_slider(
+                    label,
+                    key=f"{key}_{name}",
+                    min_value=lo,
+                    max_value=hi,
+                    default=default,
+                    step=step,
+                )
+            )
+    if view == "pca2":
+        return {"x": values[0] - 1, "y": values[1] - 1}
+    return {"azimuth": values[0], "elevation": values[1]}
+
+
+def show_view(
+    table: PositionTable, view: str, options: dict[str, float], *, key_prefix: str
+) -> None:
+    """Draw one of :data:`TABLE_VIEWS` for ``table``; widgets are URL-synced under ``key_prefix``.
+
+    ``options`` come from :func:`view_controls` (shared by both sides); ``key_prefix`` (e.g.
+    ``"lrn_a_"``) must differ between two tables on one page.
+    """
+    matrix, name = table.matrix, table.source
+    if view == "heatmap":
+        cache_key = table_cache_key(table)
+        heatmap_view(
+            matrix,
+            key_prefix=key_prefix,
+            cache_key=cache_key,
+            name=f"{name}_heatmap",
+            value_title="PE[p, i]",
+            prose="Row p is the vector the model adds at position p, column i one dimension; "
+            "colour is the value (blue < 0 < red, symmetric around 0). A sinusoid shows stripes "
+            "that slow down from left to right; a learned table shows which dimensions carry "
+            "position at all.",
+        )
+        with user_errors("Contrast heatmap"):
+            contrast_heatmap(matrix, cache_key, key_prefix=key_prefix, name=name)
+    elif view == "pair":
+        unit_circle_view(matrix, key_prefix=key_prefix, pairs_are_sin_cos=False, name=name)
+    elif view == "dims":
+        dimensions_view(matrix, key_prefix=key_prefix, name=name)
+    elif view == "variance":
+        threshold = relative_threshold(matrix)
+        variance_view(matrix, key_prefix=key_prefix, default_threshold=threshold, name=name)
+        st.caption(
+            f"The threshold starts at 1% of this table's mean variance (≈ {threshold:.2g}), so "
+            "tables on different scales (a sinusoid's ±1, a learned table's ±0.1) compare fairly."
+        )
+    elif view == "shift":
+        shift_similarity_view(matrix, key_prefix=key_prefix, name=name)
+    else:
+        draw = {
+            "similarity": _similarity_view,
+            "pca2": _pca_view,
+            "pca3": _pca_view,
+            "norms": _norms_view,
+        }[view]
+        with user_errors():
+            draw(table, view, options, key_prefix=key_prefix, name=name)
+
+
+@cached_data()
+def _cached_similarity(cache_key: str, start: int, stop: int, _matrix):
+    """Cosine similarity of positions ``start … stop-1`` and its heatmap: ``(chart, (m, m))``."""
+    similarity = similarity_window(_matrix, start, stop)
+    m = stop - start
+    shown = "" if (start, stop) == (0, len(_matrix)) else f" — positions {start}…{stop - 1}"
+    offset = f" (axes count from position {start})" if start else ""
+    chart = heatmap_chart(
+        similarity,
+        vmax=1.0,
+        title=f"cos(PE(p), PE(q)), {m}×{m}{shown}{offset}",
+        x_title="position q",
+        y_title="position p",
+        value_title="cosine",
+        height=min(720, max(240, m)),
+    )
+    return chart, similarity
+
+
+def _similarity_view(
+    table: PositionTable, view: str, options: dict, *, key_prefix: str, name: str
+) -> None:
+    n = table.n_positions
+    st.subheader("Which positions look alike?")
+    st.markdown(
+        "Cosine similarity cos(PE(p), PE(q)) of every pair of positions, every pair its own "
+        "pixel (red +1 = same direction, white 0 = orthogonal, blue −1 = opposite). A bright "
+        "diagonal band that fades with |p − q| means nearby positions look alike: the table "
+        "encodes distance."
+    )
+    start = 0
+    if n > MAX_SIDE_1TO1:
+        st.info(
+            f"This table has {n} positions; {MAX_SIDE_1TO1} of them are compared 1:1 at a time. "
+            "Choose where the window starts.",
+            icon="🔎",
+        )
+        start = url_number(
+            "First position",
+            key=f"{key_prefix}sim_p0",
+            min_value=0,
+            max_value=n - MAX_SIDE_1TO1,
+            default=0,
+            step=MAX_SIDE_1TO1 // 4,
+        )
+        start = min(int(start), n - MAX_SIDE_1TO1)
+    stop = min(n, start + MAX_SIDE_1TO1)
+    chart, similarity = _cached_similarity(table_cache_key(table), start, stop, table.matrix)
+    show_chart(Figure(chart, similarity, f"{name}_cosine"), key=f"{key_prefix}sim_chart")
+
+
+@cached_data()
+def _cached_trajectory(cache_key: str, n_components: int, _matrix) -> Trajectory:
+    return pca_trajectory(_matrix, n_components)
+
+
+def _pca_view(
+    table: PositionTable, view: str, options: dict, *, key_prefix: str, name: str
+) -> None:
+    st.subheader(TABLE_VIEWS[view])
+    wanted = 3 if view == "pca3" else 1 + max(int(options["x"]), int(options["y"]))
+    trajectory = _cached_trajectory(table_cache_key(table), wanted, table.matrix)
+    result, step = trajectory.pca, trajectory.step
+    common = {"explained": result.explained_variance_ratio, "positions": trajectory.positions}
+    if view == "pca2":
+        chart = charts.pca_trajectory_chart(
+            result.scores, x=int(options["x"]), y=int(options["y"]), **common
+        )
+    else:
+        chart = charts.pca_3d_chart(
+            result.scores, azimuth=options["azimuth"], elevation=options["elevation"], **common
+        )
+    show_chart(Figure(chart, result.scores, f"{name}_{view}"), key=f"{key_prefix}{view}_chart")
+    thinned = (
+        f" PCA of positions 0, {step}, {2 * step}, … ({PCA_ROWS} at most)." if step > 1 else ""
+    )
+    st.caption(_PCA_NOTES[view] + thinned)
+
+
+def _norms_view(
+    table: PositionTable, view: str, options: dict, *, key_prefix: str, name: str
+) -> None:
+    st.subheader("Norm per position")
+    summary = norm_summary(table.matrix)
+    figure = Figure(charts.norm_chart(summary.norms), summary.norms, f"{name}_norms")
+    show_chart(figure, key=f"{key_prefix}norms_chart")
+    st.caption(
+        f"‖PE(p)‖ from {summary.low:.3f} to {summary.high:.3f} (mean {summary.mean:.3f}). "
+        "A sinusoid has the same norm √(d/2) at every position; learned tables don't."
+    )
