@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import threading
 from typing import Any
 
 import altair as alt
 import numpy as np
+import pandas as pd
 
 #: Width given to charts that ask for their container's width (there is no container off-screen).
 EXPORT_WIDTH = 900
@@ -154,10 +156,25 @@ def text_export_problem(data: Any, *, max_cells: int | None = MAX_TEXT_CELLS) ->
     return None
 
 
+def column_names(data: Any) -> list[str]:
+    """CSV column names for ``data``: a ``DataFrame``'s own (``dim 64``, ``mean``, …), else
+    ``dim_0 … dim_{k-1}`` for a plain array's columns.
+
+    Commas, quotes and line breaks in a name become spaces, so the header stays one CSV row.
+    """
+    if isinstance(data, pd.DataFrame):
+        return [re.sub(r'[,"\s]+', " ", str(c)).strip() or f"column_{j}"
+                for j, c in enumerate(data.columns)]  # fmt: skip
+    return [f"dim_{j}" for j in range(as_matrix(data).shape[1])]
+
+
 def matrix_csv(
     data: Any, *, index_name: str = "position", max_cells: int | None = MAX_TEXT_CELLS
 ) -> bytes:
-    """CSV with a header ``position,dim_0,…`` and one row per row of the matrix (``%.7g``).
+    """CSV with a header ``position,<columns>`` and one row per row of the matrix (``%.7g``).
+
+    A ``DataFrame`` keeps its column names in the header (a chart of dimensions 0, 64 and 128
+    exports ``position,dim 0,dim 64,dim 128``); a plain array gets ``dim_0,dim_1,…``.
 
     Raises:
         ValueError: see :func:`text_export_problem` (``max_cells`` as there).
@@ -166,7 +183,7 @@ def matrix_csv(
     if problem:
         raise ValueError(problem)
     matrix = as_matrix(data)
-    header = ",".join([index_name, *(f"dim_{j}" for j in range(matrix.shape[1]))])
+    header = ",".join([index_name, *column_names(data)])
     table = np.column_stack([np.arange(matrix.shape[0]), matrix.astype(np.float64)])
     buffer = io.BytesIO()
     fmt = ["%d"] + [_FORMAT] * matrix.shape[1]

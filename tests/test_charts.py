@@ -165,7 +165,7 @@ def test_dimensions_chart_lines_and_bucketing():
     assert len(_dataset(spec, spec["layer"][0])) == 200
     long = dimensions_chart(sinusoidal(8192, 8), [0]).to_dict()
     assert [layer["mark"]["type"] for layer in long["layer"]] == ["area", "line"]
-    assert "buckets of 4" in long["title"]["subtitle"]
+    assert "buckets of 4" in long["title"]["subtitle"][0]
     with pytest.raises(ValueError, match="columns 0 … 15"):
         dimensions_chart(sinusoidal(10, 16), [16])
 
@@ -186,7 +186,7 @@ def test_variance_chart_counts_active_dimensions():
 def test_shift_similarity_chart_reports_zero_spread_for_sinusoids():
     r = shift_similarity(sinusoidal(200, 64), 50)
     spec = shift_band_chart(r.shifts, r.mean, r.min, r.max, std=r.std, count=r.count).to_dict()
-    assert "widest spread" in spec["title"]["subtitle"]
+    assert "widest spread" in spec["title"]["subtitle"][0]
     rows = _dataset(spec, spec["layer"][0])
     assert len(rows) == 51
     assert max(r["max"] - r["min"] for r in rows) < 1e-9
@@ -295,30 +295,154 @@ def test_tooltip_blocks_carry_their_ranges_and_labels_without_transforms():
 
 
 def test_unit_circle_without_circle_fits_small_data():
-    import numpy as np
-
-    from posviz.charts.circle import unit_circle_chart
-
     small = np.random.default_rng(0).normal(scale=0.1, size=(64, 4))
     spec_no_ring = unit_circle_chart(small, (0, 1), circle=False).to_dict()
     spec_ring = unit_circle_chart(small, (0, 1), circle=True).to_dict()
 
-    def x_domain(spec):
-        found = []
+    def reach(spec) -> float:
+        """The x domain's half-width: ``domainMax = "<reach> * max(1, width / height)"``."""
+        scale = spec["layer"][-1]["encoding"]["x"]["scale"]
+        return float(scale["domainMax"]["expr"].split(" * ")[0])
 
-        def walk(node):
-            if isinstance(node, dict):
-                if "x" in node and isinstance(node["x"], dict) and "scale" in node["x"]:
-                    found.append(node["x"]["scale"]["domain"])
-                for value in node.values():
-                    walk(value)
-            elif isinstance(node, list):
-                for value in node:
-                    walk(value)
+    data_reach = np.abs(small[:, :2]).max()
+    assert data_reach < reach(spec_no_ring) < 2 * data_reach < 1.0
+    assert reach(spec_ring) >= 1.0
 
-        walk(spec)
-        return found[0]
 
-    reach = np.abs(small[:, :2]).max()
-    assert x_domain(spec_no_ring)[1] < 2 * reach < 1.0
-    assert x_domain(spec_ring)[1] >= 1.0
+@pytest.mark.parametrize("width", [220, 440, 900])
+def test_unit_circle_stays_round_at_any_width(width):
+    """The ring's rendered bounding box is as wide as it is tall, whatever width the page gives."""
+    import re
+
+    import vl_convert
+
+    from posviz import export
+
+    pe = sinusoidal(64, 8)
+    spec = export.chart_spec(unit_circle_chart(pe, (0, 1), current=3, animate=True))
+    spec["width"] = width
+    svg = vl_convert.vegalite_to_svg(spec, vl_version="5.20")
+    # the ring is the only dashed line mark; its path's extent in pixels, both ways
+    path = re.search(r'd="(M[^"]+)"[^>]*stroke-dasharray="3,3"', svg)
+    assert path, "no ring drawn"
+    numbers = np.array([float(v) for v in re.findall(r"-?\d+\.?\d*", path.group(1))])
+    xs, ys = numbers[0::2], numbers[1::2]
+    assert np.ptp(xs) == pytest.approx(np.ptp(ys), rel=0.02)
+
+
+def test_animated_circle_carries_its_own_slider_and_play_switch():
+    spec = unit_circle_chart(sinusoidal(40, 8), (0, 1), current=7, animate=True).to_dict()
+    params = {p["name"]: p for p in spec["params"]}
+    assert params["play"]["bind"]["input"] == "checkbox" and params["play"]["value"] is False
+    pos = params["pos"]
+    assert pos["value"] == 7 and pos["bind"] == {
+        "input": "range",
+        "min": 0,
+        "max": 39,
+        "step": 1,
+        "name": "position ",
+    }
+    timer = pos["on"][0]
+    assert timer["events"]["type"] == "timer"  # the browser advances it: no server round trip
+    assert "pos + 1 > 39 ? 0" in timer["update"]
+
+
+def test_square_heatmap_keeps_cells_square_at_any_width():
+    """A position × position matrix draws as a square image whatever the chart's width."""
+    import re
+
+    import vl_convert
+
+    from posviz import export
+    from posviz.charts.heatmap import Annotation
+
+    chart = heatmap_chart(
+        RNG.normal(size=(64, 64)),
+        square=True,
+        renderer="svg",
+        height=300,
+        annotations=[Annotation("seam", x=20, y=0, x2=20, y2=64), Annotation("band", y=40)],
+    )
+    chart.to_dict(validate=True)
+    for width in (200, 300, 700):
+        spec = export.chart_spec(chart)
+        spec["width"] = width
+        svg = vl_convert.vegalite_to_svg(spec, vl_version="5.20")
+        image = re.search(r'<image [^>]*width="([\d.]+)" height="([\d.]+)"', svg)
+        assert image, "no image mark"
+        assert float(image.group(1)) == pytest.approx(float(image.group(2)), rel=0.01)
+    assert "Square cells." in chart.to_dict()["description"]
+
+
+def test_annotations_draw_rules_and_haloed_labels_on_the_heatmap_scales():
+    from posviz.charts.heatmap import Annotation
+
+    spec = heatmap_chart(
+        sinusoidal(32, 16),
+        annotations=[
+            Annotation("fast pairs", x=2),
+            Annotation("", y=5),
+            Annotation("note", label_at=(8, 20)),
+        ],
+    ).to_dict()
+    layers = spec["layer"][2:]
+    marks = [layer["mark"]["type"] for layer in layers]
+    assert marks == ["rule", "text", "text", "rule", "text", "text"]
+    assert layers[0]["data"]["values"] == [{"ax": 2.0}]  # a vertical rule: x only
+    assert layers[0]["encoding"]["x"]["scale"] == spec["layer"][0]["encoding"]["x"]["scale"]
+    assert layers[1]["mark"]["stroke"] == "#ffffff"  # the halo under the label
+    with pytest.raises(ValueError, match="x2 and y2"):
+        Annotation("bad", x=1, y=1, x2=3)
+
+
+def test_subtitles_pick_their_colour_from_the_page_background():
+    """Light grey on a dark page, dark grey on a light one (Vega's `background` signal)."""
+    import re
+
+    import vl_convert
+
+    from posviz import export
+    from posviz.charts.style import ADAPTIVE_TEXT_COLORS
+
+    spec = export.chart_spec(dimensions_chart(sinusoidal(30, 8), [0, 1]))
+    on_light, on_dark = ADAPTIVE_TEXT_COLORS
+    for background, expected in (("#ffffff", on_light), ("#0e1117", on_dark)):
+        svg = vl_convert.vegalite_to_svg(
+            {**spec, "config": {"background": background}}, vl_version="5.20"
+        )
+        subtitle = re.search(r'role-title-subtitle.*?fill="(#[0-9a-f]+)"', svg, flags=re.S)
+        assert subtitle and subtitle.group(1) == expected
+
+
+def test_series_colours_are_distinct_stable_per_entity_and_bounded():
+    from posviz.charts.style import CONTROL_COLOR, PALETTE, series_colors
+
+    colours = series_colors(["sinusoid (512×384)", "MiniLM (bundled)", "random table"])
+    assert colours == [PALETTE[1], PALETTE[0], CONTROL_COLOR]
+    assert series_colors(["MiniLM"]) == series_colors(["MiniLM", "x"])[:1]  # same on every chart
+    many = series_colors([f"head {h}" for h in range(10)])
+    assert len(set(many)) == 10
+    with pytest.raises(ValueError, match="sequential scheme"):
+        series_colors([f"head {h}" for h in range(11)])
+
+
+def test_dimensions_figure_names_its_export_columns_by_real_index():
+    from posviz import export
+    from posviz.charts.lines import dimensions_figure
+
+    pe = sinusoidal(10, 512)
+    figure = dimensions_figure(pe, [0, 64, 128, 256, 510])
+    header = export.matrix_csv(figure.data).decode().splitlines()[0]
+    assert header == "position,dim 0,dim 64,dim 128,dim 256,dim 510"
+    np.testing.assert_array_equal(figure.data.to_numpy(), pe[:, [0, 64, 128, 256, 510]])
+
+
+def test_pca_trajectory_with_a_current_position_highlights_it_in_the_browser():
+    from posviz.charts.trajectory import pca_trajectory_chart
+
+    scores = np.random.default_rng(2).normal(size=(50, 2))
+    spec = pca_trajectory_chart(scores, current=12).to_dict()
+    assert {p["name"] for p in spec["params"]} == {"pos", "play"}
+    filters = [t.get("filter") for layer in spec["layer"] for t in layer.get("transform", [])]
+    assert "datum.position == pos" in filters
+    assert "params" not in pca_trajectory_chart(scores).to_dict()  # no current: a plain chart

@@ -6,6 +6,10 @@ turns by ``ω`` radians per position — clockwise from 12 o'clock with ``x = si
 ("a clock with many hands at different speeds": shendawei, "Transformer Position Encoding",
 cnblogs 2020). For a learned table the "pair" is any two dimensions or two principal components,
 and the points need not lie on a circle.
+
+The plot keeps one data unit equally long on both axes at any width (a circle stays round on a
+phone), and with ``animate=True`` the chart carries its own position slider and ▶ play switch:
+the hands turn in the browser, with no request to the server per frame.
 """
 
 from __future__ import annotations
@@ -18,12 +22,67 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from posviz.charts.figure import Figure
-from posviz.charts.style import FIT_WIDTH
+from posviz.charts.figure import Figure, WithParams
+from posviz.charts.style import (
+    ADAPTIVE_TEXT,
+    GUIDE_COLOR,
+    PALETTE,
+    chart_title,
+    equal_aspect_domain,
+)
 
 MAX_CIRCLE_POINTS = 2048  # per hand; longer tables are thinned with a stated stride
 MAX_HANDS = 6
-HAND_COLORS = ("#4c51bf", "#d6604d", "#2a9d8f", "#e9a23b", "#8e44ad", "#555555")
+HAND_COLORS = PALETTE[:MAX_HANDS]
+#: In-browser animation: one position every this many milliseconds while ▶ play is on.
+PLAY_INTERVAL_MS = 160
+#: Positions drawn behind each hand as a fading trail, so a still frame shows the turning.
+TRAIL = 8
+#: The Vega-Lite parameter holding the current position (slider, play, URL all set it).
+POSITION_PARAM = "pos"
+PLAY_PARAM = "play"
+
+
+def position_params(
+    *, current: int, last: int, step: int = 1, label: str = "position", hover: bool = True
+) -> list[dict[str, Any]]:
+    """Vega-Lite parameters for an in-browser position slider and a ▶ play switch.
+
+    ``pos`` starts at ``current`` and is bound to a range input ``0 … last`` (in ``step``\\ s);
+    while ``play`` is checked a Vega ``timer`` event advances it by ``step`` every
+    :data:`PLAY_INTERVAL_MS` ms, wrapping to 0 after ``last``. With ``hover``, pointing at any
+    mark that carries a ``position`` moves ``pos`` there (the linked highlight). The inputs live
+    inside the chart, so neither a drag nor a frame of the animation goes back to the server.
+    """
+    if not 0 <= current <= last:
+        raise ValueError(f"current={current} is outside 0 … {last}; choose a position in range.")
+    if step < 1:
+        raise ValueError(f"step={step} must be at least 1.")
+    advance = f"{PLAY_PARAM} ? ({POSITION_PARAM} + {step} > {last} ? 0 : {POSITION_PARAM} + {step})"
+    return [
+        {
+            "name": PLAY_PARAM,
+            "value": False,
+            "bind": {"input": "checkbox", "name": "▶ play "},
+        },
+        {
+            "name": POSITION_PARAM,
+            "value": int(current),
+            "bind": {"input": "range", "min": 0, "max": int(last), "step": int(step),
+                     "name": f"{label} "},
+            "on": [
+                {
+                    "events": {"type": "timer", "throttle": PLAY_INTERVAL_MS},
+                    "update": f"{advance} : {POSITION_PARAM}",
+                },
+                *([{
+                    "events": "pointerover",
+                    "update": f"isValid(datum) && isNumber(datum.position) && !{PLAY_PARAM} "
+                              f"? datum.position : {POSITION_PARAM}",
+                }] if hover else []),
+            ],
+        },
+    ]  # fmt: skip
 
 
 def unit_circle_chart(
@@ -38,7 +97,8 @@ def unit_circle_chart(
     title: str | None = None,
     subtitle: str | Sequence[str] = "",
     size: int = 440,
-) -> alt.LayerChart:
+    animate: bool = False,
+) -> alt.LayerChart | WithParams:
     """Every position as a point ``(M[p, pair[0]], M[p, pair[1]])``, position ``current`` as a hand.
 
     Args:
@@ -48,7 +108,10 @@ def unit_circle_chart(
         extra_pairs: more hands (up to 6 in all), each in its own colour.
         labels: one legend label per hand (default ``"x_col/y_col"``).
         circle: draw the unit circle for reference.
-        size: width and height in pixels (square, so circles look round).
+        size: height in pixels (the width follows the page; one unit is as long on both axes).
+        animate: add an in-chart position slider and ▶ play (:func:`position_params`); the hands,
+            their fading trails of the last :data:`TRAIL` positions and the position label then
+            follow the slider in the browser.
     """
     table = np.asarray(matrix)
     n, d = table.shape
@@ -62,40 +125,28 @@ def unit_circle_chart(
     labels = list(labels) if labels is not None else [f"{x}/{y}" for x, y in pairs]
     stride = math.ceil(n / MAX_CIRCLE_POINTS)
     positions = np.arange(0, n, stride)
-    frames, hands = [], []
-    for (cx, cy), label in zip(pairs, labels, strict=True):
-        frames.append(
-            pd.DataFrame(
-                {
-                    "position": positions,
-                    "x": table[positions, cx],
-                    "y": table[positions, cy],
-                    "hand": label,
-                }
-            )
+    current = int(current) - int(current) % stride  # a drawn position
+    frames = [
+        pd.DataFrame(
+            {"position": positions, "x": table[positions, cx], "y": table[positions, cy],
+             "hand": label}
         )
-        hands.append(
-            {
-                "hand": label,
-                "x": 0.0,
-                "y": 0.0,
-                "x2": float(table[current, cx]),
-                "y2": float(table[current, cy]),
-                "position": int(current),
-            }
-        )
+        for (cx, cy), label in zip(pairs, labels, strict=True)
+    ]  # fmt: skip
     points = pd.concat(frames, ignore_index=True)
-    hand_frame = pd.DataFrame(hands)
     # With the unit circle drawn keep it in view; without it fit the data (learned tables: ~±0.1).
     data_reach = float(np.abs(points[["x", "y"]].to_numpy()).max()) * 1.05 or 1.0
-    reach = max(1.05, data_reach) if circle else data_reach
-    scale = alt.Scale(domain=[-reach, reach], nice=False)
-    x = alt.X("x:Q", title=axis_titles[0], scale=scale)
-    y = alt.Y("y:Q", title=axis_titles[1], scale=scale)
+    reach = max(1.08, data_reach) if circle else data_reach
+    scales = (
+        alt.Scale(nice=False, **_domain(reach, "x")),
+        alt.Scale(nice=False, **_domain(reach, "y")),
+    )
+    x = alt.X("x:Q", title=axis_titles[0], scale=scales[0])
+    y = alt.Y("y:Q", title=axis_titles[1], scale=scales[1])
     color = (
         alt.Color("hand:N", sort=labels, title=None)
         .scale(domain=labels, range=list(HAND_COLORS[: len(labels)]))
-        .legend(orient="top")
+        .legend(orient="top", labelLimit=0)
     )
     layers = []
     if circle:
@@ -103,12 +154,12 @@ def unit_circle_chart(
         ring = pd.DataFrame({"x": np.sin(t), "y": np.cos(t), "order": np.arange(t.size)})
         layers.append(
             alt.Chart(ring)
-            .mark_line(color="#bbb", strokeDash=[3, 3])
+            .mark_line(color=GUIDE_COLOR, strokeDash=[3, 3])
             .encode(x=x, y=y, order="order:Q")
         )
     layers.append(
         alt.Chart(points)
-        .mark_circle(size=18, opacity=0.55)
+        .mark_circle(size=18, opacity=0.45)
         .encode(
             x=x,
             y=y,
@@ -121,33 +172,78 @@ def unit_circle_chart(
             ],
         )
     )
-    hand_base = alt.Chart(hand_frame).encode(color=color)
-    layers.append(hand_base.mark_rule(strokeWidth=3).encode(x=x, y=y, x2="x2:Q", y2="y2:Q"))
-    layers.append(
-        hand_base.mark_point(size=160, filled=True, stroke="#000", strokeWidth=1).encode(
-            x=alt.X("x2:Q", scale=scale, title=axis_titles[0]),
-            y=alt.Y("y2:Q", scale=scale, title=axis_titles[1]),
+    layers += _hand_layers(points, current, stride, (x, y), scales, color, axis_titles, animate)
+    note = [subtitle] if isinstance(subtitle, str) else list(subtitle)
+    if stride > 1:
+        note.append(f"every {stride}th of {n} positions drawn")
+    if animate:
+        note.append("drag the position slider under the chart or press ▶ play")
+    heading = title or ("The hands at the chosen position" if animate else
+                        f"Position {current} on the circle")  # fmt: skip
+    chart = alt.layer(*layers).properties(
+        autosize=alt.AutoSizeParams(type="fit-x", contains="padding"),
+        width=size,
+        height=size,
+        title=chart_title(heading, note),
+    )
+    if not animate:
+        return chart
+    return WithParams(chart, position_params(current=current, last=int(positions[-1]), step=stride))
+
+
+def _domain(reach: float, axis: str) -> dict[str, Any]:
+    return {k: alt.ExprRef(v["expr"]) for k, v in equal_aspect_domain(reach, axis=axis).items()}
+
+
+def _hand_layers(points, current, stride, xy, scales, color, axis_titles, animate) -> list:
+    """Hand (rule from the origin), tip, and when animated a fading trail and a position label."""
+    if animate:  # every position's tip ships once; the browser picks the current one
+        tips = points.rename(columns={"x": "x2", "y": "y2"}).assign(x=0.0, y=0.0)
+        base = alt.Chart(tips).transform_filter(f"datum.position == {POSITION_PARAM}")
+    else:
+        tips = points[points.position == current].rename(columns={"x": "x2", "y": "y2"})
+        base = alt.Chart(tips.assign(x=0.0, y=0.0)[["hand", "x", "y", "x2", "y2", "position"]])
+    base = base.encode(color=color)
+    x, y = xy
+    x2 = alt.X("x2:Q", title=axis_titles[0], scale=scales[0])
+    y2 = alt.Y("y2:Q", title=axis_titles[1], scale=scales[1])
+    layers = [
+        base.mark_rule(strokeWidth=3).encode(x=x, y=y, x2="x2:Q", y2="y2:Q"),
+        base.mark_point(size=160, filled=True, stroke="#000", strokeWidth=1).encode(
+            x=x2,
+            y=y2,
             tooltip=[
                 "hand:N",
                 "position:Q",
                 alt.Tooltip("x2:Q", title="x", format=".4f"),
                 alt.Tooltip("y2:Q", title="y", format=".4f"),
             ],
-        )
-    )
-    note = [subtitle] if isinstance(subtitle, str) else list(subtitle)
-    if stride > 1:
-        note.append(f"every {stride}th of {n} positions drawn")
-    return alt.layer(*layers).properties(
-        autosize=FIT_WIDTH,
-        width=size,
-        height=size,
-        title=alt.Title(
-            title or f"Position {current} on the circle",
-            subtitle=[s for s in note if s],
-            anchor="start",
         ),
-    )
+    ]
+    if not animate:
+        return layers
+    age = f"({POSITION_PARAM} - datum.position) / {stride}"
+    trail = (
+        alt.Chart(tips)
+        .transform_calculate(age=age)
+        .transform_filter(f"datum.age > 0 && datum.age <= {TRAIL}")
+        .mark_circle(size=70)
+        .encode(
+            x=x2,
+            y=y2,
+            color=color,
+            opacity=alt.Opacity("age:Q", scale=alt.Scale(domain=[1, TRAIL], range=[0.7, 0.1]),
+                                legend=None),
+        )
+    )  # fmt: skip
+    label = (
+        alt.Chart(tips.head(1))
+        .mark_text(align="left", baseline="top", fontSize=13, fontWeight="bold",
+                   color=alt.ExprRef(ADAPTIVE_TEXT["expr"]))
+        .encode(x=alt.value(4), y=alt.value(4), text=alt.Text("label:N"))
+        .transform_calculate(label=f"'position ' + {POSITION_PARAM}")
+    )  # fmt: skip
+    return [trail, *layers, label]
 
 
 def unit_circle_figure(
@@ -160,10 +256,14 @@ def unit_circle_figure(
 ) -> Figure:
     """:func:`unit_circle_chart` and the columns it draws, as one :class:`Figure`.
 
-    ``data`` is ``matrix[:, [a0, b0, a1, b1, …]]`` for ``pair`` then ``extra_pairs``: shape
+    ``data`` holds ``matrix[:, [a0, b0, a1, b1, …]]`` for ``pair`` then ``extra_pairs`` as a
+    frame whose columns name the table's real columns (``dim 0``, ``dim 1``, …): shape
     ``(n_positions, 2 × number of pairs)``, the exact numbers the chart plots. ``options`` go to
     :func:`unit_circle_chart`.
     """
     chart = unit_circle_chart(matrix, pair, extra_pairs=extra_pairs, **options)
     columns = [int(c) for p in (pair, *extra_pairs) for c in p]
-    return Figure(chart, np.asarray(matrix)[:, columns], name)
+    frame = pd.DataFrame(np.asarray(matrix)[:, columns], columns=[f"dim {c}" for c in columns]).loc[
+        :, lambda f: ~f.columns.duplicated()
+    ]
+    return Figure(chart, frame, name)

@@ -10,8 +10,20 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from posviz.charts.style import GUIDE_COLOR, PALETTE, color_scale
+
 _WIDTH = 480
 _HEIGHT = 320
+
+
+def _tables(frame: pd.DataFrame) -> alt.Color:
+    """One colour per table, the same in every chart of the page (MiniLM blue, sinusoid orange)."""
+    names = list(dict.fromkeys(frame["table"]))
+    return (
+        alt.Color("table:N", title=None, sort=names)
+        .scale(color_scale(names))
+        .legend(orient="top", columns=1, labelLimit=0)
+    )
 
 
 def predicted_vs_actual_chart(
@@ -31,15 +43,13 @@ def predicted_vs_actual_chart(
         .encode(
             x=alt.X("position:Q", title="actual position"),
             y=alt.Y("predicted:Q", title="predicted position"),
-            color=alt.Color("table:N", title=None)
-            .scale(scheme="tableau10")
-            .legend(orient="top", columns=1, labelLimit=360),
+            color=_tables(frame),
             tooltip=["table:N", "position:Q", alt.Tooltip("predicted:Q", format=".2f")],
         )
     )
     ideal = (
         alt.Chart(diagonal)
-        .mark_line(color="gray", strokeDash=[4, 4])
+        .mark_line(color=GUIDE_COLOR, strokeDash=[4, 4])
         .encode(x="position:Q", y="predicted:Q")
     )
     return (ideal + points).properties(title=title, width=_WIDTH, height=_HEIGHT + 60)
@@ -56,9 +66,7 @@ def probe_error_chart(frame: pd.DataFrame, *, window: int = 16) -> alt.LayerChar
     )
     base = alt.Chart(frame).encode(
         x=alt.X("position:Q", title="position"),
-        color=alt.Color("table:N", title=None)
-        .scale(scheme="tableau10")
-        .legend(orient="top", columns=1, labelLimit=360),
+        color=_tables(frame),
     )
     points = base.mark_circle(size=10, opacity=0.3).encode(
         y=alt.Y("abs_error:Q", title="|predicted − actual| (positions)"),
@@ -93,7 +101,7 @@ def cloud_chart(frame: pd.DataFrame, *, title: str, x_title: str, y_title: str) 
     )
     centre = (
         alt.Chart(word)
-        .mark_point(shape="cross", size=220, color="red", filled=True)
+        .mark_point(shape="cross", size=220, color=PALETTE[2], filled=True)
         .encode(
             x="x:Q",
             y="y:Q",
@@ -120,13 +128,16 @@ def magnitude_chart(frame: pd.DataFrame) -> alt.Chart:
     keep = [c for c in names if c in frame]
     long = frame.melt(id_vars="dimension", value_vars=keep, var_name="series", value_name="value")
     long["series"] = long.series.map(names)
+    shown = [names[c] for c in keep]
     return (
         alt.Chart(long)
         .mark_line(strokeWidth=1)
         .encode(
             x=alt.X("dimension:Q", title="dimension"),
             y=alt.Y("value:Q", title="magnitude"),
-            color=alt.Color("series:N", title=None).legend(orient="top"),
+            color=alt.Color("series:N", title=None, sort=shown)
+            .scale(domain=shown, range=list(PALETTE[: len(shown)]))
+            .legend(orient="top", labelLimit=0),
             # the single word is spiky; keep the two spreads readable on top of it
             opacity=alt.condition(
                 alt.datum.series == names["word_abs"], alt.value(0.35), alt.value(1.0)
@@ -135,6 +146,9 @@ def magnitude_chart(frame: pd.DataFrame) -> alt.Chart:
         )
         .properties(title="Magnitude per dimension", width=_WIDTH * 2, height=_HEIGHT)
     )
+
+
+_INPUTS = ("without position embeddings", "with position embeddings")
 
 
 def permutation_chart(per_token: pd.DataFrame) -> alt.LayerChart:
@@ -165,7 +179,9 @@ def permutation_chart(per_token: pd.DataFrame) -> alt.LayerChart:
             "label:N", sort=alt.SortField("position_b"), title="token (position in A → in B)"
         ).axis(labelAngle=0),
         xOffset="input:N",
-        color=alt.Color("input:N", title=None).legend(orient="top"),
+        color=alt.Color("input:N", title=None, sort=_INPUTS)
+        .scale(domain=list(_INPUTS), range=[PALETTE[9], PALETTE[0]])
+        .legend(orient="top", labelLimit=0),
         tooltip=["label:N", "input:N", alt.Tooltip("distance:Q", format=".2e")],
     )
     # a lollipop, not a bar: bars have no baseline on a log scale
@@ -220,6 +236,7 @@ def layer_chart(scores: pd.DataFrame, *, metric: str = "r2") -> alt.LayerChart:
     frame = scores.copy()
     if "model" not in frame:
         frame["model"] = "model"
+    models = list(dict.fromkeys(frame["model"]))
     title = (
         "Probe R² per layer (1 = exact)" if metric == "r2" else "Probe error per layer (positions)"
     )
@@ -230,7 +247,9 @@ def layer_chart(scores: pd.DataFrame, *, metric: str = "r2") -> alt.LayerChart:
         .encode(
             x=alt.X("layer:O", title="layer (0 = embeddings)"),
             y=alt.Y(f"{metric}:Q", title="R²" if metric == "r2" else "MAE"),
-            color=alt.Color("model:N", title=None).legend(orient="top", columns=1, labelLimit=360),
+            color=alt.Color("model:N", title=None, sort=models)
+            .scale(color_scale(models))
+            .legend(orient="top", columns=1, labelLimit=0),
             tooltip=[
                 "model:N",
                 "layer:O",
@@ -241,10 +260,13 @@ def layer_chart(scores: pd.DataFrame, *, metric: str = "r2") -> alt.LayerChart:
     )
     rule = (
         alt.Chart(pd.DataFrame({"chance": [chance]}))
-        .mark_rule(color="gray", strokeDash=[4, 4])
+        .mark_rule(color=GUIDE_COLOR, strokeDash=[4, 4])
         .encode(y="chance:Q")
     )
     return (line + rule).properties(title=title, width=_WIDTH, height=_HEIGHT)
+
+
+_CHANGED = ("learned (requires_grad=True)", "sinusoid (frozen)")
 
 
 def training_change_chart(changes: pd.DataFrame) -> alt.Chart:
@@ -266,7 +288,9 @@ def training_change_chart(changes: pd.DataFrame) -> alt.Chart:
             x=alt.X("position:O", title="row (position)"),
             xOffset="table:N",
             y=alt.Y("change:Q", title="‖row after − row before‖₂"),
-            color=alt.Color("table:N", title=None).legend(orient="top"),
+            color=alt.Color("table:N", title=None, sort=_CHANGED)
+            .scale(domain=list(_CHANGED), range=[PALETTE[0], PALETTE[1]])
+            .legend(orient="top", labelLimit=0),
             opacity=alt.Opacity("looked up in training:N").scale(
                 domain=["yes", "no"], range=[1.0, 0.35]
             ),

@@ -22,12 +22,15 @@ import hashlib
 import io
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import altair as alt
 import numpy as np
 import pandas as pd
+
+from posviz.charts.style import ADAPTIVE_TEXT
 
 Reduce = Literal["mean", "absmax"]
 
@@ -58,6 +61,89 @@ class Window:
     @property
     def shape(self) -> tuple[int, int]:
         return self.row1 - self.row0, self.col1 - self.col0
+
+
+@dataclass(frozen=True)
+class Annotation:
+    """A note drawn on a chart in data coordinates: a dashed rule, a label, or both.
+
+    Only ``x`` (and no ``y``): a vertical rule across the plot; only ``y``: a horizontal one;
+    ``x, y, x2, y2``: a segment. ``label_at`` places ``text`` (default: next to the rule's start);
+    the label is dark with a white halo so it reads on any colour of the heatmap below it.
+    """
+
+    text: str = ""
+    x: float | None = None
+    y: float | None = None
+    x2: float | None = None
+    y2: float | None = None
+    label_at: tuple[float, float] | None = None
+    align: Literal["left", "center", "right"] = "left"
+
+    def __post_init__(self) -> None:
+        if self.x is None and self.y is None and self.label_at is None:
+            raise ValueError("An annotation needs a rule position (x and/or y) or label_at.")
+        if (self.x2 is None) != (self.y2 is None):
+            raise ValueError("Give both x2 and y2 (a segment) or neither.")
+
+
+ANNOTATION_INK = "#1a1a1a"  # on the heatmap's light-to-saturated colours, with a white halo
+
+
+def annotation_layers(
+    annotations: Sequence[Annotation], x: dict[str, Any], y: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """Vega-Lite layers (inline data) drawing ``annotations`` on the scales of ``x`` and ``y``.
+
+    ``x``/``y`` are the chart's position channel definitions; their ``scale`` and ``axis`` are
+    reused so the notes sit on the same scales as the data.
+    """
+    layers: list[dict[str, Any]] = []
+    shared = {k: v for k, v in x.items() if k in ("scale", "axis", "title")}
+    shared_y = {k: v for k, v in y.items() if k in ("scale", "axis", "title")}
+    for note in annotations:
+        if note.x is not None or note.y is not None:
+            row: dict[str, float] = {}
+            encoding: dict[str, Any] = {}
+            for key, value in (("ax", note.x), ("ay", note.y), ("ax2", note.x2), ("ay2", note.y2)):
+                if value is not None:
+                    row[key] = float(value)
+            if "ax" in row:
+                encoding["x"] = {"field": "ax", "type": "quantitative", **shared}
+            if "ay" in row:
+                encoding["y"] = {"field": "ay", "type": "quantitative", **shared_y}
+            if "ax2" in row:
+                encoding["x2"] = {"field": "ax2"}
+                encoding["y2"] = {"field": "ay2"}
+            layers.append(
+                {
+                    "data": {"values": [row]},
+                    "mark": {"type": "rule", "color": ANNOTATION_INK, "strokeDash": [5, 3],
+                             "strokeWidth": 1.5},
+                    "encoding": encoding,
+                }
+            )  # fmt: skip
+        if not note.text:
+            continue
+        at = note.label_at or (
+            note.x if note.x is not None else 0.0,
+            note.y if note.y is not None else 0.0,
+        )
+        base = {
+            "data": {"values": [{"tx": float(at[0]), "ty": float(at[1]), "text": note.text}]},
+            "encoding": {
+                "x": {"field": "tx", "type": "quantitative", **shared},
+                "y": {"field": "ty", "type": "quantitative", **shared_y},
+                "text": {"field": "text", "type": "nominal"},
+            },
+        }
+        text = {"type": "text", "align": note.align, "baseline": "middle", "dx": 5, "dy": -8,
+                "fontSize": 12, "fontWeight": "bold"}  # fmt: skip
+        halo = {**text, "stroke": "#ffffff", "strokeWidth": 4, "strokeOpacity": 0.9,
+                "strokeJoin": "round", "color": "#ffffff"}  # fmt: skip
+        layers.append({**base, "mark": halo})
+        layers.append({**base, "mark": {**text, "color": ANNOTATION_INK}})
+    return layers
 
 
 @dataclass(frozen=True)
@@ -342,17 +428,39 @@ class VegaLiteChart:
         return {"application/vnd.vegalite.v5+json": self.to_dict()}
 
 
-def _axis_channel(field: str, title: str, domain: list[int], reverse: bool = False) -> dict:
-    scale = {"domain": domain, "nice": False, "zero": False}
+def _axis_channel(
+    field: str, title: str, domain: list[int], reverse: bool = False, stretch: str = ""
+) -> dict:
+    """A quantitative position channel over ``domain``; ``stretch`` (``"x"``/``"y"``) lets the
+    domain grow with the plot's aspect ratio so that cells stay square (see ``square=``)."""
+    scale: dict[str, Any] = {"domain": domain, "nice": False, "zero": False}
+    if stretch:
+        ratio = "width / height" if stretch == "x" else "height / width"
+        span = domain[1] - domain[0]
+        scale = {
+            "domainMin": domain[0],
+            "domainMax": {"expr": f"{domain[0]} + {span} * max(1, {ratio})"},
+            "nice": False,
+            "zero": False,
+        }
     if reverse:
         scale["reverse"] = True
-    return {
-        "field": field,
-        "type": "quantitative",
-        "title": title,
-        "scale": scale,
-        "axis": {"format": "d", "tickMinStep": 1},
-    }
+    axis: dict[str, Any] = {"format": "d", "tickMinStep": 1}
+    if stretch:  # ticks only where there are cells, not in the blank the aspect ratio adds
+        axis["values"] = _ticks(domain[0], domain[1])
+    return {"field": field, "type": "quantitative", "title": title, "scale": scale, "axis": axis}
+
+
+def _ticks(start: int, stop: int, most: int = 6) -> list[int]:
+    """Round tick values in ``[start, stop]``: steps of 1, 2 or 5 × 10^k, at most ``most + 1``."""
+    span = max(1, stop - start)
+    step = 1
+    for decade in (10**k for k in range(10)):
+        step = next((f * decade for f in (1, 2, 5) if span / (f * decade) <= most), 0)
+        if step:
+            break
+    first = -(-start // step) * step
+    return list(range(first, stop + 1, step))
 
 
 def _tooltip(field: str, kind: str, title: str, fmt: str | None = None) -> dict:
@@ -376,6 +484,9 @@ def heatmap_chart(
     height: int | None = None,
     tooltip_blocks: int = TOOLTIP_BLOCKS,
     renderer: Literal["canvas", "svg"] = "canvas",
+    square: bool = False,
+    annotations: Sequence[Annotation] = (),
+    subtitle: Sequence[str] = (),
 ) -> VegaLiteChart:
     """Heatmap of ``matrix[window]`` (positions down, dimensions across) as a Vega-Lite layer chart.
 
@@ -392,6 +503,10 @@ def heatmap_chart(
         width, height: chart size in pixels (height defaults to the window's aspect, 160…720).
         renderer: Vega renderer requested through ``usermeta.embedOptions`` (honoured by
             Streamlit and vega-embed); canvas draws the image and tooltip grid faster (bench/).
+        square: keep every cell square at any width (for position × position matrices): the
+            longer side of the plot shows more of the axis instead of stretching the image.
+        annotations: notes drawn over the image (:class:`Annotation`), e.g. a seam or a band.
+        subtitle: lines added under the title, before the 1:1/reduced statement.
     Returns:
         :class:`VegaLiteChart` (``to_dict()`` like an Altair chart; ``to_altair()`` for an
         ``alt.LayerChart``); never displayed here.
@@ -403,8 +518,9 @@ def heatmap_chart(
     rows, cols = w.shape
     if height is None:
         height = int(min(720, max(160, width * img.pixels[0] / img.pixels[1])))
-    x = _axis_channel("col0", x_title, [w.col0, w.col1])
-    y = _axis_channel("row0", y_title, [w.row0, w.row1], reverse=True)
+    x = _axis_channel("col0", x_title, [w.col0, w.col1], stretch="x" if square else "")
+    y = _axis_channel("row0", y_title, [w.row0, w.row1], reverse=True,
+                      stretch="y" if square else "")  # fmt: skip
     frame = pd.DataFrame({"row0": [w.row0], "row1": [w.row1], "col0": [w.col0],
                           "col1": [w.col1], "url": [img.data_url]})  # fmt: skip
     image = {
@@ -454,14 +570,21 @@ def heatmap_chart(
     heading = title or f"{n}×{d} table"
     if (rows, cols) != (n, d):
         heading += f" — {y_title}s {w.row0}…{w.row1 - 1}, {x_title}s {w.col0}…{w.col1 - 1}"
+    lines = [*subtitle, img.describe()]
     spec = {
         "$schema": alt.SCHEMA_URL,
-        "layer": [image, hover],
+        "layer": [image, hover, *annotation_layers(annotations, x, y)],
         "autosize": {"type": "fit-x", "contains": "padding"},
         "width": width,
         "height": height,
-        "title": {"text": heading, "subtitle": [img.describe()], "anchor": "start"},
-        "description": f"{heading}. {img.describe()}",  # the chart's aria-label (screen readers)
+        "title": {
+            "text": heading,
+            "subtitle": lines,
+            "anchor": "start",
+            "subtitleColor": dict(ADAPTIVE_TEXT),
+        },
+        # the chart's aria-label (screen readers); "square" tells tests the cells must stay square
+        "description": f"{heading}. {' '.join(lines)}" + (" Square cells." if square else ""),
         "usermeta": {"embedOptions": {"renderer": renderer}},
     }
     return VegaLiteChart(spec, {"image": frame, "tooltips": tips})

@@ -15,10 +15,18 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from posviz.charts.style import FIT_WIDTH
+from posviz.charts.figure import Figure
+from posviz.charts.style import (
+    CONTROL_COLOR,
+    FIT_WIDTH,
+    GUIDE_COLOR,
+    PALETTE,
+    chart_title,
+    color_scale,
+)
 
 MAX_LINE_POINTS = 2048  # per line; longer tables are bucketed into mean + min–max band
-MAX_LINES = 12
+MAX_LINES = len(PALETTE)  # one palette colour per line, never two lines in one colour
 
 
 def _bucket(column: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -70,7 +78,11 @@ def dimensions_chart(
             pd.DataFrame({"position": start, "value": mean, "lo": lo, "hi": hi, "dimension": label})
         )
     data = pd.concat(frames, ignore_index=True)
-    color = alt.Color("dimension:N", sort=labels, title=None).legend(orient="top")
+    color = (
+        alt.Color("dimension:N", sort=labels, title=None)
+        .scale(color_scale(labels))
+        .legend(orient="top", labelLimit=0, columns=min(len(labels), 4))
+    )
     x = alt.X("position:Q", title="position").scale(domain=[0, max(n - 1, 1)], nice=False)
     base = alt.Chart(data).encode(x=x, color=color)
     tooltip = ["dimension:N", "position:Q", alt.Tooltip("value:Q", format=".4f")]
@@ -84,15 +96,13 @@ def dimensions_chart(
     if current is not None and 0 <= current < n:
         rule = pd.DataFrame({"position": [current]})
         layers.append(
-            alt.Chart(rule).mark_rule(color="#444", strokeDash=[4, 3]).encode(x="position:Q")
+            alt.Chart(rule).mark_rule(color=GUIDE_COLOR, strokeDash=[4, 3]).encode(x="position:Q")
         )
     return alt.layer(*layers).properties(
         autosize=FIT_WIDTH,
         width=width,
         height=height,
-        title=alt.Title(
-            title or "Chosen dimensions over positions", subtitle=subtitle, anchor="start"
-        ),
+        title=chart_title(title or "Chosen dimensions over positions", subtitle),
     )
 
 
@@ -143,7 +153,7 @@ def variance_bars_chart(
             y=y,
             y2="floor:Q",
             color=alt.Color("status:N", title=None, sort=["active", "barely moves"])
-            .scale(domain=["active", "barely moves"], range=["#4c51bf", "#c7c9d9"])
+            .scale(domain=["active", "barely moves"], range=[PALETTE[0], CONTROL_COLOR])
             .legend(orient="top"),
             tooltip=[
                 "dimension:Q",
@@ -154,14 +164,14 @@ def variance_bars_chart(
     )
     rule = (
         alt.Chart(pd.DataFrame({"threshold": [threshold]}))
-        .mark_rule(color="#d6604d", strokeDash=[5, 3])
+        .mark_rule(color=PALETTE[2], strokeDash=[5, 3])
         .encode(y="threshold:Q")
     )
     heading = (
         title or f"{int(active.sum())} of {d} dimensions are active (variance > {threshold:g})"
     )
     return alt.layer(bars, rule).properties(
-        autosize=FIT_WIDTH, width=width, height=height, title=alt.Title(heading, anchor="start")
+        autosize=FIT_WIDTH, width=width, height=height, title=chart_title(heading)
     )
 
 
@@ -200,7 +210,7 @@ def shift_band_chart(
     x = alt.X("shifts:Q", title="offset k (positions)").scale(domain=[0, max_shift], nice=False)
     label = "cosine similarity" if metric == "cosine" else "dot product"
     base = alt.Chart(data).encode(x=x)
-    band = base.mark_area(opacity=0.3, color="#d6604d").encode(y="min:Q", y2="max:Q")
+    band = base.mark_area(opacity=0.3, color=PALETTE[2]).encode(y="min:Q", y2="max:Q")
     tooltip = [
         alt.Tooltip("shifts:Q", title="k"),
         alt.Tooltip("mean:Q", format=".4f"),
@@ -211,7 +221,7 @@ def shift_band_chart(
         tooltip.insert(2, alt.Tooltip("std:Q", title="std over p", format=".2e"))
     if count is not None:
         tooltip.append(alt.Tooltip("count:Q", title="pairs (p, p+k)"))
-    line = base.mark_line(color="#4c51bf").encode(
+    line = base.mark_line(color=PALETTE[0]).encode(
         y=alt.Y("mean:Q", title=f"{label} of p and p+k"), tooltip=tooltip
     )
     subtitle = f"line: mean over p; band: min…max over p (widest spread {spread:.2g})"
@@ -219,7 +229,24 @@ def shift_band_chart(
         autosize=FIT_WIDTH,
         width=width,
         height=height,
-        title=alt.Title(
-            title or f"{label.capitalize()} of PE(p) and PE(p+k)", subtitle=subtitle, anchor="start"
-        ),
+        title=chart_title(title or f"{label.capitalize()} of PE(p) and PE(p+k)", subtitle),
     )
+
+
+def dimensions_figure(
+    matrix: np.ndarray,
+    dims: Sequence[int],
+    *,
+    labels: Sequence[str] | None = None,
+    name: str = "table-dims",
+    **options: object,
+) -> Figure:
+    """:func:`dimensions_chart` with its export: the plotted columns, each named by its real index.
+
+    The export's columns are ``dim 0``, ``dim 64``, … (not ``dim_0``, ``dim_1``, …), so the CSV
+    header says which dimensions were chosen.
+    """
+    dims = [int(j) for j in dims][:MAX_LINES]
+    chart = dimensions_chart(matrix, dims, labels=labels, **options)
+    data = pd.DataFrame(np.asarray(matrix)[:, dims], columns=[f"dim {j}" for j in dims])
+    return Figure(chart, data.loc[:, ~data.columns.duplicated()], name)

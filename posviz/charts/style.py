@@ -1,4 +1,15 @@
-"""Shared chart settings for the sinusoid/table charts."""
+"""Shared chart settings: sizing, one palette, colours that read in light and dark themes.
+
+Every chart names its own colours (scale ranges, mark colours). Streamlit paints charts with its
+theme's palette wherever a chart leaves a colour to the renderer, while the PNG/SVG exports
+(:mod:`posviz.export`, rendered by vl-convert) use Vega's defaults; a chart that names every
+colour looks the same on screen and in its export. ``tests/test_chart_hygiene.py`` renders every
+chart of every page under a deliberately odd theme and checks that no mark changes colour.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
 
 import altair as alt
 
@@ -6,3 +17,114 @@ import altair as alt
 # Streamlit's default ("fit" including padding) would squeeze titles, legends and axes into the
 # given height and leave a sliver of plot.
 FIT_WIDTH = alt.AutoSizeParams(type="fit-x", contains="padding")
+
+#: Categorical palette (Tableau 10, Vega's own default): every series of a chart takes one of
+#: these, so a chart never shows more categorical series than it has colours.
+PALETTE: tuple[str, ...] = (
+    "#4c78a8", "#f58518", "#e45756", "#72b7b2", "#54a24b",
+    "#eeca3b", "#b279a2", "#ff9da6", "#9d755d", "#bab0ac",
+)  # fmt: skip
+#: Controls (random tables, shuffled labels) are grey on every page, never a palette colour.
+CONTROL_COLOR = "#8c8c8c"
+#: Reference marks (the unit circle, a diagonal y = x, a threshold) that carry no data.
+GUIDE_COLOR = "#9aa0a8"
+#: Many series of one ordered quantity (heads, layers) share a sequential scheme instead of a
+#: categorical palette: a reader compares neighbours, not identities.
+SEQUENTIAL_SCHEME = "viridis"
+
+#: Entities that recur across the charts of a page get one colour each, by name: the bundled
+#: MiniLM table is blue in the heatmap, the probe chart and the cloud alike.
+ENTITY_COLORS: dict[str, str] = {
+    "minilm": PALETTE[0],
+    "learned": PALETTE[0],
+    "sinusoid": PALETTE[1],
+    "rope": PALETTE[4],
+    "alibi": PALETTE[2],
+    "t5": PALETTE[6],
+    "nope": PALETTE[8],
+    "random": CONTROL_COLOR,
+    "control": CONTROL_COLOR,
+    "shuffled": CONTROL_COLOR,
+}
+
+# Text that must read on the page's background whatever the theme: Vega's built-in ``background``
+# signal holds the colour Streamlit's theme paints behind the chart (white when exported).
+_ON_DARK, _ON_LIGHT = "#c4c8cf", "#545a63"
+_DARK_BACKGROUND = "isValid(background) && luminance(background) < 0.4"
+#: Subtitle/annotation colour as a Vega expression: light grey on a dark page, dark grey on a
+#: light one (contrast ≥ 7:1 against Streamlit's white and ≥ 10:1 against its dark background).
+ADAPTIVE_TEXT = {"expr": f"{_DARK_BACKGROUND} ? '{_ON_DARK}' : '{_ON_LIGHT}'"}
+#: The two colours :data:`ADAPTIVE_TEXT` chooses between (for tests and static renders).
+ADAPTIVE_TEXT_COLORS = (_ON_LIGHT, _ON_DARK)
+
+
+def entity_color(label: str, fallback_index: int = 0) -> str:
+    """The colour of a named entity (``"MiniLM (bundled)"`` → MiniLM's blue), else a palette one.
+
+    The first keyword of :data:`ENTITY_COLORS` found in ``label`` (case-insensitive) wins;
+    "random"/"control" are checked first so that "random table like MiniLM" stays grey.
+    """
+    lower = label.lower()
+    for key in ("random", "control", "shuffled"):
+        if key in lower:
+            return ENTITY_COLORS[key]
+    for key, color in ENTITY_COLORS.items():
+        if key in lower:
+            return color
+    return PALETTE[fallback_index % len(PALETTE)]
+
+
+def series_colors(labels: Sequence[str]) -> list[str]:
+    """One distinct colour per label: named entities keep theirs, the rest take unused ones.
+
+    Raises:
+        ValueError: more labels than :data:`PALETTE` has colours (use :data:`SEQUENTIAL_SCHEME`
+            for many ordered series).
+    """
+    labels = list(labels)
+    if len(labels) > len(PALETTE):
+        raise ValueError(
+            f"{len(labels)} series but only {len(PALETTE)} palette colours; draw at most "
+            f"{len(PALETTE)} or colour them with the sequential scheme '{SEQUENTIAL_SCHEME}'."
+        )
+    chosen: list[str | None] = []
+    for label in labels:
+        color = entity_color(label, 0)
+        named = any(k in label.lower() for k in ENTITY_COLORS)
+        chosen.append(color if named and color not in chosen else None)
+    free = iter(c for c in PALETTE if c not in chosen)
+    return [c if c is not None else next(free) for c in chosen]
+
+
+def color_scale(labels: Sequence[str]) -> alt.Scale:
+    """A categorical scale over ``labels``: :func:`series_colors`, explicit domain and range."""
+    labels = list(labels)
+    return alt.Scale(domain=labels, range=series_colors(labels))
+
+
+def chart_title(text: str, subtitle: str | Sequence[str] = ()) -> alt.Title:
+    """A left-anchored title whose subtitle reads in both themes (:data:`ADAPTIVE_TEXT`)."""
+    lines = [subtitle] if isinstance(subtitle, str) else list(subtitle)
+    return alt.Title(
+        text,
+        subtitle=[s for s in lines if s],
+        anchor="start",
+        subtitleColor=alt.ExprRef(ADAPTIVE_TEXT["expr"]),
+    )
+
+
+def equal_aspect_domain(reach: float, *, axis: str) -> dict[str, dict[str, str]]:
+    """``domainMin``/``domainMax`` expressions that keep one data unit equally long on both axes.
+
+    Each axis spans at least ``[-reach, reach]``; the longer side of the plot gets the longer
+    span (x times ``width / height`` when the plot is wider than tall, y times ``height / width``
+    when taller), so whatever width the page gives the chart a circle stays round and a square
+    square. ``axis`` is ``"x"`` or ``"y"``.
+    """
+    if axis not in ("x", "y"):
+        raise ValueError(f"axis={axis!r} is unknown; use 'x' or 'y'.")
+    ratio = "max(1, width / height)" if axis == "x" else "max(1, height / width)"
+    return {
+        "domainMin": {"expr": f"-{reach!r} * {ratio}"},
+        "domainMax": {"expr": f"{reach!r} * {ratio}"},
+    }

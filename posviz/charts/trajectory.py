@@ -12,6 +12,10 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from posviz.charts.circle import POSITION_PARAM, position_params
+from posviz.charts.figure import WithParams
+from posviz.charts.style import ADAPTIVE_TEXT, GUIDE_COLOR, PALETTE
+
 _POSITION_COLOR = alt.Color("position:Q").scale(scheme="viridis").title("position")
 
 
@@ -39,8 +43,13 @@ def pca_trajectory_chart(
     titles: tuple[str, str] | None = None,
     max_points: int = 2048,
     height: int = 420,
-) -> alt.LayerChart:
+    current: int | None = None,
+) -> alt.LayerChart | WithParams:
     """Positions on two principal components (or any two columns), joined in position order.
+
+    With ``current`` (a position) the chart gets an in-browser position slider and ▶ play
+    (:func:`posviz.charts.circle.position_params`): the current position is ringed and labelled,
+    and pointing at any dot moves the highlight there.
 
     Args:
         scores: ``(n_positions, k)`` PCA scores (``posviz.analysis.stats.pca(...).scores``).
@@ -62,7 +71,7 @@ def pca_trajectory_chart(
         alt.X("a:Q").title(x_title).scale(zero=False),
         alt.Y("b:Q").title(y_title).scale(zero=False),
     )
-    path = base.mark_line(color="#bbbbbb", strokeWidth=1).encode(order="position:Q")
+    path = base.mark_line(color=GUIDE_COLOR, strokeWidth=1).encode(order="position:Q")
     points = base.mark_circle(size=28, opacity=0.9).encode(
         _POSITION_COLOR,
         tooltip=[
@@ -71,7 +80,20 @@ def pca_trajectory_chart(
             alt.Tooltip("b:Q", format=".3f", title="y"),
         ],
     )
-    return (path + points).properties(height=height)
+    chart = (path + points).properties(height=height)
+    if current is None:
+        return chart
+    shown = frame.position.to_numpy()
+    start = int(shown[np.argmin(np.abs(shown - int(current)))])
+    step = int(shown[1] - shown[0]) if shown.size > 1 else 1
+    now = base.transform_filter(f"datum.position == {POSITION_PARAM}")
+    ring = now.mark_point(size=260, strokeWidth=2.5, color=PALETTE[2], filled=False)
+    label = now.mark_text(
+        align="left", dx=10, dy=-10, fontWeight="bold", color=alt.ExprRef(ADAPTIVE_TEXT["expr"])
+    ).encode(text=alt.Text("label:N"))
+    label = label.transform_calculate(label="'position ' + datum.position")
+    chart = (path + points + ring + label).properties(height=height)
+    return WithParams(chart, position_params(current=start, last=int(shown[-1]), step=step))
 
 
 def project_3d(points: np.ndarray, *, azimuth: float, elevation: float) -> np.ndarray:
@@ -127,7 +149,7 @@ def pca_3d_chart(
         alt.X("sx:Q").axis(axis).title(f"projection of {share}").scale(zero=False),
         alt.Y("sy:Q").axis(axis).title(None).scale(zero=False),
     )
-    path = base.mark_line(color="#bbbbbb", strokeWidth=1).encode(order="position:Q")
+    path = base.mark_line(color=GUIDE_COLOR, strokeWidth=1).encode(order="position:Q")
     points = base.mark_circle(opacity=0.9).encode(
         _POSITION_COLOR,
         alt.Size("depth:Q").scale(range=[8, 80]).legend(None),
@@ -151,7 +173,7 @@ def norm_chart(norms: np.ndarray, *, label: str = "‖PE(p)‖", height: int = 2
     frame = pd.DataFrame({"position": np.arange(len(norms)), "norm": norms})
     return (
         alt.Chart(frame)
-        .mark_line()
+        .mark_line(color=PALETTE[0])
         .encode(
             alt.X("position:Q").title("position p"),
             alt.Y("norm:Q").title(label).scale(zero=False),

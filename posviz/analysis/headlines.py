@@ -1,0 +1,296 @@
+"""Each page's answer in one plain sentence, computed from the numbers the page shows.
+
+A :class:`Verdict` is the sentence and the numbers it quotes (so the home page, the tests and the
+README can pin them). Nothing here is typed by hand: every number is recomputed from the table,
+the probe report or the experiment result passed in, and the wording follows what the numbers
+support ("no difference within the spread" included).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from posviz.analysis.add_concat import ConcatReport
+from posviz.analysis.permutation import PermutationResult
+from posviz.analysis.probes import ProbeReport
+from posviz.analysis.sincos import rotation_check
+from posviz.analysis.stats import cosine_similarity_matrix, shift_similarity
+from posviz.encodings.sinusoidal import Layout, sinusoid_wavelengths, sinusoidal
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A page's answer: ``sentence`` (Markdown-safe plain text) and the numbers it quotes."""
+
+    sentence: str
+    numbers: dict[str, float] = field(default_factory=dict)
+
+
+def _sig(value: float, digits: int = 3) -> str:
+    """``value`` to ``digits`` significant digits without an exponent for everyday sizes."""
+    if value == 0 or not np.isfinite(value):
+        return f"{value:g}"
+    places = max(0, digits - 1 - int(np.floor(np.log10(abs(value)))))
+    return f"{value:,.{min(places, 6)}f}"
+
+
+# --------------------------------------------------------------------------- sinusoid
+
+
+def sinusoid_verdict(
+    n_positions: int, d_model: int, *, base: float = 10000.0, layout: Layout = "interleaved"
+) -> Verdict:
+    """Wavelengths, the shift-as-rotation identity and the distance-only similarity, measured.
+
+    The rotation is checked for ``k = 1`` on every position (:func:`~posviz.analysis.sincos.
+    rotation_check`); the similarity's dependence on ``p`` is the widest spread over ``p`` of
+    ``cos(PE(p), PE(p+k))`` for ``k < n`` (0 up to float rounding for a sinusoid).
+    """
+    wavelengths = sinusoid_wavelengths(d_model, base=base, layout=layout)
+    check = rotation_check(max(n_positions, 2), d_model, 1, base=base, layout=layout)
+    numbers = {
+        "pairs": d_model // 2,
+        "fastest_wavelength": float(wavelengths[0]),
+        "slowest_wavelength": float(wavelengths[-1]),
+        "rotation_error": check.pair_error,
+    }
+    if n_positions >= 2:
+        shifts = shift_similarity(
+            sinusoidal(n_positions, d_model, base=base, layout=layout), min(n_positions - 1, 64)
+        )
+        numbers["similarity_spread_over_p"] = float(np.nanmax(shifts.max - shifts.min))
+    sentence = (
+        f"Every position gets its own pattern of {d_model // 2} sin/cos pairs, clock hands "
+        f"turning from once every {_sig(wavelengths[0])} to once every {_sig(wavelengths[-1])} "
+        f"positions; moving k positions turns every hand by a fixed angle, so how alike two "
+        f"positions are depends only on their distance (checked at every p, to "
+        f"{max(check.pair_error, numbers.get('similarity_spread_over_p', 0.0)):.0e})"
+    )
+    return Verdict(sentence + ".", numbers)
+
+
+# --------------------------------------------------------------------------- learned tables
+
+
+@dataclass(frozen=True)
+class Seam:
+    """Consecutive positions where a table's neighbour similarity drops far below its usual."""
+
+    first: int  # the seam lies between ``first`` and ``last`` (inclusive)
+    last: int
+    lowest: float  # the lowest cos(PE(p), PE(p+1)) in it
+    typical: float  # the median over the table's interior
+
+
+#: A neighbour cosine counts as a seam when it sits this many robust spreads (MAD) below the median.
+SEAM_MADS = 8.0
+#: Rows this close to either end are left out of seam detection (first and last rows are special:
+#: row 0 carries [CLS]-like outliers, the last rows were rarely trained).
+EDGE_ROWS = 3
+
+
+def neighbour_cosines(matrix: np.ndarray) -> np.ndarray:
+    """``cos(PE(p), PE(p+1))`` for ``p = 0 … n−2``, shape ``(n−1,)``."""
+    table = np.asarray(matrix, dtype=np.float64)
+    a, b = table[:-1], table[1:]
+    norms = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
+    return np.divide((a * b).sum(axis=1), norms, out=np.zeros(len(a)), where=norms > 0)
+
+
+def find_seam(matrix: np.ndarray) -> Seam | None:
+    """The run of interior neighbour pairs whose cosine falls :data:`SEAM_MADS` MADs below the
+    median, around the lowest one; ``None`` when no pair does (a sinusoid has none)."""
+    cosines = neighbour_cosines(matrix)
+    inner = np.arange(EDGE_ROWS, len(cosines) - EDGE_ROWS)
+    if inner.size < 3:
+        return None
+    values = cosines[inner]
+    median = float(np.median(values))
+    mad = float(np.median(np.abs(values - median)))
+    low = values < median - SEAM_MADS * max(mad, 1e-9)
+    if not low.any():
+        return None
+    at = int(np.argmin(np.where(low, values, np.inf)))
+    start = stop = at
+    while start > 0 and low[start - 1]:
+        start -= 1
+    while stop < len(low) - 1 and low[stop + 1]:
+        stop += 1
+    return Seam(
+        first=int(inner[start]),
+        last=int(inner[stop]) + 1,
+        lowest=float(values[at]),
+        typical=median,
+    )
+
+
+def half_similarity_distance(matrix: np.ndarray, *, max_shift: int = 256) -> int | None:
+    """The smallest offset ``k`` at which the mean ``cos(PE(p), PE(p+k))`` over ``p`` drops
+    below half its value at ``k = 1``; ``None`` if it never does within ``max_shift``."""
+    n = np.shape(matrix)[0]
+    if n < 3:
+        return None
+    result = shift_similarity(np.asarray(matrix), min(max_shift, n - 1))
+    mean = np.asarray(result.mean)
+    below = np.flatnonzero(mean[1:] < 0.5 * mean[1]) + 1
+    return int(below[0]) if below.size else None
+
+
+def learned_verdict(matrix: np.ndarray, *, name: str) -> Verdict:
+    """What a learned table encodes: neighbours alike, how fast that fades, any seam, outliers."""
+    table = np.asarray(matrix, dtype=np.float64)
+    cosines = neighbour_cosines(table)
+    typical = float(np.median(cosines))
+    half = half_similarity_distance(table)
+    seam = find_seam(table)
+    magnitude = np.abs(table)
+    top, p99 = float(magnitude.max()), float(np.quantile(magnitude, 0.99))
+    numbers: dict[str, float] = {"neighbour_cosine_median": typical, "max_abs": top, "p99": p99}
+    if typical > 0.5:
+        sentence = (
+            f"{name} learned a table in which neighbouring positions point the same way "
+            f"(median cos(PE(p), PE(p+1)) = {typical:.2f})"
+        )
+    else:
+        sentence = (
+            f"In {name}'s table neighbouring positions are not much alike "
+            f"(median cos(PE(p), PE(p+1)) = {typical:.2f})"
+        )
+    if half is not None:
+        numbers["half_similarity_distance"] = half
+        sentence += f" and the similarity halves within {half} positions"
+    if seam is not None:
+        numbers |= {"seam_first": seam.first, "seam_last": seam.last, "seam_cosine": seam.lowest}
+        sentence += (
+            f"; a seam runs between positions {seam.first} and {seam.last}, where the "
+            f"neighbour cosine falls to {seam.lowest:.2f}"
+        )
+    if p99 > 0 and top > 4 * p99:
+        row = int(np.unravel_index(int(np.argmax(magnitude)), magnitude.shape)[0])
+        numbers["outlier_row"] = row
+        sentence += f"; a few values reach ±{top:.2f} (row {row}) while 99% stay within ±{p99:.3f}"
+    return Verdict(sentence + ".", numbers)
+
+
+def similarity_summary(matrix: np.ndarray) -> np.ndarray:
+    """The position × position cosine matrix the learned page's hero draws (float32)."""
+    return cosine_similarity_matrix(np.asarray(matrix)).astype(np.float32)
+
+
+# --------------------------------------------------------------------------- experiments
+
+
+def probe_verdict(name: str, report: ProbeReport) -> Verdict:
+    """Can a line read the position back? The probe's MAE beside the random table's."""
+    value, control = report.mae.value, report.mae.control
+    numbers = {
+        "mae": value.mean,
+        "mae_std": value.std,
+        "control_mae": control.mean,
+        "control_mae_std": control.std,
+    }
+    pair = (
+        f"{_sig(value.mean)} ± {_sig(value.std)} positions off, against "
+        f"{_sig(control.mean)} ± {_sig(control.std)} for a random table probed the same way"
+    )
+    if report.mae.better():
+        sentence = f"Yes for {name}: a linear probe reads held-out positions back {pair}."
+    elif report.mae.differs():
+        sentence = f"No for {name}: the probe does worse than on a random table ({pair})."
+    else:
+        sentence = (
+            f"Not measurably for {name}: the probe is {pair}, no difference within the spread."
+        )
+    return Verdict(sentence, numbers)
+
+
+def concat_verdict(report: ConcatReport, *, name: str, n_positions: int) -> Verdict:
+    """Is adding effectively concatenating? PE's variance inside the words' subspace vs random."""
+    inside, random = report.pe_in_we, report.pe_in_random
+    numbers = {"pe_in_we": inside, "k_we": report.k_we, "k_pe": report.k_pe}
+    share = f"{inside:.1%} of {name}'s position variance (positions 0…{n_positions - 1})"
+    if random is None:
+        chance = report.pe_in_we_chance
+        numbers["chance"] = chance
+        return Verdict(
+            f"{share} lies in the words' {report.k_we}-dimensional principal subspace, where a "
+            f"random subspace of that size would hold {chance:.1%}.",
+            numbers,
+        )
+    numbers |= {"random_mean": random.mean, "random_std": random.std}
+    against = f"{random.mean:.1%} ± {random.std:.1%} for random subspaces of that size"
+    if inside < random.mean - 2 * random.std:
+        lead = "Mostly apart: only"
+        tail = "so the sum behaves much like a concatenation"
+    elif inside > random.mean + 2 * random.std:
+        lead = "Not apart:"
+        tail = "so positions share the words' main directions"
+    else:
+        lead = "No clear separation:"
+        tail = "no difference within the spread"
+    return Verdict(
+        f"{lead} {share} lies in the words' {report.k_we}-dimensional principal subspace, "
+        f"against {against}; {tail}.",
+        numbers,
+    )
+
+
+def permutation_verdict(result: PermutationResult) -> Verdict:
+    """Same vectors, permuted, without positions; different with them."""
+    steps = result.max_diff_without / result.rounding_scale if result.rounding_scale else np.nan
+    numbers = {
+        "max_diff_without": result.max_diff_without,
+        "max_diff_with": result.max_diff_with,
+        "rounding_steps": float(steps),
+    }
+    a, b = " ".join(result.tokens_a), " ".join(result.tokens_b)
+    return Verdict(
+        f"Because attention treats its input as a set: without positions “{a}” and “{b}” give "
+        f"the same vectors, permuted (largest difference {result.max_diff_without:.1e}, "
+        f"{steps:.1f} float32 rounding steps); with positions the same token differs by up "
+        f"to {result.max_diff_with:.2f}.",
+        numbers,
+    )
+
+
+def layers_verdict(scores: Any) -> Verdict:
+    """Does the position survive the layers? R² at the input and after the last layer."""
+    first, last = scores.iloc[0], scores.iloc[-1]
+    numbers = {
+        "r2_input": float(first.r2),
+        "r2_input_std": float(first.r2_std),
+        "r2_last": float(last.r2),
+        "r2_last_std": float(last.r2_std),
+        "control_last": float(last.control_r2),
+        "last_layer": int(last.layer),
+    }
+    readable = last.r2 - 2 * last.r2_std > last.control_r2 + 2 * last.control_r2_std
+    lead = "Yes" if readable else "Not measurably"
+    return Verdict(
+        f"{lead}: a leak-free linear probe reads a token's position with R² "
+        f"{first.r2:.2f} ± {first.r2_std:.2f} at the input and {last.r2:.2f} ± "
+        f"{last.r2_std:.2f} after layer {int(last.layer)}, against {last.control_r2:.2f} ± "
+        f"{last.control_r2_std:.2f} with the positions shuffled.",
+        numbers,
+    )
+
+
+def lookup_verdict(max_abs_diff: float, changes: Any) -> Verdict:
+    """A lookup is one-hot × table; training moves only the rows looked up."""
+    moved = changes[changes.used]["learned_change"]
+    still = changes[~changes.used]["learned_change"]
+    numbers = {
+        "max_abs_diff": float(max_abs_diff),
+        "moved_min": float(moved.min()) if len(moved) else 0.0,
+        "unused_max": float(still.abs().max()) if len(still) else 0.0,
+    }
+    exact = "bit for bit" if max_abs_diff == 0 else f"to within {max_abs_diff:.1e}"
+    return Verdict(
+        f"Because a lookup is one-hot × table ({exact}), and training moves only the rows that "
+        f"were looked up: {len(moved)} rows moved (by at least {numbers['moved_min']:.2g}), the "
+        f"other {len(still)} by exactly {numbers['unused_max']:g}.",
+        numbers,
+    )

@@ -1,0 +1,178 @@
+"""Why sin *and* cos: what a sine alone loses, and what the pair gains (the "why" panel).
+
+A sine alone is ambiguous: ``sin a = sin(π − a)``, so within one turn of a pair of wavelength
+``λ = 2π/ω`` the positions ``p`` and ``λ/2 − p`` give the same value, and a fixed shift ``k``
+cannot be applied to the value alone (the new value also needs ``cos(ωp)``). The sin/cos pair fixes
+both. It puts position ``p`` at the angle ``ωp`` on the unit circle, and a shift by ``k`` turns it
+by ``ωk`` whatever ``p`` is::
+
+    [sin ω(p+k)]   [ cos ωk   sin ωk] [sin ωp]
+    [cos ω(p+k)] = [−sin ωk   cos ωk] [cos ωp]        (angle addition)
+
+so ``PE(p+k) = R(k) · PE(p)`` with ``R(k)`` block-diagonal, one rotation per pair, independent of
+``p``: the property that lets a model attend by relative position through a linear map (Vaswani
+et al. 2017, §3.5: "for any fixed offset k, PE_{pos+k} can be represented as a linear function of
+PE_pos"). Everything here is checked numerically on the table itself, not assumed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from posviz.encodings.sinusoidal import (
+    Layout,
+    pair_columns,
+    sinusoid_frequencies,
+    sinusoidal,
+)
+
+#: Two sines this close count as the same value (well below what a model's noise would separate).
+SAME_SINE = 0.01
+
+
+@dataclass(frozen=True)
+class SineCollision:
+    """Two positions whose sines agree in one pair but whose cosines tell them apart."""
+
+    pair: int
+    first: int
+    second: int
+    sine_first: float
+    sine_second: float
+    cosine_first: float
+    cosine_second: float
+
+
+@dataclass(frozen=True)
+class RotationCheck:
+    """How exactly a fixed map carries every ``PE(p)`` to ``PE(p + k)``.
+
+    ``pair_error``: the largest ``|PE(p+k) − R(k)·PE(p)|`` over all ``p`` and columns with the
+    2×2 rotations ``R(ω_i k)`` (float rounding when the identity holds). ``sine_only_error``: the
+    largest error of the best *per-frequency* linear map of the sines alone,
+    ``sin ω(p+k) ≈ c_i · sin ωp`` (least squares over ``p``): what a sine without its cosine
+    cannot do. ``sine_only_relative``: that error's root-mean-square over the sines' own RMS.
+    """
+
+    shift: int
+    pair_error: float
+    sine_only_error: float
+    sine_only_relative: float
+
+
+def rotation_matrix(omega: np.ndarray, shift: float) -> np.ndarray:
+    """``(pairs, 2, 2)``: the rotation ``R(ω_i k)`` acting on ``(sin, cos)`` of each pair."""
+    angle = np.asarray(omega, dtype=np.float64) * float(shift)
+    c, s = np.cos(angle), np.sin(angle)
+    return np.stack([np.stack([c, s], axis=-1), np.stack([-s, c], axis=-1)], axis=-2)
+
+
+def shift_by_rotation(
+    table: np.ndarray, shift: int, *, base: float = 10000.0, layout: Layout = "interleaved"
+) -> np.ndarray:
+    """``R(k) · PE(p)`` for every row ``p`` of a sinusoid ``table`` (same shape, float64)."""
+    table = np.asarray(table, dtype=np.float64)
+    d = table.shape[1]
+    sin_cols, cos_cols = pair_columns(d, layout=layout)
+    rotation = rotation_matrix(sinusoid_frequencies(d, base=base, layout=layout), shift)
+    pairs = np.stack([table[:, sin_cols], table[:, cos_cols]], axis=-1)  # (n, pairs, 2)
+    turned = np.einsum("kij,nkj->nki", rotation, pairs)
+    out = np.empty_like(table)
+    out[:, sin_cols], out[:, cos_cols] = turned[..., 0], turned[..., 1]
+    return out
+
+
+def rotation_check(
+    n_positions: int,
+    d_model: int,
+    shift: int,
+    *,
+    base: float = 10000.0,
+    layout: Layout = "interleaved",
+) -> RotationCheck:
+    """Check ``PE(p+k) = R(k)·PE(p)`` on every ``p`` of an ``(n_positions + shift, d_model)`` table.
+
+    Raises:
+        ValueError: ``shift < 1`` or fewer than 2 positions.
+    """
+    if shift < 1 or n_positions < 2:
+        raise ValueError(
+            f"shift={shift}, n_positions={n_positions}: need a shift ≥ 1 and ≥ 2 positions."
+        )
+    table = sinusoidal(n_positions + shift, d_model, base=base, layout=layout)
+    now, later = table[:n_positions], table[shift:]
+    pair_error = float(
+        np.abs(later - shift_by_rotation(now, shift, base=base, layout=layout)).max()
+    )
+    sin_cols, _ = pair_columns(d_model, layout=layout)
+    s_now, s_later = now[:, sin_cols], later[:, sin_cols]
+    # the best scalar per frequency: c_i = <s_now, s_later> / <s_now, s_now> (least squares)
+    norm = (s_now**2).sum(axis=0)
+    coef = np.divide((s_now * s_later).sum(axis=0), norm, out=np.zeros_like(norm), where=norm > 0)
+    residual = s_later - s_now * coef
+    rms = float(np.sqrt((s_later**2).mean())) or 1.0
+    return RotationCheck(
+        shift=int(shift),
+        pair_error=pair_error,
+        sine_only_error=float(np.abs(residual).max()),
+        sine_only_relative=float(np.sqrt((residual**2).mean()) / rms),
+    )
+
+
+def sine_collision(
+    d_model: int,
+    *,
+    pair: int,
+    n_positions: int,
+    base: float = 10000.0,
+    layout: Layout = "interleaved",
+) -> SineCollision:
+    """Two whole positions ``p ≠ q`` below ``n_positions`` whose sines in ``pair`` agree best.
+
+    Among position pairs whose sines differ by at most :data:`SAME_SINE` (mirrors
+    ``q ≈ λ/2 − p + m·λ``, since ``sin a = sin(π − a)``), the one whose cosines differ most is
+    returned: the sine alone cannot tell them apart, the cosine can. A pair too slow to repeat a
+    sine within ``n_positions`` gives the two positions with the closest sines.
+
+    Raises:
+        ValueError: ``pair`` out of range, or fewer than 3 positions.
+    """
+    omega = sinusoid_frequencies(d_model, base=base, layout=layout)
+    if not 0 <= pair < omega.size:
+        raise ValueError(f"pair={pair} is out of range; this width has pairs 0 … {omega.size - 1}.")
+    if n_positions < 3:
+        raise ValueError(f"n_positions={n_positions}: need at least 3 positions to compare.")
+    angles = omega[pair] * np.arange(n_positions)
+    sines, cosines = np.sin(angles), np.cos(angles)
+    gaps = np.abs(sines[:, None] - sines[None, :])
+    split = np.abs(cosines[:, None] - cosines[None, :])
+    later = np.triu(np.ones((n_positions, n_positions), dtype=bool), k=1)
+    # a true ambiguity: (almost) the same sine, the cosines far apart; the clearest one wins
+    close = later & (gaps <= SAME_SINE)
+    # (a pair too slow to come back within these positions: the nearest sines instead)
+    score = np.where(close, split, -np.inf) if close.any() else np.where(later, -gaps, -np.inf)
+    p, q = np.unravel_index(int(np.argmax(score)), score.shape)
+    p, q = int(p), int(q)
+    return SineCollision(
+        pair=int(pair),
+        first=p,
+        second=q,
+        sine_first=float(sines[p]),
+        sine_second=float(sines[q]),
+        cosine_first=float(cosines[p]),
+        cosine_second=float(cosines[q]),
+    )
+
+
+def illustrative_pair(
+    d_model: int, *, n_positions: int, base: float = 10000.0, layout: Layout = "interleaved"
+) -> int:
+    """The pair whose wavelength is closest to a third of ``n_positions``.
+
+    Three turns on screen: slow enough to read the sine by eye, fast enough to repeat its values
+    (pair 0 turns once every 6.3 positions, a blur over 128 positions).
+    """
+    wavelengths = 2 * np.pi / sinusoid_frequencies(d_model, base=base, layout=layout)
+    return int(np.argmin(np.abs(wavelengths - max(n_positions, 3) / 3)))

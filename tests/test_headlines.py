@@ -1,0 +1,91 @@
+"""Each page's verdict sentence is computed from the numbers it quotes, and says only what they
+support."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from posviz.analysis.evidence import evidence
+from posviz.analysis.headlines import (
+    find_seam,
+    layers_verdict,
+    learned_verdict,
+    lookup_verdict,
+    neighbour_cosines,
+    probe_verdict,
+    sinusoid_verdict,
+)
+from posviz.analysis.probes import ProbeReport
+from posviz.encodings.sinusoidal import sinusoidal
+
+
+def test_sinusoid_verdict_quotes_its_measured_wavelengths_and_rotation_error():
+    verdict = sinusoid_verdict(128, 512)
+    assert verdict.numbers["pairs"] == 256
+    assert verdict.numbers["fastest_wavelength"] == pytest.approx(2 * np.pi)
+    assert verdict.numbers["rotation_error"] < 1e-12
+    assert verdict.numbers["similarity_spread_over_p"] < 1e-12
+    assert "256 sin/cos pairs" in verdict.sentence and "6.28" in verdict.sentence
+
+
+def _seamed_table(n: int = 256, seam: int = 100, d: int = 32) -> np.ndarray:
+    """A smooth table with one jump: the rows from ``seam`` on are turned by 90° in 2 dims."""
+    table = sinusoidal(n, d, base=1e6) + 2.0  # slow, all-positive: neighbours very alike
+    table[seam:, :2] = table[seam:, :2] @ np.array([[0.0, -1.0], [1.0, 0.0]]) - 4.0
+    return table
+
+
+def test_a_seam_is_found_where_the_neighbour_cosine_drops_and_nowhere_in_a_sinusoid():
+    seam = find_seam(_seamed_table())
+    assert seam is not None and seam.first <= 99 and seam.last >= 100
+    assert seam.lowest == pytest.approx(neighbour_cosines(_seamed_table())[99])
+    assert find_seam(sinusoidal(512, 384)) is None
+
+
+def test_learned_verdict_names_the_seam_and_the_outlier_row():
+    table = _seamed_table()
+    table[0, 3] = 100.0  # one huge value, as MiniLM's row 0
+    verdict = learned_verdict(table, name="Test")
+    assert verdict.numbers["outlier_row"] == 0
+    assert "seam runs between positions 99 and 100" in verdict.sentence
+    assert "row 0" in verdict.sentence
+
+
+def _report(values, control) -> ProbeReport:
+    mae = evidence("MAE", values, control, control_label="random table", higher_is_better=False)
+    return ProbeReport(result=None, control=None, mae=mae)  # type: ignore[arg-type]
+
+
+def test_probe_verdict_follows_the_evidence_not_the_wording():
+    better = probe_verdict("MiniLM", _report([20, 22, 21, 23, 19], [180, 190, 170, 185, 175]))
+    assert better.sentence.startswith("Yes for MiniLM")
+    assert better.numbers["mae"] == pytest.approx(21.0)
+    same = probe_verdict("X", _report([20, 30, 25, 22, 28], [21, 29, 26, 24, 27]))
+    assert same.sentence.startswith("Not measurably") and "no difference" in same.sentence
+
+
+def test_layers_verdict_compares_the_last_layer_with_its_shuffled_control():
+    scores = pd.DataFrame(
+        {
+            "layer": [0, 6],
+            "r2": [0.98, 0.46],
+            "r2_std": [0.01, 0.07],
+            "control_r2": [0.0, -0.01],
+            "control_r2_std": [0.01, 0.01],
+        }
+    )
+    verdict = layers_verdict(scores)
+    assert verdict.sentence.startswith("Yes") and "0.46 ± 0.07 after layer 6" in verdict.sentence
+    scores.loc[1, "r2"] = 0.01
+    assert layers_verdict(scores).sentence.startswith("Not measurably")
+
+
+def test_lookup_verdict_counts_moved_and_untouched_rows():
+    changes = pd.DataFrame(
+        {"used": [True, True, False, False], "learned_change": [0.3, 0.2, 0.0, 0.0]}
+    )
+    verdict = lookup_verdict(0.0, changes)
+    assert "bit for bit" in verdict.sentence and "2 rows moved" in verdict.sentence
+    assert verdict.numbers["unused_max"] == 0.0
