@@ -90,6 +90,13 @@ REFERENCES: dict[str, Reference] = {
         url="https://arxiv.org/abs/2104.09864",
         venue="arXiv",
     ),
+    "barbero_2025": Reference(
+        title="Round and Round We Go! What makes Rotary Positional Encodings useful?",
+        author="Barbero, Vitvitskyi, Perivolaropoulos, Pascanu & Veličković",
+        year=2025,
+        url="https://arxiv.org/abs/2410.06205",
+        venue="ICLR 2025",
+    ),
     "press_2022": Reference(
         title=(
             "Train Short, Test Long: Attention with Linear Biases Enables Input Length "
@@ -123,6 +130,20 @@ REFERENCES: dict[str, Reference] = {
         year=2022,
         url="https://arxiv.org/abs/2203.16634",
         venue="Findings of EMNLP 2022",
+    ),
+    "kazemnejad_2023": Reference(
+        title="The Impact of Positional Encoding on Length Generalization in Transformers",
+        author="Kazemnejad, Padhi, Natesan Ramamurthy, Das & Reddy",
+        year=2023,
+        url="https://arxiv.org/abs/2305.19466",
+        venue="NeurIPS 2023",
+    ),
+    "devlin_2019": Reference(
+        title="BERT: Pre-training of Deep Bidirectional Transformers for Language Understanding",
+        author="Devlin, Chang, Lee & Toutanova",
+        year=2019,
+        url="https://arxiv.org/abs/1810.04805",
+        venue="NAACL 2019",
     ),
     "amir_2021": Reference(
         title="Deep ViT Features as Dense Visual Descriptors",

@@ -1,0 +1,680 @@
+"""Paper checks: published results whose *shape* a CPU lab can test, each judged by a criterion
+fixed in code before any run.
+
+A :class:`PaperCheck` holds the reference (a key of :data:`posviz.references.REFERENCES`), the claim
+in one sentence, the published numbers with the table and setting they come from and where they
+were read (:class:`Published`), the lab run that tests the shape (its arms, each a model and the
+run settings, ready for the lab engine), and a judge: a pure function of the run's per-seed
+numbers that returns "agrees in shape", "does not agree in shape" or "cannot be judged" (missing
+or non-finite numbers, one seed only, under-trained arms), with every condition and the numbers
+it used (:class:`CheckOutcome`). Only shapes are compared — which curve rises, which arm fails —
+never values: the lab's models are thousands of times smaller than the papers'.
+
+Every comparison of two arms is a paired difference over seeds
+(:func:`posviz.analysis.difference.paired_difference`): the lab's arms share seeds and data, so
+seed ``s`` of one arm is paired with seed ``s`` of the other. Losses are per-character
+cross-entropy in nats; perplexity ratios are ``exp`` of loss differences, so a ratio threshold
+does not depend on the loss's scale.
+
+Where the numbers were read: a public, section-by-section transcription of each paper (it gives
+the paper's page for each table), linked in :attr:`Published.read_at`; not checked against the
+PDF. Where no table could be read, :attr:`PaperCheck.published_note` says so and the card keeps
+only the claim as its abstract states it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from posviz.analysis.difference import Difference, paired_difference
+from posviz.lab.config import LabConfig, ModelConfig
+
+AGREES = "agrees in shape"
+DISAGREES = "does not agree in shape"
+NOT_JUDGED = "cannot be judged"
+
+#: A perplexity ratio within 5 % of 1 is "flat" (Press et al.'s ALiBi stays within it to 30× L).
+FLAT_RATIO = 1.05
+#: A position-free arm is "competitive" within 10 % perplexity of its positional twin, and has
+#: "failed" when more than 10 % worse (Haviv et al.: +2.7 % causal on WikiText-103, 36× masked).
+COMPETITIVE_RATIO = 1.10
+#: "On par with" in accuracy: NoPE at most this far below T5's relative bias on unseen positions.
+ON_PAR_ACCURACY = 0.05
+#: An arm is trained when its in-range held-out accuracy reaches this (mean over seeds).
+TRAINED_ACCURACY = 0.95
+
+Values = Mapping[str, Mapping[str, np.ndarray]]  # arm id → input name → (E,) per seed
+
+_TRANSCRIPTION = "https://github.com/viktor-shcherb/msc_thesis/blob/"
+_PRESS_READ_AT = (
+    _TRANSCRIPTION + "d8817a6820bcae602b820efdcab2cdf4bb5ee9ca/references/"
+    "2022-04-alibi-train-short-test-long/sections/08_appendix-a.md"
+)
+_HAVIV_SECTIONS = (
+    _TRANSCRIPTION + "7336389f4624bb79f6d9df83750dc5ac529c73c0/references/"
+    "2022-12-nope-transformers-learn-positions/sections/"
+)
+_KAZEMNEJAD_ABSTRACT = "https://ar5iv.org/html/2305.19466"
+_KAZEMNEJAD_SECTIONS = (
+    _TRANSCRIPTION + "7336389f4624bb79f6d9df83750dc5ac529c73c0/references/"
+    "2023-12-positional-encoding-length-generalization/sections/"
+)
+
+
+@dataclass(frozen=True)
+class Published:
+    """Numbers as a paper prints them in one table, with the setting they hold for.
+
+    Attributes:
+        table: the table and page, e.g. ``"Appendix Table 2 (p. 16)"``.
+        setting: model, data, training length and metric of the table.
+        numbers: ``(row label, value)`` pairs, exactly as printed.
+        unit: what the values are (e.g. validation perplexity; lower is better).
+        read_at: where they were read (a URL), never from memory.
+    """
+
+    table: str
+    setting: str
+    numbers: tuple[tuple[str, float], ...]
+    unit: str
+    read_at: str
+
+
+@dataclass(frozen=True)
+class CardArm:
+    """One arm of a check's run, ready for the lab engine (``Arm(id, model, config)``)."""
+
+    id: str
+    label: str
+    model: ModelConfig
+    config: LabConfig
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One pre-registered condition, whether it held, and the numbers it was decided on."""
+
+    text: str
+    holds: bool
+    numbers: dict[str, float]
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    """A check's verdict (:data:`AGREES`, :data:`DISAGREES` or :data:`NOT_JUDGED`)."""
+
+    verdict: str
+    conditions: tuple[Condition, ...] = ()
+    reason: str = ""
+
+    @property
+    def agrees(self) -> bool | None:
+        """True / False, or None when the run cannot be judged."""
+        return None if self.verdict == NOT_JUDGED else self.verdict == AGREES
+
+    def text(self) -> str:
+        """The verdict with each condition ("holds"/"fails") or the reason it cannot be judged."""
+        if self.verdict == NOT_JUDGED:
+            return f"{self.verdict}: {self.reason}"
+        lines = [self.verdict + "."]
+        for c in self.conditions:
+            lines.append(f"- {'holds' if c.holds else 'fails'}: {c.text}")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class PaperCheck:
+    """A published result, the lab run that tests its shape, and the criterion, fixed in code.
+
+    Attributes:
+        id: URL-safe id.
+        reference: key of :data:`posviz.references.REFERENCES`.
+        claim: the claim in one sentence.
+        claim_read_at: where the claim was read (abstract or section), a URL.
+        published: the tables read, each with its setting (empty when none could be read).
+        published_note: why no number is shown, when ``published`` is empty.
+        arms: the lab run (each arm's model and full settings).
+        inputs: ``(name, how to compute it)`` for each per-seed number the judge takes, per arm.
+        criterion: the judge's conditions in words (thresholds included).
+        caveat: why a tiny model may differ from the paper (what the lab's run does not match).
+        judge: ``values → CheckOutcome``, a pure function of the run's per-seed numbers.
+        extract: ``(arm, {length: held-out result}) → {input name: (E,)}``, see
+            :func:`card_values`.
+    """
+
+    id: str
+    reference: str
+    claim: str
+    claim_read_at: str
+    published: tuple[Published, ...]
+    published_note: str | None
+    arms: tuple[CardArm, ...]
+    inputs: tuple[tuple[str, str], ...]
+    criterion: str
+    caveat: str
+    judge: Callable[[Values], CheckOutcome] = field(repr=False)
+    extract: Callable[[CardArm, Mapping[int, Any]], dict[str, np.ndarray]] = field(repr=False)
+
+    def check(self, values: Values) -> CheckOutcome:
+        """The verdict on one run: ``values[arm id][input name]`` = ``(E,)`` per-seed numbers.
+
+        Never raises for bad numbers: missing arms/inputs, NaN/inf or a single seed give
+        :data:`NOT_JUDGED` with the reason.
+        """
+        missing = _missing(values, [a.id for a in self.arms], [name for name, _ in self.inputs])
+        if missing:
+            return CheckOutcome(NOT_JUDGED, reason=missing)
+        return self.judge(values)
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def at_last_checkpoint(values: np.ndarray) -> np.ndarray:
+    """``(E,)`` from the engine's ``(E, checkpoints)`` held-out loss or accuracy (1-D: as is)."""
+    array = np.asarray(values, dtype=np.float64)
+    return array[:, -1] if array.ndim == 2 else array
+
+
+def position_accuracy(
+    per_position: np.ndarray, *, start: int = 0, stop: int | None = None
+) -> np.ndarray:
+    """``(E,)`` mean held-out accuracy over positions ``start … stop − 1`` at the last checkpoint.
+
+    ``per_position`` is the engine's ``(E, checkpoints, length)`` (or ``(E, length)``); positions
+    with no counted target (NaN) are left out of the mean. Unseen positions of a model trained
+    up to ``max_len``: ``start=max_len``.
+    """
+    array = np.asarray(per_position, dtype=np.float64)
+    last = array[:, -1, :] if array.ndim == 3 else array
+    window = last[:, start:stop]
+    if window.shape[1] == 0 or np.isnan(window).all(axis=1).any():
+        return np.full(last.shape[0], np.nan)
+    return np.nanmean(window, axis=1)
+
+
+def _at(arm: CardArm, heldout: Mapping[int, Any], length: int) -> Any:
+    """The held-out result of ``arm`` at ``length``, or a ValueError naming the fix."""
+    if length not in heldout:
+        raise ValueError(
+            f"arm {arm.id!r} was not evaluated at length {length}; run it with the check's "
+            f"eval_lengths {arm.config.eval_lengths}."
+        )
+    return heldout[length]
+
+
+def _missing(values: Values, arms: list[str], names: list[str]) -> str:
+    for arm in arms:
+        if arm not in values:
+            return f"the run has no arm {arm!r}."
+        for name in names:
+            if name not in values[arm]:
+                return f"arm {arm!r} has no {name!r}."
+            array = np.asarray(values[arm][name], dtype=np.float64).ravel()
+            if array.size < 2:
+                return f"arm {arm!r}: {name!r} has {array.size} seed(s); an interval needs ≥ 2."
+            if not np.isfinite(array).all():
+                return (
+                    f"arm {arm!r}: {name!r} is not finite on every seed ({array.tolist()}); "
+                    "a diverged or undefined arm cannot be compared."
+                )
+    return ""
+
+
+def _numbers(d: Difference, **extra: float) -> dict[str, float]:
+    return {"estimate": d.estimate, "low": d.low, "high": d.high, **extra}
+
+
+def _ratio_text(d: Difference) -> str:
+    return (
+        f"{math.exp(d.estimate):.3f}× (95% interval {math.exp(d.low):.3f}× … "
+        f"{math.exp(d.high):.3f}×)"
+    )
+
+
+def _verdict(conditions: list[Condition]) -> CheckOutcome:
+    verdict = AGREES if all(c.holds for c in conditions) else DISAGREES
+    return CheckOutcome(verdict, tuple(conditions))
+
+
+# --------------------------------------------------------------------------- Press et al. 2022
+
+PRESS_TRAIN = 32
+PRESS_EVAL = (PRESS_TRAIN, 2 * PRESS_TRAIN, 4 * PRESS_TRAIN)
+
+
+def _judge_press(values: Values) -> CheckOutcome:
+    base, far = f"loss@{PRESS_EVAL[0]}", f"loss@{PRESS_EVAL[-1]}"
+    sin = paired_difference(values["sinusoidal"][far], values["sinusoidal"][base])
+    alibi = paired_difference(values["alibi"][far], values["alibi"][base])
+    threshold = math.log(FLAT_RATIO)
+    return _verdict(
+        [
+            Condition(
+                f"the sinusoid's perplexity at {PRESS_EVAL[-1]} ÷ at {PRESS_EVAL[0]} is above "
+                f"{FLAT_RATIO}× (whole interval): {_ratio_text(sin)}",
+                sin.low > threshold,
+                _numbers(sin, threshold=threshold),
+            ),
+            Condition(
+                f"ALiBi's perplexity at {PRESS_EVAL[-1]} ÷ at {PRESS_EVAL[0]} stays at or below "
+                f"{FLAT_RATIO}× (whole interval): {_ratio_text(alibi)}",
+                alibi.high <= threshold,
+                _numbers(alibi, threshold=threshold),
+            ),
+        ]
+    )
+
+
+def _press_inputs(arm: CardArm, heldout: Mapping[int, Any]) -> dict[str, np.ndarray]:
+    return {f"loss@{n}": at_last_checkpoint(_at(arm, heldout, n).loss) for n in PRESS_EVAL}
+
+
+def _press_config() -> LabConfig:
+    # 8 heads: ALiBi's slopes are set by the head count (1/2 … 1/256 for 8; Press et al. §3).
+    return LabConfig(
+        task="lm",
+        min_len=PRESS_TRAIN,
+        max_len=PRESS_TRAIN,
+        eval_lengths=PRESS_EVAL,
+        width=32,
+        heads=8,
+        layers=2,
+        steps=1500,
+        lr=3e-3,
+        seeds=5,
+    )
+
+
+PRESS_2022 = PaperCheck(
+    id="press_2022",
+    reference="press_2022",
+    claim=(
+        "A language model with sinusoidal positions gets worse (perplexity rises) on sequences "
+        "longer than it was trained on, while one with ALiBi stays flat far past the training "
+        "length."
+    ),
+    claim_read_at=_PRESS_READ_AT,
+    published=(
+        Published(
+            table="Appendix Table 2 (p. 16)",
+            setting=(
+                "Baevski & Auli's transformer LM (16 layers, width 1024, 8 heads), WikiText-103, "
+                "trained on L = 512 tokens, evaluated on the validation set with L_valid tokens "
+                "(nonoverlapping inference)"
+            ),
+            numbers=(
+                ("sinusoidal, L_valid = 512", 20.05),
+                ("sinusoidal, L_valid = 1012", 43.54),
+                ("sinusoidal, L_valid = 1512", 76.23),
+                ("sinusoidal, L_valid = 2512", 132.41),
+                ("sinusoidal, L_valid = 3512", 178.97),
+                ("sinusoidal, L_valid = 15512", 406.01),
+                ("ALiBi, L_valid = 512", 19.73),
+                ("ALiBi, L_valid = 1012", 18.73),
+                ("ALiBi, L_valid = 1512", 18.52),
+                ("ALiBi, L_valid = 2512", 18.41),
+                ("ALiBi, L_valid = 3512", 18.40),
+                ("ALiBi, L_valid = 15512", 18.31),
+            ),
+            unit="validation perplexity (lower is better)",
+            read_at=_PRESS_READ_AT,
+        ),
+    ),
+    published_note=None,
+    arms=(
+        CardArm(
+            "sinusoidal",
+            "sinusoid",
+            ModelConfig(kind="decoder", scheme="sinusoidal"),
+            _press_config(),
+        ),
+        CardArm("alibi", "ALiBi", ModelConfig(kind="decoder", scheme="alibi"), _press_config()),
+    ),
+    inputs=tuple(
+        (f"loss@{n}", f"held-out loss (nats per character) at length {n}, last checkpoint")
+        for n in PRESS_EVAL
+    ),
+    criterion=(
+        f"Agrees in shape when, on held-out text of the bundled corpus, (1) the sinusoid's "
+        f"perplexity at {PRESS_EVAL[-1]} characters is more than {FLAT_RATIO}× its perplexity at "
+        f"the training length {PRESS_TRAIN} — the whole paired 95% interval over seeds above — "
+        f"and (2) ALiBi's ratio stays at or below {FLAT_RATIO}× — the whole interval below."
+    ),
+    caveat=(
+        "The lab's character LM has 2 layers of width 32 trained on a 5,779-character corpus; "
+        "the paper's word-level LM has 247M parameters trained on WikiText-103. Only the shape "
+        "(the sinusoid rises, ALiBi stays flat) is compared; 4× the training length is far less "
+        "than the paper's 30×."
+    ),
+    judge=_judge_press,
+    extract=_press_inputs,
+)
+
+
+# --------------------------------------------------------------------------- Haviv et al. 2022
+
+HAVIV_LEN = 64
+
+
+def _judge_haviv(values: Values) -> CheckOutcome:
+    masked = paired_difference(values["mlm_nope"]["loss"], values["mlm_learned"]["loss"])
+    causal = paired_difference(values["lm_nope"]["loss"], values["lm_learned"]["loss"])
+    threshold = math.log(COMPETITIVE_RATIO)
+    return _verdict(
+        [
+            Condition(
+                "the masked LM without positions fails: its perplexity ÷ the learned-position "
+                f"masked LM's is above {COMPETITIVE_RATIO}× (whole interval): "
+                f"{_ratio_text(masked)}",
+                masked.low > threshold,
+                _numbers(masked, threshold=threshold),
+            ),
+            Condition(
+                "the causal LM without positions is competitive: its perplexity ÷ the "
+                f"learned-position causal LM's is at or below {COMPETITIVE_RATIO}× (whole "
+                f"interval): {_ratio_text(causal)}",
+                causal.high <= threshold,
+                _numbers(causal, threshold=threshold),
+            ),
+        ]
+    )
+
+
+def _haviv_inputs(arm: CardArm, heldout: Mapping[int, Any]) -> dict[str, np.ndarray]:
+    return {"loss": at_last_checkpoint(_at(arm, heldout, HAVIV_LEN).loss)}
+
+
+def _haviv_config(task: str) -> LabConfig:
+    return LabConfig(
+        task=task,  # type: ignore[arg-type]
+        min_len=HAVIV_LEN,
+        max_len=HAVIV_LEN,
+        eval_lengths=(HAVIV_LEN,),
+        width=32,
+        heads=4,
+        layers=2,
+        steps=1500,
+        lr=3e-3,
+        seeds=5,
+    )
+
+
+HAVIV_2022 = PaperCheck(
+    id="haviv_2022",
+    reference="haviv_2022",
+    claim=(
+        "Causal language models without positional encodings are competitive with "
+        "position-aware ones, while masked language models without them fail: the causal mask "
+        "lets a model infer position, which a bidirectional encoder cannot."
+    ),
+    claim_read_at=_HAVIV_SECTIONS + "06_conjecture.md",
+    published=(
+        Published(
+            table="Table 4 (p. 5)",
+            setting=(
+                "masked LMs based on RoBERTa large on an excerpt of the Pile, 128 tokens per "
+                "sequence, trained with each positional encoding"
+            ),
+            numbers=(
+                ("NoPos", 147.18),
+                ("Learned", 4.06),
+                ("Sinusoidal", 4.07),
+                ("ALiBi", 4.00),
+            ),
+            unit="validation MLM perplexity (lower is better)",
+            read_at=_HAVIV_SECTIONS + "06_conjecture.md",
+        ),
+        Published(
+            table="Table 1 (p. 3)",
+            setting=(
+                "causal LMs: Baevski & Auli's model on WikiText-103 with 512-token sequences; "
+                "a 1.3B-parameter GPT-3-XL-style model on the Pile with 1024-token sequences"
+            ),
+            numbers=(
+                ("WikiText-103, NoPos", 20.97),
+                ("WikiText-103, Learned", 20.42),
+                ("WikiText-103, Sinusoidal", 20.16),
+                ("WikiText-103, ALiBi", 19.71),
+                ("The Pile, NoPos", 13.10),
+                ("The Pile, Learned", 13.05),
+                ("The Pile, Sinusoidal", 12.93),
+                ("The Pile, ALiBi", 12.51),
+            ),
+            unit="validation perplexity (lower is better)",
+            read_at=_HAVIV_SECTIONS + "04_results.md",
+        ),
+    ),
+    published_note=None,
+    arms=(
+        CardArm(
+            "mlm_learned",
+            "masked LM, learned positions",
+            ModelConfig(kind="encoder", scheme="learned"),
+            _haviv_config("mlm"),
+        ),
+        CardArm(
+            "mlm_nope",
+            "masked LM, no positions",
+            ModelConfig(kind="encoder", scheme="nope"),
+            _haviv_config("mlm"),
+        ),
+        CardArm(
+            "lm_learned",
+            "causal LM, learned positions",
+            ModelConfig(kind="decoder", scheme="learned"),
+            _haviv_config("lm"),
+        ),
+        CardArm(
+            "lm_nope",
+            "causal LM, no positions (learns position from the causal mask)",
+            ModelConfig(kind="decoder", scheme="nope"),
+            _haviv_config("lm"),
+        ),
+    ),
+    inputs=(
+        (
+            "loss",
+            f"held-out loss (nats per counted character: masked ones for the masked LM) at "
+            f"length {HAVIV_LEN}, last checkpoint",
+        ),
+    ),
+    criterion=(
+        f"Agrees in shape when (1) the masked LM without positions has more than "
+        f"{COMPETITIVE_RATIO}× the perplexity of the same masked LM with a learned table — the "
+        f"whole paired 95% interval over seeds above — and (2) the causal LM without positions "
+        f"stays within {COMPETITIVE_RATIO}× of the causal LM with a learned table — the whole "
+        "interval below."
+    ),
+    caveat=(
+        "Characters, not subword tokens: 64-character windows of a 5,779-character corpus, 15 % "
+        "masked, against 128-token Pile sequences; 2-layer, width-32 models against RoBERTa "
+        "large and 1.3B-parameter LMs. A masked LM without positions can still use the bag of "
+        "characters: its position-blind ceiling (posviz.lab.bounds) bounds what it can reach."
+    ),
+    judge=_judge_haviv,
+    extract=_haviv_inputs,
+)
+
+
+# --------------------------------------------------------------------------- Kazemnejad et al.
+
+KAZEMNEJAD_TRAIN = 16
+KAZEMNEJAD_SCHEMES = ("nope", "t5", "alibi", "rope", "sinusoidal")
+
+
+def _judge_kazemnejad(values: Values) -> CheckOutcome:
+    undertrained = {
+        arm: float(np.mean(values[arm]["in_range_accuracy"]))
+        for arm in KAZEMNEJAD_SCHEMES
+        if np.mean(values[arm]["in_range_accuracy"]) < TRAINED_ACCURACY
+    }
+    if undertrained:
+        listed = ", ".join(f"{arm} {acc:.3f}" for arm, acc in undertrained.items())
+        return CheckOutcome(
+            NOT_JUDGED,
+            reason=(
+                f"under-trained arms (in-range accuracy below {TRAINED_ACCURACY}): {listed}; "
+                "train longer before comparing extrapolation."
+            ),
+        )
+    unseen = {arm: values[arm]["unseen_accuracy"] for arm in KAZEMNEJAD_SCHEMES}
+    vs_t5 = paired_difference(unseen["t5"], unseen["nope"])
+    vs_ape = paired_difference(unseen["nope"], unseen["sinusoidal"])
+    vs_rope = paired_difference(unseen["nope"], unseen["rope"])
+    return _verdict(
+        [
+            Condition(
+                f"NoPE is on par with or better than T5's relative bias on unseen positions: "
+                f"T5 − NoPE at most {ON_PAR_ACCURACY} (whole interval): "
+                f"{vs_t5.interval_text()}",
+                vs_t5.high <= ON_PAR_ACCURACY,
+                _numbers(vs_t5, threshold=ON_PAR_ACCURACY),
+            ),
+            Condition(
+                "NoPE beats the absolute sinusoid (APE) on unseen positions: NoPE − sinusoid "
+                f"above 0 (whole interval): {vs_ape.interval_text()}",
+                vs_ape.low > 0,
+                _numbers(vs_ape, threshold=0.0),
+            ),
+            Condition(
+                "NoPE beats RoPE on unseen positions: NoPE − RoPE above 0 (whole interval): "
+                f"{vs_rope.interval_text()}",
+                vs_rope.low > 0,
+                _numbers(vs_rope, threshold=0.0),
+            ),
+        ]
+    )
+
+
+def _kazemnejad_inputs(arm: CardArm, heldout: Mapping[int, Any]) -> dict[str, np.ndarray]:
+    trained = arm.config.max_len
+    return {
+        "in_range_accuracy": at_last_checkpoint(_at(arm, heldout, trained).accuracy),
+        "unseen_accuracy": position_accuracy(
+            _at(arm, heldout, 2 * trained).per_position, start=trained
+        ),
+    }
+
+
+def _kazemnejad_config() -> LabConfig:
+    return LabConfig(
+        task="kback",
+        k=2,
+        min_len=8,
+        max_len=KAZEMNEJAD_TRAIN,
+        eval_lengths=(KAZEMNEJAD_TRAIN, 2 * KAZEMNEJAD_TRAIN),
+        width=32,
+        heads=8,
+        layers=2,
+        steps=1600,
+        lr=5e-3,
+        seeds=5,
+    )
+
+
+_KAZEMNEJAD_LABELS = {
+    "nope": "NoPE (learns position from the causal mask)",
+    "t5": "T5's relative bias",
+    "alibi": "ALiBi",
+    "rope": "RoPE",
+    "sinusoidal": "absolute sinusoid (APE)",
+}
+
+KAZEMNEJAD_2023 = PaperCheck(
+    id="kazemnejad_2023",
+    reference="kazemnejad_2023",
+    claim=(
+        "In decoder-only Transformers trained on short instances of reasoning and algorithmic "
+        "tasks (copy and reverse among them), no positional encoding (NoPE) generalizes to longer "
+        "ones better than the explicit encodings; among those, T5's relative bias does best and "
+        "APE and Rotary generalize poorly."
+    ),
+    claim_read_at=_KAZEMNEJAD_ABSTRACT,
+    published=(),
+    published_note=(
+        "published numbers not shown: no stored copy of a table of them could be read — the "
+        "paper reports these results as figures (mean rank, Figures 1–2; accuracy against "
+        "length, Figure 3 and Appendix F), read only as the abstract and Section 4 state them "
+        f"({_KAZEMNEJAD_ABSTRACT}; {_KAZEMNEJAD_SECTIONS}04_effect-of-positional-encoding.md). "
+        "Their setting (Section 3): ~107M-parameter decoders trained from scratch per task on "
+        "lengths up to L = 20, tested up to 2L, three seeds per task and encoding."
+    ),
+    arms=tuple(
+        CardArm(
+            s, _KAZEMNEJAD_LABELS[s], ModelConfig(kind="decoder", scheme=s), _kazemnejad_config()
+        )
+        for s in KAZEMNEJAD_SCHEMES
+    ),
+    inputs=(
+        (
+            "in_range_accuracy",
+            f"held-out accuracy at length {KAZEMNEJAD_TRAIN} (every position seen in training), "
+            "last checkpoint",
+        ),
+        (
+            "unseen_accuracy",
+            f"held-out accuracy at length {2 * KAZEMNEJAD_TRAIN} on positions "
+            f"{KAZEMNEJAD_TRAIN}–{2 * KAZEMNEJAD_TRAIN - 1} only (never seen in training), last "
+            "checkpoint",
+        ),
+    ),
+    criterion=(
+        f"Judged only when every arm reaches in-range accuracy ≥ {TRAINED_ACCURACY}. Agrees in "
+        f"shape when, on positions never seen in training, (1) NoPE is at most "
+        f"{ON_PAR_ACCURACY} below T5's relative bias (the whole paired 95% interval of T5 − NoPE "
+        "at or below it), (2) NoPE is above the absolute sinusoid and (3) above RoPE (the whole "
+        "intervals of the differences above 0)."
+    ),
+    caveat=(
+        "Tiny models may not reproduce this, for reasons the lab cannot remove: the lab's "
+        "causal task is k-back (output the token k = 2 back), a fixed relative offset that "
+        "ALiBi, RoPE and T5 express directly in attention, while NoPE must first infer "
+        "positions from the causal mask, and the lab's 2-layer, width-32 decoders have little "
+        "depth to do that; the paper's copy and reverse are prompted sequence-to-sequence "
+        "tasks whose offset grows with the input, learned by ~107M-parameter decoders. "
+        "Disagreement here says the ordering does not carry over to this task and size."
+    ),
+    judge=_judge_kazemnejad,
+    extract=_kazemnejad_inputs,
+)
+
+PAPER_CHECKS: dict[str, PaperCheck] = {c.id: c for c in (PRESS_2022, HAVIV_2022, KAZEMNEJAD_2023)}
+
+
+def paper_check(check_id: str) -> PaperCheck:
+    """The check with this id.
+
+    Raises:
+        ValueError: unknown id (lists the known ones).
+    """
+    if check_id not in PAPER_CHECKS:
+        raise ValueError(f"No paper check {check_id!r}; choose one of {', '.join(PAPER_CHECKS)}.")
+    return PAPER_CHECKS[check_id]
+
+
+def card_values(
+    check: PaperCheck, heldout: Mapping[str, Mapping[int, Any]]
+) -> dict[str, dict[str, np.ndarray]]:
+    """The judge's inputs from the lab engine's held-out results.
+
+    Args:
+        check: the paper check.
+        heldout: arm id → evaluation length → an object with ``loss (E, c)``, ``accuracy (E, c)``
+            and ``per_position (E, c, length)`` (the engine's ``ArmOutput.heldout``).
+    Returns:
+        arm id → input name → ``(E,)`` per seed, at the last checkpoint.
+    Raises:
+        ValueError: an arm or evaluation length the check needs is missing.
+    """
+    out: dict[str, dict[str, np.ndarray]] = {}
+    for arm in check.arms:
+        if arm.id not in heldout:
+            raise ValueError(f"heldout has no arm {arm.id!r}; run every arm of {check.id!r}.")
+        out[arm.id] = check.extract(arm, heldout[arm.id])
+    return out

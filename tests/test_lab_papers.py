@@ -1,0 +1,249 @@
+"""Paper checks: every criterion agrees on arrays shaped like the paper and fails on arrays that
+are not; cards cite a known source and show no published number without its table."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from posviz.analysis.difference import paired_difference
+from posviz.lab.config import BIDIRECTIONAL_TASKS, CAUSAL_TASKS
+from posviz.lab.papers import (
+    AGREES,
+    COMPETITIVE_RATIO,
+    DISAGREES,
+    FLAT_RATIO,
+    HAVIV_2022,
+    KAZEMNEJAD_2023,
+    NOT_JUDGED,
+    PAPER_CHECKS,
+    PRESS_2022,
+    at_last_checkpoint,
+    card_values,
+    paper_check,
+    position_accuracy,
+)
+from posviz.references import REFERENCES
+
+SEEDS = 5
+JITTER = np.random.default_rng(0).normal(0, 0.01, SEEDS)  # shared by paired arms, as in the lab
+
+
+def _seeds(mean: float, spread: float = 0.01, seed: int = 1) -> np.ndarray:
+    return mean + JITTER + np.random.default_rng(seed).normal(0, spread, SEEDS)
+
+
+# --------------------------------------------------------------------------- cards
+
+
+@pytest.mark.parametrize("check", PAPER_CHECKS.values(), ids=list(PAPER_CHECKS))
+def test_every_card_cites_a_known_source_with_a_link(check) -> None:
+    ref = REFERENCES[check.reference]
+    assert ref.url is not None and ref.url.startswith("https://arxiv.org/abs/")
+    assert check.claim.endswith(".") and check.claim_read_at.startswith("https://")
+    assert paper_check(check.id) is check
+
+
+@pytest.mark.parametrize("check", PAPER_CHECKS.values(), ids=list(PAPER_CHECKS))
+def test_no_published_number_without_its_table_and_setting(check) -> None:
+    if not check.published:
+        assert check.published_note.startswith("published numbers not shown:")
+        prose = re.sub(r"https://\S+", "", check.published_note)  # arXiv ids are not results
+        assert not re.search(r"\d+\.\d\d", prose)  # no number slipped in
+        return
+    assert check.published_note is None
+    for table in check.published:
+        assert re.match(r"(Appendix )?Table \d+ \(p\. \d+\)$", table.table)
+        assert table.setting and table.unit and table.numbers
+        assert table.read_at.startswith("https://")
+        assert all(isinstance(v, float) and label for label, v in table.numbers)
+
+
+@pytest.mark.parametrize("check", PAPER_CHECKS.values(), ids=list(PAPER_CHECKS))
+def test_every_arm_is_a_run_the_lab_can_train(check) -> None:
+    assert len({a.id for a in check.arms}) == len(check.arms) >= 2
+    for arm in check.arms:
+        tasks = CAUSAL_TASKS if arm.model.kind == "decoder" else BIDIRECTIONAL_TASKS
+        assert arm.config.task in tasks
+        assert arm.config.seeds >= 2  # the criteria decide on intervals over seeds
+    assert check.criterion and check.caveat and check.inputs
+
+
+def test_run_settings_match_the_shapes_they_test() -> None:
+    (press,) = {a.config for a in PRESS_2022.arms}
+    assert press.task == "lm" and press.min_len == press.max_len == press.eval_lengths[0]
+    assert press.eval_lengths == (press.max_len, 2 * press.max_len, 4 * press.max_len)
+    tasks = {a.id: (a.model.kind, a.model.scheme, a.config.task) for a in HAVIV_2022.arms}
+    assert tasks["mlm_nope"] == ("encoder", "nope", "mlm")
+    assert tasks["lm_nope"] == ("decoder", "nope", "lm")
+    kaz = {a.config for a in KAZEMNEJAD_2023.arms}
+    assert len(kaz) == 1 and next(iter(kaz)).eval_lengths == (16, 32)
+    assert "learns position from the causal mask" in KAZEMNEJAD_2023.arms[0].label
+
+
+def test_thresholds_read_the_papers_own_tables_as_agreeing() -> None:
+    press = dict(PRESS_2022.published[0].numbers)
+    assert press["sinusoidal, L_valid = 1012"] / press["sinusoidal, L_valid = 512"] > FLAT_RATIO
+    assert press["ALiBi, L_valid = 15512"] / press["ALiBi, L_valid = 512"] <= FLAT_RATIO
+    masked, causal = (dict(t.numbers) for t in HAVIV_2022.published)
+    assert masked["NoPos"] / masked["Learned"] > COMPETITIVE_RATIO
+    assert causal["WikiText-103, NoPos"] / causal["WikiText-103, Learned"] <= COMPETITIVE_RATIO
+    assert causal["The Pile, NoPos"] / causal["The Pile, Learned"] <= COMPETITIVE_RATIO
+
+
+# --------------------------------------------------------------------------- Press et al.
+
+
+def _press(sin_rise: float, alibi_rise: float) -> dict:
+    return {
+        "sinusoidal": {
+            "loss@32": _seeds(1.8),
+            "loss@64": _seeds(1.9),
+            "loss@128": _seeds(1.8 + sin_rise, seed=2),
+        },
+        "alibi": {
+            "loss@32": _seeds(1.8, seed=3),
+            "loss@64": _seeds(1.75),
+            "loss@128": _seeds(1.8 + alibi_rise, seed=4),
+        },
+    }
+
+
+def test_press_agrees_when_the_sinusoid_rises_and_alibi_stays_flat() -> None:
+    outcome = PRESS_2022.check(_press(0.6, -0.03))
+    assert outcome.verdict == AGREES and outcome.agrees is True
+    assert all(c.holds for c in outcome.conditions)
+    used = outcome.conditions[0].numbers
+    values = _press(0.6, -0.03)["sinusoidal"]
+    expected = paired_difference(values["loss@128"], values["loss@32"])
+    assert used["low"] == pytest.approx(expected.low) and used["threshold"] == math.log(FLAT_RATIO)
+    assert "holds:" in outcome.text() and "×" in outcome.text()
+
+
+@pytest.mark.parametrize(("sin_rise", "alibi_rise", "failing"), [(0.6, 0.3, 1), (0.0, -0.03, 0)])
+def test_press_fails_when_the_shape_is_not_there(sin_rise, alibi_rise, failing) -> None:
+    outcome = PRESS_2022.check(_press(sin_rise, alibi_rise))
+    assert outcome.verdict == DISAGREES and outcome.agrees is False
+    assert [c.holds for c in outcome.conditions].count(False) == 1
+    assert not outcome.conditions[failing].holds
+
+
+def test_press_cannot_be_judged_without_every_seed_and_arm() -> None:
+    diverged = _press(0.6, -0.03)
+    diverged["alibi"]["loss@128"][2] = np.nan
+    assert PRESS_2022.check(diverged).verdict == NOT_JUDGED
+    assert "not finite" in PRESS_2022.check(diverged).reason
+    one_seed = {arm: {k: v[:1] for k, v in d.items()} for arm, d in _press(0.6, 0).items()}
+    assert "≥ 2" in PRESS_2022.check(one_seed).reason
+    assert "no arm 'alibi'" in PRESS_2022.check({"sinusoidal": _press(0.6, 0)["sinusoidal"]}).reason
+    assert PRESS_2022.check(diverged).agrees is None
+
+
+# --------------------------------------------------------------------------- Haviv et al.
+
+
+def _haviv(masked_gap: float, causal_gap: float) -> dict:
+    return {
+        "mlm_learned": {"loss": _seeds(1.6)},
+        "mlm_nope": {"loss": _seeds(1.6 + masked_gap, seed=2)},
+        "lm_learned": {"loss": _seeds(1.4, seed=3)},
+        "lm_nope": {"loss": _seeds(1.4 + causal_gap, seed=4)},
+    }
+
+
+def test_haviv_agrees_when_only_the_masked_lm_needs_positions() -> None:
+    outcome = HAVIV_2022.check(_haviv(1.2, 0.02))
+    assert outcome.verdict == AGREES
+
+
+@pytest.mark.parametrize(("masked_gap", "causal_gap"), [(0.02, 0.02), (1.2, 0.4), (0.0, 0.5)])
+def test_haviv_fails_when_the_shape_is_not_there(masked_gap, causal_gap) -> None:
+    assert HAVIV_2022.check(_haviv(masked_gap, causal_gap)).verdict == DISAGREES
+
+
+# --------------------------------------------------------------------------- Kazemnejad et al.
+
+
+def _kazemnejad(unseen: dict[str, float], in_range: float = 0.99) -> dict:
+    return {
+        arm: {
+            "in_range_accuracy": _seeds(in_range, 0.002, i),
+            "unseen_accuracy": _seeds(acc, 0.02, i),
+        }
+        for i, (arm, acc) in enumerate(unseen.items())
+    }
+
+
+PAPER_ORDER = {"nope": 0.9, "t5": 0.9, "alibi": 0.7, "rope": 0.4, "sinusoidal": 0.2}
+RELATIVE_FIRST = {"nope": 0.23, "t5": 0.87, "alibi": 0.68, "rope": 0.83, "sinusoidal": 0.18}
+
+
+def test_kazemnejad_agrees_when_nope_leads_with_t5() -> None:
+    assert KAZEMNEJAD_2023.check(_kazemnejad(PAPER_ORDER)).verdict == AGREES
+
+
+def test_kazemnejad_fails_when_relative_schemes_lead() -> None:
+    outcome = KAZEMNEJAD_2023.check(_kazemnejad(RELATIVE_FIRST))
+    assert outcome.verdict == DISAGREES
+    assert [c.holds for c in outcome.conditions] == [False, True, False]
+
+
+def test_kazemnejad_is_not_judged_on_under_trained_arms() -> None:
+    values = _kazemnejad(PAPER_ORDER)
+    values["alibi"]["in_range_accuracy"] = _seeds(0.81)
+    outcome = KAZEMNEJAD_2023.check(values)
+    assert outcome.verdict == NOT_JUDGED and "alibi 0.8" in outcome.reason
+
+
+def test_the_judge_is_a_pure_function_of_the_arrays() -> None:
+    values = _kazemnejad(RELATIVE_FIRST)
+    before = {a: {k: v.copy() for k, v in d.items()} for a, d in values.items()}
+    assert KAZEMNEJAD_2023.check(values) == KAZEMNEJAD_2023.check(values)
+    for arm, inputs in values.items():
+        for name, array in inputs.items():
+            np.testing.assert_array_equal(array, before[arm][name])
+
+
+# --------------------------------------------------------------------------- wiring
+
+
+@dataclass
+class _HeldOut:  # the engine's HeldOut: accuracy/loss (E, c), per_position (E, c, length)
+    accuracy: np.ndarray
+    loss: np.ndarray
+    per_position: np.ndarray
+
+
+def _held(length: int, accuracy: float, loss: float) -> _HeldOut:
+    per = np.full((SEEDS, 2, length), accuracy)
+    per[:, -1, 16:] = accuracy / 2  # last checkpoint: half as good past position 16
+    return _HeldOut(np.full((SEEDS, 2), accuracy), np.full((SEEDS, 2), loss), per)
+
+
+def test_card_values_read_the_last_checkpoint_of_the_engine_arrays() -> None:
+    heldout = {
+        a.id: {16: _held(16, 0.98, 0.1), 32: _held(32, 0.8, 0.5)} for a in KAZEMNEJAD_2023.arms
+    }
+    values = card_values(KAZEMNEJAD_2023, heldout)
+    np.testing.assert_allclose(values["nope"]["unseen_accuracy"], 0.4)
+    np.testing.assert_allclose(values["nope"]["in_range_accuracy"], 0.98)
+    heldout = {
+        a.id: {n: _held(n, 0.5, 1.0 + n / 100) for n in (32, 64, 128)} for a in PRESS_2022.arms
+    }
+    np.testing.assert_allclose(card_values(PRESS_2022, heldout)["alibi"]["loss@128"], 2.28)
+    with pytest.raises(ValueError, match="eval_lengths \\(32, 64, 128\\)"):
+        card_values(PRESS_2022, {a.id: {32: _held(32, 0.5, 1.0)} for a in PRESS_2022.arms})
+    with pytest.raises(ValueError, match="no arm 'mlm_learned'"):
+        card_values(HAVIV_2022, {})
+
+
+def test_position_accuracy_leaves_undefined_positions_out() -> None:
+    per = np.array([[[np.nan, np.nan, 1.0, 0.0]], [[np.nan, np.nan, 1.0, 1.0]]])  # (E=2, c=1, 4)
+    np.testing.assert_allclose(position_accuracy(per), [0.5, 1.0])
+    np.testing.assert_allclose(position_accuracy(per, start=3), [0.0, 1.0])
+    assert np.isnan(position_accuracy(per, start=0, stop=2)).all()
+    np.testing.assert_allclose(at_last_checkpoint(np.array([[1.0, 2.0], [3.0, 4.0]])), [2.0, 4.0])
