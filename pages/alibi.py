@@ -5,7 +5,7 @@ import streamlit as st
 from posviz.analysis import alibi_views as views
 from posviz.charts.families import alibi_decay_figure, alibi_slopes_figure, heatmap_figure
 from posviz.encodings.alibi import MAX_HEADS, MIN_HEADS, alibi_slopes
-from posviz.encodings.model_config import alibi_config_from_dict
+from posviz.encodings.families import parse_config
 from posviz.references import cite
 from posviz.ui import show_chart, url_number, url_select, url_slider, user_errors
 from posviz.ui.families import pick_config
@@ -35,7 +35,7 @@ with user_errors("ALiBi parameters"):
             help="Any count; non-powers of two interleave.",
         )
     else:
-        n_heads = alibi_config_from_dict(raw).n_heads
+        n_heads = parse_config("alibi", raw).n_heads
     slopes = alibi_slopes(n_heads)
 if slopes is None:
     st.stop()

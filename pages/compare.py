@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from posviz.analysis.comparison import FAMILIES, SCALINGS, CompareSettings
+from posviz.analysis.comparison import FAMILIES, SCALINGS, CompareSettings, family_label
 from posviz.charts.families import lines_figure
 from posviz.encodings.alibi import MAX_HEADS, MIN_HEADS
 from posviz.encodings.t5 import MAX_BUCKETS, MAX_DISTANCE, MIN_BUCKETS, MIN_MAX_DISTANCE
@@ -27,7 +27,9 @@ st.markdown(
     "told apart; and how much of the signal beyond *L* was never seen in training."
 )
 
-chosen = url_multiselect("Families", FAMILIES, key="cmp_fam", default=list(FAMILIES))
+chosen = url_multiselect(
+    "Families", FAMILIES, key="cmp_fam", default=list(FAMILIES), format_func=family_label
+)
 with st.expander("Settings", expanded=False):
     c1, c2, c3 = st.columns(3)
     with c1:
@@ -121,7 +123,7 @@ st.markdown(
     + (
         "T5 without a model has no fixed shape (its biases are learned); name a T5 model in the "
         "settings to add it."
-        if "T5" in chosen and not t5_model
+        if "t5" in chosen and not t5_model
         else ""
     )
 )

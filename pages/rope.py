@@ -4,7 +4,8 @@ import streamlit as st
 
 from posviz.analysis import rope_views as views
 from posviz.charts.families import lines_figure, rope_circle_figure, rope_wavelength_figure
-from posviz.encodings.model_config import RopeConfig, rope_config_from_dict
+from posviz.encodings.families import parse_config
+from posviz.encodings.model_config import RopeConfig
 from posviz.encodings.rope import (
     HEAD_DIM_STEP,
     MANUAL_ROPE_TYPES,
@@ -96,7 +97,7 @@ with user_errors("Model parameters"):
     )
     if label == "":
         st.stop()
-    config = manual_config() if raw is None else rope_config_from_dict(raw)
+    config = manual_config() if raw is None else parse_config("rope", raw)
     seq_len = None
     if views.needs_sequence_length(config):
         seq_len = url_number(

@@ -4,7 +4,7 @@ import streamlit as st
 
 from posviz.analysis import t5_views as views
 from posviz.charts.families import bucket_figure, heatmap_figure
-from posviz.encodings.model_config import t5_config_from_dict
+from posviz.encodings.families import parse_config
 from posviz.encodings.t5 import MAX_BUCKETS, MAX_DISTANCE, MIN_BUCKETS, MIN_MAX_DISTANCE
 from posviz.references import cite
 from posviz.ui import show_chart, url_number, url_select, url_slider, user_errors
@@ -44,7 +44,7 @@ with user_errors("T5 parameters"):
                 step=8,
             )
     elif raw is not None:
-        parsed = t5_config_from_dict(raw)
+        parsed = parse_config("t5", raw)
         num_buckets, max_distance = parsed.num_buckets, parsed.max_distance
 if raw is None and label != "manual":
     st.caption("Showing T5's defaults (32 buckets, max_distance 128) until a model is read.")

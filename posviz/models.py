@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from posviz.encodings.families import family_of_config
 from posviz.tables.bundled import BUNDLED_MODEL_ID, bundled_model_dir, verified_bundled_weights
 
 WORD_EMBEDDINGS_KEY = "embeddings.word_embeddings.weight"  # (vocab_size, d_model) in BertModel
@@ -219,29 +220,20 @@ def additive_position_modules(model: Any) -> tuple[Any, Any]:
     """The word- and position-embedding ``nn.Embedding`` modules of a model that *adds* positions.
 
     BERT-style models (``model.embeddings.word_embeddings`` / ``position_embeddings``) and GPT-2
-    style (``wte``/``wpe``) qualify. Models that rotate queries and keys (RoPE), bias attention
-    (ALiBi, T5 buckets) or use relative positions have no table to add or remove.
+    style (``wte``/``wpe``) qualify. Models of a family that computes its positions (RoPE, ALiBi,
+    T5 buckets …: :func:`posviz.encodings.families.family_of_config`) or that use relative
+    positions have no table to add or remove.
 
     Raises:
         ValueError: the model has no additive position table (says which family it is, if known).
     """
     config = model.config
     kind = getattr(config, "position_embedding_type", "absolute")
-    rope_fields = ("rope_theta", "rope_parameters", "rope_scaling", "rotary_dim", "rotary_pct")
-    if any(getattr(config, name, None) is not None for name in rope_fields):
+    family = family_of_config(config.to_dict())
+    if family is not None and family.id != "learned":
         raise ValueError(
-            f"{config.model_type} uses rotary position embeddings (RoPE): positions rotate queries "
-            "and keys inside attention, there is no table added to the words. See the RoPE page."
-        )
-    if config.model_type in ("bloom", "mpt") or getattr(config, "alibi", False):
-        raise ValueError(
-            f"{config.model_type} uses ALiBi: a distance penalty added to attention scores, no "
-            "position table added to the words. See the ALiBi page."
-        )
-    if getattr(config, "relative_attention_num_buckets", None):
-        raise ValueError(
-            f"{config.model_type} uses T5-style relative position buckets inside attention, no "
-            "position table added to the words. See the T5 buckets page."
+            f"{config.model_type} uses {family.label}: it {family.how}; there is no position "
+            f"table added to the words. See the {family.title} page."
         )
     if kind not in (None, "absolute"):
         raise ValueError(

@@ -7,6 +7,7 @@ import pytest
 
 import posviz
 from posviz.encodings.alibi import alibi_bias
+from posviz.encodings.families import parse_config
 from posviz.encodings.model_config import PRESETS, alibi_config_from_dict
 
 
@@ -79,18 +80,19 @@ def test_bias_size_is_capped():
 
 
 def test_alibi_configs():
-    assert alibi_config_from_dict(PRESETS["MPT-7B (ALiBi, 32 heads)"]).n_heads == 32
-    assert alibi_config_from_dict(PRESETS["BLOOM-176B (ALiBi, 112 heads)"]).n_heads == 112
-    assert (
-        alibi_config_from_dict(
-            {"model_type": "falcon", "alibi": True, "num_attention_heads": 71}
-        ).n_heads
-        == 71
-    )
+    assert parse_config("alibi", PRESETS["MPT-7B (ALiBi, 32 heads)"]).n_heads == 32
+    assert parse_config("alibi", PRESETS["BLOOM-176B (ALiBi, 112 heads)"]).n_heads == 112
+    falcon = {"model_type": "falcon", "alibi": True, "num_attention_heads": 71, "rope_theta": 1e4}
+    assert parse_config("alibi", falcon).n_heads == 71  # alibi=true beats Falcon's rope_theta
+    with pytest.raises(ValueError, match=r"uses RoPE, not ALiBi.*RoPE page"):
+        parse_config("alibi", {"model_type": "llama", "num_attention_heads": 32})
     with pytest.raises(ValueError, match="does not use ALiBi"):
-        alibi_config_from_dict({"model_type": "llama", "num_attention_heads": 32})
+        parse_config("alibi", {"model_type": "gpt2", "n_head": 12})
     with pytest.raises(ValueError, match="head count"):
-        alibi_config_from_dict({"model_type": "bloom"})
+        parse_config("alibi", {"model_type": "bloom"})
+    # BLOOM names no ALiBi switch: only the registry's model types say it uses ALiBi
+    with pytest.raises(ValueError, match="does not use ALiBi"):
+        alibi_config_from_dict({"model_type": "bloom", "n_head": 16})
 
 
 # --- analysis.alibi_views: what the ALiBi page draws ------------------------------------------

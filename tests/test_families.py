@@ -97,7 +97,7 @@ def _comparison(chosen, **settings):
 def test_comparison_sinusoid_rows_equal_the_measured_shift_similarity():
     from posviz.analysis.stats import shift_similarity
 
-    result = _comparison(["Sinusoid"], n_distances=200, sinusoid_width=64, trained_length=64)
+    result = _comparison(["sinusoidal"], n_distances=200, sinusoid_width=64, trained_length=64)
     measured = shift_similarity(sinusoidal(400, 64), 199).mean  # mean over p of cos(PE_p, PE_p+k)
     np.testing.assert_allclose(result.similarity["Sinusoid"], measured, atol=1e-9)
     np.testing.assert_allclose(
@@ -111,7 +111,7 @@ def test_comparison_sinusoid_rows_equal_the_measured_shift_similarity():
 
 def test_comparison_rope_without_scaling_is_the_sinusoid_kernel_and_alibi_its_mean_factor():
     result = _comparison(
-        ["RoPE", "RoPE + scaling", "ALiBi"],
+        ["rope", "alibi"],
         n_distances=300,
         rope_head_dim=64,
         rope_scaling="linear",
@@ -131,15 +131,21 @@ def test_comparison_rope_without_scaling_is_the_sinusoid_kernel_and_alibi_its_me
     assert alibi[3] == pytest.approx(np.mean(np.exp(-3 * posviz.alibi_slopes(8))))
     assert result.unseen["ALiBi (8 heads)"].tolist() == [0.0] * 100 + [1.0] * 200
     assert list(result.summary["family"]) == ["RoPE", "RoPE + linear ×2", "ALiBi (8 heads)"]
+    unscaled = _comparison(["rope"], n_distances=300, rope_scaling="none")
+    assert list(unscaled.similarity) == ["RoPE"]
 
 
 def test_comparison_reports_a_bad_family_and_keeps_the_others():
-    result = _comparison(["ALiBi", "T5", "Sinusoid"], alibi_heads=0, t5_max_distance=5)
+    result = _comparison(["alibi", "t5", "sinusoidal"], alibi_heads=0, t5_max_distance=5)
     assert "n_heads=0" in result.errors["ALiBi"]
-    assert "max_distance=5" in result.errors["T5"]
+    assert "max_distance=5" in result.errors["T5 buckets"]
     assert list(result.similarity) == ["Sinusoid"]
     with pytest.raises(ValueError, match="unknown families"):
         _comparison(["Fourier"])
+    with pytest.raises(ValueError, match="unknown families"):
+        _comparison(["nope"])  # registered, but with no signal to compare
+    with pytest.raises(ValueError, match="rope_scaling='ntk'"):
+        _comparison(["rope"], rope_scaling="ntk")
 
 
 def test_comparison_with_a_learned_table_pads_its_margin_past_the_end():
@@ -148,7 +154,7 @@ def test_comparison_with_a_learned_table_pads_its_margin_past_the_end():
     table = np.random.default_rng(0).normal(size=(50, 8))
     learned = LearnedTable("Learned (MiniLM)", table, fam.nearest_margin(table))
     result = compare_families(
-        ["Learned (MiniLM)"], settings=CompareSettings(n_distances=80), learned=learned
+        ["learned"], settings=CompareSettings(n_distances=80), learned=learned
     )
     margin = result.margin["Learned (MiniLM)"]
     assert margin.shape == (80,) and np.isnan(margin[50:]).all()
@@ -379,14 +385,15 @@ def test_compare_page_all_families_and_a_bad_head_count():
     assert not _errors(at)
     assert len(at.get("vega_lite_chart")) == 3
     families = at.dataframe[0].value["family"].tolist()
-    assert families[:3] == ["Sinusoid", "Learned (MiniLM)", "RoPE"]
+    assert families[:4] == ["Sinusoid", "Learned (MiniLM)", "RoPE", "RoPE + yarn ×4"]
+    assert "p-RoPE (p = 0.25)" in families
     # a setting the library rejects is refused by the widget: the link is clamped and says so
-    at = app_test("pages/compare.py", query={"cmp_heads": "0", "cmp_fam": "ALiBi,RoPE"})
+    at = app_test("pages/compare.py", query={"cmp_heads": "0", "cmp_fam": "alibi,rope"})
     assert_no_exception(at)
     assert any("cmp_heads" in w.value and "1" in w.value for w in at.warning), at.warning
     assert at.number_input(key="cmp_heads").value == 1
     # a bad combination inside the ranges names the setting; the other families are still drawn
-    at = app_test("pages/compare.py", query={"cmp_md": "5", "cmp_fam": "T5,RoPE"})
+    at = app_test("pages/compare.py", query={"cmp_md": "5", "cmp_fam": "t5,rope"})
     assert_no_exception(at)
     assert any("max_distance=5 must exceed" in e.replace("\\", "") for e in _errors(at))
     assert len(at.get("vega_lite_chart")) == 3  # RoPE still drawn
@@ -398,7 +405,7 @@ def test_family_pages_do_not_import_torch(root):
 
     script = (
         "import sys; sys.path.insert(0, 'tests'); from conftest import app_test\n"
-        "for page in ['rope', 'alibi', 't5_buckets', 'nope', 'vit_grid', 'compare']:\n"
+        "for page in ['rope', 'p_rope', 'alibi', 't5_buckets', 'nope', 'vit_grid', 'compare']:\n"
         "    at = app_test(f'pages/{page}.py'); assert not at.exception, page\n"
         "print('torch' in sys.modules, 'transformers' in sys.modules)\n"
     )
@@ -452,10 +459,11 @@ def test_alibi_page_ships_only_the_unmasked_cells():
 
 def test_wavelength_chart_marks_each_pair_with_its_regime():
     from posviz.charts.families import rope_wavelength_chart
-    from posviz.encodings.model_config import PRESETS, rope_config_from_dict
+    from posviz.encodings.families import parse_config
+    from posviz.encodings.model_config import PRESETS
 
-    freqs = rope_config_from_dict(
-        PRESETS["Llama-3.1-8B (llama3 scaling, config.json)"]
+    freqs = parse_config(
+        "rope", PRESETS["Llama-3.1-8B (llama3 scaling, config.json)"]
     ).frequencies()
     spec = rope_wavelength_chart(freqs).to_dict()
     rows = next(iter(spec["datasets"].values()))

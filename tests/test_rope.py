@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import posviz
+from posviz.encodings.families import parse_config
 from posviz.encodings.model_config import PRESETS, rope_config_from_dict
 from posviz.encodings.rope import (
     pair_regimes,
@@ -286,7 +287,7 @@ def test_config_parsing_of_presets():
     assert qwen.scaling["rope_type"] == "yarn" and qwen.frequencies().attention_factor > 1
     for config in PRESETS.values():
         try:
-            parsed = rope_config_from_dict(config)
+            parsed = parse_config("rope", config)
         except ValueError as exc:
             assert "ALiBi" in str(exc) or "T5" in str(exc)
         else:
@@ -316,7 +317,10 @@ def test_config_parsing_of_v5_and_nested_rope_parameters():
     ("config", "message"),
     [
         ({"model_type": "bert", "hidden_size": 768, "num_attention_heads": 12}, "Learned"),
-        ({"model_type": "bloom", "n_head": 16}, "ALiBi"),
+        ({"model_type": "bloom", "n_head": 16}, "uses ALiBi, not RoPE.*ALiBi page"),
+        ({"model_type": "falcon", "alibi": True, "rope_theta": 1e4}, "uses ALiBi, not RoPE"),
+        ({"model_type": "t5", "num_heads": 8}, "uses T5 buckets, not RoPE"),
+        ({"model_type": "marian", "d_model": 512}, "uses sinusoid, not RoPE.*Sinusoidal page"),
         ({"model_type": "llama", "rope_theta": 10000.0}, "hidden_size"),
         (
             {
@@ -341,7 +345,15 @@ def test_config_parsing_of_v5_and_nested_rope_parameters():
 )
 def test_bad_configs_raise_value_errors(config, message):
     with pytest.raises(ValueError, match=message):
-        rope_config_from_dict(config).frequencies()
+        parse_config("rope", config).frequencies()
+
+
+def test_rope_model_types_without_rope_fields_get_transformers_defaults():
+    old_llama = {"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32}
+    parsed = parse_config("rope", old_llama)
+    assert parsed.base == 10000.0 and any("10000" in note for note in parsed.notes)
+    with pytest.raises(ValueError, match="no RoPE fields"):
+        rope_config_from_dict(old_llama)  # the parser alone does not know llama uses RoPE
 
 
 def test_phi3_style_longrope_config_with_the_old_su_name():

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import posviz
+from posviz.encodings.families import parse_config
 from posviz.encodings.model_config import PRESETS, t5_config_from_dict
 from posviz.encodings.t5 import t5_bias_matrix, t5_bucket_spans
 
@@ -97,14 +98,20 @@ def test_non_integer_positions_raise():
 
 
 def test_t5_configs():
-    parsed = t5_config_from_dict(PRESETS["T5-small (8 heads, 32 buckets)"])
+    parsed = parse_config("t5", PRESETS["T5-small (8 heads, 32 buckets)"])
     assert (parsed.num_buckets, parsed.max_distance, parsed.n_heads) == (32, 128, 8)
-    old = t5_config_from_dict(
-        {"model_type": "t5", "num_heads": 12, "relative_attention_num_buckets": 32}
+    old = parse_config(
+        "t5", {"model_type": "t5", "num_heads": 12, "relative_attention_num_buckets": 32}
     )
     assert old.max_distance == 128
+    # T5's own model types may omit the bucket count: transformers' default 32
+    assert parse_config("t5", {"model_type": "mt5", "num_heads": 6}).num_buckets == 32
+    with pytest.raises(ValueError, match="uses RoPE, not T5 buckets"):
+        parse_config("t5", {"model_type": "llama"})
     with pytest.raises(ValueError, match="not a T5-style"):
-        t5_config_from_dict({"model_type": "llama"})
+        parse_config("t5", {"model_type": "gpt2"})
+    with pytest.raises(ValueError, match="not a T5-style"):
+        t5_config_from_dict({"model_type": "mt5"})  # without the registry's model types
 
 
 # --- analysis.t5_views: what the T5 page draws ------------------------------------------------

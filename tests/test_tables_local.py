@@ -174,13 +174,19 @@ def test_bad_paths_and_uploads():
 
 
 def test_registry_families_point_at_existing_pages():
+    from posviz.encodings.families import FAMILIES
     from posviz.ui.pages import all_pages
 
     pages = {spec.url_path for spec in all_pages()}
-    for model_type, family in registry.NOT_A_TABLE.items():
-        assert family.page in pages, model_type
-        with pytest.raises(ValueError, match=family.page):
+    computed = {t: spec for spec in FAMILIES.values() for t in spec.model_types}
+    assert {"llama", "bloom", "t5", "marian", "gemma4"} <= set(computed)
+    assert not set(computed) & set(registry.REGISTRY)  # a model type is a table or a family
+    for model_type, family in computed.items():
+        assert family.url_path in pages, model_type
+        with pytest.raises(ValueError, match=f"uses {family.label}.*'{family.url_path}'"):
             registry.specs_for(model_type)
+        with pytest.raises(ValueError, match="no learned position table"):
+            registry.plan_for({"model_type": model_type})
 
 
 def test_registry_covers_the_issue_and_predicts_shapes():

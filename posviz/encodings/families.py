@@ -1,34 +1,69 @@
 """The family registry: one :class:`FamilySpec` per positional-encoding family, one id everywhere.
 
 A family is one thing in the code. Its id (``"sinusoidal"``, ``"learned"``, ``"rope"``,
-``"alibi"``, ``"t5"``, ``"nope"`` …) is the same in the lab's ``ModelConfig.scheme``, the Compare
-page, the URL of its page and the tables registry. Whatever needs to know "which families exist"
-reads :data:`FAMILIES`; nothing keeps its own list.
+``"p_rope"``, ``"alibi"``, ``"t5"``, ``"nope"``) is the same in the lab's ``ModelConfig.scheme``,
+the Compare page, the URL of its page and the tables registry; its display label is separate.
+Whatever needs to know "which families exist" reads :data:`FAMILIES`; nothing keeps its own list:
 
-How the lab uses a family is a :class:`LabMechanism`: the lab's tiny transformer
-(:mod:`posviz.lab.model`) knows only these mechanisms, never family names, so a new family trains
-in the lab by registering one here. ``module`` names the formula module, whose source is hashed
-into the lab's run ids (:func:`code_modules`): editing a formula re-trains, never returns an old
-result.
+- which model types use a family, and how a config says so (``model_types``, ``recognises``):
+  the tables registry's "no stored table" answers (:func:`family_for_model_type`), the model
+  loader's "no additive table" answers and the config pages' routing (:func:`family_of_config`);
+- how to read its settings from a ``config.json`` (``config_parser``, :func:`parse_config`) and
+  the hand-written configs to start from (``presets``, :func:`presets_for`);
+- its page and where the navigation shows it (``page``, ``nav``: :func:`family_pages`);
+- its row on the Compare page (``comparison``: a :class:`ComparisonSignal`);
+- how the lab trains with it (``lab``: a :class:`LabMechanism`). The lab's tiny transformer
+  (:mod:`posviz.lab.model`) knows only these mechanisms, never family names, so a new family
+  trains in the lab by registering one here;
+- its formula module (``module``), whose source is hashed into the lab's run ids
+  (:func:`code_modules`): editing a formula re-trains, never returns an old result.
+
+A family without one of these says why in ``missing`` (a test holds every spec to it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from pathlib import PurePosixPath
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
+from posviz.encodings import p_rope
 from posviz.encodings.alibi import alibi_bias, alibi_slopes
+from posviz.encodings.model_config import (
+    PRESETS,
+    alibi_config_from_dict,
+    alibi_switch,
+    as_config,
+    has_relative_buckets,
+    has_rope_fields,
+    model_type_of,
+    rope_config_from_dict,
+    t5_config_from_dict,
+    text_part,
+)
 from posviz.encodings.rope import default_inv_freq
-from posviz.encodings.sinusoidal import sinusoidal
+from posviz.encodings.sinusoidal import sinusoid_frequencies, sinusoidal
 from posviz.encodings.t5 import t5_relative_bucket
 
 MechanismKind = Literal["none", "table", "learned_table", "rotary", "bias", "learned_bucket_bias"]
+SignalKind = Literal["angles", "table", "bias", "buckets"]
+Section = Literal["Encodings", "Beyond"]
+#: What a family may lack, each with its reason in ``FamilySpec.missing``.
+PARTS = ("page", "comparison", "lab", "config")
 
 LAB_T5_BUCKETS = 16  # half of T5's 32: the lab's sequences are short
 LAB_T5_MAX_DISTANCE = 64
+LAB_P_ROPE_FRACTION = p_rope.GEMMA4_FRACTION  # Gemma 4's p; the paper's best 0.25-RoPE too
+COMPARE_P_ROPE_FRACTION = p_rope.GEMMA4_FRACTION
+
+
+class ConfigParser(Protocol):
+    """Reads a family's settings from a ``config.json`` dict (raises ``ValueError`` if it can't)."""
+
+    def __call__(self, config: Mapping[str, Any], *, model_types: Collection[str]) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -64,6 +99,44 @@ class LabMechanism:
 
 
 @dataclass(frozen=True)
+class Nav:
+    """Where a family's page sits in the app's navigation (``posviz.ui.pages`` reads it)."""
+
+    title: str
+    icon: str  # a Streamlit ":material/…:" icon
+    section: Section
+
+
+@dataclass(frozen=True)
+class ComparisonSignal:
+    """What the Compare page reduces a family to (:mod:`posviz.analysis.comparison`).
+
+    Attributes:
+        kind: ``"angles"`` (rotation angles ``kθ_i``, or ``pθ_i`` of a sinusoid table, from
+            ``inv_freq``), ``"table"`` (a learned table the caller supplies), ``"bias"`` (a
+            per-head logit penalty from ``slopes``) or ``"buckets"`` (T5's relative buckets).
+        label: the curves' legend name.
+        signal_for, acts_on, beyond: the summary's facts ("position p" or "distance k"; where
+            the signal enters; what happens past the trained length).
+        inv_freq: ``(dims, base) -> (pairs,)`` angle per token of each pair, for ``"angles"``.
+        absolute: angles of the position added at the input (dims = the sinusoid's width, base
+            10000), else of the distance inside attention (dims = the head dim, the RoPE base).
+        scalable: RoPE's context-extension scalings apply (a scaled curve is added).
+        slopes: ``heads -> (heads,)`` per-head slopes, for ``"bias"``.
+    """
+
+    kind: SignalKind
+    label: str
+    signal_for: str
+    acts_on: str
+    beyond: str
+    inv_freq: Callable[[int, float], np.ndarray] | None = None
+    absolute: bool = False
+    scalable: bool = False
+    slopes: Callable[[int], np.ndarray] | None = None
+
+
+@dataclass(frozen=True)
 class FamilySpec:
     """One positional-encoding family: what it is called, where it lives, how each view uses it.
 
@@ -74,7 +147,18 @@ class FamilySpec:
         page: the page that explains it (``pages/….py``), or None with the reason in ``missing``.
         lab: how the lab trains with it, or None with the reason in ``missing``.
         references: keys of :data:`posviz.references.REFERENCES`.
-        missing: ``"page" | "comparison" | "lab"`` → why this family has none.
+        missing: a part of :data:`PARTS` → why this family has none.
+        nav: the page's navigation title, icon and section.
+        how: what it does to a transformer, one clause ("rotates queries and keys …"), for the
+            messages that send a user to its page.
+        model_types: Hugging Face ``model_type``\\ s that use it (each in one family only).
+        recognises: ``config -> bool``: the config itself says it uses this family (a field or a
+            switch), whatever its model type.
+        overrides: families whose fields this one's configs also carry and whose claim it beats
+            (a Gemma 4 config has RoPE fields; Falcon keeps ``rope_theta`` beside ``alibi=true``).
+        config_parser: reads its settings from a ``config.json``, or None (reason in ``missing``).
+        presets: hand-written configs ``name -> config`` the parser accepts, for offline use.
+        comparison: its Compare row, or None (reason in ``missing``).
     """
 
     id: str
@@ -83,11 +167,36 @@ class FamilySpec:
     page: str | None
     lab: LabMechanism | None
     references: tuple[str, ...] = ()
-    missing: dict[str, str] = field(default_factory=dict)
+    missing: Mapping[str, str] = field(default_factory=dict)
+    nav: Nav | None = None
+    how: str = ""
+    model_types: frozenset[str] = frozenset()
+    recognises: Callable[[Mapping[str, Any]], bool] | None = None
+    overrides: tuple[str, ...] = ()
+    config_parser: ConfigParser | None = None
+    presets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    comparison: ComparisonSignal | None = None
+
+    @property
+    def url_path(self) -> str | None:
+        """The page's URL segment: its file name (``pages/t5_buckets.py`` → ``t5_buckets``)."""
+        return None if self.page is None else PurePosixPath(self.page).stem
+
+    @property
+    def title(self) -> str:
+        """The page's title where there is one, else the label (for "see the … page")."""
+        return self.nav.title if self.nav is not None else self.label
+
+
+# --- each family's pieces ------------------------------------------------------------------
 
 
 def _sinusoid_table(rows: int, width: int) -> np.ndarray:
     return sinusoidal(rows, width, dtype=np.float32)
+
+
+def _sinusoid_angles(width: int, base: float) -> np.ndarray:
+    return sinusoid_frequencies(width, base=base)
 
 
 def _alibi(n: int, heads: int, causal: bool) -> np.ndarray:
@@ -105,16 +214,92 @@ def _t5_buckets(n: int, causal: bool) -> tuple[np.ndarray, int]:
     return buckets, LAB_T5_BUCKETS
 
 
+def _lab_p_rope(head_dim: int) -> np.ndarray:
+    return p_rope.p_rope_inv_freq(head_dim, fraction=LAB_P_ROPE_FRACTION)
+
+
+def _compare_p_rope(head_dim: int, base: float) -> np.ndarray:
+    return p_rope.p_rope_inv_freq(head_dim, fraction=COMPARE_P_ROPE_FRACTION, base=base)
+
+
+def _accepted(parser: ConfigParser, model_types: Collection[str]) -> dict[str, Mapping[str, Any]]:
+    """The shared :data:`~posviz.encodings.model_config.PRESETS` that ``parser`` reads."""
+    chosen = {}
+    for name, config in PRESETS.items():
+        try:
+            parser(config, model_types=model_types)
+        except ValueError:
+            continue
+        chosen[name] = config
+    return chosen
+
+
+_ROPE_MODEL_TYPES = frozenset(
+    {
+        "llama",
+        "mistral",
+        "mixtral",
+        "qwen2",
+        "qwen2_moe",
+        "qwen3",
+        "qwen3_moe",
+        "gemma",
+        "gemma2",
+        "gemma3",
+        "gemma3_text",
+        "phi",
+        "phi3",
+        "gpt_neox",
+        "gptj",
+        "falcon",
+        "stablelm",
+        "olmo",
+        "olmo2",
+        "cohere",
+        "starcoder2",
+        "internlm2",
+        "deepseek_v2",
+        "deepseek_v3",
+        "granite",
+        "smollm3",
+        "roformer",
+        "codegen",
+        "persimmon",
+    }
+)
+_ALIBI_MODEL_TYPES = frozenset({"bloom", "mpt"})
+_T5_MODEL_TYPES = frozenset({"t5", "mt5", "umt5", "longt5", "switch_transformers"})
+_SINUSOID_MODEL_TYPES = frozenset(
+    {"marian", "whisper", "fsmt", "speech_to_text", "pegasus", "m2m_100", "nllb-moe"}
+)
+_NO_CONFIG = "its settings are not read from a model config"
+
 FAMILIES: dict[str, FamilySpec] = {
     spec.id: spec
     for spec in (
         FamilySpec(
-            "nope",
-            "NoPE (no positions)",
-            "posviz.encodings.families",
-            "pages/nope.py",
-            LabMechanism("none"),
-            ("haviv_2022",),
+            "sinusoidal",
+            "sinusoid",
+            "posviz.encodings.sinusoidal",
+            "pages/sinusoidal.py",
+            LabMechanism("table", table=_sinusoid_table),
+            ("vaswani_2017",),
+            missing={
+                "config": "a sinusoid has no parameters beyond its width and length, which its "
+                "page takes by hand (its models' tables load as 'sinusoidal:NxD')",
+            },
+            nav=Nav("Sinusoidal", ":material/waves:", "Encodings"),
+            how="adds fixed sinusoids computed from the position",
+            model_types=_SINUSOID_MODEL_TYPES,
+            comparison=ComparisonSignal(
+                "angles",
+                "Sinusoid",
+                "position p",
+                "added to the input",
+                "defined; slow dims unseen",
+                inv_freq=_sinusoid_angles,
+                absolute=True,
+            ),
         ),
         FamilySpec(
             "learned",
@@ -123,14 +308,15 @@ FAMILIES: dict[str, FamilySpec] = {
             "pages/learned.py",
             LabMechanism("learned_table"),
             ("so_nn_embedding",),
-        ),
-        FamilySpec(
-            "sinusoidal",
-            "sinusoid",
-            "posviz.encodings.sinusoidal",
-            "pages/sinusoidal.py",
-            LabMechanism("table", table=_sinusoid_table),
-            ("vaswani_2017",),
+            missing={
+                "config": "a learned table is read from the checkpoint itself; which tensor holds "
+                "it, per model type, is posviz.tables.registry's",
+            },
+            nav=Nav("Learned tables", ":material/psychology:", "Encodings"),
+            how="adds a learned vector per position, stored in the checkpoint",
+            comparison=ComparisonSignal(
+                "table", "Learned", "position p", "added to the input", "no row past the table"
+            ),
         ),
         FamilySpec(
             "rope",
@@ -139,6 +325,45 @@ FAMILIES: dict[str, FamilySpec] = {
             "pages/rope.py",
             LabMechanism("rotary", inv_freq=default_inv_freq),
             ("su_2021",),
+            nav=Nav("RoPE", ":material/360:", "Beyond"),
+            how="rotates queries and keys by position-dependent angles",
+            model_types=_ROPE_MODEL_TYPES,
+            recognises=has_rope_fields,
+            config_parser=rope_config_from_dict,
+            presets=_accepted(rope_config_from_dict, _ROPE_MODEL_TYPES),
+            comparison=ComparisonSignal(
+                "angles",
+                "RoPE",
+                "distance k",
+                "rotates q and k",
+                "defined; slow pairs unseen",
+                inv_freq=default_inv_freq,
+                scalable=True,
+            ),
+        ),
+        FamilySpec(
+            "p_rope",
+            "p-RoPE",
+            "posviz.encodings.p_rope",
+            "pages/p_rope.py",
+            LabMechanism("rotary", inv_freq=_lab_p_rope),
+            ("barbero_2025", "su_2021"),
+            nav=Nav("p-RoPE", ":material/filter_list:", "Beyond"),
+            how="rotates only the fastest share p of RoPE's query/key pairs and leaves the rest "
+            "unrotated",
+            model_types=frozenset({"gemma4", "gemma4_text"}),
+            recognises=p_rope.uses_p_rope,
+            overrides=("rope",),
+            config_parser=p_rope.p_rope_config_from_dict,
+            presets=p_rope.PRESETS,
+            comparison=ComparisonSignal(
+                "angles",
+                f"p-RoPE (p = {COMPARE_P_ROPE_FRACTION:g})",
+                "distance k",
+                "rotates a share p of q, k pairs",
+                "fast pairs as RoPE; the rest identical at every k",
+                inv_freq=_compare_p_rope,
+            ),
         ),
         FamilySpec(
             "alibi",
@@ -147,6 +372,21 @@ FAMILIES: dict[str, FamilySpec] = {
             "pages/alibi.py",
             LabMechanism("bias", bias=_alibi),
             ("press_2022",),
+            nav=Nav("ALiBi", ":material/trending_down:", "Beyond"),
+            how="adds a per-head linear distance penalty to attention scores",
+            model_types=_ALIBI_MODEL_TYPES,
+            recognises=alibi_switch,
+            overrides=("rope",),
+            config_parser=alibi_config_from_dict,
+            presets=_accepted(alibi_config_from_dict, _ALIBI_MODEL_TYPES),
+            comparison=ComparisonSignal(
+                "bias",
+                "ALiBi",
+                "distance k",
+                "logit bias −m·k",
+                "larger penalties than seen; far keys only weaker",
+                slopes=alibi_slopes,
+            ),
         ),
         FamilySpec(
             "t5",
@@ -155,9 +395,44 @@ FAMILIES: dict[str, FamilySpec] = {
             "pages/t5_buckets.py",
             LabMechanism("learned_bucket_bias", buckets=_t5_buckets),
             ("raffel_2020",),
+            nav=Nav("T5 relative buckets", ":material/inventory_2:", "Beyond"),
+            how="adds a learned bias per relative-distance bucket",
+            model_types=_T5_MODEL_TYPES,
+            recognises=has_relative_buckets,
+            config_parser=t5_config_from_dict,
+            presets=_accepted(t5_config_from_dict, _T5_MODEL_TYPES),
+            comparison=ComparisonSignal(
+                "buckets",
+                "T5 buckets",
+                "distance k (bucketed)",
+                "learned logit bias per bucket",
+                "last bucket shared: nothing new",
+            ),
+        ),
+        FamilySpec(
+            "nope",
+            "NoPE (no positions)",
+            "posviz.encodings.families",
+            "pages/nope.py",
+            LabMechanism("none"),
+            ("haviv_2022",),
+            missing={
+                "comparison": "NoPE gives no position signal to compare: order reaches a causal "
+                "model only through its mask (its page shows how)",
+                "config": "NoPE has no settings to read: it adds nothing to the model",
+            },
+            nav=Nav("NoPE (no encoding)", ":material/block:", "Beyond"),
+            how="adds nothing: a causal model can still read order from its mask",
         ),
     )
 }
+
+_BY_MODEL_TYPE: dict[str, FamilySpec] = {
+    model_type: spec for spec in FAMILIES.values() for model_type in spec.model_types
+}
+
+
+# --- reading the registry ------------------------------------------------------------------
 
 
 def family(family_id: str) -> FamilySpec:
@@ -192,3 +467,77 @@ def lab_mechanism(family_id: str) -> LabMechanism:
 def code_modules() -> tuple[str, ...]:
     """The formula modules of every family (hashed into lab run ids), without repeats."""
     return tuple(dict.fromkeys(spec.module for spec in FAMILIES.values()))
+
+
+def family_pages(section: Section) -> tuple[FamilySpec, ...]:
+    """The families whose page the navigation lists in ``section``, in registry order."""
+    return tuple(
+        spec
+        for spec in FAMILIES.values()
+        if spec.page is not None and spec.nav is not None and spec.nav.section == section
+    )
+
+
+def compared_families() -> tuple[str, ...]:
+    """Ids of the families with a Compare row, in registry order."""
+    return tuple(spec.id for spec in FAMILIES.values() if spec.comparison is not None)
+
+
+def family_for_model_type(model_type: str | None) -> FamilySpec | None:
+    """The family a Hugging Face ``model_type`` uses, when the registry knows it."""
+    return _BY_MODEL_TYPE.get(model_type) if isinstance(model_type, str) else None
+
+
+def family_of_config(config: Mapping[str, Any]) -> FamilySpec | None:
+    """The family a ``config.json`` dict describes, or None (a learned table, or not known).
+
+    The config's own fields and switches decide first (a family that ``overrides`` another wins
+    when both are claimed), then its ``model_type``. Multimodal configs are read from their
+    ``text_config``.
+
+    Raises:
+        ValueError: ``config`` is not a dict.
+    """
+    outer = as_config(config)
+    part = text_part(outer, [])
+    claimed = [s for s in FAMILIES.values() if s.recognises is not None and s.recognises(part)]
+    beaten = {other for spec in claimed for other in spec.overrides}
+    winners = [spec for spec in claimed if spec.id not in beaten]
+    if winners:
+        return winners[0]
+    return family_for_model_type(model_type_of(part)) or family_for_model_type(
+        outer.get("model_type")
+    )
+
+
+def parse_config(family_id: str, config: Mapping[str, Any]) -> Any:
+    """A family's settings read from a ``config.json`` dict (``RopeConfig``, ``AlibiConfig`` …).
+
+    A config of another family is refused with that family's name and page, before the parser
+    sees it; the parser is told the family's model types (configs that name no field of it).
+
+    Raises:
+        ValueError: the family reads no config, the config is another family's, or the parser's
+            own errors (missing or invalid fields).
+    """
+    spec = family(family_id)
+    if spec.config_parser is None:
+        why = spec.missing.get("config", _NO_CONFIG)
+        raise ValueError(f"{spec.label} reads no model config: {why}.")
+    used = family_of_config(config)
+    if used is not None and used.id != spec.id:
+        model_type = model_type_of(text_part(as_config(config), []))
+        raise ValueError(
+            f"config (model_type={model_type!r}) uses {used.label}, not {spec.label}: it "
+            f"{used.how}. Open the {used.title} page instead."
+        )
+    return spec.config_parser(config, model_types=spec.model_types)
+
+
+def presets_for(family_id: str) -> Mapping[str, Mapping[str, Any]]:
+    """A family's hand-written configs, ``name -> config`` (empty when it reads none).
+
+    Raises:
+        ValueError: unknown id.
+    """
+    return family(family_id).presets

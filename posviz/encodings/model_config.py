@@ -7,14 +7,16 @@ ALiBi's ``n_head``/``alibi`` (BLOOM, MPT, Falcon) and T5's ``relative_attention_
 Multimodal configs with a ``text_config`` are read from it. Nothing here fetches: pass the dict
 (``posviz.tables.fetch_config`` fetches one) or use :data:`PRESETS`.
 
-:data:`NOT_A_TABLE` says which model types compute their positions (RoPE, ALiBi, T5 buckets, fixed
-sinusoids) instead of storing a table. It lives here, with the parsers of those families, so that
-``posviz.tables`` may import ``posviz.encodings`` and never the other way round.
+Which model types use which family is the family registry's to say
+(:mod:`posviz.encodings.families`, which imports these parsers): a parser is told the model types
+that use its family even when their config names none of its fields (``model_types=``), and
+:func:`posviz.encodings.families.parse_config` routes a config of another family to that family's
+page before any parser sees it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,73 +27,8 @@ from posviz.encodings.rope import (
     rotary_dim,
 )
 
-
-@dataclass(frozen=True)
-class Family:
-    """A family whose positions are computed, not stored: what it is and which view explains it."""
-
-    name: str
-    page: str  # url_path of the posviz view
-    how: str
-
-
-_ROPE = Family("RoPE", "rope", "rotates queries and keys by position-dependent angles")
-_ALIBI = Family("ALiBi", "alibi", "adds a per-head linear distance penalty to attention scores")
-_T5 = Family(
-    "T5 relative buckets", "t5_buckets", "adds a learned bias per relative-distance bucket"
-)
-_SIN = Family("Sinusoidal", "sinusoidal", "adds fixed sinusoids computed from the position")
-
-#: model_type -> family, for models with no stored absolute position table.
-NOT_A_TABLE: dict[str, Family] = {
-    **dict.fromkeys(
-        (
-            "llama",
-            "mistral",
-            "mixtral",
-            "qwen2",
-            "qwen2_moe",
-            "qwen3",
-            "qwen3_moe",
-            "gemma",
-            "gemma2",
-            "gemma3",
-            "gemma3_text",
-            "phi",
-            "phi3",
-            "gpt_neox",
-            "gptj",
-            "falcon",
-            "stablelm",
-            "olmo",
-            "olmo2",
-            "cohere",
-            "starcoder2",
-            "internlm2",
-            "deepseek_v2",
-            "deepseek_v3",
-            "granite",
-            "smollm3",
-            "roformer",
-            "codegen",
-            "persimmon",
-        ),
-        _ROPE,
-    ),
-    **dict.fromkeys(("bloom", "mpt"), _ALIBI),
-    **dict.fromkeys(("t5", "mt5", "umt5", "longt5", "switch_transformers"), _T5),
-    **dict.fromkeys(
-        ("marian", "whisper", "fsmt", "speech_to_text", "pegasus", "m2m_100", "nllb-moe"), _SIN
-    ),
-}
-
-# model types whose configs may omit rope_theta: transformers then uses its default of 10000
-_ROPE_MODEL_TYPES = frozenset(
-    model_type for model_type, family in NOT_A_TABLE.items() if family.page == "rope"
-)
-_EVERY_TWO_MODEL_TYPES = {"gptj", "codegen"}  # rotate_every_two (interleaved pairs)
-_ALIBI_MODEL_TYPES = {"bloom", "mpt"}
-_T5_MODEL_TYPES = {"t5", "mt5", "umt5", "longt5"}
+# RoPE checkpoints that pair dims (2i, 2i+1) (rotate_every_two) instead of (i, i + d/2)
+_EVERY_TWO_MODEL_TYPES = frozenset({"gptj", "codegen"})
 _SCALING_KEYS = (
     "factor",
     "original_max_position_embeddings",
@@ -108,7 +45,8 @@ _SCALING_KEYS = (
 )
 
 
-def _mapping(config: Any) -> Mapping[str, Any]:
+def as_config(config: Any) -> Mapping[str, Any]:
+    """``config`` itself when it is a mapping (a parsed config.json), else a ``ValueError``."""
     if not isinstance(config, Mapping):
         raise ValueError(
             f"a model config must be a dict (parsed config.json), got {type(config).__name__}."
@@ -116,7 +54,7 @@ def _mapping(config: Any) -> Mapping[str, Any]:
     return config
 
 
-def _text_part(config: Mapping[str, Any], notes: list[str]) -> Mapping[str, Any]:
+def text_part(config: Mapping[str, Any], notes: list[str]) -> Mapping[str, Any]:
     """Multimodal configs (Llava, Gemma 3, Qwen2-VL …) keep the language model under text_config."""
     text = config.get("text_config")
     has_own = any(k in config for k in ("num_attention_heads", "n_head", "hidden_size", "d_model"))
@@ -128,20 +66,23 @@ def _text_part(config: Mapping[str, Any], notes: list[str]) -> Mapping[str, Any]
     return config
 
 
-def _first(config: Mapping[str, Any], *names: str) -> Any:
+def first_field(config: Mapping[str, Any], *names: str) -> Any:
+    """The value of the first of ``names`` that the config sets (not None), else None."""
     for name in names:
         if config.get(name) is not None:
             return config[name]
     return None
 
 
-def _whole(value: Any, name: str) -> int:
+def whole_number(value: Any, name: str) -> int:
+    """``value`` as an int when it is a whole number (``64`` or ``64.0``), else a ``ValueError``."""
     if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value:
         raise ValueError(f"config field {name}={value!r} must be a whole number.")
     return int(value)
 
 
-def _model_type(config: Mapping[str, Any]) -> str:
+def model_type_of(config: Mapping[str, Any]) -> str:
+    """The config's ``model_type``, or ``"unknown"``."""
     return str(config.get("model_type") or "unknown")
 
 
@@ -209,12 +150,13 @@ def _rope_parameters(config: Mapping[str, Any], notes: list[str]) -> dict[str, A
     return params
 
 
-def _head_dim(config: Mapping[str, Any]) -> int:
+def head_dim_of(config: Mapping[str, Any]) -> int:
+    """``head_dim``, else ``hidden_size // num_attention_heads`` (as transformers derives it)."""
     head_dim = config.get("head_dim")
     if head_dim is not None:
-        return _whole(head_dim, "head_dim")
-    hidden = _first(config, "hidden_size", "n_embd", "d_model")
-    heads = _first(config, "num_attention_heads", "n_head", "num_heads")
+        return whole_number(head_dim, "head_dim")
+    hidden = first_field(config, "hidden_size", "n_embd", "d_model")
+    heads = first_field(config, "num_attention_heads", "n_head", "num_heads")
     if hidden is None or heads is None:
         missing = [
             n for n, v in (("hidden_size", hidden), ("num_attention_heads", heads)) if v is None
@@ -223,51 +165,61 @@ def _head_dim(config: Mapping[str, Any]) -> int:
             f"config has no head_dim and lacks {' and '.join(missing)}; add head_dim (e.g. 128) or "
             "hidden_size and num_attention_heads."
         )
-    hidden, heads = _whole(hidden, "hidden_size"), _whole(heads, "num_attention_heads")
+    hidden, heads = whole_number(hidden, "hidden_size"), whole_number(heads, "num_attention_heads")
     if heads < 1:
         raise ValueError(f"num_attention_heads={heads} must be ≥ 1.")
     return hidden // heads
 
 
-def rope_config_from_dict(config: Mapping[str, Any]) -> RopeConfig:
+_ROPE_KEYS = (
+    "rope_theta",
+    "rope_scaling",
+    "rope_parameters",
+    "rotary_pct",
+    "rotary_dim",
+    "rotary_emb_base",
+    "partial_rotary_factor",
+)
+
+
+def has_rope_fields(config: Mapping[str, Any]) -> bool:
+    """The config sets a RoPE field (``rope_theta``, ``rope_scaling``, ``rotary_*`` …)."""
+    return any(config.get(key) is not None for key in _ROPE_KEYS)
+
+
+def rope_config_from_dict(
+    config: Mapping[str, Any], *, model_types: Collection[str] = ()
+) -> RopeConfig:
     """Parse RoPE settings from a hub ``config.json`` dict.
 
+    ``model_types``: model types that use RoPE even when the config names no RoPE field
+    (transformers then uses its defaults, e.g. ``rope_theta`` 10000);
+    :func:`posviz.encodings.families.parse_config` passes the registry's.
+
     Raises:
-        ValueError: the model does not use RoPE (says which page fits), fields are missing or
-            invalid, or its ``rope_scaling`` type is unknown.
+        ValueError: no RoPE field and a model type not in ``model_types``, fields missing or
+            invalid, or an unknown ``rope_scaling`` type.
     """
     notes: list[str] = []
-    config = _text_part(_mapping(config), notes)
-    model_type = _model_type(config)
+    config = text_part(as_config(config), notes)
+    model_type = model_type_of(config)
     params = _rope_parameters(config, notes)
-    rope_keys = (
-        "rope_theta",
-        "rope_scaling",
-        "rope_parameters",
-        "rotary_pct",
-        "rotary_dim",
-        "rotary_emb_base",
-        "partial_rotary_factor",
-    )
-    if (
-        not any(config.get(k) is not None for k in rope_keys)
-        and model_type not in _ROPE_MODEL_TYPES
-    ):
-        raise ValueError(_not_rope_message(config, model_type))
-    if model_type == "falcon" and config.get("alibi"):
+    if not has_rope_fields(config) and model_type not in model_types:
         raise ValueError(
-            "this Falcon config sets alibi=true: it uses ALiBi, not RoPE; see the ALiBi page."
+            f"config (model_type={model_type!r}) has no RoPE fields (rope_theta, rope_scaling, "
+            "rotary_*); it probably uses a learned or sinusoidal table — see the Learned tables "
+            "page."
         )
-    head_dim = _head_dim(config)
-    base = _first(params, "rope_theta") or _first(config, "rope_theta", "rotary_emb_base")
+    head_dim = head_dim_of(config)
+    base = first_field(params, "rope_theta") or first_field(config, "rope_theta", "rotary_emb_base")
     if base is None:
         base = 10000.0
         notes.append("no rope_theta in the config: transformers' default 10000 is used")
-    partial = _first(params, "partial_rotary_factor") or _first(
+    partial = first_field(params, "partial_rotary_factor") or first_field(
         config, "partial_rotary_factor", "rotary_pct"
     )
     if partial is None and config.get("rotary_dim") is not None:
-        partial = _whole(config["rotary_dim"], "rotary_dim") / head_dim
+        partial = whole_number(config["rotary_dim"], "rotary_dim") / head_dim
     if partial is None and model_type == "gpt_neox":
         partial = 0.25
         notes.append("GPT-NeoX default rotary_pct=0.25 used")
@@ -279,7 +231,7 @@ def rope_config_from_dict(config: Mapping[str, Any]) -> RopeConfig:
         top = config.get("original_max_position_embeddings")
         if top is not None:
             scaling["original_max_position_embeddings"] = top
-    max_pos = _first(config, "max_position_embeddings", "n_positions", "max_seq_len")
+    max_pos = first_field(config, "max_position_embeddings", "n_positions", "max_seq_len")
     return RopeConfig(
         model_type=model_type,
         head_dim=head_dim,
@@ -288,20 +240,9 @@ def rope_config_from_dict(config: Mapping[str, Any]) -> RopeConfig:
         scaling=scaling,
         max_position_embeddings=None
         if max_pos is None
-        else _whole(max_pos, "max_position_embeddings"),
+        else whole_number(max_pos, "max_position_embeddings"),
         pairing="rotate_every_two" if model_type in _EVERY_TWO_MODEL_TYPES else "rotate_half",
         notes=tuple(notes),
-    )
-
-
-def _not_rope_message(config: Mapping[str, Any], model_type: str) -> str:
-    if model_type in _ALIBI_MODEL_TYPES or config.get("alibi"):
-        return f"model_type={model_type!r} uses ALiBi, not RoPE; open the ALiBi page instead."
-    if model_type in _T5_MODEL_TYPES:
-        return f"model_type={model_type!r} uses T5 relative buckets; open the T5 buckets page."
-    return (
-        f"config (model_type={model_type!r}) has no RoPE fields (rope_theta, rope_scaling, "
-        "rotary_*); it probably uses a learned or sinusoidal table — see the Learned tables page."
     )
 
 
@@ -314,31 +255,39 @@ class AlibiConfig:
     max_positions: int | None
 
 
-def alibi_config_from_dict(config: Mapping[str, Any]) -> AlibiConfig:
+def alibi_switch(config: Mapping[str, Any]) -> bool:
+    """The config turns ALiBi on: ``alibi=true`` (Falcon) or ``attn_config.alibi`` (MPT)."""
+    attn = config.get("attn_config") if isinstance(config.get("attn_config"), Mapping) else {}
+    return bool(attn.get("alibi")) or bool(config.get("alibi"))
+
+
+def alibi_config_from_dict(
+    config: Mapping[str, Any], *, model_types: Collection[str] = ()
+) -> AlibiConfig:
     """ALiBi head count from a BLOOM / MPT / Falcon(alibi=true) config.
+
+    ``model_types``: model types that use ALiBi with no switch in their config (BLOOM).
 
     Raises:
         ValueError: the model does not use ALiBi, or has no head count.
     """
-    config = _mapping(config)
-    model_type = _model_type(config)
-    attn = config.get("attn_config") if isinstance(config.get("attn_config"), Mapping) else {}
-    uses = model_type == "bloom" or bool(attn.get("alibi")) or bool(config.get("alibi"))
-    if not uses:
+    config = as_config(config)
+    model_type = model_type_of(config)
+    if not (alibi_switch(config) or model_type in model_types):
         raise ValueError(
             f"config (model_type={model_type!r}) does not use ALiBi (BLOOM, MPT with "
             "attn_config.alibi, Falcon with alibi=true do)."
         )
-    heads = _first(config, "n_head", "n_heads", "num_attention_heads")
+    heads = first_field(config, "n_head", "n_heads", "num_attention_heads")
     if heads is None:
         raise ValueError(
             "ALiBi config lacks its head count (n_head / n_heads / num_attention_heads)."
         )
-    max_pos = _first(config, "max_seq_len", "max_position_embeddings", "seq_length")
+    max_pos = first_field(config, "max_seq_len", "max_position_embeddings", "seq_length")
     return AlibiConfig(
         model_type,
-        _whole(heads, "n_heads"),
-        None if max_pos is None else _whole(max_pos, "max_seq_len"),
+        whole_number(heads, "n_heads"),
+        None if max_pos is None else whole_number(max_pos, "max_seq_len"),
     )
 
 
@@ -352,30 +301,39 @@ class T5Config:
     n_heads: int | None
 
 
-def t5_config_from_dict(config: Mapping[str, Any]) -> T5Config:
+def has_relative_buckets(config: Mapping[str, Any]) -> bool:
+    """The config sets T5's ``relative_attention_num_buckets``."""
+    return config.get("relative_attention_num_buckets") is not None
+
+
+def t5_config_from_dict(
+    config: Mapping[str, Any], *, model_types: Collection[str] = ()
+) -> T5Config:
     """Bucket settings from a T5-family config.
+
+    ``model_types``: model types whose configs may omit the bucket count (transformers: 32).
 
     Raises:
         ValueError: the config has no relative-attention buckets.
     """
-    config = _mapping(config)
-    model_type = _model_type(config)
+    config = as_config(config)
+    model_type = model_type_of(config)
     buckets = config.get("relative_attention_num_buckets")
-    if buckets is None and model_type not in _T5_MODEL_TYPES:
+    if buckets is None and model_type not in model_types:
         raise ValueError(
             f"config (model_type={model_type!r}) has no relative_attention_num_buckets: "
             "not a T5-style model."
         )
-    heads = _first(config, "num_heads", "num_attention_heads")
+    heads = first_field(config, "num_heads", "num_attention_heads")
     return T5Config(
         model_type=model_type,
-        num_buckets=_whole(
+        num_buckets=whole_number(
             buckets if buckets is not None else 32, "relative_attention_num_buckets"
         ),
-        max_distance=_whole(
+        max_distance=whole_number(
             config.get("relative_attention_max_distance") or 128, "relative_attention_max_distance"
         ),
-        n_heads=None if heads is None else _whole(heads, "num_heads"),
+        n_heads=None if heads is None else whole_number(heads, "num_heads"),
     )
 
 
@@ -482,22 +440,3 @@ PRESETS: dict[str, dict[str, Any]] = {
         "relative_attention_max_distance": 128,
     },
 }
-
-
-def presets_for(family: str) -> dict[str, dict[str, Any]]:
-    """The :data:`PRESETS` of one family: "rope", "alibi" or "t5"."""
-    parsers = {
-        "rope": rope_config_from_dict,
-        "alibi": alibi_config_from_dict,
-        "t5": t5_config_from_dict,
-    }
-    if family not in parsers:
-        raise ValueError(f"family={family!r}; use one of {', '.join(parsers)}.")
-    chosen = {}
-    for name, config in PRESETS.items():
-        try:
-            parsers[family](config)
-        except ValueError:
-            continue
-        chosen[name] = config
-    return chosen

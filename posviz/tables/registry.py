@@ -2,9 +2,10 @@
 
 Each entry says where the rows live (checkpoint-key suffixes; prefixes such as ``bert.`` or
 ``model.`` vary between heads), how many stored rows come before token position 0 and why, and the
-shape ``config.json`` predicts. Families whose positions are *not* a stored table (RoPE, ALiBi,
-T5 buckets, fixed sinusoids) are listed separately so the loader can say so plainly and point to the
-view that explains them.
+shape ``config.json`` predicts. Model types whose positions are *not* a stored table (RoPE, ALiBi,
+T5 buckets, fixed sinusoids …) are the family registry's to know
+(:func:`posviz.encodings.families.family_for_model_type`), so the loader can say so plainly and
+point to the view that explains them.
 
 Sources (transformers 5.x): ``models/roberta/modeling_roberta.py``
 (``create_position_ids_from_input_ids``: positions start at ``padding_idx + 1 = 2``, padding tokens
@@ -21,13 +22,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from posviz.encodings.model_config import NOT_A_TABLE, Family
+from posviz.encodings.families import family_for_model_type
 
 __all__ = [
     "ALL_SUFFIXES",
-    "NOT_A_TABLE",
     "REGISTRY",
-    "Family",
     "TablePlan",
     "TableSpec",
     "find_key",
@@ -161,15 +160,15 @@ def specs_for(model_type: str | None) -> tuple[TableSpec, ...]:
     """The registry entries for ``model_type``.
 
     Raises:
-        ValueError: the model's positions are not a stored table (RoPE, ALiBi, T5, sinusoidal),
-            or the model type is not in the registry.
+        ValueError: the model's positions are not a stored table (RoPE, ALiBi, T5, sinusoidal …:
+            the family registry's model types), or the model type is not in the registry.
     """
-    if model_type in NOT_A_TABLE:
-        family = NOT_A_TABLE[model_type]
+    family = family_for_model_type(model_type)
+    if family is not None:
         raise ValueError(
-            f"Model type {model_type!r} has no learned position table: it uses {family.name}, "
-            f"which {family.how}. See the {family.name} view (page '{family.page}') for how that "
-            "works, or pick a model with a learned table (e.g. openai-community/gpt2, "
+            f"Model type {model_type!r} has no learned position table: it uses {family.label}, "
+            f"which {family.how}. See the {family.title} view (page '{family.url_path}') for how "
+            "that works, or pick a model with a learned table (e.g. openai-community/gpt2, "
             "bert-base-uncased)."
         )
     if model_type not in REGISTRY:
@@ -262,7 +261,7 @@ def plan_for(config: Mapping[str, Any] | None, part: str | None = None) -> Table
         raise ValueError(
             f"config.json's model_type is {model_type!r}, not a string: the config is corrupt."
         )
-    if model_type in NOT_A_TABLE:
+    if family_for_model_type(model_type) is not None:
         specs_for(model_type)  # raises the family's message
     if model_type is None or (model_type not in REGISTRY and not part):
         what = "no config.json"

@@ -21,7 +21,8 @@ from posviz.analysis.comparison import (
     compare_families,
 )
 from posviz.analysis.rope_views import describe_frequencies
-from posviz.encodings.model_config import PRESETS, RopeConfig, presets_for
+from posviz.encodings.families import presets_for
+from posviz.encodings.model_config import RopeConfig
 from posviz.encodings.rope import RopeFrequencies
 from posviz.tables import PositionTable, fetch_config, read_named_tensor
 from posviz.ui.cache import cached_data
@@ -88,12 +89,12 @@ def family_comparison(
     """
     errors: dict[str, str] = {}
     learned = t5_bias = None
-    if LEARNED_LABEL in chosen:
+    if "learned" in chosen:
         try:
             learned = _learned_for_comparison(min(settings.n_distances, MAX_MARGIN_ITEMS))
         except ValueError as exc:
             errors[LEARNED_LABEL] = str(exc)
-    if "T5" in chosen and t5_model:
+    if "t5" in chosen and t5_model:
         try:
             t5_bias = (t5_model, cached_t5_bias(t5_model, "encoder"))
         except ValueError as exc:
@@ -146,7 +147,8 @@ def pick_config(family: str, *, key: str, default_preset: str) -> tuple[dict[str
         horizontal=True,
     )
     if mode == "preset":
-        names = list(presets_for(family))
+        presets = presets_for(family)
+        names = list(presets)
         name = url_select(
             "Preset",
             names,
@@ -155,7 +157,7 @@ def pick_config(family: str, *, key: str, default_preset: str) -> tuple[dict[str
             help="Written out by hand from the models' config.json files; "
             "'illustrative' ones are not published configs.",
         )
-        return PRESETS[name], name
+        return dict(presets[name]), name
     if mode == "hub":
         col1, col2 = st.columns([3, 1])
         with col1:

@@ -1,6 +1,12 @@
-"""The app's page registry: one place that names every view, its file and its section."""
+"""The app's page registry: one place that names every view, its file and its section.
+
+An encoding family's page is listed from the family registry (:func:`family_pages`), so a new
+family appears in the navigation by registering it there.
+"""
 
 from dataclasses import dataclass
+
+from posviz.encodings.families import Section, family_pages
 
 
 @dataclass(frozen=True)
@@ -13,14 +19,20 @@ class PageSpec:
     url_path: str  # the URL segment (``/sinusoidal``); query parameters use a short prefix (sin_)
 
 
+def _family_specs(section: Section) -> list[PageSpec]:
+    """The family registry's pages of one navigation section, in registry order."""
+    return [
+        PageSpec(spec.page, spec.nav.title, spec.nav.icon, spec.url_path)
+        for spec in family_pages(section)
+        if spec.page is not None and spec.nav is not None and spec.url_path is not None
+    ]
+
+
 PAGES: dict[str, list[PageSpec]] = {
     "Start": [
         PageSpec("pages/home.py", "Questions → views", ":material/explore:", "home"),
     ],
-    "Encodings": [
-        PageSpec("pages/sinusoidal.py", "Sinusoidal", ":material/waves:", "sinusoidal"),
-        PageSpec("pages/learned.py", "Learned tables", ":material/psychology:", "learned"),
-    ],
+    "Encodings": _family_specs("Encodings"),
     "Experiments": [
         PageSpec("pages/probing.py", "Probing positions", ":material/straighten:", "probing"),
         PageSpec(
@@ -63,12 +75,7 @@ PAGES: dict[str, list[PageSpec]] = {
         ),
     ],
     "Beyond": [
-        PageSpec("pages/rope.py", "RoPE", ":material/360:", "rope"),
-        PageSpec("pages/alibi.py", "ALiBi", ":material/trending_down:", "alibi"),
-        PageSpec(
-            "pages/t5_buckets.py", "T5 relative buckets", ":material/inventory_2:", "t5_buckets"
-        ),
-        PageSpec("pages/nope.py", "NoPE (no encoding)", ":material/block:", "nope"),
+        *_family_specs("Beyond"),
         PageSpec("pages/vit_grid.py", "ViT 2-D patch grid", ":material/grid_on:", "vit_grid"),
         PageSpec("pages/compare.py", "Compare families", ":material/compare_arrows:", "compare"),
     ],
