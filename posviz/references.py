@@ -97,13 +97,6 @@ REFERENCES: dict[str, Reference] = {
         url="https://arxiv.org/abs/2410.06205",
         venue="ICLR 2025",
     ),
-    "barbero_2025": Reference(
-        title="Round and Round We Go! What makes Rotary Positional Encodings useful?",
-        author="Barbero, Vitvitskyi, Perivolaropoulos, Pascanu & Veličković",
-        year=2025,
-        url="https://arxiv.org/abs/2410.06205",
-        venue="ICLR 2025",
-    ),
     "press_2022": Reference(
         title=(
             "Train Short, Test Long: Attention with Linear Biases Enables Input Length "
