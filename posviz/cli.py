@@ -9,10 +9,11 @@ Commands::
     python -m posviz lab list
     python -m posviz lab run learned --seeds 3 --json learned.json
 
-``SOURCE`` is anything :func:`posviz.load_table` accepts: ``bundled`` (offline MiniLM), a hub
-model id (``openai-community/gpt2``, with ``--revision``), a local model directory, a
-``.safetensors`` or ``.npy`` file, ``sinusoidal:NxD[:layout]``, or ``lab:<run-id>[/variant[/seed]]``
-(a table a lab run trained).
+``SOURCE`` is anything :func:`posviz.load_table` accepts (the grammar of
+:mod:`posviz.tables.sources`): ``bundled`` (offline MiniLM), a hub model id
+(``openai-community/gpt2``, with ``--revision``), a local model directory, a ``.safetensors`` or
+``.npy`` file, ``sinusoidal:NxD[:layout]``, or ``lab:<run-id>[/<table>[/<seed>[/<step>]]]`` (a
+table a lab run trained; ``python -m posviz lab list`` lists them).
 """
 
 from __future__ import annotations
@@ -25,18 +26,11 @@ import numpy as np
 
 from posviz import export
 from posviz.analysis.probes import probe_summary
-from posviz.lab import load_lab_table
 from posviz.lab.cli import add_lab_commands, run_lab_command
-from posviz.tables import PositionTable, load_table
+from posviz.tables import GRAMMAR, load_table
 
 PROTOCOLS = {"even-odd": ("even", "odd"), "all": ("all", "all"), "kfold": ("kfold", "all")}
 FORMATS = (".npy", ".csv", ".tsv")
-
-
-def _load(source: str, revision: str | None) -> PositionTable:
-    if source.startswith("lab:"):  # a table a lab run trained (`python -m posviz lab list`)
-        return load_lab_table(source)
-    return load_table(source, revision=revision)
 
 
 def matrix_bytes(matrix: np.ndarray, suffix: str) -> bytes:
@@ -72,7 +66,7 @@ def write_matrix(matrix: np.ndarray, path: Path) -> None:
 
 def cmd_info(args: argparse.Namespace) -> int:
     """``info SOURCE``: shape, tensor, rows set aside and notes of one table."""
-    table = _load(args.source, args.revision)
+    table = load_table(args.source, revision=args.revision)
     print(f"source:      {table.source}")
     print(f"shape:       {table.n_positions} positions × {table.d_model} dimensions")
     print(f"kind:        {table.kind}")
@@ -98,7 +92,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         raise ValueError(f"Output {out.name!r} must end in {', '.join(FORMATS)}.")
     if out.exists() and not args.force:
         raise ValueError(f"{out} exists; pass --force to overwrite it.")
-    table = _load(args.source, args.revision)
+    table = load_table(args.source, revision=args.revision)
     write_matrix(table.matrix, out)
     print(f"wrote {table.n_positions}×{table.d_model} table of {table.source} to {out}")
     return 0
@@ -109,7 +103,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
 
     tables = {}
     for source in args.sources:
-        table = _load(source, args.revision)
+        table = load_table(source, revision=args.revision)
         tables[table.label] = np.asarray(table.matrix, dtype=np.float64)
     train, test = PROTOCOLS[args.protocol]
     frame = probe_summary(
@@ -135,9 +129,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m posviz",
         description="Positional-encoding tables from the shell: inspect, export, probe.",
-        epilog="SOURCE: bundled | hub id (e.g. openai-community/gpt2) | model dir | .safetensors | "
-        ".npy | sinusoidal:NxD[:layout] | lab:<run-id>[/variant[/seed]]. Run `posviz-app` (or "
-        "./scripts/run-app.sh in a checkout) for the interactive app.",
+        epilog=f"SOURCE: {GRAMMAR}. Run `posviz-app` (or ./scripts/run-app.sh in a checkout) "
+        "for the interactive app.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 

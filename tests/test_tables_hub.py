@@ -388,7 +388,8 @@ def test_private_and_gated_repos_need_a_token(hub_env, checkpoints, monkeypatch)
         ("tiny/not-json", "not JSON"),
         ("tiny/wrong-shape", r"config.json predicts \(40, 32\)"),
         ("tiny/nan", "NaN/inf"),
-        ("not a valid id!", "not a valid hub model id"),
+        ("not a valid id!", "not a source posviz reads; use bundled"),
+        ("org/a--b", "not a source posviz reads"),
     ],
 )
 def test_bad_hub_sources_say_what_is_wrong(hub_env, source, message):

@@ -20,6 +20,7 @@ import numpy as np
 import posviz.settings  # read as posviz.settings.settings() so tests can patch it
 from posviz.tables import registry
 from posviz.tables.files import CheckpointFiles, MemoryFile, Progress, user_path_errors
+from posviz.tables.lab_source import lab_table
 from posviz.tables.npy_format import npy_matrix
 from posviz.tables.registry import TablePlan
 from posviz.tables.safetensors_format import (
@@ -50,23 +51,29 @@ def load_table(
 ) -> PositionTable:
     """Load a position table; row ``p`` is what the model adds at token position ``p``.
 
-    ``source``: ``"bundled"`` (MiniLM-L6, offline, SHA-256 verified), a hub model id (with
-    ``revision``; ignored for every other kind of source), a local model directory, a
-    ``.safetensors`` or ``.npy`` file, or ``"sinusoidal:NxD"`` for a synthetic table. ``part``
-    picks "encoder"/"decoder" for BART. ``progress(done, total)`` is called while a
+    ``source`` (the grammar of :mod:`posviz.tables.sources`): ``"bundled"`` (MiniLM-L6, offline,
+    SHA-256 verified), a hub model id (with ``revision``; ignored for every other kind of source),
+    a local model directory, a ``.safetensors`` or ``.npy`` file, ``"sinusoidal:NxD[:layout]"``
+    for a synthetic table, or ``"lab:<run-id>[/<table>[/<seed>[/<step>]]]"`` for a table a lab run
+    trained (read from ``$POSVIZ_LAB_DIR``; :func:`posviz.tables.lab_table` takes another store).
+    ``part`` picks "encoder"/"decoder" for BART. ``progress(done, total)`` is called while a
     ``.bin``-only checkpoint downloads in full.
 
     Returns:
         :class:`PositionTable` with ``matrix`` of shape ``(n_positions, d_model)``, float32.
 
     Raises:
-        ValueError: unknown/misspelled/private model, hub unreachable, a family without a stored
-            table (RoPE, ALiBi, T5, sinusoidal), no position tensor, corrupt header, wrong or
-            empty shape, NaN/inf, a path that cannot be read, or a file that is not a plain array.
+        ValueError: a source outside the grammar (the message shows it), unknown/misspelled/
+            private model, hub unreachable, a family without a stored table (RoPE, ALiBi, T5,
+            sinusoidal …), no position tensor, corrupt header, wrong or empty shape, NaN/inf, a
+            path that cannot be read, a file that is not a plain array, or a lab run that is
+            missing, corrupted or lacks the table, seed or step asked for.
     """
     resolved = resolve_source(source, revision=revision)
-    if resolved.kind == "synthetic":
-        return synthetic_table(resolved.text)
+    if resolved.synthetic is not None:
+        return synthetic_table(resolved.synthetic)
+    if resolved.kind == "lab":
+        return lab_table(resolved.text)
     if resolved.kind == "npy":
         return table_from_npy_bytes(_read_local_npy(resolved), source=resolved.text)
     files = open_files(resolved)

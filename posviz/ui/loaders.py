@@ -13,7 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 from posviz.encodings.sinusoidal import sinusoidal
-from posviz.tables import PositionTable, load_table, table_from_upload
+from posviz.tables import PositionTable, load_table, source_kind, table_from_upload
 from posviz.ui.cache import cached_data
 
 Progress = Callable[[int, int | None], None]
@@ -24,15 +24,10 @@ DIGEST_LIMIT_BYTES = 16 * 2**20
 def has_revisions(source: str) -> bool:
     """Whether ``source`` is a hub model id (the only kind of source with revisions).
 
-    ``bundled``, ``sinusoidal:…`` and anything written like a path have none.
+    ``bundled``, ``sinusoidal:…``, ``lab:…`` and anything written like a path have none (the
+    source grammar's :func:`posviz.tables.source_kind`, which never touches the disk).
     """
-    source = source.strip()
-    return not (
-        source == "bundled"
-        or source.startswith(("sinusoidal:", "lab:", "/", "./", "../", "~", "\\"))
-        or source.endswith((".npy", ".safetensors"))
-        or source in (".", "..")
-    )
+    return source_kind(source) == "hub"
 
 
 def cached_table(

@@ -11,9 +11,16 @@ from __future__ import annotations
 
 import streamlit as st
 
-from posviz.lab import list_lab_tables, load_lab_table
 from posviz.settings import settings
-from posviz.tables import SYNTHETIC_MAX_POSITIONS, SYNTHETIC_MAX_WIDTH, PositionTable
+from posviz.tables import (
+    SYNTHETIC_MAX_POSITIONS,
+    SYNTHETIC_MAX_WIDTH,
+    PositionTable,
+    SyntheticShape,
+    list_lab_sources,
+    parse_synthetic,
+    source_kind,
+)
 from posviz.ui.cache import cached_data
 from posviz.ui.display import user_errors
 from posviz.ui.exposure import local_paths_off_reason
@@ -60,11 +67,7 @@ def _modes() -> list[str]:
 def _default_mode(default: str) -> str:
     if default in _MODES:
         return default
-    if default.startswith("sinusoidal:"):
-        return "sinusoid"
-    if default.startswith("lab:"):
-        return "lab"
-    return "hub"
+    return {"synthetic": "sinusoid", "lab": "lab"}.get(source_kind(default), "hub")
 
 
 def sinusoid_shape(default: str) -> tuple[int, int, str | None]:
@@ -75,10 +78,12 @@ def sinusoid_shape(default: str) -> tuple[int, int, str | None]:
     :data:`SINUSOID_MAX_WIDTH` columns are cut to the limit.
     """
     n, d = 512, 384
-    if default.startswith("sinusoidal:") and "x" in default:
-        n_text, _, d_text = default.split(":")[1].partition("x")
-        if n_text.isdigit() and d_text.isdigit():
-            n, d = int(n_text), int(d_text)
+    if source_kind(default) == "synthetic":
+        try:
+            shape = parse_synthetic(default)
+            n, d = shape.n_positions, shape.width
+        except ValueError:  # a malformed default keeps MiniLM's shape
+            pass
     wanted = (n, d)
     n = min(max(n, 1), SINUSOID_MAX_POSITIONS)
     d = min(max(d - d % 2, 2), SINUSOID_MAX_WIDTH)
@@ -99,8 +104,8 @@ def comparison_default(table: PositionTable | None) -> str:
     """The sinusoid to compare ``table`` with: same positions and width (the picker clamps an
     odd or too-large shape and says so); MiniLM's 512×384 when there is no table."""
     if table is None:
-        return "sinusoidal:512x384"
-    return f"sinusoidal:{table.n_positions}x{table.d_model}"
+        return SyntheticShape(512, 384).source
+    return SyntheticShape(table.n_positions, table.d_model).source
 
 
 def _sinusoid_source(key: str, default: str) -> str:
@@ -121,11 +126,11 @@ def _sinusoid_source(key: str, default: str) -> str:
             default=d0,
             step=2,
         )
-    return f"sinusoidal:{int(n)}x{int(d) - int(d) % 2}"
+    return SyntheticShape(int(n), int(d) - int(d) % 2).source
 
 
 def _hub_source(key: str, default: str) -> tuple[str, str, str]:
-    is_id = default not in _MODES and not default.startswith(("sinusoidal:", "lab:"))
+    is_id = default not in _MODES and source_kind(default) not in ("synthetic", "lab")
     if default in HUB_SUGGESTIONS:
         start, typed = default, ""
     elif is_id:
@@ -193,19 +198,19 @@ def check_upload_size(name: str, size: int, *, cap: int) -> None:
 @cached_data(ttl=30)
 def _lab_choices() -> list[str]:
     """Finished lab runs' table specs (re-listed at most every 30 s)."""
-    return list_lab_tables()
+    return list_lab_sources()
 
 
 def _lab_source(key: str, default: str) -> str:
     choices = _lab_choices()
-    typed = default if default.startswith("lab:") else ""
+    typed = default if source_kind(default) == "lab" else ""
     if choices:
         st.caption("Finished runs: " + ", ".join(safe_md(c, max_len=60) for c in choices[:8]))
     spec = url_text(
-        "Lab table (lab:<run-id>[/<variant>[/<seed>[/<step>]]])",
+        "Lab table (lab:<run-id>[/<table>[/<seed>[/<step>]]])",
         key=f"{key}_lab",
         default=typed or (choices[0] if choices else ""),
-        placeholder="lab:<run-id>/<variant>",
+        placeholder="lab:<run-id>/<table>",
     ).strip()
     return spec
 
@@ -253,7 +258,7 @@ def pick_table(label: str, *, key: str, default: str = "bundled") -> PositionTab
             if not spec:
                 st.info("No finished lab runs yet: train one on a Lab page, then pick it here.")
                 return None
-            table = _cached_lab_table(spec)
+            table = cached_table(spec)
         else:
             path = _path_source(key)
             if not path:
@@ -261,11 +266,6 @@ def pick_table(label: str, *, key: str, default: str = "bundled") -> PositionTab
                 return None
             table = cached_table(path)
     return table
-
-
-@cached_data()
-def _cached_lab_table(spec: str) -> PositionTable:
-    return load_lab_table(spec)
 
 
 def describe_table(table: PositionTable) -> None:
