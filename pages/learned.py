@@ -2,11 +2,14 @@
 
 import streamlit as st
 
-from posviz.ui import safe_md, url_checkbox, url_select
+from posviz.ui import safe_md, show_chart, url_checkbox, url_select, user_errors
+from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict, waiting
+from posviz.ui.heroes import learned_hero_for
 from posviz.ui.learned_views import FULL_WIDTH_VIEWS, TABLE_VIEWS, show_view, view_controls
 from posviz.ui.table_source import comparison_default, describe_table, pick_table
 
 st.title("Learned position tables")
+answer = answer_slot()  # the verdict and the hero, drawn once the table below is chosen
 st.markdown(
     "BERT, GPT-2, RoBERTa and friends do not compute positions from a formula: they *learn* a "
     "table, one vector per position, added to the token embedding. Here is that table from a real "
@@ -43,6 +46,26 @@ for column, table in zip(columns, (first, second), strict=False):
         if table is not None:
             describe_table(table)
 
+with answer, user_errors("Summary"):
+    if first is not None:
+        with waiting("Comparing every position with every other one …"):
+            verdict, similarity, path = learned_hero_for(first)
+        show_verdict(verdict)
+        left, right = st.columns([3, 2], gap="medium")
+        with left:
+            show_hero(
+                similarity,
+                key="lrn_hero_sim",
+                note="Red: the two positions point the same way; blue: opposite ways.",
+            )
+        with right:
+            show_chart(path, key="lrn_hero_pca")
+            st.caption(
+                "The positions on the table's first two principal components, in order "
+                "(colour = position). Drag the slider or press ▶ play to walk along them; "
+                "point at a dot to see its position."
+            )
+
 # Each side's own widgets (zoom window, dimensions, threshold …) live under lrn_a_… / lrn_b_…,
 # so a copied link reproduces both tables' views. Image views (every cell one pixel) get the full
 # width, one table under the other; the other views sit side by side.
@@ -58,3 +81,5 @@ for place, table, side in zip(places, (first, second), ("a", "b"), strict=False)
         if stacked and compare:
             st.markdown(f"#### {safe_md(table.label, max_len=120)}")
         show_view(table, view, options, key_prefix=f"lrn_{side}_")
+
+next_question("pages/learned.py")

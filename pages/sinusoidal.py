@@ -12,9 +12,11 @@ from posviz.encodings.sinusoidal import (
     sinusoid_wavelengths,
 )
 from posviz.references import cite
-from posviz.ui import url_number, url_select, url_slider, user_errors
+from posviz.ui import show_chart, url_number, url_select, url_slider, user_errors
+from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict
 from posviz.ui.circle_view import unit_circle_view
 from posviz.ui.heatmap_view import heatmap_view
+from posviz.ui.heroes import sinusoid_hero, why_sin_and_cos
 from posviz.ui.line_views import dimensions_view, shift_similarity_view, variance_view
 from posviz.ui.loaders import cached_sinusoidal
 from posviz.ui.sinusoid_views import slow_columns_view
@@ -22,6 +24,7 @@ from posviz.ui.sinusoid_views import slow_columns_view
 MAX_BASE_UI = 1e9
 
 st.title("Sinusoidal position encodings")
+answer = answer_slot()  # the verdict and the hero, drawn once the settings below are read
 st.markdown(
     "The original Transformer adds to the token at position *p* a fixed vector "
     "PE(p): pairs of sin and cos waves, one pair per frequency, from fast (one turn every "
@@ -102,6 +105,41 @@ if table is None:
 
 tag = f"sin:{n}:{d}:{base!r}:{layout}"
 name = f"sinusoidal-{n}x{d}-{layout}"
+with answer:
+    verdict, hero_table, hero_clock = sinusoid_hero(int(n), int(d), float(base), layout, 10)
+    show_verdict(verdict)
+    left, right = st.columns([3, 2], gap="medium")
+    with left:
+        show_hero(
+            hero_table,
+            key="sin_hero_table",
+            note="Positions run down, dimensions across (blue −1, white 0, red +1).",
+        )
+    with right:
+        show_chart(hero_clock, key="sin_hero_clock")
+
+st.subheader("Why sin *and* cos?")
+alone, both, why = why_sin_and_cos(int(n), int(d), float(base), layout)
+st.markdown(
+    f"A sine alone is ambiguous: sin a = sin(π − a), so within one turn two positions share "
+    f"each value. In pair {why['pair']} positions {why['first']} and {why['second']} have "
+    f"sines {why['sine_first']:+.3f} and {why['sine_second']:+.3f}; only their cosines, "
+    f"{why['cosine_first']:+.2f} and {why['cosine_second']:+.2f}, tell them apart."
+)
+c1, c2 = st.columns([3, 2], gap="medium")
+with c1:
+    show_chart(alone, key="sin_why_alone")
+with c2:
+    show_chart(both, key="sin_why_both")
+st.markdown(
+    f"The pair also turns a shift into a rotation: PE(p + k) = R(k)·PE(p), one fixed 2×2 "
+    f"rotation per pair whatever p is. Checked on this table for k = {why['shift']}: the largest "
+    f"error over every position and column is {why['pair_error']:.1e} (float rounding). The "
+    f"sines alone admit no such map: the best fixed factor per frequency still misses by up to "
+    f"{why['sine_only_error']:.2f}. A fixed linear map of PE(p) giving PE(p + k) is what lets "
+    "attention read relative positions from a dot product."
+)
+
 st.markdown(
     f"**PE** is a {n}×{d} table: {d // 2} sin/cos pairs with wavelengths from "
     f"{wavelengths[0]:.3g} to {wavelengths[-1]:,.0f} positions."
@@ -154,3 +192,5 @@ shift_similarity_view(
     "width — the similarity depends only on the distance, which lets attention read relative "
     "position from a dot product.",
 )
+
+next_question("pages/sinusoidal.py")

@@ -175,6 +175,25 @@ def learned_verdict(matrix: np.ndarray, *, name: str) -> Verdict:
     return Verdict(sentence + ".", numbers)
 
 
+@dataclass(frozen=True)
+class Outliers:
+    """The cells that set a heatmap's colour scale while the rest sit near zero."""
+
+    count: int  # cells with |value| > ratio × the 99th percentile of |value|
+    rows: tuple[int, ...]  # the positions they sit in
+    top: float  # max |value|
+    p99: float  # 99th percentile of |value|
+
+
+def outliers(matrix: np.ndarray, *, ratio: float = 4.0) -> Outliers:
+    """Cells beyond ``ratio`` 99th percentiles of ``|matrix|`` (MiniLM: 2 cells, both in row 0)."""
+    magnitude = np.abs(np.asarray(matrix, dtype=np.float64))
+    p99 = float(np.quantile(magnitude, 0.99))
+    big = magnitude > ratio * p99 if p99 > 0 else np.zeros_like(magnitude, dtype=bool)
+    rows = tuple(int(r) for r in np.unique(np.nonzero(big)[0]))
+    return Outliers(int(big.sum()), rows, float(magnitude.max()), p99)
+
+
 def similarity_summary(matrix: np.ndarray) -> np.ndarray:
     """The position × position cosine matrix the learned page's hero draws (float32)."""
     return cosine_similarity_matrix(np.asarray(matrix)).astype(np.float32)

@@ -146,7 +146,7 @@ def unit_circle_chart(
     color = (
         alt.Color("hand:N", sort=labels, title=None)
         .scale(domain=labels, range=list(HAND_COLORS[: len(labels)]))
-        .legend(orient="top", labelLimit=0)
+        .legend(orient="top", labelLimit=0, columns=min(len(labels), 2))
     )
     layers = []
     if circle:

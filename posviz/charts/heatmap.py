@@ -562,7 +562,12 @@ def heatmap_chart(
                 "type": "quantitative",
                 "title": value_title,
                 "scale": {"domain": stops, "range": list(DIVERGING_COLORS), "interpolate": "rgb"},
-                "legend": {"gradientLength": min(240, max(100, height - 40))},
+                # a square matrix keeps the page's width for itself: its legend goes underneath
+                "legend": (
+                    {"orient": "bottom", "direction": "horizontal", "gradientLength": 160}
+                    if square
+                    else {"gradientLength": min(240, max(100, height - 40))}
+                ),
             },
         },
     }
@@ -570,7 +575,8 @@ def heatmap_chart(
     heading = title or f"{n}×{d} table"
     if (rows, cols) != (n, d):
         heading += f" — {y_title}s {w.row0}…{w.row1 - 1}, {x_title}s {w.col0}…{w.col1 - 1}"
-    lines = [*subtitle, img.describe()]
+    # short lines: a subtitle wider than a phone's chart is cut, never wrapped, by Vega
+    lines = [*subtitle, *img.describe().split("; ")]
     spec = {
         "$schema": alt.SCHEMA_URL,
         "layer": [image, hover, *annotation_layers(annotations, x, y)],
@@ -584,7 +590,7 @@ def heatmap_chart(
             "subtitleColor": dict(ADAPTIVE_TEXT),
         },
         # the chart's aria-label (screen readers); "square" tells tests the cells must stay square
-        "description": f"{heading}. {' '.join(lines)}" + (" Square cells." if square else ""),
+        "description": f"{heading}. {'; '.join(lines)}" + (" Square cells." if square else ""),
         "usermeta": {"embedOptions": {"renderer": renderer}},
     }
     return VegaLiteChart(spec, {"image": frame, "tooltips": tips})

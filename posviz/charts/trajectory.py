@@ -14,7 +14,7 @@ import pandas as pd
 
 from posviz.charts.circle import POSITION_PARAM, position_params
 from posviz.charts.figure import WithParams
-from posviz.charts.style import ADAPTIVE_TEXT, GUIDE_COLOR, PALETTE
+from posviz.charts.style import ADAPTIVE_TEXT, GUIDE_COLOR, PALETTE, chart_title
 
 _POSITION_COLOR = alt.Color("position:Q").scale(scheme="viridis").title("position")
 
@@ -44,6 +44,7 @@ def pca_trajectory_chart(
     max_points: int = 2048,
     height: int = 420,
     current: int | None = None,
+    title: str = "",
 ) -> alt.LayerChart | WithParams:
     """Positions on two principal components (or any two columns), joined in position order.
 
@@ -80,7 +81,8 @@ def pca_trajectory_chart(
             alt.Tooltip("b:Q", format=".3f", title="y"),
         ],
     )
-    chart = (path + points).properties(height=height)
+    heading = {"title": chart_title(title)} if title else {}
+    chart = (path + points).properties(height=height, **heading)
     if current is None:
         return chart
     shown = frame.position.to_numpy()
@@ -92,7 +94,7 @@ def pca_trajectory_chart(
         align="left", dx=10, dy=-10, fontWeight="bold", color=alt.ExprRef(ADAPTIVE_TEXT["expr"])
     ).encode(text=alt.Text("label:N"))
     label = label.transform_calculate(label="'position ' + datum.position")
-    chart = (path + points + ring + label).properties(height=height)
+    chart = (path + points + ring + label).properties(height=height, **heading)
     return WithParams(chart, position_params(current=start, last=int(shown[-1]), step=step))
 
 

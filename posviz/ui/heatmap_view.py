@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from posviz.analysis.headlines import Outliers, outliers
 from posviz.analysis.table_views import ValueSpread, value_spread
 from posviz.charts.figure import Figure
 from posviz.charts.heatmap import MAX_SIDE_1TO1, color_limit, heatmap_chart, lod_factors
@@ -162,30 +163,42 @@ def _cached_contrast_chart(cache_key: str, vmax: float, _matrix: np.ndarray):
     )
 
 
-def contrast_heatmap(matrix: np.ndarray, cache_key: str, *, key_prefix: str, name: str) -> None:
-    """The whole table again with colours saturating at the 99th percentile of |value|.
+def contrast_heatmap(matrix: np.ndarray, cache_key: str, *, key_prefix: str, name: str) -> bool:
+    """The table with colours saturating at the 99th percentile of |value|, drawn first when a
+    few outliers flatten the faithful scale; returns whether it was drawn.
 
-    Drawn only when a few outliers dominate the colour scale (MiniLM: max |value| 1.87 at position
-    0, 99% of values within ±0.065), where the faithful picture is nearly white.
+    MiniLM: two cells of ±1.87 at position 0 against 99% of values within ±0.065, so on the
+    faithful scale almost every cell is white. The caption says so, with the numbers.
     """
     spread = _cached_spread(cache_key, matrix)
     if not spread.dominated_by_outliers:
-        return
+        return False
     top, p99 = spread.top, spread.p99
+    st.subheader("Heatmap")
     show = url_checkbox(
         f"Contrast view: saturate colours at ±{p99:.3g} (99% of |values|)",
         key=f"{key_prefix}hm_contrast",
         default=True,
         toggle=True,
-        help=f"max |value| is {top:.3g}, {spread.ratio:.0f}× the 99th percentile: on the scale "
-        "above almost every cell is near white. Here cells beyond the limit take the end colour; "
-        "hover still shows the true values.",
+        help=f"max |value| is {top:.3g}, {spread.ratio:.0f}× the 99th percentile. Cells beyond "
+        "the limit take the end colour; hover still shows the true values.",
     )
     if show:
+        few = _cached_outliers(cache_key, matrix)
+        rows = ", ".join(str(r) for r in few.rows[:5]) + (" …" if len(few.rows) > 5 else "")
         st.caption(
-            f"Same table, colour limit ±{p99:.3g} instead of ±{top:.3g}: the {spread.beyond:.1%} "
-            "of cells beyond it are drawn in full red or blue."
+            f"Shown with more contrast by default: {few.count} outlier cell(s) of up to "
+            f"±{top:.3g} (position {rows}) would set the colour scale, while 99% of the values "
+            f"lie within ±{p99:.3g}, so on the faithful scale (below) almost every cell is "
+            f"white. Here colours saturate at ±{p99:.3g}; the {spread.beyond:.1%} of cells "
+            "beyond it are full red or blue."
         )
         chart = _cached_contrast_chart(cache_key, p99, matrix)
-        figure = Figure(chart, None, f"{name}_contrast")  # same data as the heatmap above
+        figure = Figure(chart, None, f"{name}_contrast")  # same data as the heatmap below
         show_chart(figure, key=f"{key_prefix}contrast_chart")
+    return True
+
+
+@cached_data()
+def _cached_outliers(cache_key: str, _matrix: np.ndarray) -> Outliers:
+    return outliers(_matrix)

@@ -103,10 +103,14 @@ def show_view(
     matrix, name = table.matrix, table.source
     if view == "heatmap":
         cache_key = table_cache_key(table)
+        contrasted = False
+        with user_errors("Contrast heatmap"):  # first, when outliers flatten the faithful scale
+            contrasted = contrast_heatmap(matrix, cache_key, key_prefix=key_prefix, name=name)
         heatmap_view(
             matrix,
             key_prefix=key_prefix,
             cache_key=cache_key,
+            title="On the faithful scale" if contrasted else "Heatmap",
             name=f"{name}_heatmap",
             value_title="PE[p, i]",
             prose="Row p is the vector the model adds at position p, column i one dimension; "
@@ -114,8 +118,6 @@ def show_view(
             "that slow down from left to right; a learned table shows which dimensions carry "
             "position at all.",
         )
-        with user_errors("Contrast heatmap"):
-            contrast_heatmap(matrix, cache_key, key_prefix=key_prefix, name=name)
     elif view == "pair":
         unit_circle_view(matrix, key_prefix=key_prefix, pairs_are_sin_cos=False, name=name)
     elif view == "dims":

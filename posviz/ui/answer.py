@@ -1,0 +1,80 @@
+"""The frame of every page: its answer first, its hero chart, and the way on to the next question.
+
+``answer_slot()`` reserves the top of the page (above the controls) so the verdict and the hero can
+be drawn once the controls below have been read; ``show_verdict`` writes the sentence into a box
+marked ``st-key-verdict`` and ``show_hero`` the chart into ``st-key-hero`` (the browser tests find
+them by these classes); ``next_question`` ends the page with a link along :data:`GUIDED_PATH`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+import streamlit as st
+
+from posviz.analysis.headlines import Verdict
+from posviz.charts.figure import Figure
+from posviz.ui.display import show_chart
+from posviz.ui.text import safe_md
+
+#: The reading order of the non-lab pages: (page, the question it answers). The home page's
+#: "Start here" path is the first :data:`START_HERE` of them; every page links to the next.
+GUIDED_PATH: tuple[tuple[str, str], ...] = (
+    ("pages/sinusoidal.py", "What does the sinusoidal encoding look like, and why sin and cos?"),
+    ("pages/learned.py", "What has a learned position table learned?"),
+    ("pages/probing.py", "Can you read the position back out of a position vector?"),
+    ("pages/add_vs_concat.py", "Why add the position to the word instead of concatenating?"),
+    ("pages/permutation.py", "Why does a transformer need positions at all?"),
+    ("pages/layers.py", "Positions are added once: do later layers still know them?"),
+    ("pages/embedding_lookup.py", "Why does BERT use nn.Embedding for positions?"),
+    ("pages/rope.py", "Llama has no position table: where did the positions go?"),
+    ("pages/alibi.py", "How do BLOOM and MPT encode position?"),
+    ("pages/t5_buckets.py", "How does T5 encode position?"),
+    ("pages/nope.py", "What if there is no position encoding at all?"),
+    ("pages/vit_grid.py", "Does a vision transformer learn a 2-D grid of positions?"),
+    ("pages/compare.py", "How do the families compare beyond the trained length?"),
+)
+START_HERE = 5
+
+#: Large charts (the hero's heatmap at full width) stay this tall at most, so the verdict and the
+#: hero fit the first screen of a 1440×900 window.
+HERO_HEIGHT = 300
+
+
+def answer_slot() -> st.delta_generator.DeltaGenerator:
+    """A container at this point of the page, filled later by :func:`show_verdict`/`show_hero`."""
+    return st.container()
+
+
+def show_verdict(verdict: Verdict | str) -> None:
+    """The page's answer in one bold sentence (escaped: it may quote a table's name)."""
+    sentence = verdict.sentence if isinstance(verdict, Verdict) else verdict
+    with st.container(key="verdict"):
+        st.markdown(f"**{safe_md(sentence, max_len=900)}**")
+
+
+def show_hero(figure: Figure, *, key: str, note: str = "", width: str = "stretch") -> None:
+    """The page's hero chart (with its Export menu) and an optional caption of what to notice."""
+    with st.container(key="hero"):
+        show_chart(figure, key=key, width=width)
+        if note:
+            st.caption(note)
+
+
+@contextlib.contextmanager
+def waiting(what: str) -> Iterator[None]:
+    """A spinner with a sentence saying what the section waits for (never an empty heading)."""
+    with st.spinner(what, show_time=True):
+        yield
+
+
+def next_question(page: str) -> None:
+    """End the page with "Next question →" along :data:`GUIDED_PATH` (the last page wraps home)."""
+    paths = [path for path, _ in GUIDED_PATH]
+    st.divider()
+    if page not in paths or paths.index(page) == len(paths) - 1:
+        st.page_link("pages/home.py", label="Back to the start", icon=":material/home:")
+        return
+    path, question = GUIDED_PATH[paths.index(page) + 1]
+    st.page_link(path, label=f"Next question → {question}", icon=":material/arrow_forward:")
