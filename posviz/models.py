@@ -264,6 +264,7 @@ def zeroed_position_copy(model: Any) -> Any:
 
     import torch
 
+    additive_position_modules(model)  # refuse a model without a table before copying it
     clone = copy.deepcopy(model)
     _, position = additive_position_modules(clone)
     with torch.no_grad():

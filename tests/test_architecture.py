@@ -90,3 +90,170 @@ def test_pages_only_read_widgets_call_posviz_and_show(path: Path) -> None:
         elif isinstance(node, ast.ImportFrom):
             imported.add((node.module or "").split(".")[0])
     assert not imported & {"numpy", "pandas", "torch", "transformers", "sklearn", "scipy"}
+
+
+# --------------------------------------------------------------------------- ui holds no math
+
+UI = LIBRARY / "ui"
+#: libraries whose mere import in posviz/ui means computing there.
+UI_FORBIDDEN_IMPORTS = {"torch", "scipy", "sklearn", "threadpoolctl", "transformers"}
+#: ``np.<name>(…)`` calls that only inspect or hand over an array; any other numpy call is math.
+UI_NUMPY_CALLS = {"asarray", "ascontiguousarray", "shape", "size", "ndim"}
+#: ``math.<name>(…)`` calls that only check a number (validating a link's value is layout).
+UI_MATH_CALLS = {"isfinite", "isnan", "isinf"}
+#: array/frame methods that compute: reductions, elementwise maths, conversions of numbers.
+UI_NUMERIC_METHODS = {
+    "abs", "argmax", "argmin", "astype", "clip", "corr", "cov", "cumprod", "cumsum", "diff",
+    "dot", "idxmax", "idxmin", "max", "mean", "median", "min", "nunique", "percentile", "prod",
+    "quantile", "round", "std", "sum", "var",
+}  # fmt: skip
+#: generic types: ``tuple[int, ...]`` and ``Callable[[int], None]`` are annotations, not arrays.
+TYPE_GENERICS = {"tuple", "list", "dict", "set", "frozenset", "type", "Callable", "Sequence"}
+ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.MatMult)
+#: files that still compute, to be rebuilt by the lab's UI rework. TEMPORARY: remove a file as it
+#: gets clean (the test says so); a file not listed here may hold no math at all.
+UI_MATH_ALLOWED = {"lab.py", "lab_views.py", "lab_runs.py"}
+
+
+def _module_aliases(tree: ast.Module, module: str) -> set[str]:
+    """Names under which ``module`` is imported at the top of ``tree`` (``np`` for numpy)."""
+    names = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            names |= {a.asname or a.name for a in node.names if a.name == module}
+    return names
+
+
+def _is_range(node: ast.expr) -> bool:
+    """``range(…)`` or ``enumerate(range(…))``: a loop over numbers."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        if node.func.id == "range":
+            return True
+        return node.func.id == "enumerate" and bool(node.args) and _is_range(node.args[0])
+    return False
+
+
+def _array_index(node: ast.Subscript) -> bool:
+    """``a[:, j]``, ``a[..., 0]``, ``a[:, None]``, ``a[i, -1]`` or ``a[::k]``: indexing that only
+    an array takes (a dict key tuple holds no slice, ``...``, ``None`` or negative number)."""
+    index = node.slice
+    generic = node.value.id if isinstance(node.value, ast.Name) else None
+    if generic in TYPE_GENERICS:
+        return False
+    if isinstance(index, ast.Slice):
+        return index.step is not None
+    if not isinstance(index, ast.Tuple):
+        return False
+    for item in index.elts:
+        if isinstance(item, ast.Slice) or (
+            isinstance(item, ast.Constant) and item.value in (None, Ellipsis)
+        ):
+            return True
+        if isinstance(item, ast.UnaryOp) and isinstance(item.op, ast.USub):
+            return True
+    return False
+
+
+def _call_offence(node: ast.Call, aliases: dict[str, set[str]]) -> str | None:
+    func = node.func
+    if not isinstance(func, ast.Attribute):
+        return None
+    base = func.value
+    root = base
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    module = next((m for m, names in aliases.items() if getattr(root, "id", None) in names), None)
+    if module == "numpy" and not (base is root and func.attr in UI_NUMPY_CALLS):
+        return "numpy call"
+    if module == "pandas":
+        return "pandas call (frames are built by the library)"
+    if module == "math" and func.attr not in UI_MATH_CALLS:
+        return "math call"
+    if module is None and func.attr in UI_NUMERIC_METHODS:
+        return f"numeric method .{func.attr}()"
+    return None
+
+
+def ui_math(path: Path) -> list[str]:
+    """Every place in ``path`` (a posviz/ui module) that computes instead of laying out.
+
+    Math, precisely: (1) importing torch, scipy, sklearn, threadpoolctl or transformers; (2) any
+    numpy call but ``np.asarray/ascontiguousarray/shape/size/ndim``, any pandas call, any
+    ``math`` call but ``isfinite/isnan/isinf``; (3) a numeric method call (``.sum()``,
+    ``.mean()``, ``.astype()``, ``.quantile()`` … :data:`UI_NUMERIC_METHODS`); (4) the ``@``
+    operator; (5) array indexing (a slice with a step, or an index tuple holding a slice,
+    ``...``, ``None`` or a negative number); (6) a loop or comprehension over ``range(…)``;
+    (7) an augmented arithmetic assignment (``x += …``) inside a loop.
+    Arithmetic on plain Python numbers (``n - 1``, ``min(n, 16)``, a cache's byte count with
+    builtin ``sum``) is layout or bookkeeping and allowed.
+    """
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    aliases = {m: _module_aliases(tree, m) for m in ("numpy", "pandas", "math")}
+    found: list[str] = []
+
+    def offend(node: ast.AST, why: str) -> None:
+        found.append(f"{path.name}:{node.lineno}: {why}: {ast.unparse(node)[:80]}")
+
+    loops = (ast.For, ast.While, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            names += [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if any(n.split(".")[0] in UI_FORBIDDEN_IMPORTS for n in names):
+                offend(node, "imports a numerics library")
+        elif isinstance(node, ast.Call) and (why := _call_offence(node, aliases)):
+            offend(node, why)
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+            offend(node, "matrix product")
+        elif isinstance(node, ast.Subscript) and _array_index(node):
+            offend(node, "array indexing")
+        elif isinstance(node, ast.For | ast.comprehension) and _is_range(node.iter):
+            offend(node.iter, "loop over numbers")
+        if isinstance(node, loops):
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.AugAssign) and isinstance(inner.op, ARITHMETIC):
+                    offend(inner, "accumulates in a loop")
+    return sorted(set(found))
+
+
+@pytest.mark.parametrize("path", sorted(UI.glob("*.py")), ids=lambda p: p.name)
+def test_ui_holds_no_math(path: Path) -> None:
+    found = ui_math(path)
+    if path.name in UI_MATH_ALLOWED:
+        assert found, f"{path.name} holds no math any more: remove it from UI_MATH_ALLOWED"
+    else:
+        assert found == [], "move the computation to posviz.analysis/charts/tables, tested"
+
+
+def test_ui_math_check_finds_each_kind_of_math(tmp_path: Path) -> None:
+    """The check itself: each rule catches its example, and layout code passes."""
+    offending = {
+        "import torch": "numerics library",
+        "import numpy as np\nx = np.linalg.norm(a)": "numpy call",
+        "import numpy as np\nx = np.log10(a)": "numpy call",
+        "import pandas as pd\nf = pd.DataFrame(rows)": "pandas call",
+        "import math\nx = math.floor(a)": "math call",
+        "x = table.matrix.mean()": "numeric method",
+        "x = frame.r2.abs().max()": "numeric method",
+        "x = a @ b": "matrix product",
+        "x = a[:, 0]": "array indexing",
+        "x = a[::2]": "array indexing",
+        "x = a[i, -1]": "array indexing",
+        "x = a[..., 0]": "array indexing",
+        "x = [f(i) for i in range(n)]": "loop over numbers",
+        "for i, _ in enumerate(range(n)):\n    pass": "loop over numbers",
+        "for v in values:\n    total += v": "accumulates in a loop",
+    }
+    for source, why in offending.items():
+        path = tmp_path / "m.py"
+        path.write_text(source + "\n")
+        assert any(why in f for f in ui_math(path)), source
+    layout = (
+        "import math\nimport numpy as np\nn, d = np.shape(m)\nk = min(n - 1, 16)\n"
+        "ok = math.isfinite(k)\nrows = jobs[(root, run_id)]\nfirst = m[:rows]\n"
+        "f: Callable[[int], None] = g\nt: tuple[int, ...] = ()\n"
+        "for i, item in enumerate(items):\n    st.write(item)\n"
+    )
+    path = tmp_path / "layout.py"
+    path.write_text(layout)
+    assert ui_math(path) == []

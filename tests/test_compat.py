@@ -83,3 +83,52 @@ def test_streamlit_still_has_the_altair_globals_lock():
 def test_no_private_patch_outside_compat(module):
     text = (ROOT / module).read_text()
     assert "_PropertySetter" not in text and "uses_pages_directory =" not in text
+
+
+def test_streamlit_still_says_which_session_runs_and_whether_it_is_alive():
+    from streamlit.runtime import Runtime
+
+    assert callable(compat.get_script_run_ctx)
+    assert callable(Runtime.is_active_session)
+    assert "session_id" in inspect.signature(Runtime.is_active_session).parameters
+
+
+def test_session_active_asks_the_runtime_only_about_known_sessions(monkeypatch):
+    class Runtime:
+        @staticmethod
+        def is_active_session(session_id: str) -> bool:
+            return session_id == "open"
+
+    assert compat.session_active("closed")  # no runtime (AppTest, bare script): no evidence
+    monkeypatch.setattr(compat.st.runtime, "exists", lambda: True)
+    monkeypatch.setattr(compat.st.runtime, "get_instance", lambda: Runtime)
+    assert compat.session_active("open")
+    assert not compat.session_active("closed")
+    assert compat.session_active("")  # outside a script run there is no session to ask about
+    assert compat.current_session_id() == ""
+    assert not compat.this_session_gone()
+
+
+def _names_used(path) -> set[str]:
+    """Every name a module imports, reads or looks up as an attribute (docstrings aside)."""
+    import ast
+
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            names.add(node.attr)
+        elif isinstance(node, ast.alias):
+            names.add(node.name.rsplit(".", 1)[-1])
+    return names
+
+
+def test_session_internals_are_read_only_in_compat():
+    internals = {"get_script_run_ctx", "is_active_session"}
+    readers = [
+        path.relative_to(ROOT).as_posix()
+        for path in sorted((ROOT / "posviz").rglob("*.py"))
+        if _names_used(path) & internals
+    ]
+    assert readers == ["posviz/ui/compat.py"]
