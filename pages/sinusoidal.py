@@ -120,11 +120,12 @@ with answer:
 
 st.subheader("Why sin *and* cos?")
 alone, both, why = why_sin_and_cos(int(n), int(d), float(base), layout)
+hit, check = why.collision, why.check
 st.markdown(
     f"A sine alone is ambiguous: sin a = sin(π − a), so within one turn two positions share "
-    f"each value. In pair {why['pair']} positions {why['first']} and {why['second']} have "
-    f"sines {why['sine_first']:+.3f} and {why['sine_second']:+.3f}; only their cosines, "
-    f"{why['cosine_first']:+.2f} and {why['cosine_second']:+.2f}, tell them apart."
+    f"each value. In pair {why.pair} positions {hit.first} and {hit.second} have "
+    f"sines {hit.sine_first:+.3f} and {hit.sine_second:+.3f}; only their cosines, "
+    f"{hit.cosine_first:+.2f} and {hit.cosine_second:+.2f}, tell them apart."
 )
 c1, c2 = st.columns([3, 2], gap="medium")
 with c1:
@@ -133,10 +134,10 @@ with c2:
     show_chart(both, key="sin_why_both")
 st.markdown(
     f"The pair also turns a shift into a rotation: PE(p + k) = R(k)·PE(p), one fixed 2×2 "
-    f"rotation per pair whatever p is. Checked on this table for k = {why['shift']}: the largest "
-    f"error over every position and column is {why['pair_error']:.1e} (float rounding). The "
+    f"rotation per pair whatever p is. Checked on this table for k = {check.shift}: the largest "
+    f"error over every position and column is {check.pair_error:.1e} (float rounding). The "
     f"sines alone admit no such map: the best fixed factor per frequency still misses by up to "
-    f"{why['sine_only_error']:.2f}. A fixed linear map of PE(p) giving PE(p + k) is what lets "
+    f"{check.sine_only_error:.2f}. A fixed linear map of PE(p) giving PE(p + k) is what lets "
     "attention read relative positions from a dot product."
 )
 

@@ -176,3 +176,42 @@ def illustrative_pair(
     """
     wavelengths = 2 * np.pi / sinusoid_frequencies(d_model, base=base, layout=layout)
     return int(np.argmin(np.abs(wavelengths - max(n_positions, 3) / 3)))
+
+
+@dataclass(frozen=True)
+class SinCosPanel:
+    """Everything the "why sin and cos?" panel shows for one table's settings."""
+
+    pair: int
+    sines: np.ndarray  # (n_positions,) the pair's sine column
+    cosines: np.ndarray  # (n_positions,) its cosine column
+    collision: SineCollision
+    check: RotationCheck
+
+    @property
+    def data(self) -> np.ndarray:
+        """``(n_positions, 2)``: the sine and cosine columns side by side (the export)."""
+        return np.column_stack([self.sines, self.cosines])
+
+
+def sincos_panel(
+    n_positions: int,
+    d_model: int,
+    *,
+    base: float = 10000.0,
+    layout: Layout = "interleaved",
+    shift: int = 5,
+) -> SinCosPanel:
+    """The illustrative pair of an ``(n_positions, d_model)`` sinusoid, two positions its sine
+    confuses, and the rotation check for ``shift`` (at least 3 positions are used)."""
+    n = max(int(n_positions), 3)
+    pair = illustrative_pair(d_model, n_positions=n, base=base, layout=layout)
+    table = sinusoidal(n, d_model, base=base, layout=layout)
+    sin_cols, cos_cols = pair_columns(d_model, layout=layout)
+    return SinCosPanel(
+        pair=pair,
+        sines=table[:, sin_cols[pair]],
+        cosines=table[:, cos_cols[pair]],
+        collision=sine_collision(d_model, pair=pair, n_positions=n, base=base, layout=layout),
+        check=rotation_check(n, d_model, shift, base=base, layout=layout),
+    )

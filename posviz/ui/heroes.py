@@ -15,7 +15,7 @@ from posviz.analysis.headlines import (
     similarity_summary,
     sinusoid_verdict,
 )
-from posviz.analysis.sincos import illustrative_pair, rotation_check, sine_collision
+from posviz.analysis.sincos import SinCosPanel, sincos_panel
 from posviz.analysis.table_views import principal_pair
 from posviz.charts.circle import unit_circle_figure
 from posviz.charts.figure import Figure
@@ -73,34 +73,19 @@ def sinusoid_hero(
 
 
 @cached_data()
-def why_sin_and_cos(n: int, d: int, base: float, layout: str) -> tuple[Figure, Figure, dict]:
-    """The "why sin and cos?" panel: sine alone vs the pair, and the rotation check's numbers."""
-    table = cached_sinusoidal(max(n, 3), d, base, layout)
-    pair = illustrative_pair(d, n_positions=max(n, 3), base=base, layout=layout)
-    hit = sine_collision(d, pair=pair, n_positions=max(n, 3), base=base, layout=layout)
-    sin_cols, cos_cols = pair_columns(d, layout=layout)
-    sines, cosines = table[:, sin_cols[pair]], table[:, cos_cols[pair]]
+def why_sin_and_cos(n: int, d: int, base: float, layout: str) -> tuple[Figure, Figure, SinCosPanel]:
+    """The "why sin and cos?" panel: sine alone vs the pair, and the rotation check."""
+    panel = sincos_panel(n, d, base=base, layout=layout)
+    hit = panel.collision
     positions = (hit.first, hit.second)
-    alone = sine_only_chart(sines, pair=pair, positions=positions, height=260)
-    both = sine_cosine_chart(sines, cosines, pair=pair, positions=positions, height=260)
-    check = rotation_check(max(n, 2), d, 5, base=base, layout=layout)
-    numbers = {
-        "pair": pair,
-        "first": hit.first,
-        "second": hit.second,
-        "sine_first": hit.sine_first,
-        "sine_second": hit.sine_second,
-        "cosine_first": hit.cosine_first,
-        "cosine_second": hit.cosine_second,
-        "shift": check.shift,
-        "pair_error": check.pair_error,
-        "sine_only_error": check.sine_only_error,
-    }
-    data = np.column_stack([sines, cosines])
+    alone = sine_only_chart(panel.sines, pair=panel.pair, positions=positions, height=260)
+    both = sine_cosine_chart(
+        panel.sines, panel.cosines, pair=panel.pair, positions=positions, height=260
+    )
     return (
-        Figure(alone, data[:, :1], f"sine-alone-pair{pair}"),
-        Figure(both, data, f"sine-cosine-pair{pair}"),
-        numbers,
+        Figure(alone, panel.sines, f"sine-alone-pair{panel.pair}"),
+        Figure(both, panel.data, f"sine-cosine-pair{panel.pair}"),
+        panel,
     )
 
 
@@ -144,7 +129,7 @@ def learned_hero(cache_key: str, name: str, _matrix: np.ndarray) -> tuple[Verdic
     return (
         verdict,
         Figure(heat, similarity, "cosine_similarity"),
-        Figure(path, pca.scores[:, :2], "pca_trajectory"),
+        Figure(path, pca.scores, "pca_trajectory"),
     )
 
 
