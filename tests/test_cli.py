@@ -141,3 +141,21 @@ def test_lab_commands_are_part_of_the_cli(tmp_path, capsys, monkeypatch):
     # a lab table that does not exist is a clear message and exit status 2, not a traceback
     assert main(["info", "lab:0123456789ab"]) == 2
     assert "lab" in capsys.readouterr().err
+
+
+def test_lab_sources_go_through_load_table_like_every_source(tmp_path, capsys, monkeypatch):
+    from posviz import labfiles
+
+    monkeypatch.setenv("POSVIZ_LAB_DIR", str(tmp_path))
+    snaps = np.arange(1 * 2 * 6 * 4, dtype=np.float32).reshape(1, 2, 6, 4)
+    index = {"array": "s", "steps_array": "t", "label": "learned", "trained_rows": 4, "steps": 8}
+    meta = {"question_id": "learned", "tables": {"learned": index}}
+    labfiles.write_entry(tmp_path, "00000000000000aa", meta, {"s": snaps, "t": np.array([0, 8])})
+    assert main(["info", "lab:00000000000000aa"]) == 0
+    out = capsys.readouterr().out
+    assert "lab:00000000000000aa/learned/0/8" in out and "6 positions × 4 dimensions" in out
+    out_file = tmp_path / "t.npy"
+    assert main(["export", "lab:00000000000000aa/learned/0/0", "-o", str(out_file)]) == 0
+    np.testing.assert_array_equal(np.load(out_file), snaps[0, 0])
+    assert main(["info", "lab:zz"]) == 2
+    assert "lab:<run-id>[/<table>" in capsys.readouterr().err

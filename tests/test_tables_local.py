@@ -278,3 +278,117 @@ def test_a_revision_is_kept_for_hub_ids():
 
     assert source_revision("openai-community/gpt2", " v1.0 ") == "v1.0"
     assert source_revision("openai-community/gpt2", "") is None
+
+
+# --- the one source grammar --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("bundled", "bundled"),
+        ("  bundled ", "bundled"),
+        ("sinusoidal:16x8", "synthetic"),
+        ("sinusoidal:nonsense", "synthetic"),
+        ("lab:0123456789abcdef/learned/0", "lab"),
+        ("lab:run/x", "lab"),
+        ("/models/bert", "path"),
+        ("./t.npy", "path"),
+        ("~/m", "path"),
+        ("table.safetensors", "path"),
+        ("..", "path"),
+        ("openai-community/gpt2", "hub"),
+        ("bert-base-uncased", "hub"),
+        ("", "empty"),
+        (None, "empty"),
+    ],
+)
+def test_source_kind_reads_the_text_only(text, kind):
+    from posviz.tables import source_kind
+
+    assert source_kind(text) == kind
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("", "Empty source: use bundled | sinusoidal:NxD"),
+        ("two words", "not a source posviz reads; use bundled | sinusoidal:NxD"),
+        ("org/name/extra", "not a source posviz reads"),
+        ("sinusoidal:16by8", r"write it as sinusoidal:NxD\[:layout\]"),
+        ("lab:not-a-run", r"not a lab run id.*lab:<run-id>\[/<table>"),
+        ("lab:0123456789abcdef/a/b/c/d", "has 5 parts; use lab:<run-id>"),
+        ("lab:0123456789abcdef/x/one", "seed 'one'.*must be a whole number"),
+    ],
+)
+def test_bad_sources_are_refused_with_the_grammar(source, message):
+    with pytest.raises(ValueError, match=message):
+        load_table(source)
+
+
+def test_synthetic_sources_are_parsed_in_one_place():
+    from posviz.tables import SyntheticShape, parse_synthetic
+
+    shape = parse_synthetic(" sinusoidal:12x34:split ")
+    assert shape == SyntheticShape(12, 34, "split") and shape.source == "sinusoidal:12x34:split"
+    assert load_table(shape.source).source == shape.source
+    assert parse_synthetic("sinusoidal:9000x8").n_positions == 9000  # syntax only: no limits
+
+
+def _lab_entry(root, run_id="0123456789abcdef"):
+    """A store entry as the lab writes one: a table index and (seeds, snapshots, rows, p)."""
+    from posviz import labfiles
+
+    snaps = np.arange(2 * 3 * 5 * 4, dtype=np.float32).reshape(2, 3, 5, 4)
+    meta = {
+        "question_id": "learned",
+        "tables": {
+            "learned": {
+                "array": "snap_learned",
+                "steps_array": "snap_steps",
+                "label": "learned table",
+                "trained_rows": 3,
+                "steps": 20,
+            }
+        },
+    }
+    arrays = {"snap_learned": snaps, "snap_steps": np.array([0, 10, 20])}
+    labfiles.write_entry(root, run_id, meta, arrays)
+    return run_id, snaps
+
+
+def test_lab_sources_load_like_every_other_source(tmp_path, monkeypatch):
+    from posviz.tables import lab_table, list_lab_sources
+
+    monkeypatch.setenv("POSVIZ_LAB_DIR", str(tmp_path))
+    run_id, snaps = _lab_entry(tmp_path)
+    assert list_lab_sources() == [f"lab:{run_id}/learned"]
+    table = load_table(f"lab:{run_id}")  # defaults: first table, seed 0, last snapshot
+    np.testing.assert_array_equal(table.matrix, snaps[0, 2])
+    assert table.source == f"lab:{run_id}/learned/0/20" and table.kind == "learned"
+    assert any("rows from 3 on were never used" in note for note in table.notes)
+    picked = load_table(f"lab:{run_id}/learned/1/10", revision="ignored")
+    np.testing.assert_array_equal(picked.matrix, snaps[1, 1])
+    other = tmp_path / "elsewhere"
+    _lab_entry(other, "fedcba9876543210")
+    assert lab_table("lab:fedcba9876543210", root=other).n_positions == 5
+    with pytest.raises(ValueError, match="seed 2 is out of range"):
+        load_table(f"lab:{run_id}/learned/2")
+    with pytest.raises(ValueError, match=r"step 5 has no snapshot.*\[0, 10, 20\]"):
+        load_table(f"lab:{run_id}/learned/0/5")
+    with pytest.raises(ValueError, match="no learned table 'concat'; choose learned"):
+        load_table(f"lab:{run_id}/concat")
+    with pytest.raises(ValueError, match="No stored lab run 'fedcba9876543210'"):
+        load_table("lab:fedcba9876543210")
+
+
+def test_a_corrupted_lab_run_is_refused_naming_the_run_not_the_disk(tmp_path, monkeypatch):
+    monkeypatch.setenv("POSVIZ_LAB_DIR", str(tmp_path))
+    run_id, _ = _lab_entry(tmp_path)
+    npy = tmp_path / run_id / "snap_learned.npy"
+    data = bytearray(npy.read_bytes())
+    data[-1] ^= 0xFF  # one edited number
+    npy.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match=f"lab run {run_id} is corrupted") as caught:
+        load_table(f"lab:{run_id}")
+    assert str(tmp_path) not in str(caught.value)
