@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from posviz.analysis.difference import paired_difference
+from posviz.lab.bounds import position_blind_ceiling
 from posviz.lab.config import BIDIRECTIONAL_TASKS, CAUSAL_TASKS
 from posviz.lab.papers import (
     AGREES,
@@ -146,12 +147,12 @@ def test_press_cannot_be_judged_without_every_seed_and_arm() -> None:
 # --------------------------------------------------------------------------- Haviv et al.
 
 
-def _haviv(masked_gap: float, causal_gap: float) -> dict:
+def _haviv(masked_gap: float, causal_gap: float, masked_accuracy: float = 0.5) -> dict:
     return {
-        "mlm_learned": {"loss": _seeds(1.6)},
-        "mlm_nope": {"loss": _seeds(1.6 + masked_gap, seed=2)},
-        "lm_learned": {"loss": _seeds(1.4, seed=3)},
-        "lm_nope": {"loss": _seeds(1.4 + causal_gap, seed=4)},
+        "mlm_learned": {"loss": _seeds(1.6), "accuracy": _seeds(masked_accuracy)},
+        "mlm_nope": {"loss": _seeds(1.6 + masked_gap, seed=2), "accuracy": _seeds(0.2)},
+        "lm_learned": {"loss": _seeds(1.4, seed=3), "accuracy": _seeds(0.5)},
+        "lm_nope": {"loss": _seeds(1.4 + causal_gap, seed=4), "accuracy": _seeds(0.5)},
     }
 
 
@@ -163,6 +164,13 @@ def test_haviv_agrees_when_only_the_masked_lm_needs_positions() -> None:
 @pytest.mark.parametrize(("masked_gap", "causal_gap"), [(0.02, 0.02), (1.2, 0.4), (0.0, 0.5)])
 def test_haviv_fails_when_the_shape_is_not_there(masked_gap, causal_gap) -> None:
     assert HAVIV_2022.check(_haviv(masked_gap, causal_gap)).verdict == DISAGREES
+
+
+def test_haviv_is_not_judged_before_the_masked_lm_uses_positions() -> None:
+    ceiling = position_blind_ceiling(HAVIV_2022.arms[0].config).value
+    outcome = HAVIV_2022.check(_haviv(0.02, 0.02, masked_accuracy=ceiling - 0.02))
+    assert outcome.verdict == NOT_JUDGED and f"{ceiling:.3f}" in outcome.reason
+    assert HAVIV_2022.check(_haviv(1.2, 0.02, masked_accuracy=ceiling + 0.05)).verdict == AGREES
 
 
 # --------------------------------------------------------------------------- Kazemnejad et al.

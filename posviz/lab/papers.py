@@ -27,11 +27,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from posviz.analysis.difference import Difference, paired_difference
+from posviz.lab.bounds import position_blind_ceiling
 from posviz.lab.config import LabConfig, ModelConfig
 
 AGREES = "agrees in shape"
@@ -362,7 +364,25 @@ PRESS_2022 = PaperCheck(
 HAVIV_LEN = 64
 
 
+@lru_cache(maxsize=1)
+def _masked_blind_ceiling() -> float:
+    """The masked task's position-blind ceiling at the check's settings (a fixed number)."""
+    bound = position_blind_ceiling(_haviv_config("mlm"), kind="encoder")
+    return float(bound.value)  # type: ignore[arg-type]
+
+
 def _judge_haviv(values: Values) -> CheckOutcome:
+    ceiling = _masked_blind_ceiling()
+    learned = float(np.mean(values["mlm_learned"]["accuracy"]))
+    if learned <= ceiling:
+        return CheckOutcome(
+            NOT_JUDGED,
+            reason=(
+                f"the masked LM with learned positions scores {learned:.3f} on masked "
+                f"characters, not above the position-blind ceiling {ceiling:.3f}: it has not "
+                "learned to use positions yet (under-trained); train longer before comparing."
+            ),
+        )
     masked = paired_difference(values["mlm_nope"]["loss"], values["mlm_learned"]["loss"])
     causal = paired_difference(values["lm_nope"]["loss"], values["lm_learned"]["loss"])
     threshold = math.log(COMPETITIVE_RATIO)
@@ -387,7 +407,11 @@ def _judge_haviv(values: Values) -> CheckOutcome:
 
 
 def _haviv_inputs(arm: CardArm, heldout: Mapping[int, Any]) -> dict[str, np.ndarray]:
-    return {"loss": at_last_checkpoint(_at(arm, heldout, HAVIV_LEN).loss)}
+    result = _at(arm, heldout, HAVIV_LEN)
+    return {
+        "loss": at_last_checkpoint(result.loss),
+        "accuracy": at_last_checkpoint(result.accuracy),
+    }
 
 
 def _haviv_config(task: str) -> LabConfig:
@@ -483,9 +507,12 @@ HAVIV_2022 = PaperCheck(
             f"held-out loss (nats per counted character: masked ones for the masked LM) at "
             f"length {HAVIV_LEN}, last checkpoint",
         ),
+        ("accuracy", "held-out accuracy on the same characters, last checkpoint"),
     ),
     criterion=(
-        f"Agrees in shape when (1) the masked LM without positions has more than "
+        "Judged only when the masked LM with learned positions scores above the masked task's "
+        "position-blind ceiling (posviz.lab.bounds; below it, it has not learned to use "
+        f"positions). Agrees in shape when (1) the masked LM without positions has more than "
         f"{COMPETITIVE_RATIO}× the perplexity of the same masked LM with a learned table — the "
         f"whole paired 95% interval over seeds above — and (2) the causal LM without positions "
         f"stays within {COMPETITIVE_RATIO}× of the causal LM with a learned table — the whole "
