@@ -1,10 +1,19 @@
-"""Crafted links and hostile text (issue #13.2): nothing a user types or links renders as markup."""
+"""Crafted links and hostile text: nothing a user types or links renders as a link or an image.
+
+Streamlit renders message bodies, captions and widget labels as GitHub-flavoured Markdown. The
+model below renders a body the way Streamlit's frontend does where it matters here: CommonMark
+(markdown-it, the reference algorithm) for links, images, autolinks and HTML, then GFM's autolink
+step exactly as Streamlit's bundle runs it (``mdast-util-gfm-autolink-literal``: regular
+expressions over each *text* node after backslash escapes are resolved, skipping link text). The
+real-browser counterpart is ``tests/test_hostile_links_browser.py``.
+"""
 
 from __future__ import annotations
 
 import functools
 import html
 import re
+import unicodedata
 
 import pytest
 from conftest import app_test, assert_no_exception
@@ -20,6 +29,8 @@ HOSTILE_TEXT = [
     "**bold** _it_ ~~s~~ # h1",
     "[x]: https://evil.example\n[y][x]",
     "https://evil.example www.evil.example",
+    "mail me@evil.example or mailto:me@evil.example",
+    "HTTPS://EVIL.EXAMPLE WWW.EVIL.EXAMPLE (https://evil.example/a_(b))",
     ":red[alarm] :material/warning: $x^2$",
     "&lt;b&gt; &#x5B;",
     "line\nbreak\r\n> quote\n- item",
@@ -27,20 +38,98 @@ HOSTILE_TEXT = [
     "ünïcödé 位置 \u202eevil\u200b",
 ]
 
+#: the attacker's host in every hostile value below; a link or image naming it came from the input.
+HOST = "evil.example"
 
-def _render(markdown: str) -> str:
-    return MarkdownIt("commonmark").render(markdown)
+# --- a model of Streamlit's Markdown: which links and images a body renders --------------------
+
+_MD = MarkdownIt("commonmark")
+#: GFM autolink literals as Streamlit's bundle finds them (mdast-util-gfm-autolink-literal 2.x;
+#: JavaScript's ``\w`` is ASCII, hence re.ASCII).
+_GFM_URL = re.compile(r"(https?://|www(?=\.))([-.\w]+)([^ \t\r\n]*)", re.IGNORECASE | re.ASCII)
+_GFM_EMAIL = re.compile(r"([-.\w+]+)@([-\w]+(?:\.[-\w]+)+)", re.ASCII)
+
+
+def _gfm_boundary(text: str, index: int) -> bool:
+    """GFM links a literal only at the start of a text or after whitespace, punctuation or a
+    symbol (micromark's ``unicodeWhitespace``/``unicodePunctuation``, which includes \\p{S})."""
+    if index == 0:
+        return True
+    before = text[index - 1]
+    return before.isspace() or unicodedata.category(before)[0] in "PS"
+
+
+def _gfm_autolinks(text: str) -> list[str]:
+    """Targets GFM's autolink step makes of one text node (trailing punctuation ignored: the
+    link exists either way)."""
+    found = []
+    for match in _GFM_URL.finditer(text):
+        if _gfm_boundary(text, match.start()) and "." in match.group(2):
+            prefix = "http://" if match.group(1).lower().startswith("w") else ""
+            found.append(prefix + match.group(0))
+    start = 0
+    while (match := _GFM_EMAIL.search(text, start)) is not None:
+        # JavaScript tries every start after a boundary; Python's leftmost match may begin too
+        # early (after a letter), so retry one character later, as findAndReplace does.
+        if _gfm_boundary(text, match.start()) and text[match.start() - 1 : match.start()] != "/":
+            found.append(f"mailto:{match.group(0)}")
+            start = match.end()
+        else:
+            start = match.start() + 1
+    return found
+
+
+def rendered_targets(markdown: str) -> list[str]:
+    """Every link/image target that ``markdown`` renders to, as Streamlit's GFM renderer would."""
+    targets: list[str] = []
+    for block in _MD.parse(markdown):
+        in_link = 0
+        for token in block.children or ():
+            if token.type == "link_open":
+                targets.append(str(token.attrs.get("href", "")))
+                in_link += 1
+            elif token.type == "link_close":
+                in_link -= 1
+            elif token.type == "image":
+                targets.append(str(token.attrs.get("src", "")))
+            elif token.type == "html_inline" and re.search(r"<(a|img)\b", token.content, re.I):
+                targets.append(token.content)  # raw HTML: live only with unsafe_allow_html
+            elif token.type == "text" and not in_link:
+                targets += _gfm_autolinks(token.content)
+        if block.type == "html_block" and re.search(r"<(a|img)\b", block.content, re.I):
+            targets.append(block.content)
+    return targets
+
+
+def hostile_targets(markdown: str) -> list[str]:
+    """The targets in ``markdown`` that name the attacker's host."""
+    return [target for target in rendered_targets(markdown) if HOST in target.lower()]
+
+
+def test_the_model_finds_what_streamlit_links() -> None:
+    """The model sees every way a link gets in, including the autolinks escapes do not stop."""
+    assert rendered_targets("[a](https://x.example)") == ["https://x.example"]
+    assert rendered_targets("![a](https://x.example/p.png)") == ["https://x.example/p.png"]
+    assert rendered_targets("<https://x.example>") == ["https://x.example"]
+    assert rendered_targets("see https\\://x.example now") == ["https://x.example"]
+    assert rendered_targets("www\\.x.example") == ["http://www.x.example"]
+    assert rendered_targets("me\\@x.example") == ["mailto:me@x.example"]
+    assert rendered_targets("“https://x.example”") == ["https://x.example”"]
+    assert rendered_targets("[https://x.example](/here)") == ["/here"]  # link text is not linked
+    assert rendered_targets("`https://x.example` xhttps://x.example nohost@x") == []
 
 
 @pytest.mark.parametrize("text", HOSTILE_TEXT)
 def test_safe_md_renders_literally(text: str) -> None:
-    rendered = _render(safe_md(text, max_len=1000))
+    escaped = safe_md(text, max_len=1000)
+    assert rendered_targets(escaped) == []
+    rendered = _MD.render(escaped)
     for tag in ("<a ", "<img", "<code", "<em", "<strong", "<h1", "<blockquote", "<li", "<br"):
         assert tag not in rendered, (text, rendered)
     shown = html.unescape(rendered.removeprefix("<p>").removesuffix("</p>\n"))
     expected = "".join(" " if c in "\r\n" else c for c in text)
     expected = expected.replace("\u202e", "\ufffd").replace("\u200b", "\ufffd")
-    assert shown == expected
+    assert shown.replace("\u2060", "") == expected  # the joiners are invisible
 
 
 def test_safe_md_cuts_and_says_so() -> None:
@@ -68,23 +157,45 @@ def test_safe_md_cuts_and_says_so() -> None:
 )
 def test_safe_md_leaves_nothing_gfm_or_streamlit_would_turn_into_markup(text: str) -> None:
     escaped = safe_md(text)
-    assert not re.search(r"(?<!\\)(:(//|\S*:)|@|www\.)", escaped), escaped  # autolinks, icons
-    rendered = _render(escaped)
+    assert not re.search(r"(?<!\\):\S*:", escaped), escaped  # Streamlit's icons and directives
+    assert rendered_targets(escaped) == []
+    rendered = _MD.render(escaped)
     assert rendered.startswith("<p>") and "<pre" not in rendered and "<ol" not in rendered
-    assert html.unescape(rendered[3:-5]).replace("\u00a0", " ").strip() == text.strip()
+    shown = html.unescape(rendered[3:-5]).replace("\u00a0", " ").replace("\u2060", "")
+    assert shown.strip() == text.strip()
+
+
+def test_safe_md_keeps_plain_text_plain() -> None:
+    """Ids, file names and numbers read as typed: no backslash where nothing needs one."""
+    assert safe_md("sentence-transformers/all-MiniLM-L6-v2") == (
+        "sentence-transformers/all-MiniLM-L6-v2"
+    )
+    assert safe_md("position_embeddings.weight") == "position_embeddings.weight"
+    assert safe_md("ratio: 0.5") == "ratio: 0.5"
 
 
 # --- every page of the app, every query parameter it reads, through AppTest -------------------
 
+#: One value per way user text becomes a link or an image (shared with the browser test).
+HOSTILE_LINKS: dict[str, str] = {
+    "url": f"https://{HOST}/login",
+    "www": f"www.{HOST}",
+    "email": f"me@{HOST}",
+    "md_link": f"[Log in again](https://{HOST})",
+    "md_image": f"![p](https://{HOST}/px.png)",
+    "html": f"<a href='https://{HOST}'>x</a><img src='https://{HOST}/x.png'>",
+}
 _MARKUP = (
     "`[Log in again](https://evil.example/login)` `![p](http://evil.example/px.png)` "
     "<img src=https://evil.example/x.png onerror=alert(1)><a href='https://evil.example'>x "
     "ℵ₀😀\u202e:material/lock: :red[evil] $x$ www.evil.example me@evil.example"
 )
-#: One run per entry and page; a list is dealt out over the page's parameters in turn, so every
-#: parameter gets a hostile value and a page needs three runs, not one per value.
+#: Each entry is one set of runs per page. "links" deals its values out over the page's
+#: parameters, shifted by one per run, so every parameter gets every value; the others are one
+#: run each (a list is dealt out the same way).
 HOSTILE_LINK_VALUES: dict[str, list[str]] = {
-    "markup": [_MARKUP],  # links, images, HTML, Streamlit directives, autolinks, bidi override
+    "links": list(HOSTILE_LINKS.values()),
+    "markup": [_MARKUP],  # everything at once, Streamlit directives and a bidi override too
     "long": ["`[x](https://evil.example)" + "A" * 10_000],  # 10 kB
     "numbers": ["-1e308", "nan", "1e400", "-7", "99999999999999999999", "0", "unknown-value"],
 }
@@ -93,17 +204,9 @@ HOSTILE_LINK_VALUES: dict[str, list[str]] = {
 #: own; each is an xfail(strict=True) so a fix is noticed.
 KNOWN_FAILURES: dict[tuple[str, str], str] = {}
 
-_MARKDOWN_KINDS = (
-    "markdown",
-    "caption",
-    "error",
-    "warning",
-    "info",
-    "success",
-    "title",
-    "header",
-    "subheader",
-)
+#: proto fields Streamlit renders as Markdown: message bodies, labels, help tooltips, options of
+#: radios/pills, expander and tab labels.
+_MARKDOWN_FIELDS = frozenset({"body", "label", "help", "caption", "options", "title"})
 
 
 def _pages():
@@ -119,14 +222,42 @@ def _url_keys(path: str) -> tuple[str, ...]:
     return tuple(sorted(at.query_params.keys()))
 
 
-def _live_markup(body: str) -> list[str]:
-    """Links, images, autolinks and HTML in a Markdown body that point at the attacker's host."""
-    rendered = MarkdownIt("commonmark").render(body)
-    found = re.findall(r"<(?:a|img)\b[^>]*evil\.example[^>]*>", rendered)
-    # GFM (which Streamlit uses) also links bare https://… and www.… : look at the source
-    found += re.findall(r"(?<!\\)(?:https?:(?<!\\:)//|(?<!\\)www\.)evil", body)
-    found += re.findall(r"(?<!\\)<(?:img|a)\b", body)
+def _markdown_strings(message, name: str = "") -> list[str]:
+    """Every Markdown-rendered string field of a proto message, recursively."""
+    found: list[str] = []
+    for field, value in message.ListFields():
+        values = value if field.is_repeated else [value]
+        for item in values:
+            if hasattr(item, "ListFields"):
+                found += _markdown_strings(item, field.name)
+            elif isinstance(item, str) and field.name in _MARKDOWN_FIELDS:
+                found.append(item)
     return found
+
+
+def page_hostile_targets(at) -> list[tuple[str, str]]:
+    """``(element type, target)`` for every link/image to the attacker's host on the page."""
+    found = []
+    for node in at._tree:  # the whole element tree: main, sidebar, expanders, tabs, toasts
+        proto = getattr(node, "proto", None)
+        if proto is None or not hasattr(proto, "ListFields"):
+            continue
+        for text in _markdown_strings(proto):
+            found += [(node.type, target) for target in hostile_targets(text)]
+    return found
+
+
+#: entries whose values every parameter must get, one run per value (the others: one run).
+_EVERY_VALUE = frozenset({"links"})
+
+
+def _queries(keys: tuple[str, ...], name: str) -> list[dict[str, str]]:
+    values = HOSTILE_LINK_VALUES[name]
+    runs = len(values) if name in _EVERY_VALUE else 1
+    return [
+        {key: values[(i + shift) % len(values)] for i, key in enumerate(keys)}
+        for shift in range(runs)
+    ]
 
 
 def _cases():
@@ -143,18 +274,13 @@ def _cases():
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("spec", "name"), _cases())
-def test_crafted_link_renders_no_live_markup(spec, name, monkeypatch, tmp_path):
+def test_crafted_link_renders_no_link_or_image(spec, name, monkeypatch, tmp_path):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.setenv("POSVIZ_LAB_DIR", str(tmp_path / "lab"))
     keys = _url_keys(spec.path) or ("unknown_param",)
-    values = HOSTILE_LINK_VALUES[name]
-    query = {key: values[i % len(values)] for i, key in enumerate(keys)}
-    at = app_test(spec.path, query=query, timeout=400)
-    assert_no_exception(at)
-    assert at.title, f"{spec.url_path}: the page stopped before its title"
-    for kind in _MARKDOWN_KINDS:
-        for element in getattr(at, kind):
-            body = str(element.value)
-            assert not _live_markup(body), (spec.url_path, kind, body[:300])
-    for widget in [*at.selectbox, *at.radio, *at.text_input, *at.checkbox, *at.toggle]:
-        assert not _live_markup(str(widget.label)), (spec.url_path, widget.key, widget.label)
+    for query in _queries(keys, name):
+        at = app_test(spec.path, query=query, timeout=400)
+        assert_no_exception(at)
+        assert at.title, f"{spec.url_path}: the page stopped before its title"
+        assert not page_hostile_targets(at), (spec.url_path, query, page_hostile_targets(at))

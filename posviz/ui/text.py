@@ -4,7 +4,15 @@ Streamlit renders ``st.warning/error/info/markdown/caption`` bodies and widget l
 Markdown (plus its own ``:red[…]``/``:material/…:`` directives and ``$…$`` maths). A value from a
 link, a text box or a file name that reaches such a body unescaped can open a code span, draw a
 live link (``[Log in again](https://evil.example)``) or make the browser fetch an image of the
-sender's choice (``![p](https://…/px.png)``) inside the app's own message (issue #13.2).
+sender's choice (``![p](https://…/px.png)``) inside the app's own message.
+
+Backslash escapes stop CommonMark's own markup, but not GitHub's autolinks: Streamlit's renderer
+(remark-gfm, ``mdast-util-gfm-autolink-literal``) finds bare ``https://…``, ``www.…`` and e-mail
+addresses in the *text* after escapes are resolved, so ``https\\://evil.example`` is a live link
+again. :func:`safe_md` therefore puts an invisible WORD JOINER (U+2060) inside each pattern
+(after the colon of ``://``, between ``www`` and ``.``, before ``@``): the text reads and wraps
+the same, the pattern no longer matches. ``tests/test_hostile_links_browser.py`` checks what
+Chromium really draws.
 """
 
 from __future__ import annotations
@@ -13,14 +21,19 @@ import re
 import unicodedata
 
 #: Characters that can start markup anywhere in a line: emphasis, code, links/images, HTML,
-#: entities, Streamlit's ``:directives:``/``:material/…:`` icons, ``$`` maths, tables, and what
-#: GFM turns into links by itself (``https://``, e-mail ``@``). CommonMark shows a backslash-escaped
-#: ASCII punctuation character literally (§2.4), so each gets a backslash. Others (``( ) . - ,``)
-#: only matter at the start of a line and are escaped there (see :func:`_block_safe`).
-_INLINE = frozenset("\\`*[]<>#+!|~$&@")
-#: a colon starts markup only before "//" (``https://`` autolinks) or as the first of a pair with
-#: no space between (Streamlit's ``:material/icon:`` and ``:emoji:`` shortcodes).
-_COLON_MARKUP = re.compile(r"//|[^\s:]*:")
+#: entities, Streamlit's ``:directives:``/``:material/…:`` icons, ``$`` maths and tables.
+#: CommonMark shows a backslash-escaped ASCII punctuation character literally (§2.4), so each gets a
+#: backslash. Others (``( ) . - ,``) only matter at the start of a line and are escaped there (see
+#: :func:`_block_safe`); GFM's autolinks are broken by :data:`_JOINER` instead.
+_INLINE = frozenset("\\`*[]<>#+!|~$&")
+#: a colon starts markup as the first of a pair with no space between (Streamlit's
+#: ``:material/icon:`` and ``:emoji:`` shortcodes).
+_COLON_MARKUP = re.compile(r"[^\s:]*:")
+#: U+2060 WORD JOINER: invisible, never a line break, neither space nor punctuation, so GFM's
+#: autolink patterns (``scheme://``, ``www.``, ``local@domain``) cannot match across it.
+_JOINER = "\u2060"
+#: where a joiner goes: between a colon and "//", between "www" and ".", before every "@".
+_AUTOLINK_SEAMS = re.compile(r"(?i)(?<=:)(?=//)|(?<=www)(?=\.)|(?=@)")
 _AT_LINE_START = frozenset("-.+=>#")
 _ELLIPSIS = "…"
 
@@ -51,10 +64,9 @@ def _starts_markup(text: str, i: int) -> bool:
 
 
 def _block_safe(text: str) -> str:
-    """No block markup at the start (list, heading, quote, code block); no ``www.`` autolink."""
+    """No block markup at the start (list, heading, quote, code block)."""
     stripped = text.lstrip(" ")
     text = "\u00a0" * (len(text) - len(stripped)) + stripped  # 4 spaces would start a code block
-    text = re.sub(r"(?i)(www)\.", r"\1\\.", text)
     digits = re.match(r"\u00a0*\d+(?=[.)])", text)
     if digits:  # "1. " / "1) " would start an ordered list
         return f"{text[: digits.end()]}\\{text[digits.end() :]}"
@@ -67,8 +79,9 @@ def _block_safe(text: str) -> str:
 def safe_md(text: str, *, max_len: int = 80) -> str:
     """``text`` escaped to render literally in Markdown, cut to ``max_len`` characters with a note.
 
-    Markup characters get a backslash (CommonMark §2.4, backslash escapes); line breaks become
-    spaces; control and format characters become U+FFFD. Text longer than
+    Markup characters get a backslash (CommonMark §2.4, backslash escapes); GFM's autolinks
+    (bare URLs, ``www.`` hosts, e-mail addresses) get an invisible U+2060 inside; line breaks
+    become spaces; control and format characters become U+FFFD. Text longer than
     ``max_len`` keeps its first ``max_len`` characters, then ``…`` and ``(cut: N characters)``.
     Do not put the result inside backticks: code spans show backslashes literally.
 
@@ -80,7 +93,7 @@ def safe_md(text: str, *, max_len: int = 80) -> str:
     cut = len(text) > max_len
     kept = text[:max_len] if cut else text
     chars = ["\\" + c if _starts_markup(kept, i) else _visible(c) for i, c in enumerate(kept)]
-    escaped = _block_safe("".join(chars))
+    escaped = _AUTOLINK_SEAMS.sub(_JOINER, _block_safe("".join(chars)))
     if cut:
         return f"{escaped}{_ELLIPSIS} (cut: {len(text):,} characters in all)"
     return escaped
