@@ -15,17 +15,20 @@ from posviz.ui import (
 )
 from posviz.ui.add_vs_concat import (
     cloud_figure,
+    concat_hero,
     concat_inputs,
     concat_reports,
     concat_sizes,
     magnitude_figure,
     word_pieces,
 )
+from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict, waiting
 
 LEARNED, SINUSOID = "MiniLM's learned position table", "sinusoid of the same width (384)"
 VIEWS = {"first two dimensions (the cnblogs post's picture)": "dims", "PCA of the cloud": "pca"}
 
 st.title("Add vs concatenate")
+answer = answer_slot()  # the verdict and the hero, drawn once the settings below are read
 st.markdown(
     'A transformer *adds* the position vector to the word vector. The cnblogs post "Transformer '
     'Position Encoding" draws the sum as a '
@@ -55,6 +58,22 @@ with right:
         max_value=0.99,
         default=0.9,
         step=0.01,
+    )
+
+with answer, user_errors("Subspace analysis"):
+    with waiting(
+        "Finding the principal directions of MiniLM's 30 522 word embeddings and of its "
+        "positions (about 40 s the first time on this server, then cached) …"
+    ):
+        verdict, hero = concat_hero(int(n), float(fraction))
+    show_verdict(verdict)
+    show_hero(
+        hero,
+        key="avc_hero",
+        note="Dot: the share of the table's position variance inside the words' principal "
+        "subspace; grey: the same share for random subspaces of that size (bar: ± one standard "
+        "deviation over 50 of them). Far below grey: positions and words use different "
+        "directions, as a concatenation would.",
     )
 
 pieces, ids = word_pieces(word) if word else ((), ())
@@ -105,7 +124,7 @@ st.markdown(
 
 st.subheader("Is the sum effectively a concatenation?")
 with user_errors("Subspace analysis"):
-    st.dataframe(concat_reports(int(n), float(fraction)), hide_index=True, width="stretch")
+    st.table(concat_reports(int(n), float(fraction)), border="horizontal", hide_index=True)
     st.markdown(
         "How to read this: the principal subspace of a table is the fewest directions holding "
         f"{fraction:.0%} of its variance. If position and word information were simply "
@@ -137,3 +156,5 @@ st.caption(
     "dimension; tensor2tensor issue #1591 quotes BERT's as roughly within [−2, 2]."
 )
 st.markdown("**Sources:** " + "; ".join(cite(k) for k in ("t2t_1591", "cnblogs_2020")))
+
+next_question("pages/add_vs_concat.py")

@@ -2,15 +2,19 @@
 
 import streamlit as st
 
+from posviz.analysis.headlines import lookup_verdict
 from posviz.analysis.lookup_views import lookup_frame
 from posviz.charts.experiments import training_change_chart
+from posviz.charts.figure import Figure
 from posviz.references import cite
-from posviz.ui import show_chart, url_int_list, url_select, url_slider, user_errors
+from posviz.ui import url_int_list, url_select, url_slider, user_errors
+from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict
 from posviz.ui.model_experiments import lookup_check
 
 LEARNED, SINUSOID = "MiniLM's learned position table (512 × 384)", "sinusoid (512 × 384)"
 
 st.title("nn.Embedding is a table")
+answer = answer_slot()  # the verdict and the hero, drawn once both checks below have run
 st.markdown(
     '`nn.Embedding` is "just a table of vectors": its input is a row index, its output is that '
     "row — the same as multiplying a one-hot vector by the matrix. BERT's learned "
@@ -84,12 +88,19 @@ if demo is not None:
         f"{demo.trainable_parameters['learned']} / {demo.trainable_parameters['sinusoid']}",
     )
     m3.metric("toy loss, first → last step", f"{demo.losses[0]:.3f} → {demo.losses[-1]:.3f}")
-    show_chart(
-        training_change_chart(demo.changes),
-        key="emb_train",
-        data=demo.changes[["learned_change", "sinusoid_change"]].to_numpy(),
-        name="rows_changed_by_training",
-    )
+    with answer:
+        if check is not None:
+            show_verdict(lookup_verdict(check.max_abs_diff, demo.changes))
+        show_hero(
+            Figure(
+                training_change_chart(demo.changes),
+                demo.changes[["learned_change", "sinusoid_change"]].to_numpy(),
+                "rows_changed_by_training",
+            ),
+            key="emb_train",
+            note="How far each row of a 16-row table moved in a few SGD steps. Solid: rows looked "
+            "up in training; faded: rows never looked up (they stay exactly where they were).",
+        )
     st.markdown(
         "Only the learned rows that were looked up moved; the rows not looked up are the "
         "control and changed by exactly 0. A row gets a gradient only when its position occurs "
@@ -102,3 +113,5 @@ if demo is not None:
 st.markdown(
     "**Sources:** " + "; ".join(cite(k) for k in ("so_nn_embedding", "jexus_2020", "vaswani_2017"))
 )
+
+next_question("pages/embedding_lookup.py")

@@ -2,11 +2,14 @@
 
 import streamlit as st
 
+from posviz.analysis.headlines import layers_verdict, plain_table
 from posviz.analysis.layer_views import layer_frames
 from posviz.charts.experiments import layer_chart
+from posviz.charts.figure import Figure
 from posviz.data.texts import ALL_TEXTS, TEXTS, corpus
 from posviz.references import cite
 from posviz.ui import show_chart, url_checkbox, url_select, url_slider, url_text, user_errors
+from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict, waiting
 from posviz.ui.layers import layer_probe_queued
 
 BUNDLED = "bundled MiniLM-L6 (offline)"
@@ -14,6 +17,7 @@ HUB = "a Hugging Face model (cache or online)"
 OWN_TEXT = "paste your own text"
 
 st.title("Position through layers")
+answer = answer_slot()  # the verdict and the hero, drawn once the probe below has run
 st.markdown(
     "BERT-style models add position embeddings **once**, at the input. Is the position "
     "still in the token's vector after 1, 2, … 6 layers of attention? Run the model on real text, "
@@ -67,21 +71,34 @@ if not model_id:
     st.stop()
 scores = zeroed = None
 # Errors are shown as themselves, outside any collapsible box, so their reason is never hidden.
-with (
-    st.spinner("Forward passes over the text windows, then one ridge probe per layer (cached)…"),
-    user_errors("Could not probe"),
-):
-    scores = layer_probe_queued(model_id, text, int(window), False)
-if scores is not None and ablation:
+with answer:
     with (
-        st.spinner("Running the ablation (position table zeroed)…"),
-        user_errors("Ablation"),
+        waiting(
+            "Running the model over the text windows, then one ridge probe per layer "
+            "(about half a minute the first time, then cached) …"
+        ),
+        user_errors("Could not probe"),
     ):
-        zeroed = layer_probe_queued(model_id, text, int(window), True)
+        scores = layer_probe_queued(model_id, text, int(window), False)
+    if scores is not None and ablation:
+        with (
+            waiting("Running the ablation (the same model, position table zeroed) …"),
+            user_errors("Ablation"),
+        ):
+            zeroed = layer_probe_queued(model_id, text, int(window), True)
+    if scores is not None:
+        both = layer_frames(scores, zeroed)
+        show_verdict(layers_verdict(scores))
+        show_hero(
+            Figure(layer_chart(both, metric="r2"), plain_table(both[["layer", "r2", "mae"]]),
+                   "layer_probe"),
+            key="lay_r2",
+            note="R² of a linear probe of the token's position, layer by layer (1 = read "
+            "exactly; dashed: 0, where the shuffled-position control sits).",
+        )  # fmt: skip
 if scores is None:
     st.stop()
 
-both = layer_frames(scores, zeroed)
 first, last = scores.iloc[0], scores.iloc[-1]
 best = scores.loc[scores.r2.idxmax()]
 m1, m2, m3 = st.columns(3)
@@ -106,21 +123,12 @@ if zeroed is None:
     )
 else:
     m3.metric("largest |R²| with positions zeroed", f"{zeroed.r2.abs().max():.3f}")
-c1, c2 = st.columns(2)
-with c1:
-    show_chart(
-        layer_chart(both, metric="r2"),
-        key="lay_r2",
-        data=both[["layer", "r2", "mae"]].to_numpy(),
-        name="layer_probe",
-    )
-with c2:
-    show_chart(
-        layer_chart(both, metric="mae"),
-        key="lay_mae",
-        data=both[["layer", "mae", "chance_mae"]].to_numpy(),
-        name="layer_probe_mae",
-    )
+show_chart(
+    layer_chart(both, metric="mae"),
+    key="lay_mae",
+    data=both[["layer", "mae", "chance_mae"]].to_numpy(),
+    name="layer_probe_mae",
+)
 story = (
     f"**What it shows.** {scores.model.iloc[0]}: on {int(first.train_tokens)} training and "
     f"{int(first.test_tokens)} held-out tokens (windows of {window}), the position is readable at "
@@ -141,4 +149,6 @@ if zeroed is not None:
         f"{zeroed.r2.abs().max():.3f}): without positions the model cannot tell where a token is."
     )
 st.markdown(story)
-st.dataframe(both, hide_index=True, width="stretch")
+st.dataframe(plain_table(both), hide_index=True, width="stretch")
+
+next_question("pages/layers.py")

@@ -2,10 +2,12 @@
 
 import streamlit as st
 
-from posviz.charts.experiments import permutation_chart, similarity_chart
+from posviz.analysis.headlines import plain_table
+from posviz.charts.experiments import similarity_chart
 from posviz.references import cite
 from posviz.ui import safe_md, show_chart, url_checkbox, url_select, url_text, user_errors
-from posviz.ui.model_experiments import permutation
+from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict, waiting
+from posviz.ui.model_experiments import permutation, permutation_hero
 
 EXAMPLES = {
     "I do like coding / Do I like coding": ("I do like coding", "Do I like coding"),
@@ -15,6 +17,7 @@ EXAMPLES = {
 DEPTHS = {"first self-attention block": None, "first full layer": 1, "all 6 layers": 6}
 
 st.title("Permutation equivariance")
+answer = answer_slot()  # the verdict and the hero, drawn once the sentences below are read
 st.markdown(
     "Self-attention treats its input as a *set*: reorder the tokens and the outputs come out "
     "reordered the same way, each vector unchanged (the Stack Overflow answer). So without "
@@ -59,8 +62,17 @@ with c4:
     )
 
 result = None
-with user_errors(), st.spinner("Running the attention block…"):
-    result = permutation(sentence_a, sentence_b, DEPTHS[depth], special)
+with answer, user_errors():
+    with waiting("Running both sentences through MiniLM's attention (loading it the first time) …"):
+        result = permutation(sentence_a, sentence_b, DEPTHS[depth], special)
+    verdict, hero = permutation_hero(result)
+    show_verdict(verdict)
+    show_hero(
+        hero,
+        key="perm_bar",
+        note="For each token of B: how far its output lies from the same token's output in A, "
+        "without positions (grey, float rounding) and with them (blue). Log scale.",
+    )
 if result is None:
     st.stop()
 
@@ -97,12 +109,6 @@ st.markdown(
     "identical: the two sentences would mean the same. With positions added, the same token gets "
     "a different vector in each sentence."
 )
-show_chart(
-    permutation_chart(result.per_token),
-    key="perm_bar",
-    data=result.per_token[["distance_without_positions", "distance_with_positions"]].to_numpy(),
-    name="permutation_distances",
-)
 h1, h2 = st.columns(2)
 with h1:
     show_chart(
@@ -133,5 +139,7 @@ st.caption(
     "with positions the twins are only similar. Computed by `posviz.analysis.permutation."
     "permutation_test` (token embeddings → embedding LayerNorm → `encoder.layer[0].attention`)."
 )
-st.dataframe(result.per_token, hide_index=True, width="stretch")
+st.dataframe(plain_table(result.per_token), hide_index=True, width="stretch")
 st.markdown("**Sources:** " + "; ".join(cite(k) for k in ("so_learnable", "cnblogs_2020")))
+
+next_question("pages/permutation.py")

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from posviz.analysis.probe_views import interpolation_threshold, probe_results_frame
+from posviz.analysis.probe_views import interpolation_threshold
 from posviz.analysis.probes import MIN_ROWS, with_set_aside_rows
 from posviz.encodings.sinusoidal import sinusoidal
 from posviz.references import cite
@@ -16,8 +16,9 @@ from posviz.ui import (
     url_slider,
     user_errors,
 )
+from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict, waiting
 from posviz.ui.model_handles import bundled_arrays
-from posviz.ui.probing import probe_figures, run_probe_reports
+from posviz.ui.probing import probe_figures, probe_hero, run_probe_reports, show_probe_results
 from posviz.ui.table_source import describe_table, pick_table
 
 PROTOCOLS = {
@@ -38,6 +39,7 @@ ORDER = {
 SINUSOID, BUNDLED = "sinusoid, same shape", "bundled MiniLM"
 
 st.title("Probing positions")
+answer = answer_slot()  # the verdict and the hero, drawn once the probes below have run
 st.markdown(
     "Does a position table *know* positions? Fit a **linear regression** from each row `PE[p]` to "
     "its index `p` and test it on rows it did not see. The Jexus blog post trained on even "
@@ -120,19 +122,34 @@ with user_errors("Comparison table"):
     if BUNDLED in compare and table.source != "bundled":
         matrices["bundled MiniLM (512×384)"] = (bundled_arrays()[1], None)
 
-reports = run_probe_reports(
-    matrices,
-    train=train,
-    test=test,
-    folds=int(folds),
-    alpha=alpha,
-    seed=int(seed),
-    hold_out=ORDER[order_name],
-)
+with answer:
+    with waiting(
+        f"Probing {len(matrices)} table(s), each beside a random table of the same shape "
+        "(a few seconds; large tables queue) …"
+    ):
+        reports = run_probe_reports(
+            matrices,
+            train=train,
+            test=test,
+            folds=int(folds),
+            alpha=alpha,
+            seed=int(seed),
+            hold_out=ORDER[order_name],
+        )
+    if reports:
+        verdict, hero = probe_hero(reports)
+        show_verdict(verdict)
+        show_hero(
+            hero,
+            key="prb_hero",
+            note="Dot: mean absolute error in positions (lower is better); bar: ± one standard "
+            "deviation over blocks of test positions or folds. Grey: a random table of the same "
+            "shape and per-column scale, probed the same way.",
+        )
 if not reports:
     st.stop()
 st.subheader("Results, each beside a random table probed the same way")
-st.dataframe(probe_results_frame(reports), hide_index=True, width="stretch")
+show_probe_results(reports)
 if train == "all":
     st.warning(
         "all→all fits and scores the same rows: it measures how well a line *fits* the table, not "
@@ -172,3 +189,5 @@ st.markdown(
     "error grows."
 )
 st.markdown("**Sources:** " + "; ".join(cite(k) for k in ("jexus_2020", "wang_chen_2020")))
+
+next_question("pages/probing.py")

@@ -12,8 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from posviz.analysis.add_concat import ConcatReport
+from posviz.analysis.evidence import Spread
 from posviz.analysis.permutation import PermutationResult
 from posviz.analysis.probes import ProbeReport
 from posviz.analysis.sincos import rotation_check
@@ -265,7 +267,13 @@ def permutation_verdict(result: PermutationResult) -> Verdict:
         "max_diff_with": result.max_diff_with,
         "rounding_steps": float(steps),
     }
-    a, b = " ".join(result.tokens_a), " ".join(result.tokens_b)
+    words = [  # the sentences as typed: no [CLS]/[SEP], word pieces joined
+        " ".join(t for t in tokens if not (t.startswith("[") and t.endswith("]"))).replace(
+            " ##", ""
+        )
+        for tokens in (result.tokens_a, result.tokens_b)
+    ]
+    a, b = words
     return Verdict(
         f"Because attention treats its input as a set: without positions “{a}” and “{b}” give "
         f"the same vectors, permuted (largest difference {result.max_diff_without:.1e}, "
@@ -313,3 +321,68 @@ def lookup_verdict(max_abs_diff: float, changes: Any) -> Verdict:
         f"other {len(still)} by exactly {numbers['unused_max']:g}.",
         numbers,
     )
+
+
+# --------------------------------------------------------------------------- hero frames
+
+
+def spread_rows(items: list[tuple[str, str, Spread]]) -> pd.DataFrame:
+    """``(label, entity, spread)`` items as the frame of :func:`posviz.charts.experiments.
+    evidence_chart`: ``label, entity, mean, low, high`` with low/high = mean ∓ std."""
+    return pd.DataFrame(
+        [
+            {
+                "label": label,
+                "entity": entity,
+                "mean": s.mean,
+                "low": s.mean - s.std,
+                "high": s.mean + s.std,
+            }
+            for label, entity, s in items
+        ]
+    )
+
+
+def probe_hero_frame(reports: list[tuple[str, ProbeReport]]) -> pd.DataFrame:
+    """Each probed table's MAE beside its own random control (mean ± std over blocks/folds)."""
+    items: list[tuple[str, str, Spread]] = []
+    for name, report in reports:
+        items.append((name, name, report.mae.value))
+        items.append((f"random table like {name}", "random", report.mae.control))
+    return spread_rows(items)
+
+
+def concat_hero_frame(reports: list[tuple[str, ConcatReport]]) -> pd.DataFrame:
+    """Each table's share of position variance inside the words' principal subspace, beside the
+    share inside random subspaces of that size (mean ± std over the report's random draws)."""
+    items: list[tuple[str, str, Spread]] = []
+    for name, report in reports:
+        share = report.pe_in_we
+        items.append((name, name, Spread(share, 0.0, 1, share, share)))
+        if report.pe_in_random is not None:
+            items.append((f"random subspaces, {name}", "random", report.pe_in_random))
+    return spread_rows(items)
+
+
+def split_verdicts(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """A results table without its long verdict columns, and those verdicts as lines of text
+    (a sentence in a table cell is cut to the column's width)."""
+    columns = [c for c in frame.columns if "verdict" in str(c)]
+    lines = [
+        f"{row['table']}: {row[c]}" if "table" in frame else str(row[c])
+        for _, row in frame.iterrows()
+        for c in columns
+    ]
+    return frame.drop(columns=columns), lines
+
+
+def plain_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` ready to show: ``snake_case`` column names as words, missing cells as "—".
+
+    Numbers stay numbers (a column with gaps becomes text only where a cell is missing).
+    """
+    renamed = frame.rename(columns=lambda c: str(c).replace("_", " ") if "_" in str(c) else c)
+    missing = renamed.isna()
+    if not missing.to_numpy().any():
+        return renamed
+    return renamed.astype(object).where(~missing, "—")

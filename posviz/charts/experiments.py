@@ -10,7 +10,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from posviz.charts.style import GUIDE_COLOR, PALETTE, color_scale
+from posviz.charts.style import GUIDE_COLOR, PALETTE, chart_title, color_scale
 
 _WIDTH = 480
 _HEIGHT = 320
@@ -302,4 +302,43 @@ def training_change_chart(changes: pd.DataFrame) -> alt.Chart:
             ],
         )
         .properties(title="Which rows did training change?", width=_WIDTH * 2, height=_HEIGHT + 40)
+    )
+
+
+def evidence_chart(
+    frame: pd.DataFrame, *, x_title: str, title: str, subtitle: str = "", percent: bool = False
+) -> alt.LayerChart:
+    """Each measured value beside its control: a dot at the mean, a bar over mean ± std.
+
+    ``frame``: columns ``label`` (one row each, drawn top to bottom in order), ``mean``, ``low``,
+    ``high`` (the spread the library reports) and ``entity`` (the name that picks the row's
+    colour, so a table and its random control keep their page-wide colours: the control grey).
+    """
+    order = list(frame["label"])
+    entities = list(dict.fromkeys(frame["entity"]))
+    fmt = ".1%" if percent else ".3~g"
+    y = alt.Y("label:N", title=None, sort=order).axis(labelLimit=0)
+    color = (
+        alt.Color("entity:N", title=None, sort=entities).scale(color_scale(entities)).legend(None)
+    )
+    x = alt.X("mean:Q", title=x_title).axis(format=".0%" if percent else alt.Undefined)
+    base = alt.Chart(frame).encode(y=y, color=color)
+    bars = base.mark_rule(strokeWidth=3).encode(x=alt.X("low:Q", title=x_title), x2="high:Q")
+    dots = base.mark_circle(size=140, opacity=1).encode(
+        x=x,
+        tooltip=[
+            alt.Tooltip("label:N", title="what"),
+            alt.Tooltip("mean:Q", format=fmt),
+            alt.Tooltip("low:Q", format=fmt, title="low"),
+            alt.Tooltip("high:Q", format=fmt, title="high"),
+        ],
+    )
+    text = base.mark_text(align="left", dx=10, dy=-10, fontSize=12).encode(
+        x="mean:Q", text=alt.Text("mean:Q", format=fmt)
+    )
+    return alt.layer(bars, dots, text).properties(
+        autosize=alt.AutoSizeParams(type="fit-x", contains="padding"),
+        width=480,
+        height=max(120, 46 * len(frame)),
+        title=chart_title(title, subtitle),
     )

@@ -7,8 +7,9 @@ import numpy as np
 import pandas as pd
 
 from posviz.analysis import add_concat_views as views
-from posviz.analysis.add_concat import concat_hypothesis, word_position_cloud
-from posviz.charts.experiments import cloud_chart, magnitude_chart
+from posviz.analysis.add_concat import ConcatReport, concat_hypothesis, word_position_cloud
+from posviz.analysis.headlines import Verdict, concat_hero_frame, concat_verdict
+from posviz.charts.experiments import cloud_chart, evidence_chart, magnitude_chart
 from posviz.charts.figure import Figure
 from posviz.governor import heavy_work
 from posviz.ui.cache import cached_data
@@ -59,15 +60,36 @@ def magnitude_figure(word_vector: np.ndarray, table: np.ndarray) -> tuple[Figure
 
 
 @cached_data()
-def concat_report(table: str, n_positions: int, fraction: float) -> pd.DataFrame:
+def concat_result(table: str, n_positions: int, fraction: float) -> ConcatReport:
     """``concat_hypothesis`` of one position table (``"learned"``, ``"sinusoid"`` or
-    ``"random"``) against MiniLM's word embeddings, as a frame."""
+    ``"random"``) against MiniLM's word embeddings."""
     words, learned = bundled_arrays()
     matrix = views.position_table(table, n_positions, learned=learned)
     axes = bundled_word_axes()
     with heavy_work(renice=False):
-        report = concat_hypothesis(matrix, words, fraction=fraction, word_axes=axes)
-    return report.frame()
+        return concat_hypothesis(matrix, words, fraction=fraction, word_axes=axes)
+
+
+def concat_report(table: str, n_positions: int, fraction: float) -> pd.DataFrame:
+    """:func:`concat_result` as a two-column frame (quantity, value)."""
+    return concat_result(table, n_positions, fraction).frame()
+
+
+def concat_hero(n_positions: int, fraction: float) -> tuple[Verdict, Figure]:
+    """The page's verdict (MiniLM's table) and its hero: each table's share inside the words'
+    subspace beside random subspaces of that size."""
+    learned = concat_result("learned", n_positions, fraction)
+    sinusoid = concat_result("sinusoid", n_positions, fraction)
+    verdict = concat_verdict(learned, name="MiniLM", n_positions=n_positions)
+    frame = concat_hero_frame([("MiniLM", learned), ("sinusoid", sinusoid)])
+    chart = evidence_chart(
+        frame,
+        x_title="share of position variance inside the words' principal subspace",
+        title="How much of the position signal lies where the words live?",
+        subtitle=f"{learned.k_we} of {learned.d_model} directions hold {fraction:.0%} of the words",
+        percent=True,
+    )
+    return verdict, Figure(chart, frame[["mean", "low", "high"]], "position_share_in_words")
 
 
 def concat_reports(n_positions: int, fraction: float) -> pd.DataFrame:

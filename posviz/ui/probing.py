@@ -13,9 +13,14 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
-from posviz.analysis.probe_views import Reports, probe_chart_frame
+from posviz.analysis.headlines import Verdict, probe_hero_frame, probe_verdict, split_verdicts
+from posviz.analysis.probe_views import Reports, probe_chart_frame, probe_results_frame
 from posviz.analysis.probes import ProbeReport, probe_with_control
-from posviz.charts.experiments import predicted_vs_actual_chart, probe_error_chart
+from posviz.charts.experiments import (
+    evidence_chart,
+    predicted_vs_actual_chart,
+    probe_error_chart,
+)
 from posviz.charts.figure import Figure
 from posviz.governor import heavy_work
 from posviz.jobs import JobCancelled, job_slot
@@ -153,3 +158,22 @@ def probe_figures(reports: Reports) -> tuple[Figure, Figure]:
         ),
         Figure(probe_error_chart(both), both[["position", "abs_error"]].to_numpy(), "probe_errors"),
     )
+
+
+def probe_hero(reports: Reports) -> tuple[Verdict, Figure]:
+    """The page's verdict (the first table's probe against its control) and the hero chart."""
+    name, report = reports[0]
+    frame = probe_hero_frame(reports)
+    chart = evidence_chart(
+        frame,
+        x_title="mean absolute error (positions)",
+        title="How far off is the probe? (lower is better)",
+    )
+    return probe_verdict(name, report), Figure(chart, frame[["mean", "low", "high"]], "probe_mae")
+
+
+def show_probe_results(reports: Reports) -> None:
+    """The results table (numbers only: a sentence in a cell is cut) and each verdict below it."""
+    frame, verdicts = split_verdicts(probe_results_frame(reports))
+    st.dataframe(frame, hide_index=True, width="stretch")
+    st.markdown("\n".join(f"- {safe_md(line, max_len=400)}" for line in verdicts))
