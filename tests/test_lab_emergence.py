@@ -60,6 +60,22 @@ def test_folds_grouped_by_sequence_leave_no_leak_that_row_folds_would() -> None:
     assert leaked > 0.5  # the same probe with folds that split sequences: a leak, not a code
 
 
+def test_a_code_held_in_magnitudes_needs_the_quadratic_features() -> None:
+    # Position only in the spread of the state (∝ 1/√(t+1), as an average over t + 1 values):
+    # invisible to a linear probe, read through the squares; the control stays at 0 either way.
+    spread_code = _noise(9, (E, B, T, 32)) / np.sqrt(np.arange(T) + 1)[None, None, :, None] + 0.5
+    linear = probe_layer(spread_code)
+    quadratic = probe_layer(spread_code, features="quadratic")
+    assert linear.r2.mean < 0.05 and not linear.evidence().better()
+    assert quadratic.r2.mean > 0.3 and quadratic.evidence().better()
+    assert (np.abs(quadratic.control_r2_per_seed) < 0.05).all()
+    rescaled = probe_layer(spread_code * 1e3 + 7, features="quadratic")
+    np.testing.assert_allclose(rescaled.r2_per_seed, quadratic.r2_per_seed, rtol=1e-8)
+    assert position_probe_by_layer([spread_code], features="quadratic").features == "quadratic"
+    with pytest.raises(ValueError, match="features='cubic' is unknown"):
+        probe_layer(spread_code, features="cubic")
+
+
 def test_every_layer_is_probed_the_same_way() -> None:
     result = position_probe_by_layer([_noise(4), _coded(5)])
     assert (result.length, result.n_sequences, result.n_folds) == (T, B, 5)

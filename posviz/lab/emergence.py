@@ -10,6 +10,12 @@ leak into its score on that sequence. Haviv et al. (2022, §5) probe a causal LM
 positions the same way, layer by layer, and find absolute position appearing within a few
 layers, from the causal mask alone.
 
+A linear probe reads a position code that is linear in the state. A causal model without
+positions may hold position in a state's *magnitude* instead: attention at position ``t`` averages
+``t + 1`` values, so the spread of that average shrinks as ``t`` grows. ``features="quadratic"``
+appends the squares of the (per-layer standardised) coordinates, so the same ridge probe can read
+a code held in squared magnitudes too; the control goes through the same features.
+
 Each layer is scored as R² (``1 − SSE/SST`` of the out-of-fold predictions) and mean absolute
 error (in positions), per seed, summarised as mean ± spread over seeds
 (:func:`posviz.analysis.evidence.spread`), beside a control computed the same way on the same
@@ -30,6 +36,7 @@ from posviz.analysis.evidence import Evidence, Spread, nested_ridge_predictions,
 
 #: Label shuffles are drawn from this stream, apart from the folds' seeds.
 CONTROL_STREAM = 7
+FEATURES: tuple[str, ...] = ("linear", "quadratic")
 
 
 @dataclass(frozen=True)
@@ -81,6 +88,7 @@ class Emergence:
     length: int
     n_sequences: int
     n_folds: int
+    features: str = "linear"
 
     def frame(self) -> pd.DataFrame:
         """One row per layer and metric (``r2``, ``mae``): mean, std, 95% interval, control."""
@@ -112,12 +120,28 @@ def shuffled_positions(n_sequences: int, length: int, *, seed: int) -> np.ndarra
     return np.argsort(generator.random((n_sequences, length)), axis=1)
 
 
-def _scores(
-    states: np.ndarray, labels: np.ndarray, *, n_folds: int, seed: int
-) -> tuple[float, float]:
-    """Out-of-fold R² and MAE of the ridge probe ``states (B, T, d) → labels (B, T)``."""
+def probe_features(states: np.ndarray, features: str) -> np.ndarray:
+    """``(B·T, d)`` rows of ``states (B, T, d)``; with ``"quadratic"`` also their squares.
+
+    The squares are taken after standardising each coordinate over the layer's rows (no labels
+    are used, so nothing leaks), so a constant offset does not turn into a linear term and the
+    result does not depend on units.
+    """
     b, t, d = states.shape
     x = states.reshape(b * t, d)
+    if features == "linear":
+        return x
+    scale = x.std(axis=0)
+    z = (x - x.mean(axis=0)) / np.where(scale > 0, scale, 1.0)
+    return np.concatenate([z, z**2], axis=1)
+
+
+def _scores(
+    states: np.ndarray, labels: np.ndarray, *, n_folds: int, seed: int, features: str
+) -> tuple[float, float]:
+    """Out-of-fold R² and MAE of the ridge probe ``states (B, T, d) → labels (B, T)``."""
+    b, t, _ = states.shape
+    x = probe_features(states, features)
     y = labels.reshape(b * t).astype(np.float64)
     groups = np.repeat(np.arange(b), t)  # one group per sequence: never split across folds
     predicted, _, _ = nested_ridge_predictions(x, y, groups, n_folds=n_folds, seed=seed)
@@ -127,13 +151,21 @@ def _scores(
 
 
 def probe_layer(
-    states: np.ndarray, *, layer: int = 0, n_folds: int = 5, seed: int = 0
+    states: np.ndarray,
+    *,
+    layer: int = 0,
+    n_folds: int = 5,
+    seed: int = 0,
+    features: str = "linear",
 ) -> LayerProbe:
     """Position probe of one layer's hidden states ``(E, B, T, d)`` and its shuffled control.
 
     Raises:
-        ValueError: not 4-D, non-finite values, fewer sequences than folds, or ``T < 2``.
+        ValueError: not 4-D, non-finite values, fewer sequences than folds, ``T < 2``, or
+            unknown ``features``.
     """
+    if features not in FEATURES:
+        raise ValueError(f"features={features!r} is unknown; choose one of {', '.join(FEATURES)}.")
     array = np.asarray(states, dtype=np.float64)
     if array.ndim != 4:
         raise ValueError(
@@ -153,15 +185,20 @@ def probe_layer(
     scores, control = [], []
     for member in range(e):
         fold_seed = seed + member
-        scores.append(_scores(array[member], positions, n_folds=n_folds, seed=fold_seed))
+        options = {"n_folds": n_folds, "seed": fold_seed, "features": features}
+        scores.append(_scores(array[member], positions, **options))
         shuffled = shuffled_positions(b, t, seed=fold_seed)
-        control.append(_scores(array[member], shuffled, n_folds=n_folds, seed=fold_seed))
+        control.append(_scores(array[member], shuffled, **options))
     s, c = np.array(scores), np.array(control)
     return LayerProbe(layer, s[:, 0], s[:, 1], c[:, 0], c[:, 1])
 
 
 def position_probe_by_layer(
-    hidden_states: Sequence[np.ndarray], *, n_folds: int = 5, seed: int = 0
+    hidden_states: Sequence[np.ndarray],
+    *,
+    n_folds: int = 5,
+    seed: int = 0,
+    features: str = "linear",
 ) -> Emergence:
     """:func:`probe_layer` on every layer, e.g. the lab engine's ``hidden_states(...)`` list.
 
@@ -170,6 +207,7 @@ def position_probe_by_layer(
             of the same ``E``, ``B``, ``T`` (held-out sequences of one length, no padding).
         n_folds: outer (and inner) folds of the grouped nested CV.
         seed: folds and control shuffles; seed ``s`` of the model uses ``seed + s``.
+        features: ``"linear"`` (the states) or ``"quadratic"`` (also their squares).
     Raises:
         ValueError: no layers, or layers of different ``(E, B, T)``.
     """
@@ -181,7 +219,10 @@ def position_probe_by_layer(
             f"every layer must have the same (seeds, sequences, positions); got {sorted(shapes)}."
         )
     layers = tuple(
-        probe_layer(h, layer=i, n_folds=n_folds, seed=seed) for i, h in enumerate(hidden_states)
+        probe_layer(h, layer=i, n_folds=n_folds, seed=seed, features=features)
+        for i, h in enumerate(hidden_states)
     )
     _, b, t = shapes.pop()
-    return Emergence(layers=layers, length=int(t), n_sequences=int(b), n_folds=n_folds)
+    return Emergence(
+        layers=layers, length=int(t), n_sequences=int(b), n_folds=n_folds, features=features
+    )
