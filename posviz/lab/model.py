@@ -1,273 +1,431 @@
-"""A tiny pre-LN transformer whose seeds train together: every weight has a leading seed axis.
+"""Many tiny pre-LN transformers as one module: every weight has a leading *member* axis.
 
-``E`` independent models (one per seed) are one module: a weight of shape ``(E, d_in, d_out)`` is
-applied with one ``bmm``, so ``E`` seeds cost one batched matmul instead of ``E`` small ones, and
-Adam (element-wise) keeps them exactly independent. Shapes: ``E`` seeds, ``B`` sequences, ``T``
-positions, ``H`` heads, ``d`` width.
+A member is one model: an arm's :class:`~posviz.lab.config.ModelConfig` and a seed
+(:class:`Member`). ``E`` members that share a task shape (vocabulary sizes, width, heads, layers)
+live in one :class:`LabModel`: a weight of shape ``(E, d_in, d_out)`` is applied with one ``bmm``,
+so ``E`` models cost a few batched matmuls instead of ``E`` small ones. No operation mixes members
+(matmuls are per member, LayerNorm gains are per member, Adam is element-wise), so a member
+trained in a batch follows the path it follows alone, up to the rounding of differently shaped
+matmuls. Shapes: ``E`` members, ``B`` sequences, ``T`` positions, ``H`` heads, ``d`` width.
 
-Position schemes reuse the formulas in :mod:`posviz.encodings` (numpy → torch buffers), never
-copies: :func:`~posviz.encodings.sinusoidal.sinusoidal` (Vaswani et al. 2017 §3.5),
-:func:`~posviz.encodings.rope.default_inv_freq` with the ``rotate_half`` pairing of
-:func:`~posviz.encodings.rope.rope_rotate` (Su et al. 2021 eq. 34),
-:func:`~posviz.encodings.alibi.alibi_bias` (Press et al. 2022 §3) and
-:func:`~posviz.encodings.t5.t5_relative_bucket` (Raffel et al. 2020 §2.1). The learned table is
-an ``nn.Embedding`` holding the ``E`` tables one after another (``E·rows`` rows).
+Members may differ in everything that keeps the tensors' shapes: kind (encoder: bidirectional
+attention; decoder: causal), position mechanism, injection, concatenation width, table rows and
+the learned table's initial scale. The model knows only the six mechanisms of
+:class:`posviz.encodings.families.LabMechanism`, never a family's name, so a family registered with
+an existing mechanism trains here unchanged. Per member:
 
-Concatenation (tensor2tensor #1591): token embedding of width ``d − p`` next to a ``p``-wide table,
-no projection. Its embeddings hold ``V·(d − p) + R·p`` parameters against ``V·d + R·d`` when adding
-(``V`` tokens, ``R`` rows): ``V·p + R·(d − p)`` fewer, a few per cent of the whole model, whose
-``d``-wide blocks are identical. :func:`parameter_count` states both; the tests bound the gap.
+* ``none`` — nothing (the position vector is zero, the angles are zero, the bias is zero).
+* ``table`` — fixed vectors ``table(T, p)`` added (or concatenated) at the input, e.g. the
+  sinusoid of Vaswani et al. 2017 §3.5.
+* ``learned_table`` — a ``(rows, p)`` parameter, N(0, ``pos_init_std``²), added (or
+  concatenated) at the input.
+* ``rotary`` — queries and keys rotated by angles ``t·θ_i``, ``θ = inv_freq(head_dim)``, pairing
+  dim ``i`` with ``i + hd/2`` (``rotate_half``, Su et al. 2021 eq. 34). A zero frequency leaves its
+  pair unrotated; members without rotary positions have every ``θ_i = 0`` (cos 1, sin 0: the
+  identity).
+* ``bias`` — fixed additive logits ``bias(T, H, causal)``, e.g. ALiBi (Press et al. 2022 §3).
+* ``learned_bucket_bias`` — one learned scalar per relative-distance bucket and head, shared by
+  the layers (T5, Raffel et al. 2020 §2.1), started at 0.
+
+Injection: ``input`` adds the ``d``-wide vectors to the token embedding; ``every_layer`` adds the
+same vectors again before every block (a per-member 0/1 flag); ``concat`` is a ``(d − p)``-wide
+token embedding next to a ``p``-wide table, no projection (tensor2tensor #1591). Concatenation is
+written as masks, so it batches with the others: the token embedding is ``d`` wide with its
+last ``p`` columns multiplied by 0, the table ``d`` wide with its first ``d − p`` columns times 0;
+their sum *is* the concatenation, and the masked parameters get exactly zero gradient and never
+move (Adam's update is 0 when its moments are 0). :meth:`LabModel.n_params` counts only a member's
+live parameters: a concatenating member has ``V·p + R·(d − p)`` fewer than an adding one (``V``
+tokens, ``R`` rows), a few per cent of the whole model.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 from torch import nn
+from torch.nn import functional as F
 
-from posviz.encodings.alibi import alibi_bias, alibi_slopes
-from posviz.encodings.rope import default_inv_freq
-from posviz.encodings.sinusoidal import sinusoidal
-from posviz.encodings.t5 import t5_relative_bucket
+from posviz.encodings.families import LabMechanism, lab_mechanism
 from posviz.lab.config import ModelConfig
 
-T5_BUCKETS = 16  # half of T5's 32: the lab's sequences are short
-T5_MAX_DISTANCE = 64
 EMBED_STD = 1 / math.sqrt(2)  # token embeddings: RMS of a sinusoid entry
+#: Attention keys are padded to a multiple of this (masked with −inf): PyTorch's CPU softmax is
+#: vectorised over the last axis in chunks of 16 floats (AVX-512) and takes a slow path for a
+#: remainder; softmax over 12 keys measured 12x slower than over 16.
+KEY_ALIGN = 16
 
 
-def _stack(e: int, d_in: int, d_out: int, generators: list[torch.Generator]) -> nn.Parameter:
-    """``(E, d_in, d_out)`` weight; each seed's slice from its own generator, U(±1/√d_in)."""
-    bound = 1 / math.sqrt(d_in)
-    slices = [(torch.rand(d_in, d_out, generator=g) * 2 - 1) * bound for g in generators[:e]]
-    return nn.Parameter(torch.stack(slices))
+@dataclass(frozen=True)
+class Member:
+    """One model of a batched :class:`LabModel`.
 
-
-def _embedding(
-    e: int, rows: int, width: int, generators: list[torch.Generator], *, std: float = EMBED_STD
-) -> nn.Embedding:
-    """``E`` tables of ``rows × width`` in one ``nn.Embedding`` (table ``e``: rows ``e·rows …``).
-
-    Entries are drawn N(0, std²), each seed's table from its own generator.
+    Attributes:
+        model: its position scheme, injection, kind and initial table scale.
+        seed: its weights come from ``torch.Generator().manual_seed(seed)``; the blocks, the head
+            and the token embedding are drawn first, so two members with one seed start from the
+            same weights wherever their shapes agree (the paired design).
+        rows: positions a learned table can index (ignored by the other mechanisms).
+        n_in: input tokens of its task (padding included); at most the model's.
     """
-    table = nn.Embedding(e * rows, width)
-    with torch.no_grad():
-        table.weight.copy_(torch.cat([torch.randn(rows, width, generator=g) for g in generators]))
-        table.weight.mul_(std)
-    return table
+
+    model: ModelConfig
+    seed: int
+    rows: int
+    n_in: int
+
+    @property
+    def mechanism(self) -> LabMechanism:
+        return lab_mechanism(self.model.scheme)
+
+    @property
+    def causal(self) -> bool:
+        return self.model.kind == "decoder"
+
+    def table_width(self, width: int) -> int:
+        """``p``: the width of its position vectors (``width`` unless concatenating)."""
+        if self.model.injection == "concat":
+            return self.model.concat_width or width // 2
+        return width
+
+
+def _uniform(generator: torch.Generator, d_in: int, d_out: int) -> torch.Tensor:
+    """``(d_in, d_out)`` drawn U(±1/√d_in), nn.Linear's default scale."""
+    bound = 1 / math.sqrt(d_in)
+    return (torch.rand(d_in, d_out, generator=generator) * 2 - 1) * bound
+
+
+def _layer_norm_params(e: int, d: int) -> nn.Parameter:
+    """``(E, 2, d)``: row 0 the gain (1), row 1 the bias (0)."""
+    return nn.Parameter(torch.stack([torch.ones(e, d), torch.zeros(e, d)], dim=1))
 
 
 class Block(nn.Module):
-    """Pre-LN block: ``x + attn(LN(x))`` then ``x + MLP(LN(x))`` (ReLU, 4× width), per seed."""
+    """Pre-LN block, per member: ``x + attn(LN(x))``, then ``x + MLP(LN(x))`` (ReLU, 4× width)."""
 
-    def __init__(self, e: int, d: int, heads: int, generators: list[torch.Generator]) -> None:
+    def __init__(self, e: int, d: int, heads: int) -> None:
         super().__init__()
         self.heads = heads
-        self.ln1, self.ln2 = nn.Parameter(torch.ones(e, 2, d)), nn.Parameter(torch.ones(e, 2, d))
-        with torch.no_grad():  # row 0: LayerNorm gain (1), row 1: bias (0)
-            self.ln1[:, 1].zero_()
-            self.ln2[:, 1].zero_()
-        self.qkv = _stack(e, d, 3 * d, generators)
-        self.out = _stack(e, d, d, generators)
-        self.up = _stack(e, d, 4 * d, generators)
-        self.down = _stack(e, 4 * d, d, generators)
-        self.up_bias = nn.Parameter(torch.zeros(e, 1, 1, 4 * d))
-        self.down_bias = nn.Parameter(torch.zeros(e, 1, 1, d))
+        self.ln1, self.ln2 = _layer_norm_params(e, d), _layer_norm_params(e, d)
+        self.qkv = nn.Parameter(torch.zeros(e, d, 3 * d))  # columns: q | k | v, head-major
+        self.out = nn.Parameter(torch.zeros(e, d, d))
+        self.up = nn.Parameter(torch.zeros(e, d, 4 * d))
+        self.up_bias = nn.Parameter(torch.zeros(e, 1, 4 * d))
+        self.down = nn.Parameter(torch.zeros(e, 4 * d, d))
+        self.down_bias = nn.Parameter(torch.zeros(e, 1, d))
+
+    def draw(self, index: int, generator: torch.Generator) -> None:
+        """Member ``index``'s weights from its generator (qkv, out, up, down)."""
+        d = self.out.shape[-1]
+        for weight, (d_in, d_out) in (
+            (self.qkv, (d, 3 * d)),
+            (self.out, (d, d)),
+            (self.up, (d, 4 * d)),
+            (self.down, (4 * d, d)),
+        ):
+            weight[index] = _uniform(generator, d_in, d_out)
 
     def forward(
-        self, x: torch.Tensor, bias: torch.Tensor, rope: torch.Tensor | None
+        self,
+        x: torch.Tensor,
+        shape: tuple[int, int],
+        bias: torch.Tensor,
+        rotary: tuple[torch.Tensor, torch.Tensor] | None,
     ) -> torch.Tensor:
-        """``x`` ``(E, B, T, d)``; ``bias`` additive logits ``(E|1, B|1, H|1, T, T)``."""
-        e, b, t, d = x.shape
-        h = _layer_norm(x, self.ln1)
-        q, k, v = _linear(h, self.qkv).view(e, b, t, 3, self.heads, -1).unbind(3)
-        q, k, v = (z.transpose(2, 3) for z in (q, k, v))  # (E, B, H, T, hd)
-        if rope is not None:
-            q, k = rotate_half(q, rope), rotate_half(k, rope)
-        scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1]) + bias
-        mixed = (scores.softmax(-1) @ v).transpose(2, 3).reshape(e, b, t, d)
-        x = x + _linear(mixed, self.out)
-        h = torch.relu(_linear(_layer_norm(x, self.ln2), self.up) + self.up_bias)
-        return x + _linear(h, self.down) + self.down_bias
+        """``x`` ``(E, B·T, d)`` with ``shape = (B, T)``; ``bias`` ``(E·B·H, T, Tk)`` logits."""
+        e, n, d = x.shape
+        b, t = shape
+        h, hd = self.heads, d // self.heads
+        tk = bias.shape[-1]
+        qkv = _norm_linear(x, self.ln1, self.qkv)  # (E, B·T, 3d)
+        # (3, E, B, H, Tk, hd): keys and values padded with zero rows to Tk (see KEY_ALIGN)
+        heads = qkv.new_zeros(3, e, b, h, tk, hd)
+        heads[:, :, :, :, :t] = qkv.view(e, b, t, 3, h, hd).permute(3, 0, 1, 4, 2, 5)
+        if rotary is not None:
+            heads = torch.cat([_rotate(heads[:2], *rotary), heads[2:]])
+        q = heads[0, :, :, :, :t].reshape(e * b * h, t, hd)
+        k, v = heads[1].view(e * b * h, tk, hd), heads[2].view(e * b * h, tk, hd)
+        scores = torch.baddbmm(bias, q, k.transpose(1, 2), alpha=1 / math.sqrt(hd))
+        mixed = torch.bmm(scores.softmax(-1), v)  # (E·B·H, T, hd)
+        mixed = mixed.view(e, b, h, t, hd).transpose(2, 3).reshape(e, n, d)
+        x = torch.baddbmm(x, mixed, self.out)
+        hidden = _norm_linear(x, self.ln2, self.up, self.up_bias).relu_()
+        return torch.baddbmm(x, hidden, self.down) + self.down_bias
 
 
-def _linear(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
-    """``(E, B, T, d_in) @ (E, d_in, d_out)`` per seed, as one ``bmm`` over ``(E, B·T, d_in)``."""
-    e, b, t, d = x.shape
-    return torch.bmm(x.reshape(e, b * t, d), weight).view(e, b, t, -1)
+def _norm_linear(
+    x: torch.Tensor, norm: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None
+) -> torch.Tensor:
+    """``(LN(x)·γ + β) @ W (+ b)`` per member, with γ and β folded into the weight.
+
+    ``(x̂·γ + β) W = x̂ (γ ⊙ W) + β W``: the same function and gradients, but the per-member
+    scale and shift act on the small ``(E, d, d_out)`` weight instead of the ``(E, B·T, d)``
+    activations, and the shift joins the matmul as its additive input.
+    """
+    normed = F.layer_norm(x, x.shape[-1:])
+    shift = torch.bmm(norm[:, 1:2], weight)  # (E, 1, d_out)
+    if bias is not None:
+        shift = shift + bias
+    return torch.baddbmm(shift, normed, norm[:, 0, :, None] * weight)
 
 
-def _layer_norm(x: torch.Tensor, params: torch.Tensor) -> torch.Tensor:
-    """LayerNorm over the last axis with per-seed gain/bias ``params`` ``(E, 2, d)``."""
-    normed = torch.nn.functional.layer_norm(x, x.shape[-1:])
-    return normed * params[:, 0, None, None, :] + params[:, 1, None, None, :]
+def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """RoPE with ``rotate_half`` pairing: ``(a, b) → (a cos θ − b sin θ, b cos θ + a sin θ)``.
 
-
-def rotate_half(x: torch.Tensor, angles: torch.Tensor) -> torch.Tensor:
-    """RoPE, ``rotate_half`` pairing: dim ``i`` with ``i + r/2``, rotated by ``angles[t, i]``.
-
-    ``(a, b) → (a cos θ − b sin θ, b cos θ + a sin θ)``, as
-    :func:`posviz.encodings.rope.rope_rotate` (Su et al. 2021 eq. 34; GPT-NeoX/Llama pairing).
-    ``x`` ``(..., T, hd)``, ``angles`` ``(T, hd/2)``.
+    ``x`` ``(…, E, B, H, T, hd)``; ``cos`` and ``sin`` ``(E, 1, 1, T, hd)`` hold each pair's
+    angle in both of its dims, ``sin`` negated in the first half (see :func:`rotary_tables`).
     """
     half = x.shape[-1] // 2
-    a, b = x[..., :half], x[..., half:]
+    swapped = torch.cat([x[..., half:], x[..., :half]], dim=-1)
+    return torch.addcmul(x * cos, swapped, sin)
+
+
+def rotary_tables(angles: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``cos`` and signed ``sin`` ``(…, T, hd)`` for :func:`_rotate` from angles ``(…, T, hd/2)``.
+
+    The sine is negated in the first half of the head, so one ``addcmul`` does the rotation.
+    """
     cos, sin = angles.cos(), angles.sin()
-    return torch.cat([a * cos - b * sin, b * cos + a * sin], dim=-1)
+    return torch.cat([cos, cos], dim=-1), torch.cat([-sin, sin], dim=-1)
 
 
 class LabModel(nn.Module):
-    """``E`` tiny transformers (one per seed) with one position scheme and injection mode.
+    """``E`` tiny transformers, one per :class:`Member`, sharing a task shape.
 
     Args:
-        config: the variant's :class:`ModelConfig`.
-        n_in, n_out: input vocabulary (padding included) and output classes.
+        members: the models (any mix of kinds, mechanisms and injections).
+        n_out: output classes.
         width, heads, layers: model size.
-        rows: rows of the learned table (and of the precomputed sinusoid).
-        seeds: the seeds; seed ``s`` draws its weights from ``torch.Generator().manual_seed(s)``.
+    Raises:
+        ValueError: a member whose settings the shape cannot hold (the message says which).
     """
 
     def __init__(
-        self,
-        config: ModelConfig,
-        *,
-        n_in: int,
-        n_out: int,
-        width: int,
-        heads: int,
-        layers: int,
-        rows: int,
-        seeds: tuple[int, ...],
+        self, members: Sequence[Member], *, n_out: int, width: int, heads: int, layers: int
     ) -> None:
         super().__init__()
-        self.config, self.heads, self.rows = config, heads, rows
-        e = len(seeds)
-        gens = [torch.Generator().manual_seed(int(s)) for s in seeds]
-        p = (config.concat_width or width // 2) if config.injection == "concat" else width
-        self.pos_width = p
-        self.tok_width = width - p if config.injection == "concat" else width
-        self.n_in = n_in
-        self.tok = _embedding(e, n_in, self.tok_width, gens)
-        self.pos = None
-        if config.scheme == "learned":
-            self.pos = _embedding(e, rows, p, gens, std=config.pos_init_std)
-        self.blocks = nn.ModuleList(Block(e, width, heads, gens) for _ in range(layers))
-        self.ln_f = nn.Parameter(torch.stack([torch.ones(e, width), torch.zeros(e, width)], 1))
-        self.head = _stack(e, width, n_out, gens)
-        self.t5 = None
-        if config.scheme == "t5":  # one learned scalar per bucket and head, shared by the layers
-            self.t5 = nn.Parameter(torch.zeros(e, T5_BUCKETS, heads))
-        if config.scheme == "rope":
-            inv = default_inv_freq(width // heads)  # θ_i = 10000^(−2i/hd)
-            self.register_buffer(
-                "inv_freq", torch.tensor(inv, dtype=torch.float32), persistent=False
-            )
+        self.members = tuple(members)
+        e, d = len(self.members), width
+        self.width, self.heads, self.n_out = width, heads, n_out
+        self.n_in = max(m.n_in for m in self.members)
+        kinds = [m.mechanism.kind for m in self.members]
+        learned = [k == "learned_table" for k in kinds]
+        self.rows = max(
+            (m.rows for m, lt in zip(self.members, learned, strict=True) if lt), default=0
+        )
+        self.blocks = nn.ModuleList(Block(e, d, heads) for _ in range(layers))
+        self.ln_f = _layer_norm_params(e, d)
+        self.head = nn.Parameter(torch.zeros(e, d, n_out))
+        self.tok = nn.Parameter(torch.zeros(e, self.n_in, d))
+        self.pos = nn.Parameter(torch.zeros(e, self.rows, d)) if any(learned) else None
+        buckets = [self._n_buckets(m) for m in self.members]
+        self.t5 = nn.Parameter(torch.zeros(e, max(buckets), heads)) if max(buckets) else None
+        with torch.no_grad():
+            for index, member in enumerate(self.members):
+                self._draw(index, member)
+        self._masks()
         self._cache: dict[tuple[str, int], torch.Tensor] = {}
 
+    @staticmethod
+    def _n_buckets(member: Member) -> int:
+        mechanism = member.mechanism
+        if mechanism.kind != "learned_bucket_bias" or mechanism.buckets is None:
+            return 0
+        return int(mechanism.buckets(2, member.causal)[1])
+
+    def _draw(self, index: int, member: Member) -> None:
+        """Member ``index``'s start: blocks, head, token embedding, then its table."""
+        generator = torch.Generator().manual_seed(int(member.seed))
+        for block in self.blocks:
+            block.draw(index, generator)
+        self.head[index] = _uniform(generator, self.width, self.n_out)
+        token_width = self.width - self._concat(member)
+        tok = torch.randn(member.n_in, self.width, generator=generator) * EMBED_STD
+        self.tok[index, : member.n_in, :token_width] = tok[:, :token_width]
+        if member.mechanism.kind == "learned_table":
+            p = member.table_width(self.width)
+            table = torch.randn(member.rows, p, generator=generator) * member.model.pos_init_std
+            self.pos[index, : member.rows, self.width - p :] = table
+
+    def _concat(self, member: Member) -> int:
+        """``p`` for a concatenating member, else 0."""
+        return member.table_width(self.width) if member.model.injection == "concat" else 0
+
+    def _masks(self) -> None:
+        """0/1 column masks for concatenation and mixed tables, the every-layer flags and the
+        rotary frequencies, as buffers (None where every member would get all ones/zeros)."""
+        e, d = len(self.members), self.width
+        tok_mask = torch.ones(e, 1, d)
+        pos_mask = torch.zeros(e, 1, d)
+        every = torch.zeros(e, 1, 1)
+        inv_freq = torch.zeros(e, d // self.heads // 2)
+        for index, member in enumerate(self.members):
+            p, kind = member.table_width(d), member.mechanism.kind
+            tok_mask[index, :, d - self._concat(member) :] = 0
+            if kind == "learned_table":
+                pos_mask[index, :, d - p :] = 1
+            every[index] = float(member.model.injection == "every_layer")
+            if kind == "rotary":
+                inv_freq[index] = torch.from_numpy(
+                    np.asarray(member.mechanism.inv_freq(d // self.heads), dtype=np.float32)
+                )
+        self.register_buffer("tok_mask", None if tok_mask.all() else tok_mask, persistent=False)
+        needs_pos_mask = self.pos is not None and not pos_mask.all()
+        self.register_buffer("pos_mask", pos_mask if needs_pos_mask else None, persistent=False)
+        self.register_buffer("every", every if every.any() else None, persistent=False)
+        rotary = any(m.mechanism.kind == "rotary" for m in self.members)
+        self.register_buffer("inv_freq", inv_freq if rotary else None, persistent=False)
+
     @property
-    def n_seeds(self) -> int:
-        return self.head.shape[0]
+    def n_members(self) -> int:
+        return len(self.members)
 
     @property
     def device(self) -> torch.device:
         return self.head.device
 
-    def position_vectors(self, t: int) -> torch.Tensor | None:
-        """``(E|1, 1, T, p)`` vectors added (or concatenated) at positions ``0 … T−1``.
+    def n_params(self, index: int) -> int:
+        """Live parameters of member ``index``: what its own model would have alone."""
+        member, d, layers = self.members[index], self.width, len(self.blocks)
+        block = 2 * 2 * d + d * 3 * d + d * d + d * 4 * d + 4 * d + 4 * d * d + d
+        count = layers * block + 2 * d + d * self.n_out
+        count += member.n_in * (d - self._concat(member))
+        if member.mechanism.kind == "learned_table":
+            count += member.rows * member.table_width(d)
+        return count + self._n_buckets(member) * self.heads
 
-        Raises:
-            ValueError: a learned table asked for more positions than it has rows.
-        """
-        scheme = self.config.scheme
-        if scheme == "learned":
-            if t > self.rows:
-                raise ValueError(
-                    f"a learned table has {self.rows} rows and cannot index position {t - 1}; "
-                    f"evaluate lengths ≤ {self.rows} or raise table_rows."
-                )
-            seeds, rows = (
-                torch.arange(self.n_seeds, device=self.device),
-                torch.arange(t, device=self.device),
-            )
-            index = seeds[:, None] * self.rows + rows[None, :]
-            return self.pos(index)[:, None]  # (E, 1, T, p)
-        if scheme == "sinusoidal":
-            key = ("sin", t)
-            if key not in self._cache:
-                table = sinusoidal(t, self.pos_width, dtype=np.float32)  # (T, p)
-                self._cache[key] = torch.from_numpy(table)[None, None].to(self.device)
-            return self._cache[key]
-        return None
-
-    def attention_bias(self, t: int, valid: torch.Tensor) -> torch.Tensor:
-        """Additive logits ``(E|1, B, H|1, T, T)``: padding/causal masks plus ALiBi/T5 biases."""
-        causal = self.config.kind == "decoder"
-        key = ("mask", t)
-        if key not in self._cache:
-            future = torch.ones(t, t, dtype=torch.bool, device=self.device).triu(1)
-            zeros = torch.zeros(1, 1, 1, t, t, device=self.device)
-            self._cache[key] = zeros.masked_fill(future, float("-inf")) if causal else zeros
-        bias = self._cache[key]
-        if self.config.scheme == "alibi":
-            key = ("alibi", t)
-            if key not in self._cache:  # −m_h·|i − j| (−inf above the diagonal when causal)
-                matrix = alibi_bias(t, alibi_slopes(self.heads), causal=causal)
-                self._cache[key] = torch.from_numpy(matrix.astype(np.float32))[None, None].to(
-                    self.device
-                )
-            bias = bias + self._cache[key]
-        if self.t5 is not None:
-            key = ("t5", t)
-            if key not in self._cache:
-                pos = np.arange(t)
-                buckets = t5_relative_bucket(
-                    pos[None, :] - pos[:, None],
-                    bidirectional=not causal,
-                    num_buckets=T5_BUCKETS,
-                    max_distance=T5_MAX_DISTANCE,
-                )  # (T, T): query i, key j
-                one_hot = np.eye(T5_BUCKETS, dtype=np.float32)[buckets.reshape(-1)]  # (T·T, NB)
-                self._cache[key] = torch.from_numpy(one_hot).to(self.device)
-            # One-hot matmul, not fancy indexing: the same values, but indexing's backward is a
-            # scatter-add that made T5 arms ~30x slower than the others on a CPU.
-            table = torch.matmul(self._cache[key], self.t5)  # (E, T·T, H)
-            bias = bias + table.view(-1, t, t, self.heads).permute(0, 3, 1, 2)[:, None]
-        if bool(valid.all()):
-            return bias
-        pad = torch.zeros(valid.shape, device=self.device).masked_fill(~valid, float("-inf"))
-        return bias + pad[:, :, None, None, :]  # keys that are padding get no attention
-
-    def forward(self, tokens: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
-        """Logits ``(E, B, T, n_out)`` for tokens ``(E, B, T)`` (valid: ``(E, B, T)`` bool)."""
-        e, b, t = tokens.shape
-        offsets = torch.arange(e, device=self.device)[:, None, None] * self.n_in
-        x = self.tok(tokens + offsets)  # (E, B, T, d_tok)
-        pos = self.position_vectors(t)
-        if pos is not None and self.config.injection == "concat":
-            x = torch.cat([x, pos.expand(e, b, t, -1)], dim=-1)
-        elif pos is not None:
-            x = x + pos
-        bias = self.attention_bias(t, valid)
-        rope = None
-        if self.config.scheme == "rope":
-            positions = torch.arange(t, dtype=torch.float32, device=self.device)
-            rope = positions[:, None] * self.inv_freq[None, :]  # (T, hd/2) angles p·θ_i
-        for index, block in enumerate(self.blocks):
-            if index > 0 and pos is not None and self.config.injection == "every_layer":
-                x = x + pos
-            x = block(x, bias, rope)
-        return _linear(_layer_norm(x, self.ln_f), self.head)
-
-    def tables(self) -> np.ndarray | None:
-        """The learned tables, ``(E, rows, p)`` float32 numpy (None for other schemes)."""
-        if self.pos is None:
+    def _fixed_tables(self, t: int) -> torch.Tensor | None:
+        """``(E, T, d)`` fixed position vectors (``table`` members), zeros for the others."""
+        tables = [(i, m) for i, m in enumerate(self.members) if m.mechanism.kind == "table"]
+        if not tables:
             return None
-        return self.pos.weight.detach().reshape(self.n_seeds, self.rows, -1).cpu().numpy().copy()
+        key = ("table", t)
+        if key not in self._cache:
+            out = torch.zeros(len(self.members), t, self.width)
+            for index, member in tables:
+                p = member.table_width(self.width)
+                out[index, :, self.width - p :] = torch.from_numpy(
+                    np.asarray(member.mechanism.table(t, p), dtype=np.float32)
+                )
+            self._cache[key] = out.to(self.device)
+        return self._cache[key]
 
+    def position_vectors(self, t: int) -> torch.Tensor | None:
+        """``(E, T, d)`` vectors added at positions ``0 … T−1`` (zeros where a member has none).
 
-def parameter_count(model: LabModel) -> int:
-    """Trainable parameters of ONE seed's model (the total divided by the number of seeds)."""
-    total = sum(p.numel() for p in model.parameters() if p.requires_grad)
-    return total // model.n_seeds
+        A learned table's rows past a member's own ``rows`` are zeros that never train: outputs
+        there are not defined (the trainer reports them as NaN).
+        """
+        vectors = self._fixed_tables(t)
+        if self.pos is not None:
+            table = self.pos[:, :t] if t <= self.rows else F.pad(self.pos, (0, 0, 0, t - self.rows))
+            if self.pos_mask is not None:
+                table = table * self.pos_mask
+            vectors = table if vectors is None else table + vectors
+        return vectors
+
+    def _static_bias(self, t: int, tk: int) -> torch.Tensor:
+        """``(E, 1, H, T, Tk)``: causal masks, fixed biases, and −inf on the padded keys."""
+        key = ("bias", t * 10_000 + tk)
+        if key not in self._cache:
+            bias = np.zeros((len(self.members), 1, self.heads, t, tk), dtype=np.float32)
+            bias[..., t:] = -np.inf
+            future = np.triu(np.ones((t, t), dtype=bool), 1)
+            for index, member in enumerate(self.members):
+                mechanism = member.mechanism
+                if mechanism.kind == "bias":
+                    values = mechanism.bias(t, self.heads, member.causal)
+                    bias[index, 0, :, :, :t] += np.asarray(values, dtype=np.float32)
+                if member.causal:
+                    bias[index, 0, :, :, :t][:, future] = -np.inf
+            self._cache[key] = torch.from_numpy(bias).to(self.device)
+        return self._cache[key]
+
+    def _bucket_bias(self, t: int, tk: int) -> torch.Tensor | None:
+        """``(E, 1, H, T, Tk)`` learned bucket biases (zeros for other members), or None."""
+        if self.t5 is None:
+            return None
+        key = ("buckets", t)
+        if key not in self._cache:
+            one_hot = torch.zeros(len(self.members), t * t, self.t5.shape[1])
+            for index, member in enumerate(self.members):
+                if self._n_buckets(member):
+                    buckets = np.asarray(member.mechanism.buckets(t, member.causal)[0])
+                    columns = torch.from_numpy(buckets.reshape(-1).astype(np.int64))
+                    one_hot[index, torch.arange(t * t), columns] = 1.0
+            self._cache[key] = one_hot.to(self.device)
+        # One-hot matmul, not fancy indexing: the same values, but indexing's backward is a
+        # scatter-add that made bucket-bias members ~30x slower than the others on a CPU.
+        table = torch.bmm(self._cache[key], self.t5)  # (E, T·T, H)
+        table = table.view(-1, t, t, self.heads).permute(0, 3, 1, 2)
+        return F.pad(table, (0, tk - t))[:, None]
+
+    def attention_bias(self, t: int, valid: torch.Tensor | None) -> torch.Tensor:
+        """Additive logits ``(E, B|1, H, T, Tk)``, ``Tk`` = ``T`` rounded up to :data:`KEY_ALIGN`:
+        causal masks, fixed and learned biases, −inf on padding keys."""
+        tk = -(-t // KEY_ALIGN) * KEY_ALIGN
+        bias = self._static_bias(t, tk)
+        learned = self._bucket_bias(t, tk)
+        if learned is not None:
+            bias = bias + learned
+        if valid is not None and not bool(valid.all()):
+            pad = torch.zeros(valid.shape, device=self.device).masked_fill(~valid, -math.inf)
+            bias = bias + F.pad(pad, (0, tk - t), value=-math.inf)[:, :, None, None, :]
+        return bias
+
+    def _rotary(self, t: int, tk: int) -> tuple[torch.Tensor, torch.Tensor] | None:
+        if self.inv_freq is None:
+            return None
+        key = ("rotary", tk)
+        if key not in self._cache:
+            positions = torch.arange(tk, dtype=torch.float32, device=self.device)
+            angles = positions[None, :, None] * self.inv_freq[:, None, :]  # (E, Tk, hd/2)
+            cos, sin = rotary_tables(angles)
+            self._cache[key] = torch.stack([cos, sin])[:, :, None, None]  # (2, E, 1, 1, Tk, hd)
+        cos, sin = self._cache[key]
+        return cos, sin
+
+    def forward(
+        self, tokens: torch.Tensor, valid: torch.Tensor | None = None, *, hidden: bool = False
+    ) -> torch.Tensor | list[torch.Tensor]:
+        """Logits ``(E, B, T, n_out)`` for tokens ``(E, B, T)``; ``valid`` marks non-padding.
+
+        With ``hidden=True``: the residual stream ``(E, B, T, d)`` at the input of every block
+        and after the last one (``layers + 1`` tensors), instead of logits.
+        """
+        e, b, t = tokens.shape
+        d = self.width
+        tok = self.tok if self.tok_mask is None else self.tok * self.tok_mask
+        offsets = torch.arange(e, device=self.device)[:, None, None] * self.n_in
+        x = F.embedding(tokens + offsets, tok.reshape(-1, d))  # (E, B, T, d)
+        pos = self.position_vectors(t)
+        if pos is not None:
+            x = x + pos[:, None]
+        x = x.view(e, b * t, d)
+        bias = self.attention_bias(t, valid)
+        tk = bias.shape[-1]
+        bias = bias.expand(e, b, self.heads, t, tk).reshape(e * b * self.heads, t, tk)
+        rotary = self._rotary(t, tk)
+        states = [x]
+        for index, block in enumerate(self.blocks):
+            if index and pos is not None and self.every is not None:
+                x = (x.view(e, b, t, d) + (pos * self.every)[:, None]).view(e, b * t, d)
+            x = block(x, (b, t), bias, rotary)
+            states.append(x)
+        if hidden:
+            return [s.view(e, b, t, d) for s in states]
+        logits = _norm_linear(x, self.ln_f, self.head)
+        return logits.view(e, b, t, self.n_out)
+
+    def tables(self, indices: Sequence[int]) -> np.ndarray | None:
+        """The learned tables of members ``indices`` (one arm: equal rows and widths),
+        ``(len(indices), rows, p)`` float32 numpy; None unless they are learned tables."""
+        members = [self.members[i] for i in indices]
+        if self.pos is None or any(m.mechanism.kind != "learned_table" for m in members):
+            return None
+        rows, p = members[0].rows, members[0].table_width(self.width)
+        table = self.pos.detach()[list(indices), :rows, self.width - p :]
+        return table.cpu().numpy().copy()
