@@ -134,7 +134,7 @@ def test_page_shows_subword_split_and_errors():
 
 
 def test_principal_angles_come_with_their_random_baseline():
-    # Issue #9 item 4: two random 11-dim subspaces of R^384 already sit near 82°; the report shows
+    # Two random 11-dim subspaces of R^384 already sit near 82°; the report shows
     # that baseline, and MiniLM's 89.2° median angle is above it by far more than its spread.
     from posviz.analysis.add_concat import concat_hypothesis
     from posviz.models import bundled_position_embeddings, bundled_word_embeddings
@@ -166,7 +166,7 @@ def test_random_subspace_share_control_is_k_over_d():
 
 
 def test_page_escapes_the_typed_word():
-    # #13 item 6: the word box reaches Markdown (the "not one token" note) only escaped.
+    # The word box reaches Markdown (the "not one token" note) only escaped.
     at = app_test("pages/add_vs_concat.py", query={"avc_word": "[x](https://e.example)zzq"})
     assert_no_exception(at)
     note = next(info.value for info in at.info if "not one token" in info.value)

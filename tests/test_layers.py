@@ -56,7 +56,7 @@ def tiny_probe():
 
 
 def test_probe_beats_its_shuffled_control_by_more_than_the_spread(tiny_probe):
-    # Issue #9 item 7: the old control (positions zeroed, random tokens) is at chance by symmetry,
+    # The old control (positions zeroed, random tokens) is at chance by symmetry,
     # and a probe that always predicts the mean passes it too. Here the control can fail: labels
     # shuffled within each window must score at chance (0 inside its spread), and the real probe
     # must be above the control by more than both spreads together at every layer. Unshuffled
@@ -137,7 +137,7 @@ def test_bundled_model_keeps_position_through_every_layer(minilm_probe):
     for layer, (value, std) in enumerate(README_R2):
         assert scores.r2[layer] == pytest.approx(value, abs=max(0.005, std / 3))
         assert scores.r2_std[layer] == pytest.approx(std, abs=max(0.002, std / 3))
-    # Issue #9 item 1: with α chosen leak-free the last layer is clearly above its control
+    # With α chosen leak-free the last layer is clearly above its control
     # (leave-one-token-out chose a tiny α and reported R² −0.11, "the last layer drops position").
     for evidence in minilm_probe.evidence:
         assert evidence.differs() and evidence.better()
@@ -170,19 +170,34 @@ def test_page_ablation_and_offline_hub_error():
     assert any("not a Hugging Face model id" in e.value for e in at.error)
 
 
-def test_ridge_gcv_matches_sklearn_ridgecv():
-    from sklearn.linear_model import RidgeCV
+def _position_states(*, n_windows: int = 40, window: int = 12, d: int = 6):
+    """Synthetic float32 hidden states: noisy features that carry the token's position."""
+    generator = np.random.default_rng(4)
+    positions = np.broadcast_to(np.arange(window, dtype=np.float32), (n_windows, window))
+    features = np.stack(
+        [
+            np.sin(positions / (k + 1)) + 0.3 * generator.standard_normal(positions.shape)
+            for k in range(d)
+        ],
+        axis=-1,
+    ).astype(np.float32)
+    windows = random_token_windows(30522, n_windows=n_windows, window=window)
+    return features[None], windows  # (1 layer, n_windows, window, d)
 
-    from posviz.analysis.layers import ALPHAS, ridge_gcv
 
-    rng = np.random.default_rng(0)
-    x = rng.normal(size=(300, 20))
-    y = x @ rng.normal(size=20) + rng.normal(size=300) * 3
-    w, b, alpha = ridge_gcv(x, y)
-    reference = RidgeCV(alphas=ALPHAS).fit(x, y)
-    assert alpha == reference.alpha_
-    np.testing.assert_allclose(w, reference.coef_, atol=1e-10)
-    assert b == pytest.approx(reference.intercept_)
+def test_columns_constant_to_rounding_are_left_out():
+    # A column whose spread is a float32 rounding step (MiniLM's last layer has three) must not
+    # become a unit-variance feature after standardising: the probe answers as without it.
+    states, windows = _position_states()
+    noise = np.random.default_rng(5).standard_normal(states.shape[:-1]) * 3e-8
+    with_flat = np.concatenate([states, (0.25 + noise)[..., None].astype(np.float32)], axis=-1)
+    plain = probe_layers(states, windows).scores
+    flat = probe_layers(with_flat, windows).scores
+    assert plain.r2[0] > 0.5  # the synthetic features do carry position
+    np.testing.assert_allclose(
+        flat[["r2", "mae", "control_r2"]], plain[["r2", "mae", "control_r2"]]
+    )
+    assert flat.alpha[0] == plain.alpha[0]
 
 
 _HUB_SCRIPT = """

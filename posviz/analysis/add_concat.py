@@ -14,10 +14,11 @@ This module measures that on real tables:
   varies across the vocabulary.
 * :func:`concat_hypothesis` — how much of PE's variance lives in a few directions, and how much of
   it lies inside the word embeddings' principal subspace (explained-variance overlap, and principal
-  angles between the subspaces, ``scipy.linalg.subspace_angles``; Björck & Golub 1973). A random
-  subspace of dimension ``k`` in ``d`` dimensions captures ``k/d`` of any variance: that is the
-  "independent" baseline; far below it means PE and WE avoid each other (a concatenation in
-  disguise), far above means they share directions.
+  angles between the subspaces, ``scipy.linalg.subspace_angles`` for the tables and for the
+  random-subspace control alike; Björck & Golub 1973). A random subspace of dimension ``k`` in
+  ``d`` dimensions captures ``k/d`` of any variance: that is the "independent" baseline; far below
+  it means PE and WE avoid each other (a concatenation in disguise), far above means they share
+  directions.
 """
 
 from __future__ import annotations
@@ -27,7 +28,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from posviz.analysis.evidence import Spread, random_subspace_angles, rng, spread
+from posviz.analysis.evidence import (
+    Spread,
+    principal_angles,
+    random_subspace_angles,
+    rng,
+    spread,
+)
 
 N_BASELINE = 50  # random subspace pairs behind each angle baseline
 
@@ -189,8 +196,6 @@ def concat_hypothesis(
     Raises:
         ValueError: widths differ, a table has no variance, ``fraction`` outside (0, 1].
     """
-    from scipy.linalg import subspace_angles
-
     pe, we = np.asarray(position_table, np.float64), np.asarray(word_table, np.float64)
     if pe.ndim != 2 or we.ndim != 2 or pe.shape[1] != we.shape[1]:
         raise ValueError(
@@ -202,7 +207,9 @@ def concat_hypothesis(
     k_pe, k_we = components_for(pe_explained, fraction), components_for(we_explained, fraction)
     k = min(k_pe, k_we)
     d = pe.shape[1]
-    angles = np.degrees(subspace_angles(pe_axes[:, :k], we_axes[:, :k]))[::-1]
+    # The measurement and its random-subspace control go through the same routine
+    # (scipy.linalg.subspace_angles, via posviz.analysis.evidence.principal_angles).
+    angles = principal_angles(pe_axes[:, :k], we_axes[:, :k])
     random_angles = random_subspace_angles(d, k, k, seed=0, n=N_BASELINE)
     return ConcatReport(
         d_model=d,

@@ -9,8 +9,10 @@ Hyper-parameters (the ridge penalty) are chosen by cross-validation *grouped* so
 share information (overlapping windows, the same position) never sit on both sides of a split;
 the penalty grid is relative to the data's own scale, so a table ×c gets the same answer.
 
-numpy only at import; scipy (for the t quantile) is imported lazily, inside the one function
-that needs it, to keep page start-up light.
+Which library does what: scikit-learn splits the folds (``GroupKFold``), scipy gives the t
+quantile and the principal angles (``scipy.linalg.subspace_angles``), and numpy's linear algebra
+solves ridge (:func:`ridge_path`, the one solver). numpy only at import; scipy and scikit-learn
+are imported lazily, inside the functions that need them, to keep page start-up light.
 """
 
 from __future__ import annotations
@@ -244,17 +246,20 @@ def random_table_like(matrix: np.ndarray, *, seed: int) -> np.ndarray:
 def principal_angles(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Principal angles (degrees, ascending) between the column spans of ``a`` and ``b``.
 
-    ``cos θᵢ = σᵢ(Q_aᵀ Q_b)`` with ``Q`` orthonormal bases (Björck & Golub, 1973).
+    ``scipy.linalg.subspace_angles`` (Björck & Golub, 1973, with Knyazev & Argentati's 2002
+    sine formula for small angles), in degrees and smallest first: the one routine both a
+    measurement and its random-subspace control (:func:`random_subspace_angles`) go through.
 
     Args:
-        a: ``(dim, k1)``; b: ``(dim, k2)``.
+        a: ``(dim, k1)``; b: ``(dim, k2)``, each of full column rank.
     Returns:
         ``(min(k1, k2),)`` float64 in [0, 90].
     """
-    qa, _ = np.linalg.qr(np.asarray(a, dtype=np.float64))
-    qb, _ = np.linalg.qr(np.asarray(b, dtype=np.float64))
-    cosines = np.clip(np.linalg.svd(qa.T @ qb, compute_uv=False), 0.0, 1.0)
-    return np.degrees(np.arccos(cosines))
+    # Lazy: scipy is heavy and only needed once angles are asked for.
+    from scipy.linalg import subspace_angles
+
+    radians = subspace_angles(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
+    return np.degrees(radians)[::-1]  # scipy returns them largest first
 
 
 def random_subspace_angles(dim: int, k1: int, k2: int, *, seed: int, n: int) -> np.ndarray:
@@ -289,118 +294,130 @@ def grouped_kfold(
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """K folds that never split a group: each group's rows are all in train or all in test.
 
-    Groups are shuffled (reproducibly for ``seed``) and dealt into ``n_folds`` near-equal parts.
+    scikit-learn's ``GroupKFold(shuffle=True)``: the distinct groups are shuffled (reproducibly
+    for ``seed``, through ``numpy.random.SeedSequence`` so any seed ≥ 0 works) and cut into
+    ``n_folds`` near-equal runs. With every row its own group (``groups = arange(n)``) this is
+    plain shuffled k-fold, the same folds as ``KFold(shuffle=True)`` with the same state.
 
     Returns:
         ``n_folds`` pairs ``(train_rows, test_rows)`` of sorted int indices.
     Raises:
         ValueError: fewer distinct groups than folds, or ``n_folds < 2``.
     """
+    from sklearn.model_selection import GroupKFold  # lazy: scikit-learn is slow to import
+
     labels = np.asarray(groups).ravel()
-    unique = np.unique(labels)
-    if n_folds < 2 or unique.size < n_folds:
+    distinct = np.unique(labels).size
+    if n_folds < 2 or distinct < n_folds:
         raise ValueError(
             f"Grouped {n_folds}-fold CV needs n_folds ≥ 2 and at least n_folds distinct groups; "
-            f"got {unique.size} group(s). Use fewer folds or more data."
+            f"got {distinct} group(s). Use fewer folds or more data."
         )
-    order = rng(seed).permutation(unique)
-    fold_of_group = {g: i % n_folds for i, g in enumerate(order)}
-    fold = np.array([fold_of_group[g] for g in labels])
-    rows = np.arange(labels.size)
-    return [(rows[fold != k], rows[fold == k]) for k in range(n_folds)]
+    splitter = GroupKFold(n_splits=n_folds, shuffle=True, random_state=seeds(seed, 1)[0])
+    return list(splitter.split(np.zeros((labels.size, 1)), groups=labels))
 
 
-def _ridge_path(
-    x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, alphas: Sequence[float]
-) -> np.ndarray:
-    """Test predictions of ridge (with intercept) for every relative α, from one decomposition.
+GRAM_MIN_ALPHA = 1e-6
+"""Smallest relative α that :func:`ridge_path` solves through the Gram matrix's eigenvalues."""
 
-    ``β(α) = V diag(1 / (s² + α·mean(s²))) Vᵀ X_cᵀ (y − ȳ)`` on the centred ``X_c = U S Vᵀ``
-    (the normal equations ``(X_cᵀX_c + λI) β = X_cᵀ(y − ȳ)`` in the eigenbasis of ``X_cᵀX_c``).
-    With more rows than columns ``V`` and ``s²`` come from ``eigh`` of the ``(d, d)`` Gram
-    matrix (about 5× cheaper than an SVD of the ``(n, d)`` data); otherwise from the SVD.
-    ``mean(s²) = ‖X_c‖_F² / min(n, d)`` either way.
 
-    Returns:
-        ``(len(alphas), n_test, n_targets)``.
+def _spectrum(
+    centred: np.ndarray, targets: np.ndarray, *, exact: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(s², V, Vᵀ X_cᵀ Y_c)`` for the centred rows ``X_c = U diag(s) Vᵀ`` and centred targets.
+
+    numpy's decompositions throughout, not scipy's LAPACK wrappers: numpy releases the GIL while
+    LAPACK runs, and a heavy probe runs on a server thread beside every other session (scipy's
+    ``lstsq(lapack_driver="gelsy")``, faster here, held the GIL and froze other sessions for up
+    to 17 s; ``bench/bench_heavy_probes.py``).
     """
-    x_mean, y_mean = x_train.mean(axis=0), y_train.mean(axis=0)
-    centred = x_train - x_mean
     n, d = centred.shape
-    if n > d:
+    if n > d and not exact:
+        # eigh of the (d, d) Gram matrix: about 3× cheaper than the QR + SVD below on tall data.
+        # Squaring loses precision only at eigenvalues below about ε·s_max², far under every
+        # penalty ≥ GRAM_MIN_ALPHA·mean(s²), so ridge answers do not move.
         s2, v = np.linalg.eigh(centred.T @ centred)
-        s2 = np.clip(s2, 0.0, None)  # rounding can leave tiny negative eigenvalues
+        return np.clip(s2, 0.0, None), v, v.T @ (centred.T @ targets)
+    if n > d:
+        # R of [X_c | Y_c]: its top-left block is X_c's R, its top-right block Q_xᵀ Y_c; then
+        # the SVD of the small R. LAPACK's least-squares solver (gelsd) works the same way.
+        r = np.linalg.qr(np.hstack((centred, targets)), mode="r")
+        u, s, vt = np.linalg.svd(r[:d, :d])
+        uty = u.T @ r[:d, d:]
     else:
-        _, s, vt = np.linalg.svd(centred, full_matrices=False)
-        s2, v = s**2, vt.T
-    xty = v.T @ (centred.T @ (y_train - y_mean))  # (k, t)
-    proj = (x_test - x_mean) @ v  # (n_test, k)
-    scale = float(np.sum(centred**2)) / min(n, d) or 1.0
-    out = np.empty((len(alphas), x_test.shape[0], y_train.shape[1]))
-    for i, alpha in enumerate(alphas):
-        shrink = 1.0 / (s2 + alpha * scale)
-        out[i] = proj @ (shrink[:, None] * xty) + y_mean
-    return out
+        u, s, vt = np.linalg.svd(centred, full_matrices=False)
+        uty = u.T @ targets
+    return s**2, vt.T, s[:, None] * uty
 
 
 def _as_xy(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     xa = np.asarray(x, dtype=np.float64)
     ya = np.asarray(y, dtype=np.float64)
     ya = ya[:, None] if ya.ndim == 1 else ya
-    if xa.ndim != 2 or ya.shape[0] != xa.shape[0]:
+    if xa.ndim != 2 or ya.ndim != 2 or ya.shape[0] != xa.shape[0]:
         raise ValueError(
             f"X must be (n, d) and y (n,) or (n, t) with the same n; got {xa.shape} and {ya.shape}."
         )
     return xa, ya
 
 
-def ridge_cv_errors(
-    x: np.ndarray,
-    y: np.ndarray,
-    groups: Sequence[int] | np.ndarray,
-    alphas: Sequence[float] = DEFAULT_ALPHAS,
-    *,
-    n_folds: int = 5,
-    seed: int = 0,
-    per_target: bool = False,
+def ridge_path(
+    x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, alphas: Sequence[float]
 ) -> np.ndarray:
-    """Mean squared held-out error of ridge for each relative α, over grouped folds.
+    """Ridge (with intercept) test predictions for every relative α, from one decomposition of
+    the training rows: the one linear solver of posviz's probes.
+
+    ``β(α) = V diag(1 / (s² + α·mean(s²))) Vᵀ X_cᵀ (y − ȳ)`` on the centred ``X_c = U S Vᵀ``
+    (the normal equations ``(X_cᵀX_c + λI) β = X_cᵀ(y − ȳ)`` in the eigenbasis of ``X_cᵀX_c``;
+    Hoerl & Kennard 1970), intercept ``ȳ − x̄·β`` (not penalised). The penalty is relative,
+    ``λ = α·mean(s²)`` with ``mean(s²) = ‖X_c‖_F² / min(n, d)``, so ``x × c`` gives the same
+    predictions for the same α. ``α = 0`` is ordinary least squares, the minimum-norm solution
+    when ``d ≥ n``: singular values below ``ε·max(n, d)·s_max`` count as zero, numpy's
+    ``lstsq`` cut-off (what ``sklearn.linear_model.LinearRegression`` returns).
+
+    Tall data with every ``α ≥`` :data:`GRAM_MIN_ALPHA` is decomposed through its Gram matrix;
+    otherwise by an SVD (after a QR when tall), exact enough for ``α = 0``.
 
     Returns:
-        ``(len(alphas),)`` float64 (all targets together), or ``(len(alphas), n_targets)`` with
-        ``per_target=True`` (each target's own error: the same folds, one decomposition each).
+        ``(len(alphas), n_test, n_targets)`` (a 1-D ``y_train`` is one target).
+    Raises:
+        ValueError: mismatched shapes, no α, or a negative α.
     """
-    xa, ya = _as_xy(x, y)
-    errors = np.zeros((len(alphas), ya.shape[1]))
-    for train, test in grouped_kfold(groups, n_folds, seed=seed):
-        pred = _ridge_path(xa[train], ya[train], xa[test], alphas)
-        errors += ((pred - ya[test][None]) ** 2).sum(axis=1)
-    if per_target:
-        return errors / ya.shape[0]
-    return errors.sum(axis=1) / ya.size
+    xa, ya = _as_xy(x_train, y_train)
+    if len(alphas) == 0 or min(alphas) < 0:
+        raise ValueError(f"ridge_path needs relative penalties α ≥ 0; got {list(alphas)}.")
+    x_mean, y_mean = xa.mean(axis=0), ya.mean(axis=0)
+    centred = xa - x_mean
+    n, d = centred.shape
+    s2, v, xty = _spectrum(centred, ya - y_mean, exact=min(alphas) < GRAM_MIN_ALPHA)
+    proj = (np.asarray(x_test, dtype=np.float64) - x_mean) @ v  # (n_test, k)
+    scale = float(np.sum(centred**2)) / min(n, d) or 1.0
+    rank_floor = (np.finfo(np.float64).eps * max(n, d)) ** 2 * float(s2.max(initial=0.0))
+    out = np.empty((len(alphas), proj.shape[0], ya.shape[1]))
+    for i, alpha in enumerate(alphas):
+        if alpha > 0:
+            shrink = 1.0 / (s2 + alpha * scale)
+        else:
+            shrink = np.divide(1.0, s2, out=np.zeros_like(s2), where=s2 > rank_floor)
+        out[i] = proj @ (shrink[:, None] * xty) + y_mean
+    return out
 
 
-def choose_ridge_alpha(
+def _cv_errors(
     x: np.ndarray,
     y: np.ndarray,
     groups: Sequence[int] | np.ndarray,
-    alphas: Sequence[float] = DEFAULT_ALPHAS,
+    alphas: Sequence[float],
     *,
-    n_folds: int = 5,
-    seed: int = 0,
-) -> float:
-    """The relative ridge penalty with the lowest grouped-CV error.
-
-    Folds are grouped (rows of one group — one window block, one text, one position — are never
-    split), so near-duplicate rows cannot reward a tiny penalty, which leave-one-row-out does
-    when rows overlap. α is relative to ``mean(s²)`` of the centred ``x``, so ``x × c`` chooses the
-    same α. Ties go to the larger penalty.
-    """
-    errors = ridge_cv_errors(x, y, groups, alphas, n_folds=n_folds, seed=seed)
-    best = float(errors.min())
-    # Largest α within floating noise of the best error: prefer the simpler model.
-    candidates = [a for a, e in zip(alphas, errors, strict=True) if e <= best * (1 + 1e-9)]
-    return float(max(candidates))
+    n_folds: int,
+    seed: int,
+) -> np.ndarray:
+    """Held-out mean squared error of ridge, ``(len(alphas), n_targets)``, over grouped folds."""
+    errors = np.zeros((len(alphas), y.shape[1]))
+    for train, test in grouped_kfold(groups, n_folds, seed=seed):
+        pred = ridge_path(x[train], y[train], x[test], alphas)
+        errors += ((pred - y[test][None]) ** 2).sum(axis=1)
+    return errors / y.shape[0]
 
 
 def choose_ridge_alphas(
@@ -412,45 +429,26 @@ def choose_ridge_alphas(
     n_folds: int = 5,
     seed: int = 0,
 ) -> list[float]:
-    """:func:`choose_ridge_alpha` for each column of ``y`` (``(n, t)``) on the same folds.
+    """The relative ridge penalty with the lowest grouped-CV error, one per column of ``y``.
 
-    Equal to calling :func:`choose_ridge_alpha` once per column, at the cost of one call: the
-    folds' decompositions of ``x`` are shared by every target.
+    Folds are grouped (rows of one group — one window block, one text, one position — are never
+    split), so near-duplicate rows cannot reward a tiny penalty, which leave-one-row-out does
+    when rows overlap. α is relative to ``mean(s²)`` of the centred ``x``, so ``x × c`` chooses the
+    same α. Ties go to the larger penalty. Every target is scored on the same folds, from the
+    same decompositions of ``x``.
+
+    Args:
+        y: ``(n,)`` (one target: a list of one α) or ``(n, t)``.
     """
-    errors = ridge_cv_errors(x, y, groups, alphas, n_folds=n_folds, seed=seed, per_target=True)
+    xa, ya = _as_xy(x, y)
+    errors = _cv_errors(xa, ya, groups, alphas, n_folds=n_folds, seed=seed)
     chosen = []
     for column in errors.T:
         best = float(column.min())
-        chosen.append(
-            float(max(a for a, e in zip(alphas, column, strict=True) if e <= best * (1 + 1e-9)))
-        )
+        # Largest α within floating noise of the best error: prefer the simpler model.
+        near = [a for a, e in zip(alphas, column, strict=True) if e <= best * (1 + 1e-9)]
+        chosen.append(float(max(near)))
     return chosen
-
-
-def ridge_path(
-    x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, alphas: Sequence[float]
-) -> np.ndarray:
-    """Ridge (with intercept) test predictions for every relative α in ``alphas``, from one
-    decomposition of the training rows.
-
-    Returns:
-        ``(len(alphas), n_test, n_targets)`` (a 1-D ``y_train`` is one target).
-    """
-    xa, ya = _as_xy(x_train, y_train)
-    return _ridge_path(xa, ya, np.asarray(x_test, dtype=np.float64), alphas)
-
-
-def ridge_predict(
-    x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, *, alpha: float
-) -> np.ndarray:
-    """Ridge (with intercept) fit on train, predicted on test, for one relative α.
-
-    Returns:
-        ``(n_test,)`` for a 1-D ``y_train``, else ``(n_test, n_targets)``.
-    """
-    xa, ya = _as_xy(x_train, y_train)
-    pred = _ridge_path(xa, ya, np.asarray(x_test, dtype=np.float64), [alpha])[0]
-    return pred[:, 0] if np.asarray(y_train).ndim == 1 else pred
 
 
 def nested_ridge_predictions(
@@ -466,19 +464,25 @@ def nested_ridge_predictions(
 
     Outer and inner folds are both grouped. The test rows of an outer fold never influence its α.
 
+    Args:
+        y: ``(n,)``, one target.
     Returns:
-        ``(predictions like y, [test_rows per fold], [α per fold])``.
+        ``(predictions (n,), [test_rows per fold], [α per fold])``.
     """
     xa, ya = _as_xy(x, y)
+    if ya.shape[1] != 1:
+        raise ValueError(
+            f"nested_ridge_predictions takes one target y of shape (n,); got {ya.shape}."
+        )
     labels = np.asarray(groups).ravel()
-    pred = np.empty_like(ya)
+    pred = np.empty(ya.shape[0])
     folds, chosen = [], []
     for k, (train, test) in enumerate(grouped_kfold(labels, n_folds, seed=seed)):
         inner = min(n_folds, np.unique(labels[train]).size)
-        alpha = choose_ridge_alpha(
+        (alpha,) = choose_ridge_alphas(
             xa[train], ya[train], labels[train], alphas, n_folds=inner, seed=seed + k + 1
         )
-        pred[test] = _ridge_path(xa[train], ya[train], xa[test], [alpha])[0]
+        pred[test] = ridge_path(xa[train], ya[train], xa[test], [alpha])[0, :, 0]
         folds.append(test)
         chosen.append(alpha)
-    return (pred[:, 0] if np.asarray(y).ndim == 1 else pred), folds, chosen
+    return pred, folds, chosen

@@ -12,7 +12,7 @@ scored on held-out text (the last part of the token stream, never seen in traini
 
 The ridge penalty is chosen by cross-validation *grouped by blocks of consecutive windows*:
 windows overlap (stride ≈ window/4), so leave-one-token-out CV sees near-copies of every held-out
-token's context in training and favours a tiny penalty (issue #9, item 1). Each layer's score is
+token's context in training and favours a tiny penalty. Each layer's score is
 shown with its spread over blocks of held-out windows and beside a same-procedure control: the
 position labels shuffled within each window (no position to find).
 
@@ -42,7 +42,6 @@ from posviz.analysis.evidence import (
 )
 from posviz.analysis.probes import r2_score
 
-ALPHAS = tuple(np.logspace(-2, 5, 15))  # absolute penalties of the leave-one-out ridge_gcv
 N_TEST_BLOCKS = 5  # blocks of held-out windows: the spread of each layer's score
 WINDOWS_PER_GROUP = 8  # consecutive training windows that form one CV group (overlap ≈ 4)
 Progress = Callable[[float, str], None]
@@ -168,40 +167,6 @@ def hidden_states(
     return np.concatenate(chunks, axis=1)
 
 
-def ridge_gcv(
-    x: np.ndarray, y: np.ndarray, alphas: tuple[float, ...] = ALPHAS
-) -> tuple[np.ndarray, float, float]:
-    """Ridge regression with intercept, penalty chosen by leave-one-out error (closed form).
-
-    One eigen-decomposition of the centred Gram matrix ``XᵀX`` (``(d, d)``; cheaper than an SVD of
-    the ``(n, d)`` data when ``n ≫ d``) gives every ``α``'s fit and its exact leave-one-out
-    residuals ``(y − ŷ) / (1 − h_ii)`` with ``h = diag(hat matrix)`` (Golub, Heath & Wahba 1979;
-    what ``sklearn.linear_model.RidgeCV`` computes). Returns ``(w, b, α)``.
-
-    Not used by :func:`probe_layers`: with overlapping windows, leave-one-*token*-out leaks (a
-    held-out token's context is in training) and picks too small a penalty. Kept as the reference
-    for that comparison.
-    """
-    x_mean, y_mean = x.mean(axis=0), y.mean()
-    centred = x - x_mean
-    values, vectors = np.linalg.eigh(centred.T @ centred)
-    keep = values > values.max() * 1e-12
-    s, vt = np.sqrt(values[keep]), vectors[:, keep].T
-    u = (centred @ vt.T) / s  # (n, r) left singular vectors
-    uty = u.T @ (y - y_mean)
-    u2 = u**2
-    best = (np.inf, alphas[0])
-    for alpha in alphas:
-        shrink = s**2 / (s**2 + alpha)
-        residual = (y - y_mean) - u @ (shrink * uty)
-        leverage = u2 @ shrink + 1.0 / len(y)  # + intercept's share
-        loo = float(np.mean((residual / (1.0 - leverage)) ** 2))
-        best = min(best, (loo, alpha))
-    alpha = best[1]
-    w = vt.T @ (s / (s**2 + alpha) * uty)
-    return w, float(y_mean - x_mean @ w), float(alpha)
-
-
 def train_groups(windows: Windows, *, per_group: int = WINDOWS_PER_GROUP) -> np.ndarray:
     """CV group of each training window: blocks of ``per_group`` consecutive windows.
 
@@ -236,10 +201,21 @@ def _score_layer(
     train, test = masks
     train_windows = np.nonzero(train.any(axis=1))[0]
     row_groups = np.repeat(groups[: train_windows.size], train[train_windows].sum(axis=1))
+    # Lazy: scikit-learn is slow to import.
+    from sklearn.preprocessing import StandardScaler
+
     x_train = layer_states[train].astype(np.float64)
     x_test = layer_states[test].astype(np.float64)
-    mean, std = x_train.mean(0), x_train.std(0) + 1e-6
-    x_train, x_test = (x_train - mean) / std, (x_test - mean) / std
+    # A column whose spread is below one rounding step of the layer's largest value is constant
+    # (MiniLM's last layer has three, std ≤ 6e-9); standardising would blow its rounding noise up
+    # to unit variance, a feature like any other, so it is left out.
+    step = np.finfo(layer_states.dtype).eps * float(np.abs(x_train).max(initial=0.0))
+    varying = x_train.std(axis=0) > step
+    if varying.any():
+        x_train, x_test = x_train[:, varying], x_test[:, varying]
+    # Standardised with the training tokens' statistics only: no held-out token shapes them.
+    scaler = StandardScaler().fit(x_train)
+    x_train, x_test = scaler.transform(x_train), scaler.transform(x_test)
     y_train = np.stack([target[train] for target in labels], axis=1).astype(float)
     y_test = np.stack([target[test] for target in labels], axis=1).astype(float)
     n_folds = min(5, int(np.unique(row_groups).size))

@@ -39,8 +39,10 @@ import pandas as pd
 from posviz.analysis.evidence import (
     DEFAULT_ALPHAS,
     Evidence,
-    choose_ridge_alpha,
+    choose_ridge_alphas,
+    grouped_kfold,
     random_table_like,
+    ridge_path,
     spread,
 )
 from posviz.settings import settings
@@ -150,26 +152,6 @@ def _check_matrix(matrix: np.ndarray, *, what: str = "table") -> np.ndarray:
     return matrix
 
 
-def fit_linear(x: np.ndarray, y: np.ndarray, *, alpha: float = 0.0) -> tuple[np.ndarray, float]:
-    """Least squares with an intercept: returns ``(w, b)`` minimising ``‖x·w + b − y‖² + α‖w‖²``.
-
-    ``x``: ``(n, d)``, ``y``: ``(n,)``. With ``alpha=0`` this is ordinary least squares; when
-    ``d ≥ n`` it returns the minimum-norm solution, as ``sklearn.linear_model.LinearRegression``
-    does (both centre the data, so the intercept is not shrunk).
-    """
-    x_mean, y_mean = x.mean(axis=0), y.mean()
-    xc, yc = x - x_mean, y - y_mean
-    if alpha > 0:
-        u, s, vt = np.linalg.svd(xc, full_matrices=False)
-        w = vt.T @ ((s / (s**2 + alpha)) * (u.T @ yc))
-    else:
-        # numpy's lstsq, not scipy's faster gelsy: scipy's wrapper holds the GIL for the whole
-        # solve, which froze every other session of the server for seconds (see
-        # bench/bench_heavy_probes.py); numpy's releases it.
-        w = np.linalg.lstsq(xc, yc, rcond=None)[0]
-    return w, float(y_mean - x_mean @ w)
-
-
 def r2_score(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     """``1 − Σ(y − ŷ)² / Σ(y − ȳ)²``; 0 means no better than predicting the mean, 1 is perfect."""
     ss_tot = float(((y_true - y_true.mean()) ** 2).sum())
@@ -199,23 +181,20 @@ def _fit_predict(
     alpha: float | str,
     seed: int,
 ) -> tuple[np.ndarray, float]:
-    """Predictions for ``x_test`` and the relative α used (``"cv"``: grouped CV on train only)."""
+    """Predictions for ``x_test`` and the relative α used (``"cv"``: grouped CV on train only).
+
+    One solver for every α (:func:`posviz.analysis.evidence.ridge_path`): 0 is ordinary least
+    squares (minimum-norm when the table is wider than its training rows), α > 0 ridge with the
+    penalty α·mean(s²) of the centred training rows, so a table × c gets the same answer.
+    """
     if alpha == "cv":
         groups = _blocks(y_train, n_blocks=max(2, min(N_BLOCKS, y_train.size // 2)))
-        chosen = choose_ridge_alpha(
+        (chosen,) = choose_ridge_alphas(
             x_train, y_train, groups, DEFAULT_ALPHAS, n_folds=int(groups.max()) + 1, seed=seed
         )
     else:
         chosen = float(alpha)
-    if chosen == 0.0:
-        w, b = fit_linear(x_train, y_train)
-    else:
-        # Relative penalty: α·mean(s²) of the centred training rows, so table × c is unchanged.
-        # Σ s² = ‖X_c‖_F² (no SVD needed); s has min(n, d) entries.
-        centred = x_train - x_train.mean(0)
-        scale = float(np.sum(centred**2)) / min(centred.shape)
-        w, b = fit_linear(x_train, y_train, alpha=chosen * (scale or 1.0))
-    return x_test @ w + b, chosen
+    return ridge_path(x_train, y_train, x_test, [chosen])[0, :, 0], chosen
 
 
 def probe_positions(
@@ -312,19 +291,17 @@ def _probe_kfold(
     n = matrix.shape[0]
     if not 2 <= folds <= n:
         raise ValueError(f"folds={folds} must be between 2 and the number of rows ({n}).")
-    order = np.random.default_rng(seed).permutation(n)
     predictions = np.empty(n)
     n_train = n
     chosen, fold_rows = [], []
-    for k, held_out in enumerate(np.array_split(order, folds)):
-        keep = np.ones(n, dtype=bool)
-        keep[held_out] = False
+    # Every row its own group: plain shuffled k-fold (scikit-learn's splitter, seeded).
+    for k, (keep, held_out) in enumerate(grouped_kfold(np.arange(n), folds, seed=seed)):
         predictions[held_out], a = _fit_predict(
             matrix[keep], labels[keep], matrix[held_out], alpha=alpha, seed=seed + k
         )
         chosen.append(a)
         fold_rows.append(held_out)
-        n_train = min(n_train, int(keep.sum()))
+        n_train = min(n_train, int(keep.size))
     result = _result(
         labels, predictions, protocol=f"{folds}-fold CV", n_train=n_train, rounded=rounded
     )
@@ -369,7 +346,10 @@ def _order_error(
     max_iter: int,
 ) -> float | None:
     """Test error of standardised logistic regression on ``[PE[i], PE[j]] → j > i``."""
-    from sklearn.linear_model import LogisticRegression  # lazy: sklearn is slow to import
+    # Lazy: scikit-learn is slow to import.
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
 
     def features(pairs: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         return np.hstack((matrix[pairs[0]], matrix[pairs[1]])), pairs[1] > pairs[0]
@@ -378,12 +358,11 @@ def _order_error(
     x_test, y_test = features(test_pairs)
     if y_train.all() or not y_train.any() or y_test.size == 0:
         return None  # a degenerate fold; too few pairs to fit both classes
-    # Standardise with the training pairs' statistics: the L2 penalty then sees unit-free
-    # features, so a table × c gets the same answer (issue #9, item 2).
-    mean, std = x_train.mean(axis=0), x_train.std(axis=0)
-    std[std == 0] = 1.0
-    model = LogisticRegression(max_iter=max_iter).fit((x_train - mean) / std, y_train)
-    return float((model.predict((x_test - mean) / std) != y_test).mean())
+    # The scaler is fitted on the training pairs only (inside the pipeline): the L2 penalty then
+    # sees unit-free features, so a table × c gets the same answer, and no test pair leaks in.
+    model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=max_iter))
+    model.fit(x_train, y_train)
+    return float((model.predict(x_test) != y_test).mean())
 
 
 def probe_relative_order(
@@ -427,13 +406,16 @@ def probe_relative_order(
         raise ValueError(f"n_pairs={n_pairs} must be between folds ({folds}) and n² ({n * n}).")
     if hold_out not in RELATIVE_PROTOCOLS:
         raise ValueError(f"hold_out={hold_out!r} is not one of {', '.join(RELATIVE_PROTOCOLS)}.")
+    if hold_out == "positions" and folds > n:
+        raise ValueError(
+            f"folds={folds} is more than the table's {n} positions; holding out positions needs "
+            "at least one position per fold. Use fewer folds."
+        )
     generator = np.random.default_rng(seed)
     errors = []
     if hold_out == "pairs":
         first, second = _pairs(np.arange(n), n_pairs, generator)
-        for held_out in np.array_split(generator.permutation(first.size), folds):
-            keep = np.ones(first.size, dtype=bool)
-            keep[held_out] = False
+        for keep, held_out in grouped_kfold(np.arange(first.size), folds, seed=seed):
             error = _order_error(
                 matrix,
                 (first[keep], second[keep]),
@@ -443,13 +425,13 @@ def probe_relative_order(
             if error is not None:
                 errors.append(error)
     else:
-        for held_out in np.array_split(generator.permutation(n), folds):
-            keep = np.setdiff1d(np.arange(n), held_out)
+        # Folds of positions (each position its own group), then pairs within each side.
+        for keep, held_out in grouped_kfold(np.arange(n), folds, seed=seed):
             n_test = max(1, n_pairs // folds)
             error = _order_error(
                 matrix,
                 _pairs(keep, n_pairs - n_test, generator),
-                _pairs(np.sort(held_out), n_test, generator),
+                _pairs(held_out, n_test, generator),
                 max_iter=max_iter,
             )
             if error is not None:
