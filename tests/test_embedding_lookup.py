@@ -43,7 +43,7 @@ def test_training_moves_only_used_learned_rows():
 
 @pytest.mark.parametrize("used", [(0, 2, 4), (1, 1, 5)])
 def test_first_sgd_step_matches_the_gradient_formula(used):
-    # Issue #9 item 7: one SGD step on L = mean_i (w·(E[p_i] + S[p_i]) + 2b − t_i)² changes a
+    # One SGD step on L = mean_i (w·(E[p_i] + S[p_i]) + 2b − t_i)² changes a
     # looked-up row by −lr·(2/k)·Σ_{i: p_i = p} r_i·w (r = residual), every other row by 0.
     # A repeated position gets the sum of its gradients. Computed here in float64 from the
     # initial weights; a wrong lr, a frozen table or a leaking gradient fails it.

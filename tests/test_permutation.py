@@ -73,7 +73,7 @@ def test_bad_sentences(tiny, a, b, message):
 
 
 def test_mismatch_names_the_words_not_token_ids(tiny):
-    # #13 item 6: the message used to list token ids ("only in B: [4937]").
+    # The message used to list token ids ("only in B: [4937]").
     model, tokenizer = tiny
     with pytest.raises(ValueError) as caught:
         permutation_test(model, tokenizer, "the dog sat", "the cat sat")

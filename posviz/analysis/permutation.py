@@ -183,7 +183,7 @@ def permutation_test(
     ids_a, ids_b = tokenize_pair(tokenizer, sentence_a, sentence_b, special_tokens=special_tokens)
     tokens_a = tuple(tokenizer.convert_ids_to_tokens(ids_a))
     tokens_b = tuple(tokenizer.convert_ids_to_tokens(ids_b))
-    # Matched on the word pieces (one per id), so a mismatch names words, not token ids (#13.6).
+    # Matched on the word pieces (one per id), so a mismatch names words, not token ids.
     permutation = match_permutation(list(tokens_a), list(tokens_b))
     outputs: dict[bool, tuple[np.ndarray, np.ndarray]] = {}
     with torch.inference_mode():
