@@ -215,6 +215,31 @@ def test_lab_trains_it_as_a_rotary_mechanism_with_gemma4s_p():
     assert family("p_rope").module == p_rope.__name__
 
 
+def test_the_lab_model_trains_it_with_no_lab_edit():
+    pytest.importorskip("torch")
+    from posviz.lab.config import LabConfig, ModelConfig
+    from posviz.lab.model import LabModel, Member
+    from posviz.lab.train import Arm, train_arms
+
+    members = [
+        Member(ModelConfig(kind="decoder", scheme=s), seed=0, rows=8, n_in=20)
+        for s in ("rope", "p_rope")
+    ]
+    model = LabModel(members, n_out=20, width=32, heads=2, layers=1)
+    np.testing.assert_allclose(model.inv_freq[0].numpy(), default_inv_freq(16), rtol=1e-6)
+    np.testing.assert_allclose(model.inv_freq[1].numpy(), lab_mechanism("p_rope").inv_freq(16))
+    assert not model.inv_freq[1, 2:].any()  # 6 of 8 pairs never rotate
+    assert (model.tok[0] == model.tok[1]).all()  # same seed, same start: only θ differs
+    config = LabConfig(
+        task="kback", min_len=8, max_len=8, eval_lengths=(8,), width=32, heads=2, layers=1,
+        seeds=2, steps=3, batch=8,
+    )  # fmt: skip
+    arm = Arm("p_rope", ModelConfig(kind="decoder", scheme="p_rope"), config)
+    out = train_arms([arm], steps=3, checkpoints=[0, 3])["p_rope"]
+    assert out.losses.shape == (2, 3) and np.isfinite(out.losses).all()
+    assert out.heldout[8].accuracy.shape == (2, 2)
+
+
 # --- the page -----------------------------------------------------------------------------------
 
 
