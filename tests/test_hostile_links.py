@@ -15,6 +15,7 @@ import html
 import re
 import unicodedata
 
+import numpy as np
 import pytest
 from conftest import app_test, assert_no_exception
 from markdown_it import MarkdownIt
@@ -284,3 +285,78 @@ def test_crafted_link_renders_no_link_or_image(spec, name, monkeypatch, tmp_path
         assert_no_exception(at)
         assert at.title, f"{spec.url_path}: the page stopped before its title"
         assert not page_hostile_targets(at), (spec.url_path, query, page_hostile_targets(at))
+
+
+#: file names an attacker can give a table (no "/" in a name, so no "https://"); loaded through
+#: the local profile's "path on the server" source, whose label is the file name.
+HOSTILE_FILE_NAMES = (
+    f"www.{HOST}.npy",
+    f"me@{HOST}.npy",
+    f"[Log in](www.{HOST}) ![p](www.{HOST}).npy",
+    f"<a href='www.{HOST}'>x<:a>.npy",
+)
+
+
+#: page url_path -> the echo path that still shows a file name unescaped (xfail, strict).
+KNOWN_FILE_NAME_FAILURES: dict[str, str] = {
+    "probing": "pages/probing.py: st.error(f'{table.label} has {n} positions…') without safe_md",
+}
+
+
+def _file_name_cases():
+    return [
+        pytest.param(
+            spec,
+            id=spec.url_path,
+            marks=[pytest.mark.xfail(strict=True, reason=KNOWN_FILE_NAME_FAILURES[spec.url_path])]
+            if spec.url_path in KNOWN_FILE_NAME_FAILURES
+            else [],
+        )
+        for spec in _pages()
+    ]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spec", _file_name_cases())
+def test_hostile_file_names_render_no_link_or_image(spec, monkeypatch, tmp_path):
+    """A table whose file name is a link: every page that shows a table's label shows it inert.
+    Three rows, so pages that need more (probing) or a patch grid (ViT) quote the label in an error.
+    """
+    sources = [key for key in _url_keys(spec.path) if key.endswith("_src")]
+    if not sources:
+        pytest.skip(f"{spec.url_path} picks no table")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    table = np.arange(12, dtype=np.float32).reshape(3, 4)
+    for name in HOSTILE_FILE_NAMES:
+        np.save(tmp_path / name, table)
+        query = {key: "path" for key in sources}
+        query |= {f"{key.removesuffix('_src')}_path": str(tmp_path / name) for key in sources}
+        at = app_test(spec.path, query=query, timeout=400)
+        assert_no_exception(at)
+        assert not page_hostile_targets(at), (spec.url_path, name, page_hostile_targets(at))
+
+
+# --- what messages reveal to a visitor of the hosted profile ----------------------------------
+
+
+def test_hosted_messages_hide_server_paths_and_host(monkeypatch, tmp_path):
+    cache = tmp_path / "hf cache"  # a space inside: known directories are matched whole
+    monkeypatch.setenv("HF_HOME", str(cache))
+    monkeypatch.setenv("POSVIZ_LAB_DIR", str(tmp_path / "lab"))
+    monkeypatch.setattr("socket.gethostname", lambda: "3f9a1c2b7d4e")
+    message = (
+        f"Could not store org/name/model.safetensors in the cache at {cache}/posviz-ranges/x "
+        f"(no space); lock {tmp_path / 'lab'}/.lock on 3f9a1c2b7d4e; '/srv/other/file.npy'. "
+        "See https://huggingface.co/org/name, the /sinusoidal page, sin/cos and 1/2."
+    )
+    monkeypatch.setenv("POSVIZ_HOSTED", "0")
+    assert str(cache) in safe_md(message, max_len=1000)  # a local user sees where to look
+    monkeypatch.setenv("POSVIZ_HOSTED", "1")
+    shown = safe_md(message, max_len=1000).replace("\\", "").replace("\u2060", "")
+    for secret in (str(tmp_path), "hf cache", "posviz-ranges", "3f9a1c2b7d4e", "/srv/other"):
+        assert secret not in shown, shown
+    assert shown.count("(server path)") == 3 and "(server)" in shown
+    for kept in ("org/name/model.safetensors", "https://huggingface.co/org/name", "/sinusoidal"):
+        assert kept in shown
+    assert "sin/cos and 1/2" in shown

@@ -13,12 +13,24 @@ again. :func:`safe_md` therefore puts an invisible WORD JOINER (U+2060) inside e
 (after the colon of ``://``, between ``www`` and ``.``, before ``@``): the text reads and wraps
 the same, the pattern no longer matches. ``tests/test_hostile_links_browser.py`` checks what
 Chromium really draws.
+
+On the hosted profile (``POSVIZ_HOSTED=1``) the same helper also hides what a visitor has no
+business seeing in a message: this server's directories (caches, the lab store, the app, home,
+temp, Python) and its host name (a container's host name is its id) become "(server path)" and
+"(server)". A local user still sees full paths, which is what they need to fix a local problem.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import socket
+import sys
+import tempfile
 import unicodedata
+from pathlib import Path
+
+from posviz.settings import settings
 
 #: Characters that can start markup anywhere in a line: emphasis, code, links/images, HTML,
 #: entities, Streamlit's ``:directives:``/``:material/…:`` icons, ``$`` maths and tables.
@@ -35,6 +47,15 @@ _JOINER = "\u2060"
 #: where a joiner goes: between a colon and "//", between "www" and ".", before every "@".
 _AUTOLINK_SEAMS = re.compile(r"(?i)(?<=:)(?=//)|(?<=www)(?=\.)|(?=@)")
 _AT_LINE_START = frozenset("-.+=>#")
+#: what replaces a server directory (and whatever follows it up to a space or quote) in a
+#: message on the hosted profile.
+SERVER_PATH = "(server path)"
+SERVER_HOST = "(server)"
+#: environment variables naming directories a message may quote (caches, the lab store).
+_DIR_VARIABLES = ("HF_HOME", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "XDG_CACHE_HOME")
+#: an absolute path of two or more parts not preceded by a word, ":" or "/" (so "https://a/b",
+#: "sin/cos" and "1/2" stay), ending before a space, a quote or a closing bracket.
+_ABSOLUTE_PATH = re.compile(r"(?<![\w:/.~])/(?:[^\s/'\"`()\[\]]+/)+[^\s'\"`()\[\]]*")
 _ELLIPSIS = "…"
 
 
@@ -76,12 +97,36 @@ def _block_safe(text: str) -> str:
     return text
 
 
+def _server_dirs() -> list[str]:
+    """This server's directories that messages may name, longest first."""
+    dirs = [os.environ.get(name, "") for name in (*_DIR_VARIABLES, "POSVIZ_LAB_DIR")]
+    dirs += [str(Path.home()), tempfile.gettempdir(), sys.prefix, sys.base_prefix, os.getcwd()]
+    dirs.append(str(Path(__file__).resolve().parents[2]))  # the app's own files
+    return sorted({d.rstrip("/") for d in dirs if len(d.rstrip("/")) > 1}, key=len, reverse=True)
+
+
+def hide_server_details(text: str) -> str:
+    """``text`` without this server's paths and host name (see the module docstring).
+
+    Known server directories go first (they may hold spaces), then any other absolute path of
+    two or more parts; URLs, hub ids (``org/name``) and page paths (``/sinusoidal``) stay.
+    """
+    for folder in _server_dirs():
+        text = re.sub(re.escape(folder) + r"(?:/[^\s'\"`()\[\]]*)?", SERVER_PATH, text)
+    text = _ABSOLUTE_PATH.sub(SERVER_PATH, text)
+    host = socket.gethostname()
+    if len(host) > 2:
+        text = re.sub(rf"(?<![\w.-]){re.escape(host)}(?![\w-])", SERVER_HOST, text)
+    return text
+
+
 def safe_md(text: str, *, max_len: int = 80) -> str:
     """``text`` escaped to render literally in Markdown, cut to ``max_len`` characters with a note.
 
     Markup characters get a backslash (CommonMark §2.4, backslash escapes); GFM's autolinks
     (bare URLs, ``www.`` hosts, e-mail addresses) get an invisible U+2060 inside; line breaks
-    become spaces; control and format characters become U+FFFD. Text longer than
+    become spaces; control and format characters become U+FFFD. On the hosted profile, server
+    paths and the host name are hidden first (:func:`hide_server_details`). Text longer than
     ``max_len`` keeps its first ``max_len`` characters, then ``…`` and ``(cut: N characters)``.
     Do not put the result inside backticks: code spans show backslashes literally.
 
@@ -90,6 +135,8 @@ def safe_md(text: str, *, max_len: int = 80) -> str:
     if max_len < 1:
         raise ValueError(f"max_len={max_len} is below 1; pass at least 1 character to keep.")
     text = str(text)
+    if settings().hosted:
+        text = hide_server_details(text)
     cut = len(text) > max_len
     kept = text[:max_len] if cut else text
     chars = ["\\" + c if _starts_markup(kept, i) else _visible(c) for i, c in enumerate(kept)]
