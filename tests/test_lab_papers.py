@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pytest
@@ -13,6 +13,7 @@ import pytest
 from posviz.analysis.difference import paired_difference
 from posviz.lab.bounds import position_blind_ceiling
 from posviz.lab.config import BIDIRECTIONAL_TASKS, CAUSAL_TASKS
+from posviz.lab.emergence import position_probe_by_layer
 from posviz.lab.papers import (
     AGREES,
     COMPETITIVE_RATIO,
@@ -255,3 +256,20 @@ def test_position_accuracy_leaves_undefined_positions_out() -> None:
     np.testing.assert_allclose(position_accuracy(per, start=3), [0.0, 1.0])
     assert np.isnan(position_accuracy(per, start=0, stop=2)).all()
     np.testing.assert_allclose(at_last_checkpoint(np.array([[1.0, 2.0], [3.0, 4.0]])), [2.0, 4.0])
+
+
+def test_a_real_run_of_the_engine_feeds_the_judge_and_the_layer_probe() -> None:
+    from posviz.lab.train import Arm, train_arms  # lazy: torch, for this test only
+
+    arms = [
+        Arm(a.id, a.model, replace(a.config, width=8, heads=2, seeds=2, eval_batch=8))
+        for a in HAVIV_2022.arms
+    ]
+    trained = train_arms(arms, steps=2, checkpoints=[0, 2])
+    values = card_values(HAVIV_2022, {arm_id: out.heldout for arm_id, out in trained.items()})
+    assert all(v["loss"].shape == (2,) for v in values.values())
+    outcome = HAVIV_2022.check(values)  # two steps: the masked LM cannot use positions yet
+    assert outcome.verdict == NOT_JUDGED and "under-trained" in outcome.reason
+    layers = trained.hidden_states("lm_nope", 64, 8)
+    probe = position_probe_by_layer(layers)
+    assert len(probe.layers) == len(layers) == 3 and probe.length == 64
