@@ -154,6 +154,18 @@ def _array_index(node: ast.Subscript) -> bool:
     return False
 
 
+def _builds_sequence(node: ast.expr) -> bool:
+    """A list, tuple or text (``[…]``, ``list(…)[:k]``, an f-string): ``+=`` of it collects
+    widgets or words, not numbers."""
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        return node.func.id in ("list", "tuple", "str")
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    return isinstance(node, ast.List | ast.ListComp | ast.Tuple | ast.JoinedStr)
+
+
 def _call_offence(node: ast.Call, aliases: dict[str, set[str]]) -> str | None:
     func = node.func
     if not isinstance(func, ast.Attribute):
@@ -183,7 +195,8 @@ def ui_math(path: Path) -> list[str]:
     ``.mean()``, ``.astype()``, ``.quantile()`` … :data:`UI_NUMERIC_METHODS`); (4) the ``@``
     operator; (5) array indexing (a slice with a step, or an index tuple holding a slice,
     ``...``, ``None`` or a negative number); (6) a loop or comprehension over ``range(…)``;
-    (7) an augmented arithmetic assignment (``x += …``) inside a loop.
+    (7) an augmented arithmetic assignment (``x += …``) inside a loop, unless it adds a list,
+    tuple or text.
     Arithmetic on plain Python numbers (``n - 1``, ``min(n, 16)``, a cache's byte count with
     builtin ``sum``) is layout or bookkeeping and allowed.
     """
@@ -211,7 +224,11 @@ def ui_math(path: Path) -> list[str]:
             offend(node.iter, "loop over numbers")
         if isinstance(node, loops):
             for inner in ast.walk(node):
-                if isinstance(inner, ast.AugAssign) and isinstance(inner.op, ARITHMETIC):
+                if (
+                    isinstance(inner, ast.AugAssign)
+                    and isinstance(inner.op, ARITHMETIC)
+                    and not _builds_sequence(inner.value)
+                ):
                     offend(inner, "accumulates in a loop")
     return sorted(set(found))
 
@@ -253,6 +270,7 @@ def test_ui_math_check_finds_each_kind_of_math(tmp_path: Path) -> None:
         "ok = math.isfinite(k)\nrows = jobs[(root, run_id)]\nfirst = m[:rows]\n"
         "f: Callable[[int], None] = g\nt: tuple[int, ...] = ()\n"
         "for i, item in enumerate(items):\n    st.write(item)\n"
+        "for row in rows:\n    cells += list(st.columns(3))[: len(row)]\n    text += f'{row}'\n"
     )
     path = tmp_path / "layout.py"
     path.write_text(layout)
