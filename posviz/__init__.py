@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # what IDEs and type checkers see; at run time names load on 
     from posviz.charts.heatmap import heatmap_chart
     from posviz.charts.lines import dimensions_chart
     from posviz.encodings.alibi import alibi_bias, alibi_slopes
+    from posviz.encodings.families import FAMILIES, family, parse_config
     from posviz.encodings.model_config import rope_config_from_dict
     from posviz.encodings.rope import (
         rope_attention_factor,
@@ -109,10 +110,14 @@ _EXPORTS: dict[str, str] = {
     "t5_relative_bucket": "posviz.encodings.t5",
     "t5_bias_matrix": "posviz.encodings.t5",
     "rope_config_from_dict": "posviz.encodings.model_config",
+    "parse_config": "posviz.encodings.families",
+    "family": "posviz.encodings.families",
+    "FAMILIES": "posviz.encodings.families",
     "patch_similarity_grid": "posviz.analysis.vit",
 }
 
 __all__ = [  # every public name; a test checks it equals _EXPORTS and that each one resolves
+    "FAMILIES",
     "SINUSOID_LAYOUTS",
     "PositionTable",
     "alibi_bias",
@@ -122,6 +127,7 @@ __all__ = [  # every public name; a test checks it equals _EXPORTS and that each
     "dimension_variance",
     "dimensions_chart",
     "dot_product_matrix",
+    "family",
     "fetch_config",
     "heatmap_chart",
     "layer_position_probe",
@@ -130,6 +136,7 @@ __all__ = [  # every public name; a test checks it equals _EXPORTS and that each
     "load_table",
     "lookup_vs_onehot",
     "pair_columns",
+    "parse_config",
     "patch_similarity_grid",
     "pca",
     "permutation_test",
