@@ -1,21 +1,43 @@
-"""A process-wide pool of slots for heavy work (lab training, large probes), first come first
-served.
+"""Heavy work (lab training, large probes): a slot pool, one computation per key, and claims
+shared by replicas. stdlib only.
 
 ``with job_slot("lab"):`` blocks until one of ``posviz.settings.settings().max_jobs`` slots is free.
 Waiters are served in arrival order (a ticket queue under one condition variable); while waiting,
 ``on_wait(position)`` is called about every 0.2 s (1 = next in line) so a page can show the queue,
 and ``should_stop()`` is polled so a user who leaves (or presses Stop) leaves the queue at once
-with :class:`JobCancelled`. stdlib only.
+with :class:`JobCancelled`.
+
+``single_flight(key, compute)`` runs ``compute`` once per key at a time in this process: a second
+session asking for a result being computed waits for it (seeing the computation's queue place)
+instead of computing it again.
+
+``with claim(directory, key):`` does the same across processes and hosts that share a directory
+(the lab store of several replicas): a lock file with the holder's host, pid and a heartbeat, so
+a killed replica's claim is taken over instead of blocking the key forever.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import fcntl
+import json
+import logging
+import os
+import re
+import socket
 import threading
+import time
+import uuid
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
 
 from posviz.settings import settings
+
+T = TypeVar("T")
 
 POLL_SECONDS = 0.2
 
@@ -68,6 +90,7 @@ def job_slot(
                     _running[ticket] = kind
                     _lock.notify_all()
                     break
+            _report(position + 1)
             if should_stop is not None and should_stop():
                 raise JobCancelled(f"{kind} job left the queue at position {position + 1}.")
             if on_wait is not None:
@@ -80,9 +103,363 @@ def job_slot(
                 _queue.remove(ticket)
                 _lock.notify_all()
         raise
+    _report(0)
     try:
         yield
     finally:
         with _lock:
             _running.pop(ticket, None)
             _lock.notify_all()
+
+
+# --------------------------------------------------------------------------- reporting a wait
+#
+# A computation that waits for a job slot tells whoever waits *for it* where it stands: job_slot
+# reports its queue place (and 0 once it runs) to every reporter the calling thread registered
+# (a single flight's leader, a claim's holder), so callers need no extra plumbing.
+
+_reporters = threading.local()
+
+
+@contextmanager
+def _reporting(report: Callable[[int], None]) -> Iterator[None]:
+    stack: list[Callable[[int], None]] = _reporters.__dict__.setdefault("stack", [])
+    stack.append(report)
+    try:
+        yield
+    finally:
+        stack.remove(report)
+
+
+def _report(position: int) -> None:
+    for report in list(getattr(_reporters, "stack", ())):
+        report(position)
+
+
+# --------------------------------------------------------------------------- single flight
+
+
+@dataclass
+class _Flight:
+    """One computation in progress; guarded by ``_flights_cond``."""
+
+    position: int = 0  # the leader's place in the job queue; 0 = not queued (starting/running)
+    followers: int = 0  # callers waiting for this computation
+    leaderless: bool = False  # the leader left (``retry_on``): the next follower computes
+    finished: bool = False
+    value: Any = None
+    error: BaseException | None = None
+
+    def report(self, position: int) -> None:
+        self.position = position
+
+
+_flights: dict[Hashable, _Flight] = {}
+_flights_cond = threading.Condition()
+
+
+def flights_waiting(key: Hashable) -> int:
+    """Callers waiting for the computation of ``key`` now (0 when none runs)."""
+    with _flights_cond:
+        flight = _flights.get(key)
+        return flight.followers if flight is not None else 0
+
+
+def single_flight(
+    key: Hashable,
+    compute: Callable[[], T],
+    *,
+    on_wait: Callable[[int], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    retry_on: tuple[type[BaseException], ...] = (JobCancelled,),
+) -> T:
+    """``compute()`` once per ``key`` at a time in this process: a caller that finds ``key``
+    being computed waits for that result instead of computing it again.
+
+    While waiting, ``on_wait(position)`` is called about every :data:`POLL_SECONDS`: ``position``
+    is the running computation's place in the job queue (1 = next; reported by
+    :func:`job_slot` inside ``compute``), or 0 when it is not queued (it is being computed).
+    ``should_stop()`` is polled: a waiter that leaves gets :class:`JobCancelled`; the
+    computation goes on for the others. When the computation ends with an exception, every
+    waiter gets the same exception, except for ``retry_on`` (its caller left): then one waiter
+    computes it in its place and the others wait for that one.
+
+    Cache the result yourself (the flight only lives while ``compute`` runs).
+    """
+    with _flights_cond:
+        flight = _flights.get(key)
+        lead = flight is None
+        if flight is None:
+            flight = _flights[key] = _Flight()
+        else:
+            flight.followers += 1
+    while not lead:
+        lead = _follow(key, flight, on_wait, should_stop)
+        if not lead:
+            if flight.error is not None:
+                raise flight.error
+            return flight.value
+    try:
+        with _reporting(flight.report):
+            value = compute()
+    except retry_on:
+        with _flights_cond:
+            flight.position, flight.leaderless = 0, True
+            if not flight.followers:
+                del _flights[key]
+            _flights_cond.notify_all()
+        raise
+    except BaseException as error:
+        _finish(key, flight, error=error)
+        raise
+    _finish(key, flight, value=value)
+    return value
+
+
+def _finish(key: Hashable, flight: _Flight, *, value: Any = None, error: Any = None) -> None:
+    with _flights_cond:
+        flight.value, flight.error, flight.finished = value, error, True
+        del _flights[key]
+        _flights_cond.notify_all()
+
+
+def _follow(
+    key: Hashable,
+    flight: _Flight,
+    on_wait: Callable[[int], None] | None,
+    should_stop: Callable[[], bool] | None,
+) -> bool:
+    """Wait until ``flight`` finishes (False) or needs a new leader, which is us (True)."""
+    while True:
+        with _flights_cond:
+            if flight.finished or flight.leaderless:
+                flight.followers -= 1
+                if flight.leaderless:
+                    flight.leaderless = False
+                    return True
+                return False
+            position = flight.position
+        if should_stop is not None and should_stop():
+            with _flights_cond:
+                flight.followers -= 1
+                if flight.leaderless and not flight.followers:
+                    _flights.pop(key, None)  # nobody left to compute it
+            raise JobCancelled("Left while waiting for the same computation.")
+        if on_wait is not None:
+            on_wait(position)
+        with _flights_cond:
+            if not (flight.finished or flight.leaderless):
+                _flights_cond.wait(POLL_SECONDS)
+
+
+# ------------------------------------------------------------------ claims across processes
+
+#: seconds between a claim holder's heartbeats (the claim file's modification time).
+CLAIM_HEARTBEAT_S = 2.0
+#: a claim whose heartbeat is older than this is stale (its holder froze or its host died).
+CLAIM_STALE_S = 30.0
+#: how often a process waiting for another's claim looks again (a shared volume may be NFS).
+CLAIM_POLL_S = 0.5
+#: the claims log (one line per claim, take-over and release) is rotated past this size.
+CLAIM_LOG_BYTES = 256 * 1024
+_CLAIM_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
+_log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ClaimHolder:
+    """Who holds a claim: written into the claim file as JSON."""
+
+    token: str
+    host: str
+    pid: int
+    since: float  # seconds since the epoch
+    position: int = 0  # the holder's place in its job queue; 0 = not queued (running)
+
+    def to_json(self) -> bytes:
+        return json.dumps(dataclasses.asdict(self)).encode()
+
+
+def _read_holder(path: Path) -> ClaimHolder | None:
+    """The claim in ``path``; None when there is none. An unreadable file counts as a holder
+    with no known process, so it becomes stale by its age alone."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    try:
+        fields = json.loads(data)
+        return ClaimHolder(
+            token=str(fields["token"]),
+            host=str(fields["host"]),
+            pid=int(fields["pid"]),
+            since=float(fields["since"]),
+            position=int(fields.get("position", 0)),
+        )
+    except (ValueError, KeyError, TypeError):
+        return ClaimHolder(token="", host="", pid=0, since=0.0)
+
+
+def _process_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process: alive
+    return True
+
+
+def _claim_stale(path: Path, holder: ClaimHolder, stale_after: float) -> str:
+    """Why ``holder``'s claim no longer holds ("" while it does)."""
+    try:
+        age = time.time() - path.stat().st_mtime
+    except FileNotFoundError:
+        return "released"
+    if holder.host == socket.gethostname() and not _process_alive(holder.pid):
+        return f"process {holder.pid} is gone"
+    if age > stale_after:
+        return f"no heartbeat for {age:.0f} s"
+    return ""
+
+
+@contextmanager
+def _directory_lock(directory: Path) -> Iterator[None]:
+    """Serialise claim decisions on one directory across processes (``fcntl.flock``)."""
+    with open(directory / ".claims.lock", "a+b") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def _write_claim(path: Path, holder: ClaimHolder) -> None:
+    temporary = path.with_name(f".{path.name}.{holder.token}")
+    temporary.write_bytes(holder.to_json())
+    os.replace(temporary, path)
+
+
+def _claims_log(directory: Path, line: str) -> None:
+    """Append one line to ``<directory>/claims.log`` (rotated to ``claims.log.1``)."""
+    log = directory / "claims.log"
+    try:
+        if log.exists() and log.stat().st_size > CLAIM_LOG_BYTES:
+            os.replace(log, directory / "claims.log.1")
+        with open(log, "a", encoding="utf-8") as handle:
+            handle.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {line}\n")
+    except OSError as error:  # the log is for operators; a full disk must not stop a run
+        _log.warning("could not write %s: %s", log, error)
+
+
+class Claim:
+    """A held claim: :meth:`beat` and :meth:`report` keep it alive and tell waiters its state."""
+
+    def __init__(self, directory: Path, key: str, holder: ClaimHolder) -> None:
+        self.directory, self.key, self.holder = directory, key, holder
+        self.path = directory / f"{key}.claim"
+        self.lost = threading.Event()  # set when another process took the claim over
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._heartbeat, name=f"posviz-claim-{key[:16]}", daemon=True
+        )
+
+    def _ours(self) -> bool:
+        holder = _read_holder(self.path)
+        return holder is not None and holder.token == self.holder.token
+
+    def _heartbeat(self) -> None:
+        while not self._stop.wait(self.heartbeat_s):
+            try:
+                with _directory_lock(self.directory):
+                    if not self._ours():
+                        self.lost.set()
+                        _log.warning("claim on %s was taken over by another process", self.key)
+                        return
+                    os.utime(self.path)
+            except OSError as error:
+                _log.warning("heartbeat of claim %s failed: %s", self.key, error)
+
+    def report(self, position: int) -> None:
+        """Publish the holder's queue place (0 = running) for processes waiting on the claim."""
+        if position == self.holder.position or self.lost.is_set():
+            return
+        self.holder = dataclasses.replace(self.holder, position=position)
+        with _directory_lock(self.directory):
+            if self._ours():
+                _write_claim(self.path, self.holder)
+
+    def start(self, heartbeat_s: float) -> None:
+        self.heartbeat_s = heartbeat_s
+        self._thread.start()
+
+    def release(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        with _directory_lock(self.directory):
+            if self._ours():
+                self.path.unlink()
+                _claims_log(self.directory, f"released {self.key} {self._who()}")
+
+    def _who(self) -> str:
+        return f"host={self.holder.host} pid={self.holder.pid}"
+
+
+@contextmanager
+def claim(
+    directory: Path,
+    key: str,
+    *,
+    on_wait: Callable[[int], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    stale_after: float = CLAIM_STALE_S,
+    heartbeat_s: float = CLAIM_HEARTBEAT_S,
+) -> Iterator[Claim]:
+    """Hold ``key`` in ``directory`` (shared by every replica) for the ``with`` block.
+
+    One process at a time holds a key: the others wait, polling every :data:`CLAIM_POLL_S`
+    seconds, until the holder releases it (then the next one takes it: check for the result
+    first, the holder usually left it in a shared store). The claim is the file
+    ``<directory>/<key>.claim`` (JSON: host, pid, start, queue place), created and taken over
+    under ``fcntl.flock`` on ``<directory>/.claims.lock``; the holder touches it every
+    ``heartbeat_s``. A dead holder cannot keep it: a waiter on the same host takes it over as
+    soon as the holder's pid is gone; any waiter takes it over once the heartbeat is older than
+    ``stale_after`` (a killed container, a lost host). ``<directory>/claims.log`` records every
+    claim, take-over and release. Inside the block, :func:`job_slot` publishes the holder's queue
+    place; waiters get it as ``on_wait(position)`` (0 = the holder is computing).
+
+    Raises:
+        ValueError: ``key`` is not 1-100 letters, digits, ``_``, ``.`` or ``-``.
+        JobCancelled: ``should_stop()`` turned true while waiting.
+    """
+    if not _CLAIM_KEY.match(key):
+        raise ValueError(f"claim key {key!r} must be 1-100 letters, digits, _ . or -.")
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{key}.claim"
+    me = ClaimHolder(uuid.uuid4().hex, socket.gethostname(), os.getpid(), time.time())
+    while True:
+        with _directory_lock(directory):
+            holder = _read_holder(path)
+            why = "" if holder is None else _claim_stale(path, holder, stale_after)
+            if holder is None or why:
+                _write_claim(path, me)
+                line = f"claimed {key} host={me.host} pid={me.pid}"
+                if holder is not None:
+                    line += f" (took over from host={holder.host} pid={holder.pid}: {why})"
+                _claims_log(directory, line)
+                break
+        if should_stop is not None and should_stop():
+            raise JobCancelled(f"Left while another process computed {key}.")
+        if on_wait is not None:
+            on_wait(holder.position)
+        time.sleep(CLAIM_POLL_S)
+    held = Claim(directory, key, me)
+    held.start(heartbeat_s)
+    try:
+        with _reporting(held.report):
+            yield held
+    finally:
+        held.release()

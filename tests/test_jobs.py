@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import socket
+import subprocess
+import sys
 import threading
+import time
+from pathlib import Path
 
 import pytest
 
@@ -102,3 +109,324 @@ def test_max_jobs_slots_run_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
     for thread in threads:
         thread.join(10)
     assert max(peak) == 2
+
+
+# --------------------------------------------------------------------------- single flight
+
+
+def test_single_flight_computes_once_and_waiters_see_its_queue_place(one_slot: None) -> None:
+    """Five callers ask for one key while the pool's only slot is busy: the first queues (place
+    1), the other four wait for it, see place 1, then 0 (computing), and all get one result."""
+    calls: list[int] = []
+    seen: dict[int, list[int]] = {i: [] for i in range(1, 5)}
+    results: dict[int, object] = {}
+    release, computing = threading.Event(), threading.Event()
+
+    def compute() -> object:
+        with jobs.job_slot("probe"):
+            calls.append(1)
+            computing.set()
+            release.wait(10)
+            return object()
+
+    def ask(i: int) -> None:
+        results[i] = jobs.single_flight("key", compute, on_wait=seen.get(i, []).append)
+
+    with jobs.job_slot("other"):  # the only slot is busy: the leader queues at place 1
+        threads = [threading.Thread(target=ask, args=(i,)) for i in range(5)]
+        threads[0].start()
+        _wait_until(lambda: jobs.queue_length() == 1)
+        for thread in threads[1:]:
+            thread.start()
+        _wait_until(lambda: jobs.flights_waiting("key") == 4 and all(seen.values()))
+        assert all(1 in seen[i] for i in seen)  # the leader's place in the queue
+    _wait_until(computing.is_set)
+    _wait_until(lambda: all(0 in seen[i] for i in seen))  # being computed now
+    release.set()
+    for thread in threads:
+        thread.join(10)
+    assert len(calls) == 1
+    assert len({id(value) for value in results.values()}) == 1 and len(results) == 5
+    assert jobs.flights_waiting("key") == 0
+
+
+def test_single_flight_runs_different_keys_at_once() -> None:
+    started = threading.Barrier(3, timeout=10)  # both computations must run at the same time
+
+    def compute(name: str):
+        def run() -> str:
+            started.wait()
+            return name
+
+        return run
+
+    out: dict[str, str] = {}
+    threads = [
+        threading.Thread(target=lambda k=k: out.update({k: jobs.single_flight(k, compute(k))}))
+        for k in ("a", "b")
+    ]
+    for thread in threads:
+        thread.start()
+    started.wait()
+    for thread in threads:
+        thread.join(10)
+    assert out == {"a": "a", "b": "b"}
+
+
+def _leader_and_followers(compute, followers: int = 2):
+    """Start a leader, then ``followers`` callers of the same key; return their outcomes."""
+    outcomes: dict[int, object] = {}
+
+    def ask(i: int) -> None:
+        try:
+            outcomes[i] = jobs.single_flight("shared", compute)
+        except BaseException as error:  # the outcome under test
+            outcomes[i] = error
+
+    threads = [threading.Thread(target=ask, args=(0,))]
+    threads[0].start()
+    _wait_until(lambda: "shared" in jobs._flights)
+    for i in range(1, followers + 1):
+        threads.append(threading.Thread(target=ask, args=(i,)))
+        threads[-1].start()
+    _wait_until(lambda: jobs.flights_waiting("shared") == followers)
+    return threads, outcomes
+
+
+def test_single_flight_hands_an_error_to_every_waiter_without_recomputing() -> None:
+    calls, release = [], threading.Event()
+
+    def compute():
+        calls.append(1)
+        release.wait(10)
+        raise ValueError("model id 'x' is not on the hub")
+
+    threads, outcomes = _leader_and_followers(compute)
+    release.set()
+    for thread in threads:
+        thread.join(10)
+    assert len(calls) == 1
+    assert all(isinstance(o, ValueError) and "'x'" in str(o) for o in outcomes.values())
+
+
+def test_single_flight_a_waiter_takes_over_when_the_leader_leaves() -> None:
+    """The leader's session left (JobCancelled): one waiter computes, the others get its value."""
+    calls, release = [], threading.Event()
+
+    def compute():
+        calls.append(1)
+        if len(calls) == 1:
+            release.wait(10)
+            raise jobs.JobCancelled("the leader's tab closed")
+        return "value"
+
+    threads, outcomes = _leader_and_followers(compute, followers=3)
+    release.set()
+    for thread in threads:
+        thread.join(10)
+    assert len(calls) == 2
+    assert isinstance(outcomes[0], jobs.JobCancelled)
+    assert [outcomes[i] for i in (1, 2, 3)] == ["value"] * 3
+
+
+def test_single_flight_a_waiter_that_leaves_does_not_stop_the_computation() -> None:
+    release, leave = threading.Event(), threading.Event()
+    outcome: dict[str, object] = {}
+
+    def compute():
+        release.wait(10)
+        return 42
+
+    leader = threading.Thread(
+        target=lambda: outcome.update(leader=jobs.single_flight("k", compute))
+    )
+    leader.start()
+    _wait_until(lambda: "k" in jobs._flights)
+
+    def wait_then_leave() -> None:
+        try:
+            jobs.single_flight("k", compute, should_stop=leave.is_set)
+        except jobs.JobCancelled as error:
+            outcome["follower"] = error
+
+    follower = threading.Thread(target=wait_then_leave)
+    follower.start()
+    _wait_until(lambda: jobs.flights_waiting("k") == 1)
+    leave.set()
+    follower.join(10)
+    assert isinstance(outcome["follower"], jobs.JobCancelled)
+    release.set()
+    leader.join(10)
+    assert outcome["leader"] == 42 and jobs.flights_waiting("k") == 0
+
+
+# --------------------------------------------------------------------------- claims
+
+
+def _log_lines(directory: Path) -> list[str]:
+    return (directory / "claims.log").read_text().splitlines()
+
+
+def test_claim_makes_a_second_holder_wait_and_shows_the_holders_queue_place(
+    one_slot: None, tmp_path: Path
+) -> None:
+    order: list[str] = []
+    seen: list[int] = []
+    inside, release = threading.Event(), threading.Event()
+
+    def holder() -> None:
+        with jobs.claim(tmp_path, "run1"), jobs.job_slot("lab"):
+            order.append("first")
+            inside.set()
+            release.wait(10)
+
+    def waiter() -> None:
+        with jobs.claim(tmp_path, "run1", on_wait=seen.append):
+            order.append("second")
+
+    with jobs.job_slot("other"):  # the holder queues behind this: place 1
+        first = threading.Thread(target=holder)
+        first.start()
+        _wait_until(lambda: jobs.queue_length() == 1)
+        second = threading.Thread(target=waiter)
+        second.start()
+        _wait_until(lambda: 1 in seen)
+    _wait_until(inside.is_set)
+    _wait_until(lambda: 0 in seen)  # the holder computes now
+    assert order == ["first"]
+    release.set()
+    first.join(10)
+    second.join(10)
+    assert order == ["first", "second"]
+    assert not (tmp_path / "run1.claim").exists()
+    assert [line.split()[1] for line in _log_lines(tmp_path)] == [
+        "claimed", "released", "claimed", "released"
+    ]  # fmt: skip
+
+
+_HOLD = """
+import sys, time
+from pathlib import Path
+from posviz.jobs import claim
+with claim(Path(sys.argv[1]), "run1", heartbeat_s=0.2):
+    print("held", flush=True)
+    time.sleep(120)
+"""
+
+
+def _killed_holder(directory: Path) -> int:
+    """A process that holds the claim, SIGKILLed while holding it; returns its pid."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", _HOLD, str(directory)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stdout is not None and process.stdout.readline().strip() == "held"
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait(10)
+        if process.stdout is not None:
+            process.stdout.close()
+    assert (directory / "run1.claim").exists()  # a kill leaves the claim behind
+    return process.pid
+
+
+def test_a_killed_holders_claim_is_taken_over_on_the_same_host(tmp_path: Path) -> None:
+    pid = _killed_holder(tmp_path)
+    start = time.monotonic()
+    gave_up = lambda: time.monotonic() - start > 10  # noqa: E731 - far below stale_after
+    with jobs.claim(tmp_path, "run1", stale_after=600, should_stop=gave_up):
+        pass  # taken over at once: the holder's pid is gone, no waiting for its heartbeat to age
+    assert (
+        f"took over from host={socket.gethostname()} pid={pid}: process {pid} is gone"
+        in (_log_lines(tmp_path)[-2])
+    )
+
+
+def _foreign_claim(directory: Path, *, age: float) -> None:
+    """A claim written by a process on another host, last heartbeat ``age`` seconds ago."""
+    holder = jobs.ClaimHolder("t0", "other-host", 4242, time.time() - age, position=3)
+    (directory / "run1.claim").write_bytes(holder.to_json())
+    stamp = time.time() - age
+    os.utime(directory / "run1.claim", (stamp, stamp))
+
+
+def test_a_live_claim_on_another_host_is_waited_for(tmp_path: Path) -> None:
+    _foreign_claim(tmp_path, age=0)
+    seen: list[int] = []
+    deadline = time.monotonic() + 1.5
+    stop = lambda: time.monotonic() > deadline  # noqa: E731
+    with (
+        pytest.raises(jobs.JobCancelled),
+        jobs.claim(tmp_path, "run1", on_wait=seen.append, should_stop=stop, stale_after=30),
+    ):
+        pass
+    assert seen and set(seen) == {3}  # the holder's queue place, from its claim file
+    assert (tmp_path / "run1.claim").exists()
+
+
+def test_a_claim_without_heartbeat_is_stale_on_any_host(tmp_path: Path) -> None:
+    _foreign_claim(tmp_path, age=31)
+    with jobs.claim(tmp_path, "run1", stale_after=30):
+        assert b"other-host" not in (tmp_path / "run1.claim").read_bytes()
+    assert (
+        "took over from host=other-host pid=4242: no heartbeat for 31 s"
+        in (_log_lines(tmp_path)[-2])
+    )
+
+
+def test_the_heartbeat_keeps_a_long_claim_from_going_stale(tmp_path: Path) -> None:
+    """A holder working for 6x the stale limit is never taken over (it beats 5x per limit)."""
+    order: list[str] = []
+
+    def hold() -> None:
+        with jobs.claim(tmp_path, "run1", stale_after=0.5, heartbeat_s=0.1):
+            order.append("holding")
+            time.sleep(3)
+            order.append("done")
+
+    first = threading.Thread(target=hold)
+    first.start()
+    _wait_until(lambda: order == ["holding"])
+    with jobs.claim(tmp_path, "run1", stale_after=0.5):
+        order.append("second")
+    first.join(10)
+    assert order == ["holding", "done", "second"]
+
+
+def test_claim_refuses_a_key_that_is_not_a_file_name(tmp_path: Path) -> None:
+    with (
+        pytest.raises(ValueError, match=r"'\.\./x'.*letters, digits"),
+        jobs.claim(tmp_path, "../x"),
+    ):
+        pass
+
+
+_COMPUTE_ONCE = """
+import sys, time
+from pathlib import Path
+from posviz.jobs import claim
+directory = Path(sys.argv[1])
+result = directory / "result.txt"
+with claim(directory, "run1"):
+    if not result.exists():
+        with open(directory / "computed.txt", "a") as log:
+            log.write("x")
+        time.sleep(1.0)
+        result.write_text(sys.argv[2])
+print(result.read_text(), flush=True)
+"""
+
+
+def test_processes_asking_for_one_key_compute_it_once(tmp_path: Path) -> None:
+    """Four processes (replicas) ask at once: one computes, all four print its answer."""
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", _COMPUTE_ONCE, str(tmp_path), f"answer-{i}"],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(4)
+    ]
+    answers = [process.communicate(timeout=60)[0].strip() for process in processes]
+    assert (tmp_path / "computed.txt").read_text() == "x"
+    assert len(set(answers)) == 1 and answers[0].startswith("answer-")
