@@ -17,6 +17,7 @@ from posviz.ui import (
     user_errors,
 )
 from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict, waiting
+from posviz.ui.heroes import table_name
 from posviz.ui.model_handles import bundled_arrays
 from posviz.ui.probing import probe_figures, probe_hero, run_probe_reports, show_probe_results
 from posviz.ui.table_source import describe_table, pick_table
@@ -107,7 +108,7 @@ if keep_padding and any(a.values is not None for a in table.set_aside):
     matrix, labels = with_set_aside_rows(matrix, table.set_aside)
 elif keep_padding:
     st.caption("This table has no set-aside rows with values; probing its rows as they are.")
-matrices[table.label] = (matrix, labels)
+matrices[table_name(table)] = (matrix, labels)
 n, d = table.matrix.shape
 if n < MIN_ROWS:
     st.error(

@@ -105,6 +105,22 @@ def chart_png(chart: alt.TopLevelMixin, *, scale: float = 2.0, lock: Any = None)
         raise ValueError(f"The chart could not be rendered to PNG: {exc}") from None
 
 
+def spec_png(spec: dict[str, Any], *, scale: float = 2.0) -> bytes:
+    """PNG of a finished Vega-Lite spec (data inlined, as :func:`chart_spec` returns it).
+
+    Raises:
+        ValueError: ``scale`` is outside (0, 8], or the spec cannot be rendered.
+    """
+    if not 0 < scale <= 8:
+        raise ValueError(f"PNG scale must be in (0, 8], got {scale}.")
+    import vl_convert
+
+    try:
+        return vl_convert.vegalite_to_png(spec, vl_version=_vl_version(spec), scale=scale)
+    except ValueError as exc:
+        raise ValueError(f"The chart could not be rendered to PNG: {exc}") from None
+
+
 def chart_svg(chart: alt.TopLevelMixin, *, lock: Any = None) -> bytes:
     """SVG of the chart rendered by vl-convert (embedded heatmap images stay embedded).
 

@@ -135,7 +135,7 @@ def learned_hero(cache_key: str, name: str, _matrix: np.ndarray) -> tuple[Verdic
 
 def table_name(table: PositionTable) -> str:
     """How a verdict names a table: the bundled one by its model, others by their label."""
-    return "MiniLM-L6 (the bundled table)" if table.source == "bundled" else table.label
+    return "MiniLM-L6 (bundled)" if table.source == "bundled" else table.label
 
 
 def learned_hero_for(table: PositionTable) -> tuple[Verdict, Figure, Figure]:

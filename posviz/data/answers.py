@@ -1,0 +1,502 @@
+"""Stored answers of the experiment pages at their defaults, for the home page's cards.
+
+Written by ``scripts/make_home_answers.py`` (it runs each page and keeps its verdict sentence and
+its hero chart's Vega-Lite spec); ``tests/test_home_answers.py`` checks them against the pages.
+"""
+
+ANSWERS: dict[str, dict] = {
+    "pages/probing.py": {
+        "verdict": "Yes for MiniLM-L6 (bundled): a linear probe reads held-out positions back 21.5 ± 2.56 positions off, against 183 ± 31.8 for a random table probed the same way.",  # noqa: E501
+        "hero": {
+            "layer": [
+                {
+                    "mark": {"type": "rule", "strokeWidth": 3},
+                    "encoding": {
+                        "color": {
+                            "field": "entity",
+                            "legend": None,
+                            "scale": {
+                                "domain": ["MiniLM-L6 (bundled)", "random", "sinusoid (512×384)"],
+                                "range": ["#4c78a8", "#8c8c8c", "#f58518"],
+                            },
+                            "sort": ["MiniLM-L6 (bundled)", "random", "sinusoid (512×384)"],
+                            "title": None,
+                            "type": "nominal",
+                        },
+                        "x": {
+                            "field": "low",
+                            "title": "mean absolute error (positions)",
+                            "type": "quantitative",
+                        },
+                        "x2": {"field": "high"},
+                        "y": {
+                            "axis": {"labelLimit": 0},
+                            "field": "label",
+                            "sort": [
+                                "MiniLM-L6 (bundled)",
+                                "random table like MiniLM-L6 (bundled)",
+                                "sinusoid (512×384)",
+                                "random table like sinusoid (512×384)",
+                            ],
+                            "title": None,
+                            "type": "nominal",
+                        },
+                    },
+                },
+                {
+                    "mark": {"type": "circle", "opacity": 1, "size": 140},
+                    "encoding": {
+                        "color": {
+                            "field": "entity",
+                            "legend": None,
+                            "scale": {
+                                "domain": ["MiniLM-L6 (bundled)", "random", "sinusoid (512×384)"],
+                                "range": ["#4c78a8", "#8c8c8c", "#f58518"],
+                            },
+                            "sort": ["MiniLM-L6 (bundled)", "random", "sinusoid (512×384)"],
+                            "title": None,
+                            "type": "nominal",
+                        },
+                        "tooltip": [
+                            {"field": "label", "title": "what", "type": "nominal"},
+                            {"field": "mean", "format": ".3~g", "type": "quantitative"},
+                            {
+                                "field": "low",
+                                "format": ".3~g",
+                                "title": "low",
+                                "type": "quantitative",
+                            },
+                            {
+                                "field": "high",
+                                "format": ".3~g",
+                                "title": "high",
+                                "type": "quantitative",
+                            },
+                        ],
+                        "x": {
+                            "axis": {},
+                            "field": "mean",
+                            "title": "mean absolute error (positions)",
+                            "type": "quantitative",
+                        },
+                        "y": {
+                            "axis": {"labelLimit": 0},
+                            "field": "label",
+                            "sort": [
+                                "MiniLM-L6 (bundled)",
+                                "random table like MiniLM-L6 (bundled)",
+                                "sinusoid (512×384)",
+                                "random table like sinusoid (512×384)",
+                            ],
+                            "title": None,
+                            "type": "nominal",
+                        },
+                    },
+                },
+                {
+                    "mark": {"type": "text", "align": "left", "dx": 10, "dy": -10, "fontSize": 12},
+                    "encoding": {
+                        "color": {
+                            "field": "entity",
+                            "legend": None,
+                            "scale": {
+                                "domain": ["MiniLM-L6 (bundled)", "random", "sinusoid (512×384)"],
+                                "range": ["#4c78a8", "#8c8c8c", "#f58518"],
+                            },
+                            "sort": ["MiniLM-L6 (bundled)", "random", "sinusoid (512×384)"],
+                            "title": None,
+                            "type": "nominal",
+                        },
+                        "text": {"field": "mean", "format": ".3~g", "type": "quantitative"},
+                        "x": {"field": "mean", "type": "quantitative"},
+                        "y": {
+                            "axis": {"labelLimit": 0},
+                            "field": "label",
+                            "sort": [
+                                "MiniLM-L6 (bundled)",
+                                "random table like MiniLM-L6 (bundled)",
+                                "sinusoid (512×384)",
+                                "random table like sinusoid (512×384)",
+                            ],
+                            "title": None,
+                            "type": "nominal",
+                        },
+                    },
+                },
+            ],
+            "autosize": {"contains": "padding", "type": "fit-x"},
+            "data": {"name": "e5190d6286873f7d1af0e5bfe0f1ce65"},
+            "height": 184,
+            "title": {
+                "text": "How far off is the probe? (lower is better)",
+                "anchor": "start",
+                "subtitle": [],
+                "subtitleColor": {
+                    "expr": "isValid(background) && luminance(background) < 0.4 ? '#c4c8cf' : '#545a63'"  # noqa: E501
+                },
+            },
+            "width": 480,
+            "$schema": "https://vega.github.io/schema/vega-lite/v5.20.1.json",
+            "datasets": {
+                "e5190d6286873f7d1af0e5bfe0f1ce65": [
+                    {
+                        "label": "MiniLM-L6 (bundled)",
+                        "entity": "MiniLM-L6 (bundled)",
+                        "mean": 21.5115049521,
+                        "low": 18.9507497635,
+                        "high": 24.0722601406,
+                    },
+                    {
+                        "label": "random table like MiniLM-L6 (bundled)",
+                        "entity": "random",
+                        "mean": 182.5235996165,
+                        "low": 150.7082156505,
+                        "high": 214.3389835825,
+                    },
+                    {
+                        "label": "sinusoid (512×384)",
+                        "entity": "sinusoid (512×384)",
+                        "mean": 0.0,
+                        "low": -0.0,
+                        "high": 0.0,
+                    },
+                    {
+                        "label": "random table like sinusoid (512×384)",
+                        "entity": "random",
+                        "mean": 358.1919144528,
+                        "low": 329.6360024763,
+                        "high": 386.7478264293,
+                    },
+                ]
+            },
+        },
+    },
+    "pages/add_vs_concat.py": {
+        "verdict": "Mostly apart: only 7.8% of MiniLM's position variance (positions 0…127) lies in the words' 264-dimensional principal subspace, against 68.9% ± 1.0% for random subspaces of that size; so the sum behaves much like a concatenation.",  # noqa: E501
+        "hero": {
+            "layer": [
+                {
+                    "mark": {"type": "rule", "strokeWidth": 3},
+                    "encoding": {
+                        "color": {
+                            "field": "entity",
+                            "legend": None,
+                            "scale": {
+                                "domain": ["MiniLM", "random", "sinusoid"],
+                                "range": ["#4c78a8", "#8c8c8c", "#f58518"],
+                            },
+                            "sort": ["MiniLM", "random", "sinusoid"],
+                            "title": None,
+                            "type": "nominal",
+                        },
+                        "x": {
+                            "field": "low",
+                            "title": "share of position variance inside the words' principal subspace",  # noqa: E501
+                            "type": "quantitative",
+                        },
+                        "x2": {"field": "high"},
+                        "y": {
+                            "axis": {"labelLimit": 0},
+                            "field": "label",
+                            "sort": [
+                                "MiniLM",
+                                "random subspaces, MiniLM",
+                                "sinusoid",
+                                "random subspaces, sinusoid",
+                            ],
+                            "title": None,
+                            "type": "nominal",
+                        },
+                    },
+                },
+                {
+                    "mark": {"type": "circle", "opacity": 1, "size": 140},
+                    "encoding": {
+                        "color": {
+                            "field": "entity",
+                            "legend": None,
+                            "scale": {
+                                "domain": ["MiniLM", "random", "sinusoid"],
+                                "range": ["#4c78a8", "#8c8c8c", "#f58518"],
+                            },
+                            "sort": ["MiniLM", "random", "sinusoid"],
+                            "title": None,
+                            "type": "nominal",
+                        },
+                        "tooltip": [
+                            {"field": "label", "title": "what", "type": "nominal"},
+                            {"field": "mean", "format": ".1%", "type": "quantitative"},
+                            {
+                                "field": "low",
+                                "format": ".1%",
+                                "title": "low",
+                                "type": "quantitative",
+                            },
+                            {
+                                "field": "high",
+                                "format": ".1%",
+                                "title": "high",
+                                "type": "quantitative",
+                            },
+                        ],
+                        "x": {
+                            "axis": {"format": ".0%"},
+                            "field": "mean",
+                            "title": "share of position variance inside the words' principal subspace",  # noqa: E501
+                            "type": "quantitative",
+                        },
+                        "y": {
+                            "axis": {"labelLimit": 0},
+                            "field": "label",
+                            "sort": [
+                                "MiniLM",
+                                "random subspaces, MiniLM",
+                                "sinusoid",
+                                "random subspaces, sinusoid",
+                            ],
+                            "title": None,
+                            "type": "nominal",
+                        },
+                    },
+                },
+                {
+                    "mark": {"type": "text", "align": "left", "dx": 10, "dy": -10, "fontSize": 12},
+                    "encoding": {
+                        "color": {
+                            "field": "entity",
+                            "legend": None,
+                            "scale": {
+                                "domain": ["MiniLM", "random", "sinusoid"],
+                                "range": ["#4c78a8", "#8c8c8c", "#f58518"],
+                            },
+                            "sort": ["MiniLM", "random", "sinusoid"],
+                            "title": None,
+                            "type": "nominal",
+                        },
+                        "text": {"field": "mean", "format": ".1%", "type": "quantitative"},
+                        "x": {"field": "mean", "type": "quantitative"},
+                        "y": {
+                            "axis": {"labelLimit": 0},
+                            "field": "label",
+                            "sort": [
+                                "MiniLM",
+                                "random subspaces, MiniLM",
+                                "sinusoid",
+                                "random subspaces, sinusoid",
+                            ],
+                            "title": None,
+                            "type": "nominal",
+                        },
+                    },
+                },
+            ],
+            "autosize": {"contains": "padding", "type": "fit-x"},
+            "data": {"name": "a6ee2fa7c3dc546c37b50b5b09d8430f"},
+            "height": 184,
+            "title": {
+                "text": "How much of the position signal lies where the words live?",
+                "anchor": "start",
+                "subtitle": ["264 of 384 directions hold 90% of the words"],
+                "subtitleColor": {
+                    "expr": "isValid(background) && luminance(background) < 0.4 ? '#c4c8cf' : '#545a63'"  # noqa: E501
+                },
+            },
+            "width": 480,
+            "$schema": "https://vega.github.io/schema/vega-lite/v5.20.1.json",
+            "datasets": {
+                "a6ee2fa7c3dc546c37b50b5b09d8430f": [
+                    {
+                        "label": "MiniLM",
+                        "entity": "MiniLM",
+                        "mean": 0.0783955146,
+                        "low": 0.0783955146,
+                        "high": 0.0783955146,
+                    },
+                    {
+                        "label": "random subspaces, MiniLM",
+                        "entity": "random",
+                        "mean": 0.6885511409,
+                        "low": 0.6783113008,
+                        "high": 0.6987909811,
+                    },
+                    {
+                        "label": "sinusoid",
+                        "entity": "sinusoid",
+                        "mean": 0.692440928,
+                        "low": 0.692440928,
+                        "high": 0.692440928,
+                    },
+                    {
+                        "label": "random subspaces, sinusoid",
+                        "entity": "random",
+                        "mean": 0.6891051717,
+                        "low": 0.680611266,
+                        "high": 0.6975990774,
+                    },
+                ]
+            },
+        },
+    },
+    "pages/permutation.py": {
+        "verdict": "Because attention treats its input as a set: without positions “tom bit a dog” and “a dog bit tom” give the same vectors, permuted (largest difference 9.5e-07, 0.6 float32 rounding steps); with positions the same token differs by up to 0.92.",  # noqa: E501
+        "hero": {
+            "layer": [
+                {
+                    "mark": {"type": "rule", "strokeWidth": 3},
+                    "encoding": {
+                        "color": {
+                            "field": "input",
+                            "legend": {"orient": "top", "labelLimit": 0},
+                            "scale": {
+                                "domain": [
+                                    "without position embeddings",
+                                    "with position embeddings",
+                                ],
+                                "range": ["#bab0ac", "#4c78a8"],
+                            },
+                            "sort": ["without position embeddings", "with position embeddings"],
+                            "title": None,
+                            "type": "nominal",
+                        },
+                        "tooltip": [
+                            {"field": "label", "type": "nominal"},
+                            {"field": "input", "type": "nominal"},
+                            {"field": "distance", "format": ".2e", "type": "quantitative"},
+                        ],
+                        "x": {
+                            "axis": {"labelAngle": 0},
+                            "field": "label",
+                            "sort": {"field": "position_b"},
+                            "title": "token (position in A → in B)",
+                            "type": "nominal",
+                        },
+                        "xOffset": {"field": "input", "type": "nominal"},
+                        "y": {
+                            "axis": {"format": "~e"},
+                            "field": "distance",
+                            "scale": {"type": "log", "domain": [1e-09, 100]},
+                            "title": "‖out_B[k] − out_A[π(k)]‖₂ (log scale)",
+                            "type": "quantitative",
+                        },
+                        "y2": {"datum": 1e-09},
+                    },
+                },
+                {
+                    "mark": {"type": "circle", "opacity": 1, "size": 70},
+                    "encoding": {
+                        "color": {
+                            "field": "input",
+                            "legend": {"orient": "top", "labelLimit": 0},
+                            "scale": {
+                                "domain": [
+                                    "without position embeddings",
+                                    "with position embeddings",
+                                ],
+                                "range": ["#bab0ac", "#4c78a8"],
+                            },
+                            "sort": ["without position embeddings", "with position embeddings"],
+                            "title": None,
+                            "type": "nominal",
+                        },
+                        "tooltip": [
+                            {"field": "label", "type": "nominal"},
+                            {"field": "input", "type": "nominal"},
+                            {"field": "distance", "format": ".2e", "type": "quantitative"},
+                        ],
+                        "x": {
+                            "axis": {"labelAngle": 0},
+                            "field": "label",
+                            "sort": {"field": "position_b"},
+                            "title": "token (position in A → in B)",
+                            "type": "nominal",
+                        },
+                        "xOffset": {"field": "input", "type": "nominal"},
+                        "y": {"field": "distance", "type": "quantitative"},
+                    },
+                },
+            ],
+            "data": {"name": "11241858e9ec7d8c78f316be4322b13e"},
+            "height": 420,
+            "title": "Same token, two orders: how far apart are its outputs?",
+            "width": 960,
+            "$schema": "https://vega.github.io/schema/vega-lite/v5.20.1.json",
+            "autosize": {"type": "fit", "contains": "padding"},
+            "datasets": {
+                "11241858e9ec7d8c78f316be4322b13e": [
+                    {
+                        "label": "[CLS] (A0→B0)",
+                        "position_b": 0,
+                        "input": "without position embeddings",
+                        "distance": 7.303e-07,
+                    },
+                    {
+                        "label": "a (A3→B1)",
+                        "position_b": 1,
+                        "input": "without position embeddings",
+                        "distance": 1.8356e-06,
+                    },
+                    {
+                        "label": "dog (A4→B2)",
+                        "position_b": 2,
+                        "input": "without position embeddings",
+                        "distance": 9.962e-07,
+                    },
+                    {
+                        "label": "bit (A2→B3)",
+                        "position_b": 3,
+                        "input": "without position embeddings",
+                        "distance": 8.593e-07,
+                    },
+                    {
+                        "label": "tom (A1→B4)",
+                        "position_b": 4,
+                        "input": "without position embeddings",
+                        "distance": 8.673e-07,
+                    },
+                    {
+                        "label": "[SEP] (A5→B5)",
+                        "position_b": 5,
+                        "input": "without position embeddings",
+                        "distance": 2.1337e-06,
+                    },
+                    {
+                        "label": "[CLS] (A0→B0)",
+                        "position_b": 0,
+                        "input": "with position embeddings",
+                        "distance": 0.0576627669,
+                    },
+                    {
+                        "label": "a (A3→B1)",
+                        "position_b": 1,
+                        "input": "with position embeddings",
+                        "distance": 6.2757414052,
+                    },
+                    {
+                        "label": "dog (A4→B2)",
+                        "position_b": 2,
+                        "input": "with position embeddings",
+                        "distance": 3.2805438644,
+                    },
+                    {
+                        "label": "bit (A2→B3)",
+                        "position_b": 3,
+                        "input": "with position embeddings",
+                        "distance": 2.868203214,
+                    },
+                    {
+                        "label": "tom (A1→B4)",
+                        "position_b": 4,
+                        "input": "with position embeddings",
+                        "distance": 4.3056980894,
+                    },
+                    {
+                        "label": "[SEP] (A5→B5)",
+                        "position_b": 5,
+                        "input": "with position embeddings",
+                        "distance": 2.3082585627,
+                    },
+                ]
+            },
+        },
+    },
+}

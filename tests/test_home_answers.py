@@ -1,0 +1,51 @@
+"""The home page's cards show what their pages compute with their defaults.
+
+The experiment pages' answers are stored (``posviz.data.answers``, written by
+``scripts/make_home_answers.py``) because they take up to a minute on a cold server; here each page
+runs again in AppTest with its defaults and its verdict and hero chart must match the stored ones.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from conftest import app_test, assert_no_exception
+
+from posviz.data.answers import ANSWERS
+from posviz.ui.answer import GUIDED_PATH, START_HERE
+from posviz.ui.home_cards import STORED_PAGES, card_answer, page_answer
+
+REGENERATE = "the page's answer changed: run scripts/make_home_answers.py and commit the result"
+
+
+def _close(a, b, path="") -> None:
+    """Equal structures, numbers within a relative 1e-6 (BLAS may round the last digits)."""
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and set(a) == set(b), f"{path}: keys {set(a) ^ set(b)}"
+        for key in a:
+            _close(a[key], b[key], f"{path}.{key}")
+    elif isinstance(a, list):
+        assert isinstance(b, list) and len(a) == len(b), f"{path}: lengths differ"
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _close(x, y, f"{path}[{i}]")
+    elif isinstance(a, float) or isinstance(b, float):
+        assert math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-12), f"{path}: {a} != {b}"
+    else:
+        assert a == b, f"{path}: {a!r} != {b!r}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", STORED_PAGES)
+def test_stored_answers_are_what_the_pages_show_by_default(page):
+    at = app_test(page, timeout=900)
+    assert_no_exception(at)
+    shown = page_answer(at)
+    assert shown["verdict"] == ANSWERS[page]["verdict"], REGENERATE
+    _close(shown["hero"], ANSWERS[page]["hero"], page)
+
+
+def test_every_start_here_card_has_an_answer():
+    for page, _question in GUIDED_PATH[:START_HERE]:
+        assert page in STORED_PAGES or page in ("pages/sinusoidal.py", "pages/learned.py")
+        assert len(card_answer(page)) > 40, page
