@@ -185,12 +185,17 @@ def column_names(data: Any) -> list[str]:
 
 
 def matrix_csv(
-    data: Any, *, index_name: str = "position", max_cells: int | None = MAX_TEXT_CELLS
+    data: Any,
+    *,
+    index_name: str = "position",
+    max_cells: int | None = MAX_TEXT_CELLS,
+    columns: list[str] | None = None,
 ) -> bytes:
     """CSV with a header ``position,<columns>`` and one row per row of the matrix (``%.7g``).
 
     A ``DataFrame`` keeps its column names in the header (a chart of dimensions 0, 64 and 128
-    exports ``position,dim 0,dim 64,dim 128``); a plain array gets ``dim_0,dim_1,…``.
+    exports ``position,dim 0,dim 64,dim 128``); a plain array gets ``dim_0,dim_1,…`` unless
+    ``columns`` names them (as :func:`column_names` of the original frame does).
 
     Raises:
         ValueError: see :func:`text_export_problem` (``max_cells`` as there).
@@ -199,7 +204,10 @@ def matrix_csv(
     if problem:
         raise ValueError(problem)
     matrix = as_matrix(data)
-    header = ",".join([index_name, *column_names(data)])
+    names = column_names(data) if columns is None else column_names(pd.DataFrame(columns=columns))
+    if len(names) != matrix.shape[1]:
+        raise ValueError(f"{len(names)} column names for {matrix.shape[1]} columns; give one each.")
+    header = ",".join([index_name, *names])
     table = np.column_stack([np.arange(matrix.shape[0]), matrix.astype(np.float64)])
     buffer = io.BytesIO()
     fmt = ["%d"] + [_FORMAT] * matrix.shape[1]

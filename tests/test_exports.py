@@ -369,3 +369,16 @@ def test_every_chart_of_every_page_exports(monkeypatch):
             if export.text_export_problem(data) is None:
                 assert export.matrix_csv(data).startswith(b"position,"), key
                 assert export.projector_vectors(data), key
+
+
+def test_csv_header_names_the_real_dimensions_of_a_figure():
+    """The dimensions chart of columns 0, 64, 128, 256, 510 exports those indices, not dim_0…4."""
+    import pandas as pd
+
+    frame = pd.DataFrame(np.eye(3), columns=["dim 0", "dim 64", "dim 510"])
+    assert export.matrix_csv(frame).decode().splitlines()[0] == "position,dim 0,dim 64,dim 510"
+    names = export.column_names(frame)
+    again = export.matrix_csv(np.asarray(frame), columns=names).decode()
+    assert again.splitlines()[0] == "position,dim 0,dim 64,dim 510"  # what the menu does
+    with pytest.raises(ValueError, match="2 column names for 3 columns"):
+        export.matrix_csv(np.eye(3), columns=["a", "b"])

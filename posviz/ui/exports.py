@@ -121,10 +121,10 @@ def export_menu(chart: alt.TopLevelMixin, *, key: str, data: np.ndarray | None, 
             if data is None:
                 st.caption("This chart has no matrix behind it to export.")
                 return
-            _data_buttons(np.asarray(data), key=key, stem=stem)
+            _data_buttons(np.asarray(data), key=key, stem=stem, names=export.column_names(data))
 
 
-def _data_buttons(array: np.ndarray, *, key: str, stem: str) -> None:
+def _data_buttons(array: np.ndarray, *, key: str, stem: str, names: list[str]) -> None:
     shape = "×".join(str(n) for n in array.shape)
     st.caption(f"Data ({shape})")
     problem = export.text_export_problem(array)
@@ -133,7 +133,7 @@ def _data_buttons(array: np.ndarray, *, key: str, stem: str) -> None:
     data = HeldData(array)  # the buttons below run later, in another thread: never pin big arrays
     _button(
         "CSV",
-        lambda: export.matrix_csv(data.get()),
+        lambda: export.matrix_csv(data.get(), columns=names if array.ndim == 2 else None),
         file_name=f"{stem}.csv",
         key=f"{key}__exp_csv",
         disabled=problem is not None,

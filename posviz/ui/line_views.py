@@ -14,13 +14,17 @@ import streamlit as st
 
 from posviz.analysis.table_views import (
     active_dimensions,
-    columns,
     leading_shift_similarity,
     shift_rows,
     threshold_exponent,
 )
 from posviz.charts.figure import Figure
-from posviz.charts.lines import MAX_LINES, dimensions_chart, shift_band_chart, variance_bars_chart
+from posviz.charts.lines import (
+    MAX_LINES,
+    dimensions_figure,
+    shift_band_chart,
+    variance_bars_chart,
+)
 from posviz.ui.display import show_chart, user_errors
 from posviz.ui.state import url_int_list, url_select, url_slider
 
@@ -60,8 +64,10 @@ def dimensions_view(
         return
     labels = [dim_label(j) if dim_label else f"dim {j}" for j in dims]
     with user_errors("Dimensions"):
-        chart = dimensions_chart(matrix, dims, labels=labels, current=current)
-        figure = Figure(chart, columns(matrix, dims), f"{name}-dims")  # the plotted columns
+        # the export's columns are named by their real index: dim 0, dim 64, …
+        figure = dimensions_figure(
+            matrix, dims, labels=labels, current=current, name=f"{name}-dims"
+        )
         show_chart(figure, key=f"{key_prefix}dims_chart")
 
 
