@@ -99,12 +99,11 @@ st.caption(
 
 st.subheader("The word, moved by each position")
 with user_errors("Cloud"):
-    show_chart(
-        cloud_figure(
+    with waiting("Adding every position to the word …"):
+        cloud = cloud_figure(
             word_vector, table, view=VIEWS[view_name], dims=(int(dx), int(dy)), piece=piece
-        ),
-        key="avc_cloud",
-    )
+        )
+    show_chart(cloud, key="avc_cloud")
     st.markdown(
         "Each dot is the word's vector plus one position's vector (colour = position); the red "
         "cross is the word alone. With the sinusoid, a sin/cos pair of dimensions puts the dots on "
@@ -114,7 +113,8 @@ with user_errors("Cloud"):
     )
 
 st.subheader("How big is each part, dimension by dimension?")
-magnitudes, pe_median, we_median = magnitude_figure(word_vector, table)
+with waiting("Measuring every dimension's spread over 30 522 words and the positions …"):
+    magnitudes, pe_median, we_median = magnitude_figure(word_vector, table)
 show_chart(magnitudes, key="avc_mag")
 st.markdown(
     f"PE's spread over positions vs WE's spread over the vocabulary, per dimension (median: PE "
@@ -124,7 +124,9 @@ st.markdown(
 
 st.subheader("Is the sum effectively a concatenation?")
 with user_errors("Subspace analysis"):
-    st.table(concat_reports(int(n), float(fraction)), border="horizontal", hide_index=True)
+    with waiting("Measuring the same subspaces for a random table of the same scale …"):
+        report = concat_reports(int(n), float(fraction))
+    st.table(report, border="horizontal", hide_index=True)
     st.markdown(
         "How to read this: the principal subspace of a table is the fewest directions holding "
         f"{fraction:.0%} of its variance. If position and word information were simply "

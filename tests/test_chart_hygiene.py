@@ -175,3 +175,22 @@ def test_tables_have_plain_labels_and_no_cut_or_empty_cells(path):
         for value in frame.astype(str).to_numpy().ravel():
             assert value not in ("None", "nan", "NaN"), f"{path}: an empty cell shows {value!r}"
             assert len(value) <= MAX_CELL_CHARS, f"{path}: a cell is cut: {value[:80]!r}…"
+
+
+#: Vega cuts a title or subtitle line wider than the chart (it never wraps); on a 390-pixel phone
+#: a chart is about 350 pixels wide: these many characters at the theme's title sizes.
+MAX_TITLE_CHARS, MAX_SUBTITLE_CHARS = 40, 48
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_titles_fit_a_phone_wide_chart(path):
+    for spec in _charts(path):
+        for node in _walk(spec):
+            title = node.get("title")
+            if not isinstance(title, dict | str) or (node is not spec and "mark" not in node):
+                continue
+            text = title if isinstance(title, str) else title.get("text", "")
+            assert len(text) <= MAX_TITLE_CHARS, f"{path}: title {text!r} is cut on a phone"
+            subtitle = [] if isinstance(title, str) else title.get("subtitle", [])
+            for line in [subtitle] if isinstance(subtitle, str) else subtitle:
+                assert len(line) <= MAX_SUBTITLE_CHARS, f"{path}: subtitle {line!r} is cut"

@@ -186,7 +186,7 @@ def test_variance_chart_counts_active_dimensions():
 def test_shift_similarity_chart_reports_zero_spread_for_sinusoids():
     r = shift_similarity(sinusoidal(200, 64), 50)
     spec = shift_band_chart(r.shifts, r.mean, r.min, r.max, std=r.std, count=r.count).to_dict()
-    assert "widest spread" in spec["title"]["subtitle"][0]
+    assert "widest spread" in " ".join(spec["title"]["subtitle"])
     rows = _dataset(spec, spec["layer"][0])
     assert len(rows) == 51
     assert max(r["max"] - r["min"] for r in rows) < 1e-9

@@ -193,7 +193,7 @@ def permutation_chart(per_token: pd.DataFrame) -> alt.LayerChart:
     )
     head = base.mark_circle(size=70, opacity=1).encode(y="distance:Q")
     return (stem + head).properties(
-        title="Same token, two orders: how far apart are its outputs?",
+        title=chart_title("Same token, two orders", "how far apart are its two outputs?"),
         width=_WIDTH * 2,
         height=_HEIGHT + 100,
     )

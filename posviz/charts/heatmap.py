@@ -576,7 +576,7 @@ def heatmap_chart(
     if (rows, cols) != (n, d):
         heading += f" — {y_title}s {w.row0}…{w.row1 - 1}, {x_title}s {w.col0}…{w.col1 - 1}"
     # short lines: a subtitle wider than a phone's chart is cut, never wrapped, by Vega
-    lines = [*subtitle, *img.describe().split("; ")]
+    lines = [*subtitle, *img.describe().replace(" — ", "; ").split("; ")]
     spec = {
         "$schema": alt.SCHEMA_URL,
         "layer": [image, hover, *annotation_layers(annotations, x, y)],

@@ -89,10 +89,10 @@ def dimensions_chart(
     layers = [
         base.mark_line(strokeWidth=1.5).encode(y=alt.Y("value:Q", title="value"), tooltip=tooltip)
     ]
-    subtitle = f"every position of {n}"
+    subtitle = [f"every position of {n}"]
     if size > 1:
         layers.insert(0, base.mark_area(opacity=0.25).encode(y="lo:Q", y2="hi:Q"))
-        subtitle = f"{n} positions in buckets of {size}: line = mean, band = min…max"
+        subtitle = [f"{n} positions in buckets of {size}:", "line = mean, band = min…max"]
     if current is not None and 0 <= current < n:
         rule = pd.DataFrame({"position": [current]})
         layers.append(
@@ -167,11 +167,12 @@ def variance_bars_chart(
         .mark_rule(color=PALETTE[2], strokeDash=[5, 3])
         .encode(y="threshold:Q")
     )
-    heading = (
-        title or f"{int(active.sum())} of {d} dimensions are active (variance > {threshold:g})"
-    )
+    heading = title or f"{int(active.sum())} of {d} dimensions are active"
     return alt.layer(bars, rule).properties(
-        autosize=FIT_WIDTH, width=width, height=height, title=chart_title(heading)
+        autosize=FIT_WIDTH,
+        width=width,
+        height=height,
+        title=chart_title(heading, f"active: variance > {threshold:g}"),
     )
 
 
@@ -224,7 +225,7 @@ def shift_band_chart(
     line = base.mark_line(color=PALETTE[0]).encode(
         y=alt.Y("mean:Q", title=f"{label} of p and p+k"), tooltip=tooltip
     )
-    subtitle = f"line: mean over p; band: min…max over p (widest spread {spread:.2g})"
+    subtitle = ["line: mean over p; band: min…max over p", f"(widest spread {spread:.2g})"]
     return alt.layer(band, line).properties(
         autosize=FIT_WIDTH,
         width=width,

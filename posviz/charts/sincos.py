@@ -67,10 +67,10 @@ def sine_only_chart(
         autosize=FIT_WIDTH,
         width=420,
         height=height,
-        title=chart_title(
-            f"Sine alone (pair {pair}): positions {positions[0]} and {positions[1]} look alike",
-            [f"both sit on the dashed line: sin = {values[positions[0]]:+.3f} and "
-             f"{values[positions[1]]:+.3f}"],
+        title=chart_title(  # short lines: a title wider than a phone's chart is cut
+            f"Sine alone (pair {pair})",
+            [f"positions {positions[0]} and {positions[1]} look alike:",
+             f"sin = {values[positions[0]]:+.3f} and {values[positions[1]]:+.3f}"],
         ),
     )  # fmt: skip
 
@@ -111,8 +111,11 @@ def sine_cosine_chart(
         width=300,
         height=height,
         title=chart_title(
-            "Sine and cosine: every position its own angle",
-            [f"cos = {c[positions[0]]:+.2f} and {c[positions[1]]:+.2f} tell them apart"],
+            f"Sine and cosine (pair {pair})",
+            [
+                "every position its own angle:",
+                f"cos = {c[positions[0]]:+.2f} and {c[positions[1]]:+.2f} differ",
+            ],
         ),
     )
 

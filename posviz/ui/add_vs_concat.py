@@ -85,8 +85,8 @@ def concat_hero(n_positions: int, fraction: float) -> tuple[Verdict, Figure]:
     chart = evidence_chart(
         frame,
         x_title="share of position variance inside the words' principal subspace",
-        title="How much of the position signal lies where the words live?",
-        subtitle=f"{learned.k_we} of {learned.d_model} directions hold {fraction:.0%} of the words",
+        title="Where does the position signal lie?",
+        subtitle=f"inside the words' {learned.k_we} main directions (of {learned.d_model})?",
         percent=True,
     )
     return verdict, Figure(chart, frame[["mean", "low", "high"]], "position_share_in_words")

@@ -100,10 +100,11 @@ def _sin_cos_figure(
     )
     chosen = [main, *[i for i in extra if i != main]]
     lines = [
-        f"pair {i} (dims {sin_cols[i]}, {cos_cols[i]}): wavelength 2π·base^(2i/d) = "
-        f"{wavelengths[i]:,.4g} positions"
+        f"pair {i} (dims {sin_cols[i]}, {cos_cols[i]}): λ = {wavelengths[i]:,.4g}"
         for i in (chosen if wavelengths is not None else [])
     ]
+    if lines:
+        lines.append("λ: positions per full turn")
     return unit_circle_figure(
         matrix,
         (int(sin_cols[main]), int(cos_cols[main])),

@@ -158,7 +158,8 @@ def _cached_contrast_chart(cache_key: str, vmax: float, _matrix: np.ndarray):
         _matrix,
         vmax=vmax,
         reduce="absmax",
-        title=f"{n}×{d} table, colours saturated at ±{vmax:.3g}",
+        title=f"{n}×{d} table, more contrast",
+        subtitle=[f"colours saturated at ±{vmax:.3g}"],
         value_title="PE[p, i]",
     )
 

@@ -107,8 +107,8 @@ def learned_hero(cache_key: str, name: str, _matrix: np.ndarray) -> tuple[Verdic
     heat = heatmap_chart(
         similarity,
         vmax=1.0,
-        title="Which positions look alike: cos(PE(p), PE(q))",
-        subtitle=[shown] if shown else [],
+        title="Which positions look alike?",
+        subtitle=["cos(PE(p), PE(q))", *([shown] if shown else [])],
         x_title="position q",
         y_title="position p",
         value_title="cosine",

@@ -84,9 +84,13 @@ def probe_report(
 
 
 def queue_note(note: Any, what: str) -> Callable[[int], None]:
-    """An ``on_wait(position)`` that shows ``what`` waits at that place in the job queue."""
+    """An ``on_wait(position)`` that shows ``what`` waits at that place in the job queue
+    (0: the same probe is being computed for another session; this one waits for its result)."""
 
     def waiting(position: int) -> None:
+        if not position:
+            note.info(f"{what} is being computed for another visitor; its result shows here.")
+            return
         note.info(
             f"{what} waits for a free slot — place {position} in the queue "
             f"({settings().max_jobs} run at once on this server)."
@@ -167,7 +171,8 @@ def probe_hero(reports: Reports) -> tuple[Verdict, Figure]:
     chart = evidence_chart(
         frame,
         x_title="mean absolute error (positions)",
-        title="How far off is the probe? (lower is better)",
+        title="How far off is the probe?",
+        subtitle="mean absolute error, lower is better",
     )
     return probe_verdict(name, report), Figure(chart, frame[["mean", "low", "high"]], "probe_mae")
 
