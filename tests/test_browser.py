@@ -11,9 +11,11 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 CHARTS = '[data-testid="stVegaLiteChart"]'
 CHART_TEXT = """([index, needle]) => {
     // SVG charts carry their text in the DOM; canvas charts (the heatmap) in their aria-label.
-    const chart = document.querySelectorAll('[data-testid="stVegaLiteChart"]')[index];
-    const label = chart?.getAttribute('aria-label') ?? '';
-    return !!chart && (chart.textContent.includes(needle) || label.includes(needle));
+    // index -1: any chart of the page.
+    const all = [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')];
+    const shows = c => (c.textContent.includes(needle)
+        || (c.getAttribute('aria-label') ?? '').includes(needle));
+    return index < 0 ? all.some(shows) : !!all[index] && shows(all[index]);
 }"""
 
 
@@ -58,12 +60,12 @@ def _drawing(page, index: int) -> str:
 
 def test_keyboard_slider_redraws_the_heatmap_and_updates_the_link(page, server):
     _open(page, f"{server}/sinusoidal")
-    assert page.evaluate(CHART_TEXT, [0, "128×512 table"])
+    assert page.evaluate(CHART_TEXT, [-1, "128×512 table"])
     before = _drawing(page, 0)
     slider = _slider(page, "Positions (sequence length)")
     slider.focus()
     page.keyboard.press("ArrowRight")
-    page.wait_for_function(CHART_TEXT, arg=[0, "129×512 table"], timeout=30_000)
+    page.wait_for_function(CHART_TEXT, arg=[-1, "129×512 table"], timeout=30_000)
     assert _drawing(page, 0) != before
     assert slider.get_attribute("aria-valuetext") == "129"
     page.wait_for_function("() => location.search.includes('sin_n=129')", timeout=10_000)
@@ -73,9 +75,9 @@ def test_shared_link_opens_the_same_view(page, server):
     _open(page, f"{server}/sinusoidal?sin_n=64&sin_d=32&sin_layout=split&sin_pos=5&sin_pair=2")
     assert _slider(page, "Positions (sequence length)").get_attribute("aria-valuetext") == "64"
     assert _slider(page, "Width d_model (even)").get_attribute("aria-valuetext") == "32"
-    assert page.evaluate(CHART_TEXT, [0, "64×32 table"])
-    assert page.evaluate(CHART_TEXT, [2, "Position 5 on the circle"])
-    assert page.evaluate(CHART_TEXT, [2, "pair 2 (dims 2, 18)"])  # split: sin col i, cos col d/2+i
+    assert page.evaluate(CHART_TEXT, [-1, "64×32 table"])
+    assert page.evaluate(CHART_TEXT, [-1, "Position 5 on the circle"])
+    assert page.evaluate(CHART_TEXT, [-1, "pair 2 (dims 2, 18)"])  # split: sin i, cos d/2+i
     assert page.get_by_role("radio", name="split").is_checked()
 
 
@@ -100,3 +102,30 @@ def test_canvas_heatmap_shows_block_tooltips_on_hover(page, server):
         "?.textContent.includes('mean of block')",
         timeout=10_000,
     )
+
+
+def test_play_turns_the_clock_hands_in_the_browser_without_a_rerun(page, server):
+    """▶ play advances the hero clock's position by a Vega timer: the chart's own slider moves,
+    the label follows, and the server runs no script for it."""
+    _open(page, f"{server}/sinusoidal")
+    bindings = page.locator(f"{CHARTS} .vega-bindings:has(input[type=range])").first
+    position = bindings.locator('input[type="range"]')
+    start = int(position.input_value())
+    runs = page.evaluate(
+        "() => { window.__posvizRuns = 0; new MutationObserver(() => {"
+        " const app = document.querySelector('[data-testid=stApp]');"
+        " if (app.dataset.testScriptState === 'running') window.__posvizRuns++; })"
+        ".observe(document.querySelector('[data-testid=stApp]'), {attributes: true});"
+        " return window.__posvizRuns; }"
+    )
+    bindings.locator('input[type="checkbox"]').check()
+    page.wait_for_function(
+        "([el, start]) => Number(el.value) >= start + 3",
+        arg=[position.element_handle(), start],
+        timeout=10_000,
+    )
+    bindings.locator('input[type="checkbox"]').uncheck()
+    stopped = int(position.input_value())
+    page.wait_for_timeout(600)
+    assert int(position.input_value()) == stopped  # paused: the hands stay put
+    assert page.evaluate("() => window.__posvizRuns") == runs  # no script rerun for any frame
