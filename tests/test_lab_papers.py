@@ -150,9 +150,9 @@ def test_press_cannot_be_judged_without_every_seed_and_arm() -> None:
 
 def _haviv(masked_gap: float, causal_gap: float, masked_accuracy: float = 0.5) -> dict:
     return {
-        "mlm_learned": {"loss": _seeds(1.6), "accuracy": _seeds(masked_accuracy)},
+        "mlm_sinusoidal": {"loss": _seeds(1.6), "accuracy": _seeds(masked_accuracy)},
         "mlm_nope": {"loss": _seeds(1.6 + masked_gap, seed=2), "accuracy": _seeds(0.2)},
-        "lm_learned": {"loss": _seeds(1.4, seed=3), "accuracy": _seeds(0.5)},
+        "lm_sinusoidal": {"loss": _seeds(1.4, seed=3), "accuracy": _seeds(0.5)},
         "lm_nope": {"loss": _seeds(1.4 + causal_gap, seed=4), "accuracy": _seeds(0.5)},
     }
 
@@ -246,7 +246,7 @@ def test_card_values_read_the_last_checkpoint_of_the_engine_arrays() -> None:
     np.testing.assert_allclose(card_values(PRESS_2022, heldout)["alibi"]["loss@128"], 2.28)
     with pytest.raises(ValueError, match="eval_lengths \\(32, 64, 128\\)"):
         card_values(PRESS_2022, {a.id: {32: _held(32, 0.5, 1.0)} for a in PRESS_2022.arms})
-    with pytest.raises(ValueError, match="no arm 'mlm_learned'"):
+    with pytest.raises(ValueError, match="no arm 'mlm_sinusoidal'"):
         card_values(HAVIV_2022, {})
 
 
