@@ -3,14 +3,17 @@
 import streamlit as st
 
 from posviz.analysis import alibi_views as views
+from posviz.analysis.headlines import alibi_verdict
 from posviz.charts.families import alibi_decay_figure, alibi_slopes_figure, heatmap_figure
 from posviz.encodings.alibi import MAX_HEADS, MIN_HEADS, alibi_slopes
 from posviz.encodings.families import parse_config
 from posviz.references import cite
 from posviz.ui import show_chart, url_number, url_select, url_slider, user_errors
+from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict
 from posviz.ui.families import pick_config
 
 st.title("ALiBi: attention with linear biases")
+answer = answer_slot()  # the verdict and the hero, drawn once the head count below is read
 st.markdown(
     "BLOOM and MPT add no position vectors at all. Each head *h* adds −m_h·(i − j) to the logit "
     "of query *i* and key *j*: a penalty growing linearly with distance, steep for some heads "
@@ -39,6 +42,17 @@ with user_errors("ALiBi parameters"):
     slopes = alibi_slopes(n_heads)
 if slopes is None:
     st.stop()
+
+with answer:
+    show_verdict(alibi_verdict(slopes))
+    near, weights = views.decay_factors(slopes, 256)
+    show_hero(
+        alibi_decay_figure(near, weights, slopes, views.shown_heads(n_heads)),
+        key="alb_hero_chart",
+        note="How much each head still attends to a key k tokens back, relative to one at "
+        "distance 0 (equal content): exp(−m·k). Dark: steep heads that look only nearby; light: "
+        "gentle heads with a long view.",
+    )
 
 st.header("1 · The slopes")
 closest, extra = views.slope_split(n_heads)
@@ -101,3 +115,5 @@ st.markdown(
     + (f" Showing {shown.size} of {n_heads} heads." if shown.size < n_heads else "")
 )
 show_chart(alibi_decay_figure(distances, factors, slopes, shown), key="alb_decay_chart")
+
+next_question("pages/alibi.py")

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from posviz.analysis.comparison import FAMILIES, SCALINGS, CompareSettings, family_label
+from posviz.analysis.headlines import compare_verdict, plain_table
 from posviz.charts.families import lines_figure
 from posviz.encodings.alibi import MAX_HEADS, MIN_HEADS
 from posviz.encodings.t5 import MAX_BUCKETS, MAX_DISTANCE, MIN_BUCKETS, MIN_MAX_DISTANCE
@@ -16,9 +17,11 @@ from posviz.ui import (
     url_text,
     user_errors,
 )
+from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict
 from posviz.ui.families import family_comparison, show_family_errors
 
 st.title("Compare families")
+answer = answer_slot()  # the verdict and the hero, drawn once the families below are compared
 st.markdown(
     "Every family gives the model a signal for a position (sinusoid, learned: a vector added to "
     "the token) or for a distance (RoPE: rotation angles; ALiBi: a logit penalty; T5: a bucket). "
@@ -112,7 +115,25 @@ with user_errors("Comparison"):
 if result is None:
     st.stop()
 show_family_errors(result.errors)
-rule = {"rule_x": trained, "rule_label": f"L = {trained}"}
+rule = {"rule_x": trained, "rule_label": f"L = {trained}", "dashed": True}
+with answer:
+    show_verdict(compare_verdict(result.summary, trained=trained))
+    if result.unseen:
+        show_hero(
+            lines_figure(
+                result.distances,
+                result.unseen,
+                name="compare_unseen",
+                x_title="distance / position k",
+                y_title="unseen fraction",
+                y_domain=(0, 1.02),
+                **rule,
+            ),
+            key="cmp_unseen_chart",
+            note="The share of each family's signal at distance k that training up to L never "
+            "produced (section 3 below says how each is measured). Each family has its own dash, "
+            "so lines lying on top of each other still show.",
+        )
 
 st.header("1 · Similarity vs relative distance")
 st.markdown(
@@ -175,20 +196,10 @@ st.markdown(
     f"{cite('press_2022')} show it extrapolates. T5's last bucket covers every distance beyond "
     "max_distance."
 )
-if result.unseen:
-    show_chart(
-        lines_figure(
-            result.distances,
-            result.unseen,
-            name="compare_unseen",
-            x_title="distance / position k",
-            y_title="unseen fraction",
-            y_domain=(0, 1.02),
-            **rule,
-        ),
-        key="cmp_unseen_chart",
-    )
+st.markdown("The chart at the top of the page shows these fractions.")
 
 if not result.summary.empty:
     st.markdown("**Summary** (numbers from the charts above; blank: not defined for the family)")
-    st.dataframe(result.summary, hide_index=True)
+    st.dataframe(plain_table(result.summary), hide_index=True)
+
+next_question("pages/compare.py")

@@ -2,12 +2,15 @@
 
 import streamlit as st
 
+from posviz.analysis.headlines import nope_verdict
 from posviz.charts.families import lines_figure
 from posviz.references import cite
 from posviz.ui import show_chart, url_number, url_slider, user_errors
+from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict
 from posviz.ui.families import cached_nope_demo
 
 st.title("NoPE: no position encoding")
+answer = answer_slot()  # the verdict and the hero, drawn once the settings below are read
 st.markdown(
     "Take the position encoding away. Self-attention without a mask is **permutation "
     "equivariant**: shuffle the input tokens and the outputs are shuffled the same way, so the "
@@ -40,17 +43,22 @@ with c4:
 
 with user_errors("NoPE demo"):
     demo = cached_nope_demo(n, d, samples, seed)
-    show_chart(
-        lines_figure(
-            demo.positions,
-            demo.norms,
-            name="nope_norms",
-            x_title="position i",
-            y_title="output norm ‖hᵢ‖",
-            log_x=True,
-        ),
-        key="nope_norm_chart",
-    )
+    with answer:
+        show_verdict(nope_verdict(demo.positions, demo.norms))
+        show_hero(
+            lines_figure(
+                demo.positions,
+                demo.norms,
+                name="nope_norms",
+                x_title="position i",
+                y_title="output norm ‖hᵢ‖",
+                log_x=True,
+            ),
+            key="nope_norm_chart",
+            note="Uniform causal attention over random tokens: the output norm at each position, "
+            "measured and in theory, against the same attention without a mask.",
+        )
+    st.markdown("The chart at the top of the page shows these norms for the settings above.")
 
     st.subheader("Reading the position back")
     st.markdown(
@@ -81,3 +89,5 @@ st.markdown(
     "- The other pages: the **ALiBi**, **T5** and **RoPE** pages show what each encoding adds on "
     "top of this mask-only signal; **Compare families** puts them on the same axes."
 )
+
+next_question("pages/nope.py")

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from posviz.analysis import rope_views as views
+from posviz.analysis.headlines import rope_verdict
 from posviz.charts.families import lines_figure, rope_circle_figure, rope_wavelength_figure
 from posviz.encodings.families import parse_config
 from posviz.encodings.model_config import RopeConfig
@@ -23,10 +24,12 @@ from posviz.ui import (
     url_slider,
     user_errors,
 )
+from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict
 from posviz.ui.families import pick_config, rope_caption
 from posviz.ui.text import safe_md
 
 st.title("RoPE: rotary position embedding")
+answer = answer_slot()  # the verdict and the hero, drawn once the model below is chosen
 st.markdown(
     "Llama, Mistral, Qwen, GPT-NeoX and GPT-J store no position table. Each query and key is cut "
     "into 2-D pairs and pair *i* is **rotated** by the angle *p·θᵢ* at position *p*, with "
@@ -112,6 +115,15 @@ with user_errors("Model parameters"):
 if config is None or freqs is None:
     st.stop()
 
+with answer:
+    show_verdict(rope_verdict(freqs, name=label.split(" (")[0] or "this model"))
+    show_hero(
+        rope_wavelength_figure(freqs),
+        key="rope_wave_chart",
+        note="Each dot is one rotary pair: how many tokens it takes to turn once (log scale), "
+        "coloured by what the scaling did to it; dashed: before scaling.",
+    )
+
 st.caption(rope_caption(label, config, freqs))
 for note in config.notes:
     st.caption(f"Note: {safe_md(note, max_len=300)}.")
@@ -125,9 +137,8 @@ st.markdown(
     "**interpolated** (θ divided by the factor, so long sequences reuse angles seen in training); "
     "llama3 and YaRN blend in between (**smoothed**). "
     f"Here: {counts['kept']} kept, {counts['smoothed']} smoothed, "
-    f"{counts['interpolated']} interpolated."
+    f"{counts['interpolated']} interpolated (the chart at the top of the page)."
 )
-show_chart(rope_wavelength_figure(freqs), key="rope_wave_chart")
 
 st.header("2 · A query pair rotating as the position advances")
 st.markdown(
@@ -234,3 +245,5 @@ st.caption(
     "Pairings: rotate_half and rotate_every_two are the same rotation up to a fixed permutation of "
     "the head's dimensions, so scores are identical once weights are permuted accordingly (tested)."
 )
+
+next_question("pages/rope.py")

@@ -3,14 +3,17 @@
 import streamlit as st
 
 from posviz.analysis import t5_views as views
+from posviz.analysis.headlines import bucket_index_matrix, t5_verdict
 from posviz.charts.families import bucket_figure, heatmap_figure
 from posviz.encodings.families import parse_config
 from posviz.encodings.t5 import MAX_BUCKETS, MAX_DISTANCE, MIN_BUCKETS, MIN_MAX_DISTANCE
 from posviz.references import cite
 from posviz.ui import show_chart, url_number, url_select, url_slider, user_errors
+from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict
 from posviz.ui.families import cached_t5_bias, pick_config
 
 st.title("T5 relative position buckets")
+answer = answer_slot()  # the verdict and the hero, drawn once the settings below are read
 st.markdown(
     "T5 has no position vectors. Every attention logit gets a learned scalar per head, looked up "
     "by the **bucket** of the relative position key − query: one bucket per distance for short "
@@ -70,7 +73,16 @@ st.markdown(
     "all of them looking back, and every later key lands in bucket 0. Distance 0 is bucket 0; "
     "from max_distance on the bucket no longer changes."
 )
-show_chart(bucket_figure(*views.bucket_curves(span, **kw)), key="t5_bucket_chart")
+relative, curves = views.bucket_curves(span, **kw)
+with answer:
+    show_verdict(t5_verdict(relative, curves["causal (decoder)"], max_distance=max_distance))
+    show_hero(
+        bucket_figure(relative, curves),
+        key="t5_bucket_chart",
+        note="The bucket each relative position key − query falls in: one per distance near the "
+        "query, ever wider further away, one for everything beyond max_distance.",
+    )
+st.markdown("The chart at the top of the page shows these buckets for ± the span chosen here.")
 
 stack = url_select(
     "Spans for",
@@ -99,10 +111,27 @@ st.markdown(
 source = label if st.session_state.get("t5_src") == "hub" and raw is not None else ""
 if not source:
     st.info(
-        "No learned bias to show: presets and manual values have no weights, and a hub model is "
-        "read only once its config.json could be fetched. Choose “Hub model's config.json” and a "
-        "T5 id (needs network access to the hub, or a local T5 directory)."
+        "No learned bias to show offline: posviz ships no T5 weights. Below is what the learned "
+        "bias is indexed by instead, the bucket of "
+        "every (query, key) pair. Each head adds its own learned scalar per bucket to that "
+        "logit. To see a real checkpoint's values, choose “Hub model's config.json” above with "
+        "a T5 id such as `google-t5/t5-small` (needs access to the Hugging Face hub, or the "
+        "model in the local cache).",
+        icon="ℹ️",
     )
+    show_chart(
+        heatmap_figure(
+            bucket_index_matrix(32, bidirectional=True, **kw),
+            name="t5_bucket_index",
+            x_title="key position",
+            y_title="query position",
+            color_title="bucket",
+            scheme="viridis",
+            height=360,
+        ),
+        key="t5_index_chart",
+    )
+    next_question("pages/t5_buckets.py")
     st.stop()
 table = None
 which = url_select(
@@ -119,6 +148,7 @@ if table is None:
         "The learned bias is unavailable (offline, or no such tensor); the bucket views above "
         "do not need it."
     )
+    next_question("pages/t5_buckets.py")
     st.stop()
 show_chart(
     heatmap_figure(
@@ -160,3 +190,5 @@ show_chart(
     ),
     key="t5_matrix_chart",
 )
+
+next_question("pages/t5_buckets.py")

@@ -2,14 +2,17 @@
 
 import streamlit as st
 
+from posviz.analysis.headlines import vit_verdict
 from posviz.analysis.vit import MAX_GRID_SIDE, display_tiles, patch_similarity_grid
 from posviz.charts.families import heatmap_figure, patch_grid_figure
 from posviz.references import cite
 from posviz.ui import show_chart, url_select, url_slider, user_errors
+from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict
 from posviz.ui.families import synthetic_vit_table
 from posviz.ui.table_source import describe_table, pick_table
 
 st.title("ViT: position embeddings on the 2-D patch grid")
+answer = answer_slot()  # the verdict and the hero, drawn once the table below is chosen
 st.markdown(
     "A Vision Transformer cuts the image into an *h×w* grid of patches and learns one position "
     "vector per patch (plus one for the CLS token, set aside here). Tile (*r*, *c*) below shows "
@@ -75,7 +78,16 @@ if stride > 1:
         f"{h}×{w} grid: drawing every {stride}ᵗʰ patch's tile ({tiles.shape[0]}×"
         f"{tiles.shape[1]} tiles) to keep the figure light; the export has all of them."
     )
-show_chart(patch_grid_figure(similarity, tiles), key="vit_grid_chart")
+with answer:
+    name = "the synthetic 2-D sin-cos table" if source == "synthetic" else table.label
+    show_verdict(vit_verdict(similarity, name=name))
+    show_hero(
+        patch_grid_figure(similarity, tiles),
+        key="vit_grid_chart",
+        note="Tile (r, c): the cosine of patch (r, c)'s position vector with every patch's, "
+        "drawn at that patch's place (yellow: alike). A bright cross through each tile's own "
+        "place means the table encodes the patch's row and column.",
+    )
 
 st.header("One patch, larger")
 c1, c2 = st.columns(2)
@@ -105,3 +117,5 @@ show_chart(
     ),
     key="vit_patch_chart",
 )
+
+next_question("pages/vit_grid.py")

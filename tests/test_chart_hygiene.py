@@ -34,6 +34,12 @@ PAGES = (
     "pages/permutation.py",
     "pages/layers.py",
     "pages/embedding_lookup.py",
+    "pages/rope.py",
+    "pages/alibi.py",
+    "pages/t5_buckets.py",
+    "pages/nope.py",
+    "pages/vit_grid.py",
+    "pages/compare.py",
 )
 
 #: every colour the theme could lend a chart, replaced by ones no chart of posviz uses

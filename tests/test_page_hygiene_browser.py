@@ -27,8 +27,10 @@ from browser_support import (
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-PAGES = ("sinusoidal", "learned", "probing", "add_vs_concat", "permutation", "layers",
-         "embedding_lookup")  # fmt: skip
+PAGES = (
+    "sinusoidal", "learned", "probing", "add_vs_concat", "permutation", "layers",
+    "embedding_lookup", "rope", "alibi", "t5_buckets", "nope", "vit_grid", "compare",
+)  # fmt: skip
 DESKTOP, PHONE = (1440, 900), (390, 844)
 WIDGETS = (
     '[data-testid="stSlider"], [data-testid="stSelectbox"], [data-testid="stRadio"], '

@@ -20,7 +20,9 @@ from posviz.analysis.permutation import PermutationResult
 from posviz.analysis.probes import ProbeReport
 from posviz.analysis.sincos import rotation_check
 from posviz.analysis.stats import cosine_similarity_matrix, shift_similarity
+from posviz.encodings.rope import pair_regimes
 from posviz.encodings.sinusoidal import Layout, sinusoid_wavelengths, sinusoidal
+from posviz.encodings.t5 import t5_relative_bucket
 
 
 @dataclass(frozen=True)
@@ -386,3 +388,131 @@ def plain_table(frame: pd.DataFrame) -> pd.DataFrame:
     if not missing.to_numpy().any():
         return renamed
     return renamed.astype(object).where(~missing, "—")
+
+
+# --------------------------------------------------------------------------- families
+
+
+def rope_verdict(freqs: Any, *, name: str) -> Verdict:
+    """Where RoPE's positions went: into rotation speeds, and what a scaling did to them."""
+    wavelengths = np.asarray(freqs.wavelength)
+    regimes = {"kept": 0, "smoothed": 0, "interpolated": 0}
+    for regime in pair_regimes(freqs):
+        regimes[str(regime)] = regimes.get(str(regime), 0) + 1
+    numbers = {
+        "pairs": int(wavelengths.size),
+        "fastest": float(wavelengths.min()),
+        "slowest": float(wavelengths.max()),
+        **{k: float(v) for k, v in regimes.items()},
+    }
+    sentence = (
+        f"Into rotations: {name} turns each of its {wavelengths.size} query/key pairs by p·θᵢ, "
+        f"from one turn every {_sig(wavelengths.min())} tokens to one every "
+        f"{_sig(wavelengths.max())}, so a query·key score depends only on their distance"
+    )
+    if freqs.rope_type != "default":
+        sentence += (
+            f"; its {freqs.rope_type} scaling keeps {regimes['kept']} pairs, smooths "
+            f"{regimes['smoothed']} and interpolates {regimes['interpolated']}"
+        )
+    return Verdict(sentence + ".", numbers)
+
+
+def alibi_verdict(slopes: np.ndarray) -> Verdict:
+    """ALiBi: one fixed linear penalty per head, steep to gentle, as half-attention distances."""
+    values = np.asarray(slopes, dtype=np.float64)
+    halves = np.log(2) / values  # the distance at which exp(−m·k) halves a key's weight
+    numbers = {"heads": int(values.size), "steepest": float(values.max()),
+               "gentlest": float(values.min()), "half_near": float(halves.min()),
+               "half_far": float(halves.max())}  # fmt: skip
+    return Verdict(
+        f"With no position vectors at all: each of the {values.size} heads subtracts m·distance "
+        f"from its attention logits, so a key's weight halves every {_sig(halves.min())} tokens "
+        f"for the steepest head (m = {_sig(values.max())}) and every {_sig(halves.max())} for "
+        f"the gentlest (m = {_sig(values.min())}).",
+        numbers,
+    )
+
+
+def t5_verdict(relative: np.ndarray, buckets: np.ndarray, *, max_distance: int) -> Verdict:
+    """T5: a learned scalar per bucket of relative distance; exact near, logarithmic far.
+
+    ``buckets`` is the causal curve (keys at or before the query, ``relative ≤ 0``).
+    """
+    rel = np.asarray(relative)
+    behind = rel <= 0
+    distances, back = -rel[behind], np.asarray(buckets)[behind]
+    order = np.argsort(distances)
+    distances, back = distances[order], back[order]
+    shared = np.flatnonzero(np.r_[back[1:] == back[:-1], False])  # a bucket holding 2+ distances
+    exact = int(distances[shared[0]] - 1) if shared.size else int(distances.max())
+    numbers = {"buckets_seen": int(np.unique(back).size), "exact_up_to": exact,
+               "max_distance": int(max_distance)}  # fmt: skip
+    return Verdict(
+        f"By buckets of relative distance: looking back, distances 0 … {exact} each get their "
+        f"own bucket, farther ones share logarithmically wider buckets, and from {max_distance} "
+        "tokens on all distances share one; each head learns one bias per bucket.",
+        numbers,
+    )
+
+
+def bucket_index_matrix(
+    n_positions: int, *, bidirectional: bool, num_buckets: int, max_distance: int
+) -> np.ndarray:
+    """``(n, n)``: the bucket T5 looks up for query ``i`` and key ``j`` (``key − query``)."""
+    grid = np.arange(n_positions)
+    relative = grid[None, :] - grid[:, None]
+    return t5_relative_bucket(
+        relative, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance
+    ).astype(np.float64)
+
+
+def nope_verdict(positions: np.ndarray, norms: dict[str, np.ndarray]) -> Verdict:
+    """NoPE: the causal mask alone makes the output norm fall with position."""
+    measured = next(v for k, v in norms.items() if k.startswith("causal: measured"))
+    first, last = float(measured[0]), float(measured[-1])
+    numbers = {"norm_first": first, "norm_last": last, "last_position": int(positions[-1])}
+    return Verdict(
+        f"A causal mask alone leaks it: with uniform attention the output at position i averages "
+        f"i + 1 tokens, so its norm falls from {first:.2f} at position 0 to {last:.2f} at "
+        f"position {int(positions[-1])}, and the position can be read back from it; without the "
+        "mask every position gets the same vector.",
+        numbers,
+    )
+
+
+def vit_verdict(similarity: np.ndarray, *, name: str) -> Verdict:
+    """ViT: is a patch more similar to its own row and column than to the rest of the grid?"""
+    sim = np.asarray(similarity, dtype=np.float64)
+    h, w = sim.shape[:2]
+    r, c, r2, c2 = np.indices(sim.shape)
+    other = (r != r2) | (c != c2)
+    line = other & ((r == r2) | (c == c2))
+    rest = other & (r != r2) & (c != c2)
+    in_line, elsewhere = float(sim[line].mean()), float(sim[rest].mean()) if rest.any() else 0.0
+    numbers = {"same_row_or_column": in_line, "elsewhere": elsewhere, "rows": h, "columns": w}
+    lead = "Yes" if in_line > elsewhere + 0.05 else "Not clearly"
+    return Verdict(
+        f"{lead} for {name}: on its {h}×{w} grid a patch's position vector has mean cosine "
+        f"{in_line:.2f} with the patches of its own row or column, against {elsewhere:.2f} with "
+        "all the others.",
+        numbers,
+    )
+
+
+def compare_verdict(summary: pd.DataFrame, *, trained: int) -> Verdict:
+    """Families on one axis: which keep a familiar signal at twice the trained length."""
+    column = next((c for c in summary.columns if str(c).startswith("unseen at k=")), None)
+    if column is None or summary.empty:
+        return Verdict("Pick at least one family to compare.")
+    rows = summary[["family", column]].dropna()
+    familiar = [str(f) for f, u in zip(rows["family"], rows[column], strict=True) if u < 0.05]
+    unseen = [f"{f} {u:.0%}" for f, u in zip(rows["family"], rows[column], strict=True)
+              if u >= 0.05]  # fmt: skip
+    numbers = {str(f): float(u) for f, u in zip(rows["family"], rows[column], strict=True)}
+    parts = []
+    if familiar:
+        parts.append(f"{', '.join(familiar)} stay within what training produced")
+    if unseen:
+        parts.append(f"the others meet signals training never produced ({', '.join(unseen)})")
+    return Verdict(f"At twice the trained length L = {trained}: " + "; ".join(parts) + ".", numbers)

@@ -15,6 +15,13 @@ import numpy as np
 import pandas as pd
 
 from posviz.charts.figure import Figure
+from posviz.charts.style import (
+    ADAPTIVE_TEXT,
+    GUIDE_COLOR,
+    PALETTE,
+    color_scale,
+    sequential_colors,
+)
 from posviz.encodings.rope import RopeFrequencies, pair_regimes
 
 MAX_HEATMAP_CELLS = 65_536
@@ -43,8 +50,15 @@ def lines_chart(
     y_scale: str = "linear",
     legend: str = "bottom",
     height: int = 320,
+    dashed: bool = False,
+    ordered: bool = False,
 ) -> alt.LayerChart:
     """One line per series over ``x`` (NaN gaps dropped), optional vertical rule (trained length).
+
+    Colours: one palette colour per series, named entities keeping theirs (sinusoid orange,
+    learned blue, …); ``ordered`` series (heads by slope, …) or more than the palette holds take
+    a sequential ramp instead. ``dashed`` gives every series its own dash pattern too, so a line
+    lying exactly on another (RoPE's kernel on the sinusoid's) still shows.
 
     Args:
         x: ``(n,)``.
@@ -65,14 +79,33 @@ def lines_chart(
         y_kwargs |= {"type": "symlog", "constant": 1e-3}
     elif y_scale == "log":
         y_kwargs |= {"type": "log"}
+    names = list(series)
+    sequential = ordered or len(names) > len(PALETTE)
+    scale = (
+        alt.Scale(domain=names, range=sequential_colors(len(names)))
+        if sequential
+        else color_scale(names)
+    )
+    extra = {}
+    if dashed:
+        patterns = [[1, 0], [6, 3], [2, 2], [8, 3, 2, 3], [4, 4], [1, 3], [10, 4], [3, 6]]
+        extra["strokeDash"] = alt.StrokeDash("series:N", sort=names, legend=None).scale(
+            domain=names, range=[patterns[i % len(patterns)] for i in range(len(names))]
+        )
     lines = (
         alt.Chart(data)
-        .mark_line(clip=True)
+        .mark_line(clip=True, strokeWidth=2)
         .encode(
             x=alt.X("x:Q", title=x_title, scale=x_scale, axis=x_axis),
             y=alt.Y("value:Q", title=y_title, scale=alt.Scale(**y_kwargs)),
-            color=alt.Color("series:N", title=None, sort=list(series)).legend(
-                orient=legend, labelLimit=360, columns=1 if legend == "right" else alt.Undefined
+            **extra,
+            color=alt.Color("series:N", title=None, sort=names)
+            .scale(scale)
+            .legend(
+                orient=legend,
+                labelLimit=0,
+                columns=1 if legend == "right" else min(len(names), 3),
+                symbolStrokeWidth=3,
             ),
             tooltip=[
                 alt.Tooltip("series:N"),
@@ -85,10 +118,10 @@ def lines_chart(
     if rule_x is None or not np.nanmin(x) <= rule_x <= np.nanmax(x):
         return alt.layer(lines)
     rule_data = pd.DataFrame({"x": [rule_x], "label": [rule_label]})
-    rule = alt.Chart(rule_data).mark_rule(strokeDash=[4, 4], color="gray").encode(x="x:Q")
+    rule = alt.Chart(rule_data).mark_rule(strokeDash=[4, 4], color=GUIDE_COLOR).encode(x="x:Q")
     text = (
         alt.Chart(rule_data)
-        .mark_text(align="left", dx=4, dy=-6, color="gray")
+        .mark_text(align="left", dx=4, dy=-6, color=alt.ExprRef(ADAPTIVE_TEXT["expr"]))
         .encode(x="x:Q", y=alt.value(10), text="label:N")
     )
     return alt.layer(lines, rule, text)
@@ -170,7 +203,7 @@ def rope_wavelength_chart(freqs: RopeFrequencies, *, height: int = 340) -> alt.L
         ],
     )
     original = base.transform_filter(alt.datum.which == "original θᵢ").mark_line(
-        color="lightgray", strokeDash=[3, 3]
+        color=GUIDE_COLOR, strokeDash=[3, 3]
     )
     scaled = (
         base.transform_filter(alt.datum.which == "scaled θ′ᵢ")
@@ -180,7 +213,7 @@ def rope_wavelength_chart(freqs: RopeFrequencies, *, height: int = 340) -> alt.L
                 "regime:N",
                 title="pair",
                 scale=alt.Scale(domain=list(_REGIME_COLORS), range=list(_REGIME_COLORS.values())),
-            ).legend(orient="bottom")
+            ).legend(orient="bottom", labelLimit=0)
         )
     )
     layers = [original, scaled]
@@ -192,11 +225,11 @@ def rope_wavelength_chart(freqs: RopeFrequencies, *, height: int = 340) -> alt.L
             }
         )
         layers.append(
-            alt.Chart(rule_data).mark_rule(color="gray", strokeDash=[4, 4]).encode(y="y:Q")
+            alt.Chart(rule_data).mark_rule(color=GUIDE_COLOR, strokeDash=[4, 4]).encode(y="y:Q")
         )
         layers.append(
             alt.Chart(rule_data)
-            .mark_text(align="left", dx=4, dy=-6, color="gray")
+            .mark_text(align="left", dx=4, dy=-6, color=alt.ExprRef(ADAPTIVE_TEXT["expr"]))
             .encode(x=alt.value(4), y="y:Q", text="label:N")
         )
     return alt.layer(*layers).properties(height=height)
@@ -226,12 +259,14 @@ def rope_circle_chart(
                 }
             )
     trail_df = pd.DataFrame(rows)
+    names = list(dict.fromkeys(trail_df["pair"]))
+    color = alt.Color("pair:N", title=None, sort=names).scale(color_scale(names))
     head = trail_df[trail_df["age"] == 0]
     hands = pd.concat([head.assign(x=0.0, y=0.0, end=0), head.assign(end=1)])
     axis = alt.Scale(domain=[-1.15, 1.15], nice=False)
     ring = (
         alt.Chart(circle)
-        .mark_line(color="lightgray")
+        .mark_line(color=GUIDE_COLOR)
         .encode(
             x=alt.X("x:Q", scale=axis, title="first dim of the pair"),
             y=alt.Y("y:Q", scale=axis, title="second dim of the pair"),
@@ -244,7 +279,7 @@ def rope_circle_chart(
         .encode(
             x="x:Q",
             y="y:Q",
-            color=alt.Color("pair:N", title=None).legend(orient="right"),
+            color=color.legend(orient="top", columns=2, labelLimit=0),
             opacity=alt.Opacity(
                 "age:Q", scale=alt.Scale(domain=[0, trail], range=[1, 0.1]), legend=None
             ),
@@ -259,10 +294,11 @@ def rope_circle_chart(
     lines = (
         alt.Chart(hands)
         .mark_line(strokeWidth=3)
-        .encode(x="x:Q", y="y:Q", color="pair:N", detail="pair:N", order="end:Q")
+        .encode(x="x:Q", y="y:Q", color=color, detail="pair:N", order="end:Q")
     )
+    # 320 pixels: square and whole on a phone-wide page too (shown at its own width)
     return alt.layer(ring, dots, lines).properties(
-        width=360, height=360, autosize=alt.AutoSizeParams(type="pad")
+        width=320, height=320, autosize=alt.AutoSizeParams(type="pad")
     )
 
 
@@ -275,13 +311,16 @@ def bucket_chart(relative: np.ndarray, buckets: Mapping[str, np.ndarray]) -> alt
         ],
         ignore_index=True,
     )
+    names = list(buckets)
     return (
         alt.Chart(data)
-        .mark_line(interpolate="step-after")
+        .mark_line(interpolate="step-after", strokeWidth=2)
         .encode(
             x=alt.X("relative:Q", title="relative position key − query (tokens)"),
             y=alt.Y("bucket:Q", title="bucket index"),
-            color=alt.Color("variant:N", title=None).legend(orient="bottom"),
+            color=alt.Color("variant:N", title=None, sort=names)
+            .scale(color_scale(names))
+            .legend(orient="bottom", labelLimit=0, columns=1),
             tooltip=["variant:N", "relative:Q", "bucket:Q"],
         )
         .properties(height=320)
@@ -311,7 +350,8 @@ def patch_grid_chart(similarity: np.ndarray, *, gap: int = 1, tile_px: int = 0) 
             "patch": [f"({a}, {b})" for a, b in zip(r2, c2, strict=True)],
         }
     )
-    side = tile_px or max(360, min(720, 3 * max(tiles_h * h, tiles_w * w)))
+    # at most 330 pixels a side: whole and square on a phone-wide page too
+    side = tile_px or max(240, min(330, 3 * max(tiles_h * h, tiles_w * w)))
     hidden = alt.Axis(labels=False, ticks=False, grid=False, domain=False)
     return (
         alt.Chart(data)
@@ -385,14 +425,16 @@ def alibi_decay_figure(
     Args:
         distances: ``(n,)``; factors: ``(n, n_heads)``; slopes: ``(n_heads,)``.
     """
-    series = {f"head {h} (m={slopes[h]:.3g})": factors[:, h] for h in shown}
+    steep_first = sorted(shown, key=lambda h: -float(slopes[h]))  # the ramp follows the slope
+    series = {f"head {h} (m={slopes[h]:.3g})": factors[:, h] for h in steep_first}
     chart = lines_chart(
         distances,
         series,
         x_title="distance k = i − j (tokens)",
         y_title="attention weight factor",
         log_x=True,
-        legend="right",
+        ordered=True,
+        legend="bottom",
     )
     return Figure(chart, np.asarray(factors), "alibi_decay")
 

@@ -128,3 +128,29 @@ def equal_aspect_domain(reach: float, *, axis: str) -> dict[str, dict[str, str]]
         "domainMin": {"expr": f"-{reach!r} * {ratio}"},
         "domainMax": {"expr": f"{reach!r} * {ratio}"},
     }
+
+
+#: Viridis stops (matplotlib's, every 1/8), interpolated by :func:`sequential_colors`.
+_VIRIDIS = (
+    "#440154", "#46327e", "#365c8d", "#277f8e", "#1fa187",
+    "#4ac16d", "#a0da39", "#d0e11c", "#fde725",
+)  # fmt: skip
+
+
+def sequential_colors(count: int) -> list[str]:
+    """``count`` colours along :data:`SEQUENTIAL_SCHEME` (viridis), dark to light, as hex.
+
+    For many ordered series (16 ALiBi heads, steep to gentle): neighbours look alike, the ends
+    differ, and no colour is reused.
+    """
+    if count < 1:
+        raise ValueError(f"count={count}: ask for at least one colour.")
+    stops = [tuple(int(c[i : i + 2], 16) for i in (1, 3, 5)) for c in _VIRIDIS]
+    out = []
+    for k in range(count):
+        t = k / max(count - 1, 1) * (len(stops) - 1)
+        lo = min(int(t), len(stops) - 2)
+        f = t - lo
+        rgb = (round(a + (b - a) * f) for a, b in zip(stops[lo], stops[lo + 1], strict=True))
+        out.append("#" + "".join(f"{v:02x}" for v in rgb))
+    return out
