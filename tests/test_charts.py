@@ -446,3 +446,21 @@ def test_pca_trajectory_with_a_current_position_highlights_it_in_the_browser():
     filters = [t.get("filter") for layer in spec["layer"] for t in layer.get("transform", [])]
     assert "datum.position == pos" in filters
     assert "params" not in pca_trajectory_chart(scores).to_dict()  # no current: a plain chart
+
+
+def test_many_ordered_series_take_a_ramp_and_overlapping_lines_their_own_dash():
+    from posviz.charts.families import alibi_decay_figure, lines_chart
+    from posviz.charts.style import sequential_colors
+
+    ramp = sequential_colors(16)
+    assert len(set(ramp)) == 16 and ramp[0] == "#440154" and ramp[-1] == "#fde725"
+    slopes = np.array([2.0 ** -(h + 1) for h in range(16)])
+    distances = np.arange(10)
+    factors = np.exp(-np.outer(distances, slopes))
+    spec = alibi_decay_figure(distances, factors, slopes, list(range(16))).chart.to_dict()
+    color = spec["layer"][0]["encoding"]["color"]
+    assert color["scale"]["range"] == ramp  # 16 heads: one colour each, steep (dark) first
+    same = {"sinusoid": np.ones(5), "RoPE": np.ones(5)}  # the same curve twice
+    dashed = lines_chart(np.arange(5), same, x_title="k", y_title="v", dashed=True).to_dict()
+    dashes = dashed["layer"][0]["encoding"]["strokeDash"]["scale"]["range"]
+    assert dashes[0] != dashes[1]

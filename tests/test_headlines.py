@@ -89,3 +89,32 @@ def test_lookup_verdict_counts_moved_and_untouched_rows():
     verdict = lookup_verdict(0.0, changes)
     assert "bit for bit" in verdict.sentence and "2 rows moved" in verdict.sentence
     assert verdict.numbers["unused_max"] == 0.0
+
+
+def test_family_verdicts_quote_their_own_numbers():
+    from posviz.analysis import t5_views
+    from posviz.analysis.headlines import (
+        alibi_verdict,
+        bucket_index_matrix,
+        compare_verdict,
+        t5_verdict,
+        vit_verdict,
+    )
+    from posviz.analysis.vit import patch_similarity_grid, sincos_2d_table
+    from posviz.encodings.alibi import alibi_slopes
+    from posviz.encodings.t5 import t5_relative_bucket
+
+    alibi = alibi_verdict(alibi_slopes(8))
+    assert alibi.numbers["steepest"] == 0.5 and alibi.numbers["gentlest"] == 2**-8
+    assert alibi.numbers["half_near"] == pytest.approx(np.log(2) / 0.5)
+    relative, curves = t5_views.bucket_curves(200, num_buckets=32, max_distance=128)
+    t5 = t5_verdict(relative, curves["causal (decoder)"], max_distance=128)
+    assert t5.numbers["exact_up_to"] == 15  # T5's causal half: 16 exact buckets, then log
+    index = bucket_index_matrix(6, bidirectional=True, num_buckets=32, max_distance=128)
+    assert index[2, 5] == t5_relative_bucket(np.array([3]), num_buckets=32)[0]
+    grid = patch_similarity_grid(sincos_2d_table(6, 6, 64), (6, 6))
+    vit = vit_verdict(grid, name="a 2-D table")
+    assert vit.sentence.startswith("Yes") and vit.numbers["same_row_or_column"] > 0.5
+    summary = pd.DataFrame({"family": ["ALiBi", "learned"], "unseen at k=1024": [0.0, 1.0]})
+    verdict = compare_verdict(summary, trained=512)
+    assert "ALiBi stay within" in verdict.sentence and "learned 100%" in verdict.sentence
