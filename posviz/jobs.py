@@ -180,9 +180,10 @@ def single_flight(
     is the running computation's place in the job queue (1 = next; reported by
     :func:`job_slot` inside ``compute``), or 0 when it is not queued (it is being computed).
     ``should_stop()`` is polled: a waiter that leaves gets :class:`JobCancelled`; the
-    computation goes on for the others. When the computation ends with an exception, every
-    waiter gets the same exception, except for ``retry_on`` (its caller left): then one waiter
-    computes it in its place and the others wait for that one.
+    computation goes on for the others. When the computation fails (an ``Exception``), every
+    waiter gets the same exception, except for ``retry_on`` (its caller left) and exceptions
+    that are not ``Exception`` (the caller's thread was stopped: a Streamlit rerun, an exit):
+    then one waiter computes it in its place and the others wait for that one.
 
     Cache the result yourself (the flight only lives while ``compute`` runs).
     """
@@ -202,18 +203,26 @@ def single_flight(
     try:
         with _reporting(flight.report):
             value = compute()
-    except retry_on:
-        with _flights_cond:
-            flight.position, flight.leaderless = 0, True
-            if not flight.followers:
-                del _flights[key]
-            _flights_cond.notify_all()
+    except Exception as error:
+        if not isinstance(error, retry_on):
+            _finish(key, flight, error=error)
+            raise
+        _hand_over(key, flight)
         raise
-    except BaseException as error:
-        _finish(key, flight, error=error)
+    except BaseException:  # the leader's thread was stopped (a rerun, an exit): not a failure
+        _hand_over(key, flight)
         raise
     _finish(key, flight, value=value)
     return value
+
+
+def _hand_over(key: Hashable, flight: _Flight) -> None:
+    """The leader left before a result: the next follower computes (or nobody, if none wait)."""
+    with _flights_cond:
+        flight.position, flight.leaderless = 0, True
+        if not flight.followers:
+            del _flights[key]
+        _flights_cond.notify_all()
 
 
 def _finish(key: Hashable, flight: _Flight, *, value: Any = None, error: Any = None) -> None:

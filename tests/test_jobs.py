@@ -430,3 +430,53 @@ def test_processes_asking_for_one_key_compute_it_once(tmp_path: Path) -> None:
     answers = [process.communicate(timeout=60)[0].strip() for process in processes]
     assert (tmp_path / "computed.txt").read_text() == "x"
     assert len(set(answers)) == 1 and answers[0].startswith("answer-")
+
+
+class _Rerun(BaseException):
+    """Like Streamlit's RerunException: stops the leader's script thread, is not a failure."""
+
+
+def test_single_flight_a_stopped_leader_thread_is_not_a_failure_for_the_waiters() -> None:
+    calls, release = [], threading.Event()
+
+    def compute():
+        calls.append(1)
+        if len(calls) == 1:
+            release.wait(10)
+            raise _Rerun()
+        return "value"
+
+    threads, outcomes = _leader_and_followers(compute, followers=2)
+    release.set()
+    for thread in threads:
+        thread.join(10)
+    assert isinstance(outcomes[0], _Rerun) and [outcomes[1], outcomes[2]] == ["value"] * 2
+    assert len(calls) == 2
+
+
+def test_cached_data_computes_a_value_once_for_sessions_asking_at_once() -> None:
+    """The UI's cache: two sessions miss the same key at once, one computes, both get it; the
+    waiting one is told through its own ``_on_wait`` that the value is being computed."""
+    from posviz.ui.cache import CacheStore, cached_data
+
+    calls, release = [], threading.Event()
+
+    @cached_data(store=CacheStore(budget_bytes=2**20))
+    def heavy(n: int, _on_wait=None, _should_stop=None) -> list[int]:
+        calls.append(n)
+        release.wait(10)
+        return list(range(n))
+
+    seen: list[int] = []
+    out: dict[str, list[int]] = {}
+    first = threading.Thread(target=lambda: out.update(a=heavy(3)))
+    first.start()
+    _wait_until(lambda: calls == [3])
+    second = threading.Thread(target=lambda: out.update(b=heavy(3, _on_wait=seen.append)))
+    second.start()
+    _wait_until(lambda: 0 in seen)
+    release.set()
+    first.join(10)
+    second.join(10)
+    assert calls == [3] and out == {"a": [0, 1, 2], "b": [0, 1, 2]}
+    assert heavy(3) == [0, 1, 2] and calls == [3]  # and it is cached

@@ -36,6 +36,7 @@ from typing import Any, NamedTuple, ParamSpec, TypeVar
 import numpy as np
 import streamlit as st
 
+from posviz.jobs import single_flight
 from posviz.settings import settings
 
 P = ParamSpec("P")
@@ -246,11 +247,22 @@ def cached_data(
             hit, value = target.get(function, key)
             if hit:
                 return value
-            value = func(*args, **kwargs)
-            _freeze(value)
-            nbytes = value_nbytes(value)
-            target.put(function, key, value, nbytes=nbytes, ttl=seconds, max_entries=entries)
-            return value
+
+            def compute() -> R:
+                value = func(*args, **kwargs)
+                _freeze(value)
+                nbytes = value_nbytes(value)
+                target.put(function, key, value, nbytes=nbytes, ttl=seconds, max_entries=entries)
+                return value
+
+            # One computation per key: a second session asking for a value being computed
+            # waits for it (its ``_on_wait`` shows where it stands) instead of computing it too.
+            return single_flight(
+                (function, key),
+                compute,
+                on_wait=bound.arguments.get("_on_wait"),
+                should_stop=bound.arguments.get("_should_stop"),
+            )
 
         return wrapper
 

@@ -50,6 +50,9 @@ def layer_probe_queued(model_id: str, text: str, window: int, zero_positions: bo
     note = st.empty()
 
     def waiting(position: int) -> None:
+        if not position:  # the same probe runs for another session: its result comes here
+            note.info("This probe is being computed for another visitor; its result shows here.")
+            return
         note.info(
             f"Waiting for a free slot for heavy work: place {position} in the queue "
             f"({settings().max_jobs} run at once on this server)."
