@@ -1,37 +1,47 @@
-"""The lab's speed, every ratio measured in this one run.
+"""The lab's training speed, every ratio measured side by side in this one run.
 
-    .venv/bin/python bench/bench_lab.py [--steps 100] [--only presets,throughput,seeds]
+    .venv/bin/python bench/bench_lab.py [--steps 40] [--repeats 3]
+        [--only batching,throughput,reference,threads,presets]
 
-* ``presets``     each question's default preset (all variants and seeds) from an empty store:
-                  wall seconds (goal ≤ 60 s on 2 cores).
-* ``throughput``  training steps/s of :func:`posviz.lab.train.train_variant` (one seed) vs a
-                  minimal hand-written torch loop of the same model (pre-LN, same sizes, same
-                  data, plain ``nn.Linear``/``nn.Embedding``, Adam): ratio (goal ≥ 0.9×).
-* ``seeds``       wall time of N seeds trained as one batched model vs one seed: ratio (goal
-                  well under N×).
+* ``batching``    each reference arm set trained as ONE call of :func:`posviz.lab.train.train_arms`
+                  (every arm × seed of one shape in one batched model) vs the per-variant
+                  training the lab did before: one model per arm with its seeds, the engine as
+                  of commit ``BASELINE_COMMIT`` (loaded from git history into a temporary module;
+                  skipped without git). Same arms, seeds and steps, alternating runs, best of
+                  ``--repeats``: member-steps per second and the gain (goal > 1).
+* ``throughput``  ms per member-step (one seed of one arm, one Adam step, its data included) of
+                  ``train_arms`` at the reference shapes — reverse length 12 (encoder, 2 heads),
+                  k-back lengths 8–16 (decoder, 8 heads), character LM length 32 (decoder) — at
+                  E = 1, 10 and 30 members (1 arm × 1 seed, 2 × 5, 6 × 5).
+* ``reference``   one member (E = 1) of the engine vs a minimal hand-written torch loop of the same
+                  model (pre-LN, plain ``nn.Linear``/``nn.Embedding``, ``torch.optim.Adam``):
+                  what the batching machinery costs a single model.
+* ``threads``     a batched reverse model (E = 10) on 1 vs 2 torch threads, as found and beside
+                  one busy process: why the lab trains on one thread (``use_one_thread``).
+* ``presets``     each question from an empty store in a fresh process (``python -m posviz lab
+                  run Q --store <empty dir>``: Python start, torch import and the whole sweep
+                  included): wall seconds (goal ≤ 60 on 2 quiet cores).
 
-* ``threads``     the learned arm of ``learned`` (3 seeds, ``--steps``) on 1 torch thread vs 2:
-                  why the lab trains on one thread (:func:`posviz.lab.train.use_one_thread`).
-
-Presets run each in a fresh process (``python -m posviz lab run Q --store <empty dir>``), so the
-wall time includes starting Python and importing torch, as a first run on a fresh server does.
-Threads: the lab trains on one torch thread (``taskset -c 0,1`` pins the 2-core target).
-Prints a markdown table and ``BENCH {...}`` lines for ``bench/run_all.py``.
+Times are wall-clock (``time.perf_counter``) on one torch thread; the load average is printed
+beside them, because on a shared machine absolute times move with the load while ratios measured
+side by side hold better. Prints a markdown table and ``BENCH {...}`` lines for
+``bench/run_all.py``.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import torch
@@ -43,11 +53,132 @@ sys.path.insert(0, str(ROOT))
 from posviz.lab import QUESTIONS  # noqa: E402
 from posviz.lab.config import LabConfig, ModelConfig  # noqa: E402
 from posviz.lab.tasks import make_batch, sample_lengths, train_rng, vocab_sizes  # noqa: E402
-from posviz.lab.train import train_variant, use_one_thread  # noqa: E402
+from posviz.lab.train import Arm, train_arms, use_one_thread  # noqa: E402
+
+#: The last commit whose lab engine trained one model per variant (hand-written Adam).
+BASELINE_COMMIT = "65d797e"
+SEEDS = 5
+REVERSE = LabConfig(task="reverse", min_len=12, max_len=12, eval_lengths=(12,), lr=1e-2)
+KBACK = LabConfig(task="kback", k=2, min_len=8, max_len=16, eval_lengths=(16, 32), heads=8, lr=1e-2)
+LM = LabConfig(task="lm", min_len=32, max_len=32, eval_lengths=(32,), lr=5e-3)
+MATCHED = 0.5**0.5  # the token embeddings' std: the sweep's second table scale
+
+
+def _reverse_arms() -> list[ModelConfig]:
+    return [
+        ModelConfig(scheme="learned"),
+        ModelConfig(scheme="sinusoidal"),
+        ModelConfig(scheme="nope"),
+        ModelConfig(scheme="learned", pos_init_std=MATCHED),
+        ModelConfig(scheme="learned", injection="concat"),
+        ModelConfig(scheme="learned", injection="every_layer"),
+    ]
+
+
+def _decoder_arms() -> list[ModelConfig]:
+    schemes = ("learned", "sinusoidal", "rope", "alibi", "t5", "nope")
+    return [ModelConfig(kind="decoder", scheme=s) for s in schemes]
+
+
+SHAPES: dict[str, tuple[LabConfig, list[ModelConfig]]] = {
+    "reverse, length 12 (encoder, 2 heads)": (REVERSE, _reverse_arms()),
+    "k-back, lengths 8–16 (decoder, 8 heads)": (KBACK, _decoder_arms()),
+    "character LM, length 32 (decoder, 2 heads)": (LM, _decoder_arms()),
+}
+
+
+def _arms(config: LabConfig, models: list[ModelConfig], n_arms: int, seeds: int) -> list[Arm]:
+    return [Arm(f"arm{i}", m, replace(config, seeds=seeds)) for i, m in enumerate(models[:n_arms])]
+
+
+def _batched_seconds(arms: list[Arm], steps: int) -> float:
+    start = time.perf_counter()
+    train_arms(arms, steps=steps, checkpoints=())
+    return time.perf_counter() - start
+
+
+def _baseline_engine() -> ModuleType | None:
+    """The per-variant engine of :data:`BASELINE_COMMIT` as a module, or None without git."""
+    folder = Path(tempfile.mkdtemp(prefix="posviz-baseline-"))
+    try:
+        for name in ("model", "train"):
+            source = subprocess.run(
+                ["git", "show", f"{BASELINE_COMMIT}:posviz/lab/{name}.py"],
+                cwd=ROOT,
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout
+            source = source.replace("from posviz.lab.model import", "from baseline_model import")
+            (folder / f"baseline_{name}.py").write_text(source, encoding="utf-8")
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    sys.path.insert(0, str(folder))
+    spec = importlib.util.spec_from_file_location("baseline_train", folder / "baseline_train.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["baseline_train"] = module  # dataclasses look their module up while defining
+    spec.loader.exec_module(module)
+    return module
+
+
+def _per_variant_seconds(baseline: ModuleType, arms: list[Arm], steps: int) -> float:
+    start = time.perf_counter()
+    for arm in arms:
+        baseline.train_variant(arm.model, replace(arm.config, steps=steps))
+    return time.perf_counter() - start
+
+
+def bench_batching(baseline: ModuleType | None, steps: int, repeats: int) -> list[dict]:
+    if baseline is None:
+        print("batching: skipped (no git history to load the per-variant engine from)")
+        return []
+    rows = []
+    for name, (config, models) in SHAPES.items():
+        arms = _arms(config, models, len(models), SEEDS)
+        members = len(arms) * SEEDS
+        _batched_seconds(arms, 2)  # warm-up: first calls allocate and fill caches
+        _per_variant_seconds(baseline, arms, 2)
+        batched, per_variant = [], []
+        for _ in range(repeats):  # alternate, so drift in machine load hits both alike
+            batched.append(_batched_seconds(arms, steps))
+            per_variant.append(_per_variant_seconds(baseline, arms, steps))
+        gain = min(per_variant) / min(batched)
+        rows.append(
+            {
+                "metric": f"batched / per-variant runs/s, {name}, {len(arms)} arms × {SEEDS} seeds",
+                "value": round(gain, 2),
+                "unit": "×",
+                "goal": "> 1",
+                "ok": gain > 1,
+                "detail": f"{members * steps / min(batched):.0f} vs "
+                f"{members * steps / min(per_variant):.0f} member-steps/s",
+            }
+        )
+        print(f"{rows[-1]['metric']}: {gain:.2f}× ({rows[-1]['detail']})", flush=True)
+    return rows
+
+
+def bench_throughput(steps: int, repeats: int) -> list[dict]:
+    rows = []
+    for name, (config, models) in SHAPES.items():
+        for n_arms, seeds in ((1, 1), (2, 5), (6, 5)):
+            arms = _arms(config, models, n_arms, seeds)
+            e = n_arms * seeds
+            _batched_seconds(arms, 2)
+            best = min(_batched_seconds(arms, steps) for _ in range(repeats))
+            rows.append(
+                {
+                    "metric": f"ms per member-step, {name}, E = {e}",
+                    "value": round(best / steps / e * 1e3, 3),
+                    "unit": "ms",
+                }
+            )
+            print(f"{rows[-1]['metric']}: {rows[-1]['value']} ms", flush=True)
+    return rows
 
 
 class _Block(nn.Module):
-    """The hand-written reference: a textbook pre-LN block, one model, no seed axis."""
+    """The hand-written reference: a textbook pre-LN block, one model, no member axis."""
 
     def __init__(self, d: int, heads: int) -> None:
         super().__init__()
@@ -84,14 +215,14 @@ class _Reference(nn.Module):
         return self.head(self.ln(x))
 
 
-def _reference_seconds(config: LabConfig) -> float:
-    """Wall seconds of ``config.steps`` steps of the hand-written loop (same data stream)."""
+def _reference_seconds(config: LabConfig, steps: int) -> float:
+    """Wall seconds of ``steps`` steps of the hand-written loop (same data stream)."""
     torch.manual_seed(0)
     model = _Reference(config)
-    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
+    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, foreach=True)
     rng = train_rng(0)
     start = time.perf_counter()
-    for _ in range(config.steps):
+    for _ in range(steps):
         batch = make_batch(config, rng, sample_lengths(config, rng, config.batch))
         tokens, targets = torch.from_numpy(batch.inputs), torch.from_numpy(batch.targets)
         logits = model(tokens)
@@ -102,57 +233,46 @@ def _reference_seconds(config: LabConfig) -> float:
     return time.perf_counter() - start
 
 
-def _lab_seconds(config: LabConfig, seeds: int) -> float:
-    start = time.perf_counter()
-    train_variant(ModelConfig(scheme="learned"), replace(config, seeds=seeds))
-    return time.perf_counter() - start
+def bench_reference(steps: int, repeats: int) -> list[dict]:
+    config = replace(REVERSE, seeds=1)
+    arms = [Arm("learned", ModelConfig(scheme="learned"), config)]
+    lab, ref = [], []
+    for _ in range(repeats):
+        lab.append(_batched_seconds(arms, steps))
+        ref.append(_reference_seconds(config, steps))
+    ratio = min(ref) / min(lab)
+    return [
+        {
+            "metric": "engine at E = 1 / hand-written torch loop (steps/s)",
+            "value": round(ratio, 2),
+            "unit": "×",
+        }
+    ]
 
 
-def bench_presets() -> list[dict]:
-    rows = []
-    for q in QUESTIONS.values():
-        with tempfile.TemporaryDirectory() as root:
-            command = [sys.executable, "-m", "posviz", "lab", "run", q.id, "--store", root]
-            start = time.perf_counter()
-            subprocess.run(command, cwd=ROOT, check=True, capture_output=True)
-            wall = time.perf_counter() - start
-        variants, seeds = len(q.variants), q.default.seeds
-        rows.append(
-            {
-                "metric": f"preset {q.id} ({variants} variants × {seeds} seeds, "
-                f"{q.default.steps} steps; fresh process)",
-                "value": round(wall, 1),
-                "unit": "s",
-                "goal": "≤ 60",
-                "ok": wall <= 60,
-            }
-        )
-        print(f"{rows[-1]['metric']}: {rows[-1]['value']} s", flush=True)
-    return rows
-
-
-def _thread_seconds(config: LabConfig) -> dict[int, float]:
-    """Best of 2 alternating runs of the learned arm on 1 and on 2 torch threads."""
+def _thread_seconds(arms: list[Arm], steps: int) -> dict[int, float]:
+    """Best of 2 alternating runs on 1 and on 2 torch threads."""
     seconds: dict[int, list[float]] = {1: [], 2: []}
     for _ in range(2):
         for threads in (1, 2):
             torch.set_num_threads(threads)
-            seconds[threads].append(_lab_seconds(config, config.seeds))
+            seconds[threads].append(_batched_seconds(arms, steps))
     use_one_thread()
     return {n: min(values) for n, values in seconds.items()}
 
 
-def bench_threads(config: LabConfig) -> list[dict]:
-    """The learned arm on 1 vs 2 torch threads, alone and beside one busy process.
+def bench_threads(steps: int) -> list[dict]:
+    """E = 10 reverse members on 1 vs 2 torch threads, alone and beside one busy process.
 
     The busy process (a Python spin loop) stands in for another session or test run on the
     shared 2-core server: an OpenMP thread then waits for a core the OS gave to someone else.
     """
+    arms = _arms(REVERSE, _reverse_arms(), 2, 5)
     rows = []
-    quiet = _thread_seconds(config)
+    quiet = _thread_seconds(arms, steps)
     spin = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
-        busy = _thread_seconds(replace(config, steps=max(10, config.steps // 4)))
+        busy = _thread_seconds(arms, max(5, steps // 4))
     finally:
         spin.kill()
         spin.wait()
@@ -168,73 +288,59 @@ def bench_threads(config: LabConfig) -> list[dict]:
     return rows
 
 
-def bench_throughput(config: LabConfig, repeats: int) -> list[dict]:
-    lab, ref = [], []
-    for _ in range(repeats):  # alternate, so drift in machine load hits both alike
-        lab.append(_lab_seconds(config, 1))
-        ref.append(_reference_seconds(config))
-    ratio = statistics.median(ref) / statistics.median(lab)
-    steps = config.steps
-    return [
-        {
-            "metric": "lab loop, 1 seed",
-            "value": round(steps / statistics.median(lab), 1),
-            "unit": "steps/s",
-        },
-        {
-            "metric": "hand-written torch loop",
-            "value": round(steps / statistics.median(ref), 1),
-            "unit": "steps/s",
-        },
-        {
-            "metric": "throughput lab / hand-written",
-            "value": round(ratio, 2),
-            "unit": "×",
-            "goal": "≥ 0.9",
-            "ok": ratio >= 0.9,
-        },
-    ]
-
-
-def bench_seeds(config: LabConfig, n: int, repeats: int) -> list[dict]:
-    one = statistics.median(_lab_seconds(config, 1) for _ in range(repeats))
-    many = statistics.median(_lab_seconds(config, n) for _ in range(repeats))
-    ratio = many / one
-    return [
-        {
-            "metric": f"{n} seeds batched / 1 seed (time)",
-            "value": round(ratio, 2),
-            "unit": "×",
-            "goal": f"well under {n}",
-            "ok": ratio < 0.75 * n,
-        },
-    ]
+def bench_presets() -> list[dict]:
+    rows = []
+    for q in QUESTIONS.values():
+        with tempfile.TemporaryDirectory() as root:
+            command = [sys.executable, "-m", "posviz", "lab", "run", q.id, "--store", root]
+            start = time.perf_counter()
+            done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+            wall = time.perf_counter() - start
+        if done.returncode:
+            print(f"preset {q.id}: failed ({done.stderr.strip().splitlines()[-1:]})", flush=True)
+            continue
+        rows.append(
+            {
+                "metric": f"preset {q.id} with its sweep (fresh process, empty store)",
+                "value": round(wall, 1),
+                "unit": "s",
+                "goal": "≤ 60",
+                "ok": wall <= 60,
+            }
+        )
+        print(f"{rows[-1]['metric']}: {rows[-1]['value']} s", flush=True)
+    return rows
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=100)
+    parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--only", default="presets,throughput,seeds,threads")
+    parser.add_argument("--only", default="batching,throughput,reference,threads,presets")
     args = parser.parse_args()
     threads = use_one_thread()
-    config = replace(QUESTIONS["learned"].default, steps=args.steps)
     parts = set(args.only.split(","))
+    before = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     rows: list[dict] = []
+    if "batching" in parts:
+        rows += bench_batching(_baseline_engine(), args.steps, args.repeats)
     if "throughput" in parts:
-        rows += bench_throughput(config, args.repeats)
-    if "seeds" in parts:
-        rows += bench_seeds(config, args.seeds, args.repeats)
+        rows += bench_throughput(args.steps, args.repeats)
+    if "reference" in parts:
+        rows += bench_reference(args.steps * 2, args.repeats)
     if "threads" in parts:
-        rows += bench_threads(config)
+        rows += bench_threads(args.steps)
     if "presets" in parts:
         rows += bench_presets()
-    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(f"torch {torch.__version__}, {threads} threads, numpy {np.__version__}; load {load}\n")
+    after = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(
+        f"\ntorch {torch.__version__}, {threads} torch thread(s), numpy {np.__version__}, "
+        f"{os.cpu_count()} CPUs; load average before {before}, after {after}\n"
+    )
     print("| measure | value | goal |\n|---|---|---|")
     for row in rows:
-        print(f"| {row['metric']} | {row['value']} {row['unit']} | {row.get('goal', '')} |")
+        detail = f" ({row['detail']})" if "detail" in row else ""
+        print(f"| {row['metric']} | {row['value']} {row['unit']}{detail} | {row.get('goal', '')} |")
     for row in rows:
         if "goal" in row:
             print("BENCH " + json.dumps(row, ensure_ascii=False))

@@ -141,13 +141,14 @@ class Block(nn.Module):
         h, hd = self.heads, d // self.heads
         tk = bias.shape[-1]
         qkv = _norm_linear(x, self.ln1, self.qkv)  # (E, B·T, 3d)
-        # (3, E, B, H, Tk, hd): keys and values padded with zero rows to Tk (see KEY_ALIGN)
-        heads = qkv.new_zeros(3, e, b, h, tk, hd)
-        heads[:, :, :, :, :t] = qkv.view(e, b, t, 3, h, hd).permute(3, 0, 1, 4, 2, 5)
+        heads = qkv.view(e, b, t, 3, h, hd).permute(3, 0, 1, 4, 2, 5)  # (3, E, B, H, T, hd)
+        # one copy into head-major order; keys and values padded with zero rows to Tk
+        heads = F.pad(heads, (0, 0, 0, tk - t)) if tk > t else heads.contiguous()
+        q, k, v = heads.unbind(0)  # unbind, not indexing: its backward is one stack
         if rotary is not None:
-            heads = torch.cat([_rotate(heads[:2], *rotary), heads[2:]])
-        q = heads[0, :, :, :, :t].reshape(e * b * h, t, hd)
-        k, v = heads[1].view(e * b * h, tk, hd), heads[2].view(e * b * h, tk, hd)
+            q, k = _rotate(q, *rotary), _rotate(k, *rotary)
+        q = q[:, :, :, :t].reshape(e * b * h, t, hd)
+        k, v = k.view(e * b * h, tk, hd), v.view(e * b * h, tk, hd)
         scores = torch.baddbmm(bias, q, k.transpose(1, 2), alpha=1 / math.sqrt(hd))
         mixed = torch.bmm(scores.softmax(-1), v)  # (E·B·H, T, hd)
         mixed = mixed.view(e, b, h, t, hd).transpose(2, 3).reshape(e, n, d)
@@ -175,7 +176,7 @@ def _norm_linear(
 def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
     """RoPE with ``rotate_half`` pairing: ``(a, b) → (a cos θ − b sin θ, b cos θ + a sin θ)``.
 
-    ``x`` ``(…, E, B, H, T, hd)``; ``cos`` and ``sin`` ``(E, 1, 1, T, hd)`` hold each pair's
+    ``x`` ``(E, B, H, T, hd)``; ``cos`` and ``sin`` ``(E, 1, 1, T, hd)`` hold each pair's
     angle in both of its dims, ``sin`` negated in the first half (see :func:`rotary_tables`).
     """
     half = x.shape[-1] // 2

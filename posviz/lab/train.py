@@ -35,7 +35,7 @@ import torch
 from torch.nn import functional as F
 
 from posviz.lab.config import CAUSAL_TASKS, LabConfig, ModelConfig
-from posviz.lab.model import LabModel, Member
+from posviz.lab.model import KEY_ALIGN, LabModel, Member
 from posviz.lab.results import LabStopped
 from posviz.lab.tasks import Batch, eval_rng, make_batch, sample_lengths, train_rng, vocab_sizes
 
@@ -255,9 +255,9 @@ def _shape_key(arm: Arm) -> tuple:
 
 
 def _data_key(config: LabConfig) -> tuple:
-    """What determines a training stream besides the seed."""
+    """What determines a training stream besides the seed (arms that agree share batches)."""
     c = config
-    return (c.task, c.vocab, c.k, c.min_len, c.max_len, c.length_dist, c.batch, c.eval_lengths)
+    return (c.task, c.vocab, c.k, c.min_len, c.max_len, c.length_dist, c.batch)
 
 
 def _eval_key(config: LabConfig) -> tuple:
@@ -405,7 +405,7 @@ class _Group:
 
     def _chunk(self, length: int) -> int:
         """Held-out sequences per forward pass (bounds the attention scores' memory)."""
-        keys = -(-length // 16) * 16
+        keys = -(-length // KEY_ALIGN) * KEY_ALIGN
         return max(1, EVAL_CHUNK_SCORES // (self.size * self.model.heads * length * keys))
 
     @torch.no_grad()
