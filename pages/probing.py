@@ -112,8 +112,8 @@ matrices[table_name(table)] = (matrix, labels)
 n, d = table.matrix.shape
 if n < MIN_ROWS:
     st.error(
-        f"{table.label} has {n} positions; a probe needs at least {MIN_ROWS} to hold some out. "
-        "Pick a longer table.",
+        f"{safe_md(table.label, max_len=120)} has {n} positions; a probe needs at least "
+        f"{MIN_ROWS} to hold some out. Pick a longer table.",
         icon="⚠️",
     )
     st.stop()

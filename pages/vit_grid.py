@@ -6,7 +6,7 @@ from posviz.analysis.headlines import vit_verdict
 from posviz.analysis.vit import MAX_GRID_SIDE, display_tiles, patch_similarity_grid
 from posviz.charts.families import heatmap_figure, patch_grid_figure
 from posviz.references import cite
-from posviz.ui import show_chart, url_select, url_slider, user_errors
+from posviz.ui import safe_md, show_chart, url_select, url_slider, user_errors
 from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict
 from posviz.ui.families import synthetic_vit_table
 from posviz.ui.table_source import describe_table, pick_table
@@ -59,9 +59,9 @@ if table is None:
 describe_table(table)
 if table.grid is None:
     st.error(
-        f"{table.label} has no 2-D patch grid (kind `{table.kind}`): this view needs a ViT-style "
-        "table (config with image_size and patch_size). Use the Learned tables page for 1-D "
-        "tables.",
+        f"{safe_md(table.label, max_len=120)} has no 2-D patch grid (kind `{table.kind}`): "
+        "this view needs a ViT-style table (config with image_size and patch_size). Use the "
+        "Learned tables page for 1-D tables.",
         icon="⚠️",
     )
     st.stop()

@@ -298,9 +298,7 @@ HOSTILE_FILE_NAMES = (
 
 
 #: page url_path -> the echo path that still shows a file name unescaped (xfail, strict).
-KNOWN_FILE_NAME_FAILURES: dict[str, str] = {
-    "probing": "pages/probing.py: st.error(f'{table.label} has {n} positions…') without safe_md",
-}
+KNOWN_FILE_NAME_FAILURES: dict[str, str] = {}
 
 
 def _file_name_cases():

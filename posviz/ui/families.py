@@ -172,6 +172,6 @@ def pick_config(family: str, *, key: str, default_preset: str) -> tuple[dict[str
         if not repo:
             st.info("Type a model id; posviz reads only its config.json.")
             return None, ""
-        with st.spinner(f"Fetching {repo}/config.json …"):
+        with st.spinner(f"Fetching {safe_md(repo, max_len=100)}/config.json …"):
             return cached_config(repo, revision), repo
     return None, "manual"
