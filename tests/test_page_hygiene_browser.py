@@ -96,7 +96,7 @@ def test_first_screen_shows_the_verdict_above_the_widgets_and_the_hero(servers, 
         page.close()
 
 
-CHART_GEOMETRY = """() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')]
+CHART_GEOMETRY = r"""() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')]
 .map(c => {
     const svg = c.querySelector('svg.marks');
     const box = c.getBoundingClientRect();
@@ -105,7 +105,11 @@ CHART_GEOMETRY = """() => [...document.querySelectorAll('[data-testid="stVegaLit
     out.drawn = svg.getBoundingClientRect().width;
     out.cut = [...svg.querySelectorAll('text')].map(t => t.textContent)
         .filter(t => t.endsWith('…'));
-    const ring = [...svg.querySelectorAll('path[stroke-dasharray="3,3"]')]
+    // a ring: a dashed path that ends where it starts (a line chart's dashes do not)
+    const closed = p => { const n = (p.getAttribute('d') || '').match(/-?[\d.]+/g) || [];
+        return n.length > 8 && Math.abs(n[0] - n[n.length - 2]) < 1
+            && Math.abs(n[1] - n[n.length - 1]) < 1; };
+    const ring = [...svg.querySelectorAll('path[stroke-dasharray="3,3"]')].filter(closed)
         .map(p => p.getBBox()).filter(b => b.width > 40);
     out.rings = ring.map(b => [b.width, b.height]);
     const image = svg.querySelector('image');
