@@ -128,9 +128,9 @@ ANSWERS: dict[str, dict] = {
             "data": {"name": "e5190d6286873f7d1af0e5bfe0f1ce65"},
             "height": 184,
             "title": {
-                "text": "How far off is the probe? (lower is better)",
+                "text": "How far off is the probe?",
                 "anchor": "start",
-                "subtitle": [],
+                "subtitle": ["mean absolute error, lower is better"],
                 "subtitleColor": {
                     "expr": "isValid(background) && luminance(background) < 0.4 ? '#c4c8cf' : '#545a63'"  # noqa: E501
                 },
@@ -294,9 +294,9 @@ ANSWERS: dict[str, dict] = {
             "data": {"name": "a6ee2fa7c3dc546c37b50b5b09d8430f"},
             "height": 184,
             "title": {
-                "text": "How much of the position signal lies where the words live?",
+                "text": "Where does the position signal lie?",
                 "anchor": "start",
-                "subtitle": ["264 of 384 directions hold 90% of the words"],
+                "subtitle": ["inside the words' 264 main directions (of 384)?"],
                 "subtitleColor": {
                     "expr": "isValid(background) && luminance(background) < 0.4 ? '#c4c8cf' : '#545a63'"  # noqa: E501
                 },
@@ -417,7 +417,14 @@ ANSWERS: dict[str, dict] = {
             ],
             "data": {"name": "11241858e9ec7d8c78f316be4322b13e"},
             "height": 420,
-            "title": "Same token, two orders: how far apart are its outputs?",
+            "title": {
+                "text": "Same token, two orders",
+                "anchor": "start",
+                "subtitle": ["how far apart are its two outputs?"],
+                "subtitleColor": {
+                    "expr": "isValid(background) && luminance(background) < 0.4 ? '#c4c8cf' : '#545a63'"  # noqa: E501
+                },
+            },
             "width": 960,
             "$schema": "https://vega.github.io/schema/vega-lite/v5.20.1.json",
             "autosize": {"type": "fit", "contains": "padding"},

@@ -65,6 +65,7 @@ def card_thumbnail(page: str) -> bytes | None:
     else:
         return None
     spec.update(width=THUMB_WIDTH, height=THUMB_HEIGHT)
+    spec.pop("title", None)  # the card says the question; the picture shows the chart
     try:
         return export.spec_png(spec, scale=2.0)
     except ValueError:
