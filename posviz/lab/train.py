@@ -41,8 +41,8 @@ from posviz.lab.tasks import Batch, eval_rng, make_batch, sample_lengths, train_
 
 MAX_CURVE_POINTS = 200
 #: Held-out sequences are evaluated in chunks of about this many attention scores (floats), so a
-#: long evaluation length with many members stays within a few tens of MB.
-EVAL_CHUNK_SCORES = 4_000_000
+#: long evaluation length with many members stays within about a hundred MB.
+EVAL_CHUNK_SCORES = 8_000_000
 
 OnStep = Callable[[int, int, dict[str, float]], None]
 
@@ -281,16 +281,19 @@ class _Stream:
 
 def _stack(batches: Sequence[Batch], pads: Sequence[int], t: int) -> tuple[np.ndarray, ...]:
     """``(S, B, t)`` arrays (inputs, targets, mask, valid) from batches padded to ``t``."""
-
-    def pad(array: np.ndarray, value: int | bool) -> np.ndarray:
-        return np.pad(array, ((0, 0), (0, t - array.shape[1])), constant_values=value)
-
-    return (
-        np.stack([pad(b.inputs, p) for b, p in zip(batches, pads, strict=True)]),
-        np.stack([pad(b.targets, 0) for b in batches]),
-        np.stack([pad(b.mask, False) for b in batches]),
-        np.stack([pad(b.valid, False) for b in batches]),
-    )
+    s, b = len(batches), batches[0].inputs.shape[0]
+    inputs = np.empty((s, b, t), dtype=np.int64)
+    targets = np.zeros((s, b, t), dtype=np.int64)
+    mask = np.zeros((s, b, t), dtype=bool)
+    valid = np.zeros((s, b, t), dtype=bool)
+    for index, (batch, pad) in enumerate(zip(batches, pads, strict=True)):
+        width = batch.inputs.shape[1]
+        inputs[index, :, width:] = pad
+        inputs[index, :, :width] = batch.inputs
+        targets[index, :, :width] = batch.targets
+        mask[index, :, :width] = batch.mask
+        valid[index, :, :width] = batch.valid
+    return inputs, targets, mask, valid
 
 
 class _Group:
