@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import re
 import shutil
 import socket
 import subprocess
@@ -192,6 +193,30 @@ def test_compose_replicas_behind_the_proxy(compose):
     # published on loopback unless the operator says otherwise
     (published,) = proxy_service["ports"]
     assert published.startswith("${POSVIZ_BIND:-127.0.0.1}:")
+
+
+def test_compose_proxy_image_is_official_unless_a_local_build_is_named(compose):
+    """Docker Hub's haproxy by default; ``POSVIZ_PROXY_IMAGE`` names the local build of
+    haproxy/Dockerfile, which must run the config compose mounts, as the same user, with the
+    health check's tools."""
+    proxy_service = compose["services"]["proxy"]
+    assert proxy_service["image"] == "${POSVIZ_PROXY_IMAGE:-haproxy:2.8-alpine}"
+    (mount,) = proxy_service["volumes"]
+    target = mount.split(":")[1]
+    dockerfile = (COMPOSE / "haproxy" / "Dockerfile").read_text()
+    assert f'"-f", "{target}"]' in dockerfile and "mkdir -p /usr/local/etc/haproxy" in dockerfile
+    assert "\nUSER haproxy\n" in dockerfile  # unprivileged, as in the official image
+    tool = proxy_service["healthcheck"]["test"][1]
+    assert re.search(rf"install -y --no-install-recommends haproxy .*\b{tool}\b", dockerfile)
+
+
+def test_compose_smoke_uses_the_v2_plugin_and_cleans_up():
+    script = (ROOT / "scripts" / "compose-smoke.sh").read_text()
+    assert "docker compose version" in script and "docker-compose up" not in script
+    assert re.search(r"up -d --no-build --pull never --wait", script)
+    assert "down -v --remove-orphans" in script and "trap cleanup EXIT" in script
+    assert re.search(r"COMPOSE_SHA256=[0-9a-f]{64}\n", script)  # the downloaded binary is pinned
+    assert "--compose" in script and "--kill-after" in script
 
 
 def test_compose_hosted_profile_secret_and_shared_volumes(compose):

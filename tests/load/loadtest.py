@@ -984,6 +984,122 @@ def report_scale(summary: dict) -> int:
     return 0 if not problems else 1
 
 
+# --------------------------------------------------------------------------------------- compose
+
+#: The scale scenarios without the loopback hub (containers reach no hub here).
+COMPOSE_SCENARIOS: tuple = tuple(sc for sc in SCALE_SCENARIOS if sc.name != "learned:lrn_a_hub")
+
+
+@dataclass
+class ComposeGroup:
+    """The app replicas of a running compose project, seen from the host as containers."""
+
+    compose: list[str]  # the compose command line, e.g. docker compose -p P -f F --env-file E
+    containers: list[str]
+
+    @classmethod
+    def find(cls, compose: list[str]) -> ComposeGroup:
+        ids = subprocess.run([*compose, "ps", "-q", "app"], capture_output=True, text=True,
+                             check=True).stdout.split()  # fmt: skip
+        if not ids:
+            raise SystemExit("no running app container in the compose project")
+        return cls(compose, sorted(ids))
+
+    def _inspect(self, i: int, field: str) -> str:
+        done = subprocess.run(["docker", "inspect", "-f", field, self.containers[i]],
+                              capture_output=True, text=True, check=True)  # fmt: skip
+        return done.stdout.strip()
+
+    def pids(self) -> list[int | None]:
+        pids = [int(self._inspect(i, "{{.State.Pid}}") or 0) for i in range(len(self.containers))]
+        return [pid or None for pid in pids]
+
+    def health(self, i: int) -> str:
+        return self._inspect(i, "{{.State.Health.Status}}")
+
+    def restarts(self, i: int) -> int:
+        return int(self._inspect(i, "{{.RestartCount}}"))
+
+    def kill(self, i: int) -> None:
+        """SIGKILL the replica's server process from the host, as the kernel's OOM killer would;
+        Docker's restart policy (``restart: unless-stopped``) is what brings it back."""
+        pid = self.pids()[i]
+        if pid is None:
+            raise RuntimeError(f"container {self.containers[i][:12]} is not running")
+        os.kill(pid, signal.SIGKILL)
+
+
+async def _kill_container(group: ComposeGroup, stats: Stats, *, after: float, events: dict) -> None:
+    """Kill replica 0 ``after`` seconds in; wait for the restart policy to bring it back healthy."""
+    await asyncio.sleep(after)  # a point in the run, not a wait for a condition
+    before = {i: log.disconnects for i, log in stats.sessions.items()}
+    group.kill(0)
+    killed = time.monotonic()
+    events["killed"] = {"container": group.containers[0][:12], "at_s": after}
+    while group.health(0) != "healthy" and time.monotonic() - killed < 240:
+        await asyncio.sleep(1)  # polling Docker's health status
+    events["back_healthy_after_s"] = round(time.monotonic() - killed, 1)
+    events["restart_count"] = group.restarts(0)
+    events["victim_cookies"] = {
+        stats.sessions[i].affinity for i, n in before.items() if stats.sessions[i].disconnects > n
+    }
+
+
+def compose_main(args: argparse.Namespace) -> int:
+    """Sessions through a running compose deployment's proxy, one replica container killed."""
+    import json
+    import shlex
+
+    group = ComposeGroup.find(shlex.split(args.compose))
+    events: dict = {}
+
+    async def fault(stats):
+        await _kill_container(group, stats, after=args.kill_after, events=events)
+
+    load = run_load(
+        args.url,
+        group.pids,
+        args.sessions,
+        args.seconds,
+        COMPOSE_SCENARIOS,
+        fault=fault if args.kill_after else None,
+        reconnect=True,
+    )
+    report = asyncio.run(load)
+    stats: Stats = report.pop("_stats")
+    report.pop("_refs")
+    report.pop("_peaks")
+    summary: dict = {"replicas": len(group.containers), "load": report}
+    if args.kill_after:
+        victims = events.pop("victim_cookies", set())
+        summary["kill"] = {**events, **judge_kill(stats, victims)}
+    summary["health_after"] = [group.health(i) for i in range(len(group.containers))]
+    print(json.dumps(summary, indent=2, default=sorted))
+    problems = []
+    if report["errors"]:
+        problems.append(f"errors: {report['errors']}")
+    kill = summary.get("kill")
+    if kill:
+        if kill["other_disconnected"] or kill["other_errors"]:
+            problems.append("sessions on the surviving replicas were disturbed")
+        if kill["killed_sessions"] == 0:
+            problems.append("no session was on the killed replica (nothing was shown)")
+        if kill["killed_reconnected"] != kill["killed_sessions"]:
+            problems.append("not every session on the killed replica reconnected")
+        if kill["killed_errors"] or kill["killed_rebuilt_other_view"]:
+            problems.append("sessions on the killed replica did not get their view back")
+        if kill["restart_count"] < 1:
+            problems.append("Docker did not restart the killed replica")
+    if any(status != "healthy" for status in summary["health_after"]):
+        problems.append(f"not every replica is healthy at the end: {summary['health_after']}")
+    for problem in problems:
+        print(f"FAIL: {problem}")
+    for line in stats.examples:
+        print(f"  example: {line}")
+    print("PASS" if not problems else "FAILED")
+    return 0 if not problems else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", type=int, default=20)
@@ -1013,6 +1129,11 @@ def main(argv: list[str] | None = None) -> int:
         help="with --replicas: a Chromium tab must survive every replica being killed in turn",
     )
     parser.add_argument(
+        "--compose",
+        help="with --url: the compose command line of a running deployment (its app containers "
+        "are the replicas; --kill-after kills one; scripts/compose-smoke.sh)",
+    )
+    parser.add_argument(
         "--no-affinity-seconds",
         type=float,
         default=0,
@@ -1023,6 +1144,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("keep it bounded: 1-200 sessions, 1-600 seconds, 0-10 replicas")
     if args.replicas:
         return scale_main(args)
+    if args.compose:
+        if not args.url:
+            parser.error("--compose needs --url (the proxy's address)")
+        return compose_main(args)
     if args.url:
         report = asyncio.run(run_load(args.url, None, args.sessions, args.seconds, SCENARIOS))
     else:
