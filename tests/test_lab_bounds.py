@@ -12,6 +12,7 @@ import pytest
 from posviz.lab import bounds
 from posviz.lab.bounds import (
     chance_level,
+    chance_loss,
     max_count_moments,
     position_blind_ceiling,
     position_blind_ceilings,
@@ -150,3 +151,28 @@ def test_mlm_ceiling_bounds_every_blind_rule_on_the_held_out_windows() -> None:
             hits += int((targets[mask] == guess).sum())
             slots += int(mask.sum())
     assert hits / slots <= bound.value
+
+
+def test_chance_loss_is_the_best_input_free_cross_entropy() -> None:
+    assert chance_loss(_config("reverse", 16, 12)).value == pytest.approx(np.log(16))
+    count = _config("count", 3, 4)
+    tally = np.zeros(5)
+    for x in itertools.product(range(3), repeat=4):
+        for t in range(4):
+            tally[x.count(x[t])] += 1
+    p = tally[tally > 0] / tally.sum()
+    assert chance_loss(count).value == pytest.approx(-(p * np.log(p)).sum(), abs=1e-12)
+    # Text: predicting the held-out character frequencies everywhere scores exactly this loss,
+    # and any other fixed distribution (here uniform) scores more.
+    config = LabConfig(task="lm", min_len=32, max_len=32, eval_lengths=(32,), eval_batch=64)
+    bound = chance_loss(config)
+    targets = np.concatenate(
+        [
+            make_batch(config, eval_rng(s, 32), np.full(64, 32), held_out=True).targets.ravel()
+            for s in range(config.seeds)
+        ]
+    )
+    freq = np.bincount(targets) / targets.size
+    assert bound.method == "held-out set"
+    assert np.mean(-np.log(freq[targets])) == pytest.approx(bound.value, rel=1e-12)
+    assert bound.value < np.log(freq.size)

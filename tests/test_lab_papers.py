@@ -134,6 +134,14 @@ def test_press_fails_when_the_shape_is_not_there(sin_rise, alibi_rise, failing) 
     assert not outcome.conditions[failing].holds
 
 
+def test_press_is_not_judged_when_an_arm_is_worse_than_ignoring_the_input() -> None:
+    # Overfit to the training text: held-out loss above the input-free loss (≈ 2.9 nats).
+    overfit = {arm: {k: v + 2.6 for k, v in d.items()} for arm, d in _press(0.6, 0.3).items()}
+    outcome = PRESS_2022.check(overfit)
+    assert outcome.verdict == NOT_JUDGED and "overfit" in outcome.reason
+    assert re.search(r"sinusoidal 4\.\d+, alibi 4\.\d+", outcome.reason)
+
+
 def test_press_cannot_be_judged_without_every_seed_and_arm() -> None:
     diverged = _press(0.6, -0.03)
     diverged["alibi"]["loss@128"][2] = np.nan
@@ -165,6 +173,14 @@ def test_haviv_agrees_when_only_the_masked_lm_needs_positions() -> None:
 @pytest.mark.parametrize(("masked_gap", "causal_gap"), [(0.02, 0.02), (1.2, 0.4), (0.0, 0.5)])
 def test_haviv_fails_when_the_shape_is_not_there(masked_gap, causal_gap) -> None:
     assert HAVIV_2022.check(_haviv(masked_gap, causal_gap)).verdict == DISAGREES
+
+
+def test_haviv_is_not_judged_on_causal_lms_that_learned_nothing() -> None:
+    values = _haviv(1.2, 0.0)
+    for arm in ("lm_sinusoidal", "lm_nope"):
+        values[arm]["loss"] = values[arm]["loss"] + 2.0  # 3.4 nats: above the input-free loss
+    outcome = HAVIV_2022.check(values)
+    assert outcome.verdict == NOT_JUDGED and "lm_nope 3.4" in outcome.reason
 
 
 def test_haviv_is_not_judged_before_the_masked_lm_uses_positions() -> None:

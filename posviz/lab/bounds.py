@@ -247,6 +247,21 @@ def position_blind_ceilings(config: LabConfig, *, kind: str = "encoder") -> dict
     return {n: position_blind_ceiling(config, kind=kind, length=n) for n in config.eval_lengths}
 
 
+def _target_distribution(config: LabConfig, n: int) -> tuple[np.ndarray, Method, str]:
+    """The distribution of a counted target at length ``n``, and where it comes from."""
+    if config.task in ("reverse", "kback"):
+        return np.full(config.vocab, 1 / config.vocab), "exact", "uniform tokens"
+    if config.task == "count":
+        pmf = _binomial_pmf(n - 1, 1 / config.vocab, n - 1)[n - 1]
+        return pmf, "exact", "the count is 1 + Binomial(n − 1, 1/V)"
+    hits, total = np.zeros(vocab_sizes(config)[1]), 0
+    for seed in range(config.seeds):
+        batch = make_batch(config, eval_rng(seed, n), np.full(config.eval_batch, n), held_out=True)
+        hits += np.bincount(batch.targets[batch.mask], minlength=hits.size)
+        total += int(batch.mask.sum())
+    return hits / total, "held-out set", "the target characters of the held-out windows"
+
+
 def chance_level(config: LabConfig, *, length: int | None = None) -> Bound:
     """The best accuracy without looking at the input: one fixed guess for every slot.
 
@@ -260,25 +275,29 @@ def chance_level(config: LabConfig, *, length: int | None = None) -> Bound:
     """
     kind = "decoder" if config.task == "lm" else "encoder"
     n = _checked(config, kind, length)
-    if config.task in ("reverse", "kback"):
-        return Bound(
-            1 / config.vocab, "exact", 0.0, n, f"uniform tokens: 1/{config.vocab} for any guess."
-        )
-    if config.task == "count":
-        mode = float(_binomial_pmf(n - 1, 1 / config.vocab, n - 1)[n - 1].max())
-        return Bound(mode, "exact", 0.0, n, "the most likely count, 1 + Binomial(n − 1, 1/V).")
-    hits, total = np.zeros(vocab_sizes(config)[1]), 0
-    for seed in range(config.seeds):
-        batch = make_batch(config, eval_rng(seed, n), np.full(config.eval_batch, n), held_out=True)
-        hits += np.bincount(batch.targets[batch.mask], minlength=hits.size)
-        total += int(batch.mask.sum())
-    return Bound(
-        float(hits.max() / total),
-        "held-out set",
-        0.0,
-        n,
-        "the most frequent target character of the held-out windows the lab evaluates.",
-    )
+    p, method, source = _target_distribution(config, n)
+    return Bound(float(p.max()), method, 0.0, n, f"the most likely target ({source}).")
+
+
+def chance_loss(config: LabConfig, *, length: int | None = None) -> Bound:
+    """The lowest held-out loss without looking at the input, in nats per counted target.
+
+    One fixed predicted distribution ``q`` for every slot scores the cross-entropy
+    ``−Σ_c p_c log q_c``, lowest at ``q = p``, the targets' own distribution: so this is the
+    entropy ``H(p)`` (``log V`` for uniform tokens; for the text tasks, of the target characters
+    of the very held-out windows the lab evaluates). A model whose held-out loss is not below it
+    has learned nothing that carries to held-out data (untrained, or overfit to the training
+    text). Unlike :func:`chance_level` this is a bound on loss, so lower is better.
+
+    Raises:
+        ValueError: a bad length.
+    """
+    kind = "decoder" if config.task == "lm" else "encoder"
+    n = _checked(config, kind, length)
+    p, method, source = _target_distribution(config, n)
+    nonzero = p[p > 0]
+    entropy = float(-(nonzero * np.log(nonzero)).sum())
+    return Bound(entropy, method, 0.0, n, f"the entropy of {source} (nats).")
 
 
 def simulate_position_blind(

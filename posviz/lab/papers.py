@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from posviz.analysis.difference import Difference, paired_difference
-from posviz.lab.bounds import position_blind_ceiling
+from posviz.lab.bounds import chance_loss, position_blind_ceiling
 from posviz.lab.config import LabConfig, ModelConfig
 
 AGREES = "agrees in shape"
@@ -239,6 +239,27 @@ def _ratio_text(d: Difference) -> str:
     )
 
 
+def _not_learned(values: Values, arms: tuple[str, ...], name: str, ceiling: float) -> str:
+    """Why the arms' held-out loss says nothing (not below the input-free loss), or ``""``."""
+    worse = {arm: float(np.mean(values[arm][name])) for arm in arms}
+    worse = {arm: loss for arm, loss in worse.items() if loss >= ceiling}
+    if not worse:
+        return ""
+    listed = ", ".join(f"{arm} {loss:.3f}" for arm, loss in worse.items())
+    return (
+        f"held-out {name} not below {ceiling:.3f} nats, the best loss without looking at the "
+        f"input ({listed}): the arm learned nothing that carries to held-out text (untrained, "
+        "or overfit to the training text); change the step budget before comparing."
+    )
+
+
+@lru_cache(maxsize=4)
+def _input_free_loss(task: str, length: int) -> float:
+    """The held-out text's input-free loss at a check's settings (a fixed number)."""
+    config = _press_config() if task == "lm" and length == PRESS_TRAIN else _haviv_config(task)
+    return float(chance_loss(config, length=length).value)  # type: ignore[arg-type]
+
+
 def _verdict(conditions: list[Condition]) -> CheckOutcome:
     verdict = AGREES if all(c.holds for c in conditions) else DISAGREES
     return CheckOutcome(verdict, tuple(conditions))
@@ -252,6 +273,11 @@ PRESS_EVAL = (PRESS_TRAIN, 2 * PRESS_TRAIN, 4 * PRESS_TRAIN)
 
 def _judge_press(values: Values) -> CheckOutcome:
     base, far = f"loss@{PRESS_EVAL[0]}", f"loss@{PRESS_EVAL[-1]}"
+    unlearned = _not_learned(
+        values, ("sinusoidal", "alibi"), base, _input_free_loss("lm", PRESS_TRAIN)
+    )
+    if unlearned:
+        return CheckOutcome(NOT_JUDGED, reason=unlearned)
     sin = paired_difference(values["sinusoidal"][far], values["sinusoidal"][base])
     alibi = paired_difference(values["alibi"][far], values["alibi"][base])
     threshold = math.log(FLAT_RATIO)
@@ -343,6 +369,9 @@ PRESS_2022 = PaperCheck(
         for n in PRESS_EVAL
     ),
     criterion=(
+        f"Judged only when both arms' held-out loss at the training length is below the best "
+        "loss without looking at the input (posviz.lab.bounds.chance_loss; above it, an arm is "
+        "untrained or overfit to the training text). "
         f"Agrees in shape when, on held-out text of the bundled corpus, (1) the sinusoid's "
         f"perplexity at {PRESS_EVAL[-1]} characters is more than {FLAT_RATIO}× its perplexity at "
         f"the training length {PRESS_TRAIN} — the whole paired 95% interval over seeds above — "
@@ -383,6 +412,11 @@ def _judge_haviv(values: Values) -> CheckOutcome:
                 "learned to use positions yet (under-trained); train longer before comparing."
             ),
         )
+    unlearned = _not_learned(
+        values, ("lm_sinusoidal", "lm_nope"), "loss", _input_free_loss("lm", HAVIV_LEN)
+    )
+    if unlearned:
+        return CheckOutcome(NOT_JUDGED, reason=unlearned)
     masked = paired_difference(values["mlm_nope"]["loss"], values["mlm_sinusoidal"]["loss"])
     causal = paired_difference(values["lm_nope"]["loss"], values["lm_sinusoidal"]["loss"])
     threshold = math.log(COMPETITIVE_RATIO)
@@ -516,7 +550,9 @@ HAVIV_2022 = PaperCheck(
     criterion=(
         "Judged only when the masked LM with sinusoid positions scores above the masked task's "
         "position-blind ceiling (posviz.lab.bounds; below it, it has not learned to use "
-        f"positions). Agrees in shape when (1) the masked LM without positions has more than "
+        "positions) and both causal LMs' held-out loss is below the best loss without looking "
+        "at the input (above it, untrained or overfit). Agrees in shape when (1) the masked "
+        "LM without positions has more than "
         f"{COMPETITIVE_RATIO}× the perplexity of the same masked LM with the sinusoid — the "
         f"whole paired 95% interval over seeds above — and (2) the causal LM without positions "
         f"stays within {COMPETITIVE_RATIO}× of the causal LM with the sinusoid — the whole "
