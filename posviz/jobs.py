@@ -400,6 +400,13 @@ class Claim:
             if self._ours():
                 _write_claim(self.path, self.holder)
 
+    def note(self, event: str) -> None:
+        """Record ``event`` (one word, e.g. "training") for this claim in ``claims.log``: how an
+        operator (and the scale smoke) counts what the holders did."""
+        if not re.fullmatch(r"[a-z-]{1,32}", event):
+            raise ValueError(f"event {event!r} must be 1-32 lower-case letters or '-'.")
+        _claims_log(self.directory, f"{event} {self.key} {self._who()}")
+
     def start(self, heartbeat_s: float) -> None:
         self.heartbeat_s = heartbeat_s
         self._thread.start()

@@ -407,8 +407,9 @@ from pathlib import Path
 from posviz.jobs import claim
 directory = Path(sys.argv[1])
 result = directory / "result.txt"
-with claim(directory, "run1"):
+with claim(directory, "run1") as held:
     if not result.exists():
+        held.note("computing")
         with open(directory / "computed.txt", "a") as log:
             log.write("x")
         time.sleep(1.0)
@@ -430,6 +431,8 @@ def test_processes_asking_for_one_key_compute_it_once(tmp_path: Path) -> None:
     answers = [process.communicate(timeout=60)[0].strip() for process in processes]
     assert (tmp_path / "computed.txt").read_text() == "x"
     assert len(set(answers)) == 1 and answers[0].startswith("answer-")
+    events = [line.split()[1] for line in _log_lines(tmp_path)]
+    assert events.count("claimed") == 4 and events.count("computing") == 1  # what operators see
 
 
 class _Rerun(BaseException):
