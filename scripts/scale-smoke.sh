@@ -10,6 +10,8 @@
 #   the URL. Then every entry of the shared lab store must load; a real Chromium tab (where one is
 #   installed) must keep its linked view and a live session while every replica is killed and
 #   restarted in turn; and 20 s with the proxy's affinity line removed must show uploads failing.
+#   Last, LAB_BURST (10) sessions spread over the replicas press Run on one uncached lab config at
+#   once: the store's claims log must show exactly one training, and every session the same answer.
 #   Prints counts, p50/p95 latency, RSS per replica; exits non-zero if any promise fails. About
 #   4-5 minutes on 2 cores.
 #
@@ -30,4 +32,5 @@ fi
 DURATION="${DURATION:-60}"
 exec .venv/bin/python tests/load/loadtest.py \
   --replicas "${REPLICAS:-3}" --sessions "${SESSIONS:-30}" --seconds "$DURATION" \
-  --kill-after "$(( DURATION / 2 ))" --restart-after 10 --no-affinity-seconds 20 --browser "$@"
+  --kill-after "$(( DURATION / 2 ))" --restart-after 10 --no-affinity-seconds 20 --browser \
+  --lab-burst "${LAB_BURST:-10}" "$@"

@@ -723,6 +723,14 @@ SCALE_SCENARIOS: tuple = (
 )
 
 
+def lab_pages() -> list[str]:
+    """The url paths of the lab question pages (``lab_<question>``)."""
+    sys.path.insert(0, str(ROOT))
+    from posviz.ui.pages import all_pages
+
+    return [spec.url_path for spec in all_pages() if spec.url_path.startswith("lab_")]
+
+
 def lab_scenarios() -> tuple:
     """A Run on the first lab question page the app navigates to (none while the lab has none)."""
     sys.path.insert(0, str(ROOT))
@@ -828,6 +836,42 @@ async def _kill_and_restart(
     events["victim_cookies"] = broken
 
 
+async def lab_burst(url: str, page: str, sessions: int, lab_dir: Path, limit_s: float) -> dict:
+    """``sessions`` tabs (spread over the replicas by the proxy) press Run on ``page``'s default
+    config at once: one training should serve them all (single flight in a replica, the store's
+    claim across replicas). Counts the trainings in the claims log and the store's entries, and
+    compares what every session shows at the end."""
+    scenario = LabScenario(page, f"{page}_go", limit_s=limit_s)
+    clients = [StreamlitSession(url, page, timeout=limit_s + 60) for _ in range(sessions)]
+    start = time.monotonic()
+    try:
+        for client in clients:
+            await client.connect()
+        await asyncio.gather(*(client.run() for client in clients))
+        await asyncio.gather(*(scenario.act(client, 0) for client in clients))
+        finals = await asyncio.gather(*(client.run() for client in clients))
+    finally:
+        for client in clients:
+            with contextlib.suppress(OSError, websockets.exceptions.WebSocketException):
+                await client.close()
+    log = lab_dir / ".claims" / "claims.log"
+    lines = log.read_text().splitlines() if log.exists() else []
+    entries = [p.name for p in lab_dir.iterdir() if p.is_dir() and not p.name.startswith(".")]
+    replicas = {c.cookies.get("posviz_affinity", "") for c in clients}
+    return {
+        "page": page,
+        "sessions": sessions,
+        "replicas_used": len(replicas),
+        "seconds": round(time.monotonic() - start, 1),
+        "trainings": sum(" training " in f" {line} " for line in lines),
+        "claims": sum(" claimed " in f" {line} " for line in lines),
+        "store_entries": len(entries),
+        "distinct_answers": len({final.chart_digest() for final in finals}),
+        "with_charts": sum(bool(final.charts()) for final in finals),
+        "errors": [e for final in finals for e in (final.exceptions + final.errors)][:3],
+    }
+
+
 def browser_reconnect(group: Cluster, url: str) -> dict:
     """A real Chromium tab through the proxy survives every replica being killed in turn.
 
@@ -912,6 +956,13 @@ def scale_main(args: argparse.Namespace) -> int:
                     **{k: v for k, v in events.items() if k != "victim_cookies"},
                     **judge_kill(stats, victims),
                 }
+        burst_pages = [page for page in lab_pages() if page not in {sc.page for sc in scenarios}]
+        if args.lab_burst and burst_pages:  # a lab page the load did not train: uncached
+            with haproxy(group.workdir / "proxy-lab", port=free_port(), ports=group.ports) as url:
+                page = burst_pages[-1]
+                summary["lab_burst"] = asyncio.run(
+                    lab_burst(url, page, args.lab_burst, group.lab_dir, limit_s=600)
+                )
         summary["lab_store"] = verify_lab_store(group.lab_dir)
         summary["hf_cache"] = verify_hf_cache(group.env)
         if args.browser:
@@ -973,6 +1024,12 @@ def report_scale(summary: dict) -> int:
         and (browser["exception_boxes"] or browser["value_before"] != browser["value_after_kills"])
     ):
         problems.append(f"the browser tab did not come back whole: {browser}")
+    burst = summary.get("lab_burst")
+    if burst and not (
+        burst["trainings"] == 1 and burst["distinct_answers"] == 1 and not burst["errors"]
+        and burst["with_charts"] == burst["sessions"]
+    ):  # fmt: skip
+        problems.append(f"lab burst: not one training with one answer for all: {burst}")
     off = summary.get("affinity_off")
     if off is not None and not any(code != 204 for code in off["uploads_by_status"]):
         problems.append("with affinity off no upload failed: the smoke cannot show the failure")
@@ -1127,6 +1184,12 @@ def main(argv: list[str] | None = None) -> int:
         "--browser",
         action="store_true",
         help="with --replicas: a Chromium tab must survive every replica being killed in turn",
+    )
+    parser.add_argument(
+        "--lab-burst",
+        type=int,
+        default=0,
+        help="with --replicas: then N sessions press Run on one uncached lab config at once",
     )
     parser.add_argument(
         "--compose",
