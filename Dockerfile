@@ -72,6 +72,12 @@ COPY posviz/ posviz/
 # precompile the app so a read-only /app still starts fast.
 RUN python3 -c "from posviz.tables.bundled import verified_bundled_weights as v; print('bundled:', v())" \
     && python3 -m compileall -q /app/posviz /app/pages /app/app.py
+# Every lab question's default answer (its whole sweep) and every paper check, trained at build time
+# into a read-only store the app reads after /data/lab: a hosted link's first visitor sees every
+# answer without training. CPU runs are deterministic and run ids hash the code, so the ids the app
+# computes at runtime are these. Costs the build one `python -m posviz lab warm` (minutes of CPU).
+RUN POSVIZ_LAB_DIR=/app/lab-warm python3 -m posviz lab warm && chmod -R a+rX /app/lab-warm
+ENV POSVIZ_LAB_WARM_DIR=/app/lab-warm
 # Hugging Face downloads (hub model ids) and stored lab runs live on volumes: they survive container
 # restarts and, shared, serve every replica (deploy/compose, deploy/kubernetes).
 VOLUME ["/data/hf", "/data/lab"]

@@ -86,6 +86,30 @@ def default_root() -> Path:
     return Path(env) if env else Path.home() / ".cache" / "posviz" / "lab"
 
 
+def warm_root() -> Path | None:
+    """``$POSVIZ_LAB_WARM_DIR``: a read-only store of precomputed runs (the Docker image's default
+    answers), read after the writable root; None when unset."""
+    env = os.environ.get("POSVIZ_LAB_WARM_DIR")
+    return Path(env) if env else None
+
+
+def roots(root: Path) -> list[Path]:
+    """Where entries are read from, in order: ``root``, then :func:`warm_root` if set."""
+    warm = warm_root()
+    out = [Path(root)]
+    if warm is not None and warm.resolve() != Path(root).resolve():
+        out.append(warm)
+    return out
+
+
+def find_root(root: Path, run_id: str) -> Path:
+    """The first of :func:`roots` that holds ``run_id`` (``root`` when none does)."""
+    for candidate in roots(root):
+        if has_entry(candidate, run_id):
+            return candidate
+    return Path(root)
+
+
 def check_run_id(run_id: object) -> str:
     """``run_id`` itself when it is 16 lower-case hex digits.
 
@@ -149,7 +173,8 @@ def entry_files(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> dict[str
             written as null by the caller).
     """
     try:
-        text = json.dumps(meta, indent=1, allow_nan=False, sort_keys=True)
+        # key order kept (no sort_keys): the first table listed is a run's default table
+        text = json.dumps(meta, indent=1, allow_nan=False)
     except ValueError as error:
         raise ValueError(
             f"the run's metadata is not strict JSON ({error}); write NaN/inf as null."
@@ -398,7 +423,7 @@ def read_table(spec: str, *, root: Path | None = None) -> LabTable:
     """
     parsed = parse_spec(spec)
     run_id = parsed.run_id
-    meta, arrays = read_entry(root if root is not None else default_root(), run_id)
+    meta, arrays = read_entry(find_root(root or default_root(), run_id), run_id)
     tables = _table_index(meta, run_id)
     if not tables:
         raise ValueError(f"Lab run {run_id} has no learned table (its arms use none).")
@@ -439,9 +464,15 @@ def read_table(spec: str, *, root: Path | None = None) -> LabTable:
 
 
 def list_tables(*, root: Path | None = None) -> list[str]:
-    """Specs (``lab:<run-id>/<table>``) of every readable stored run's tables, newest first."""
+    """Specs (``lab:<run-id>/<table>``) of every readable stored run's tables, newest first
+    (the writable root's, then the warm root's)."""
     out = []
-    for status in list_entries(root if root is not None else default_root()):
+    statuses = [s for r in roots(root or default_root()) for s in list_entries(r)]
+    seen: set[str] = set()
+    for status in statuses:
+        if status.run_id in seen:
+            continue
+        seen.add(status.run_id)
         if status.meta is None:
             continue
         tables = status.meta.get("tables", {})

@@ -36,3 +36,59 @@ def test_a_bad_setting_is_a_message_not_a_traceback(tmp_path: Path, capsys) -> N
     argv = ["run", "concat", "--seeds", "99", "--store", str(tmp_path)]
     assert main(argv, out=io.StringIO()) == 2
     assert "seeds=99 is out of range" in capsys.readouterr().err
+
+
+def _tiny_question(monkeypatch, question_id: str = "concat") -> None:
+    """Shrink a preset (and the lists warm walks) so the command runs in seconds."""
+    from dataclasses import replace
+
+    import posviz.lab.cli as lab_cli
+    import posviz.lab.presets as presets
+
+    q = presets.QUESTIONS[question_id]
+    tiny = replace(
+        q, default=replace(q.default, steps=3, width=16, batch=8, eval_batch=16, seeds=2)
+    )
+    monkeypatch.setitem(presets.QUESTIONS, question_id, tiny)
+    monkeypatch.setattr(lab_cli, "QUESTIONS", {question_id: tiny})
+    monkeypatch.setattr(lab_cli, "PAPER_CHECKS", {})
+
+
+def test_run_prints_the_sweep_grid_and_the_answer(tmp_path: Path, monkeypatch) -> None:
+    _tiny_question(monkeypatch)
+    out = io.StringIO()
+    assert main(["run", "concat", "--store", str(tmp_path)], out=out) == 0
+    text = out.getvalue()
+    assert "The sweep (one row per cell):" in text and "3× preset" in text
+    assert "table init N(0, 0.71²)" in text
+
+
+def test_a_corrupted_run_is_said_on_stderr_and_listed_as_such(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
+    _tiny_question(monkeypatch)
+    assert main(["run", "concat", "--store", str(tmp_path)], out=io.StringIO()) == 0
+    store = RunStore(tmp_path)
+    (run,) = store.list()
+    result_json = store.path(run.run_id) / "result.json"
+    result_json.write_text(result_json.read_text().replace('"wall_s": ', '"wall_s": 1'))
+    out = io.StringIO()
+    assert main(["list", "--store", str(tmp_path)], out=out) == 0
+    assert f"{run.run_id}  CORRUPTED" in out.getvalue()
+    capsys.readouterr()
+    assert main(["run", "concat", "--store", str(tmp_path)], out=io.StringIO()) == 0
+    err = capsys.readouterr().err
+    assert f"Found a corrupted run: Stored lab run {run.run_id} is corrupted" in err
+    assert "Retraining it now." in err and str(tmp_path) not in err
+
+
+def test_warm_stores_every_default_answer(tmp_path: Path, monkeypatch) -> None:
+    _tiny_question(monkeypatch)
+    out = io.StringIO()
+    assert main(["warm", "--store", str(tmp_path)], out=out) == 0
+    (line,) = out.getvalue().splitlines()
+    run_id = line.split()[1]
+    assert line.startswith("concat") and RunStore(tmp_path).load(run_id) is not None
+    again = io.StringIO()
+    assert main(["warm", "--store", str(tmp_path)], out=again) == 0  # stored: no training
+    assert again.getvalue().split()[1] == run_id

@@ -410,7 +410,8 @@ def test_corrupted_store_entry_is_reported_and_retrained(lab_dir):
 def test_a_diverged_run_says_so_and_names_the_setting(lab_dir, tmp_path, no_training):
     config = tiny_config("learned")
     trained = run_question("learned", config=config, store=RunStore(tmp_path / "elsewhere"))
-    diverged = dataclasses.replace(trained, diverged=("sinusoid",))
+    inst = dataclasses.replace(trained.instances["sinusoid"], diverged_at=(3,) * config.seeds)
+    diverged = dataclasses.replace(trained, instances={**trained.instances, "sinusoid": inst})
     RunStore(lab_dir).save(diverged)
     at = app_test(page_path("learned"), query={"lab_learned_run": diverged.run_id})
     assert_no_exception(at)
@@ -434,7 +435,8 @@ def test_run_store_json_is_what_the_page_shows(lab_dir, no_training):
     data = json.loads((lab_dir / result.run_id / "result.json").read_text(encoding="utf-8"))
     at = app_test(page_path("learned"), query={"lab_learned_run": result.run_id})
     table = at.dataframe[1].value
-    stored_means = sorted(round(r["mean"], 6) for r in data["summary"] if r["mean"] is not None)
+    summary = data["cells"][0]["summary"]  # the preset's own cell comes first
+    stored_means = sorted(round(r["mean"], 6) for r in summary if r["mean"] is not None)
     shown_means = sorted(round(float(m), 6) for m in table["mean"] if m == m)
     assert shown_means == stored_means
 

@@ -20,7 +20,7 @@ from posviz.labfiles import CorruptEntry
 
 def _tiny(question_id: str, **changes: int):
     base = QUESTIONS[question_id].default
-    return replace(base, steps=3, width=16, batch=8, eval_batch=16, seeds=2, snapshots=3, **changes)
+    return replace(base, steps=4, width=16, batch=8, eval_batch=16, seeds=2, **changes)
 
 
 @pytest.fixture(scope="module")
@@ -30,17 +30,23 @@ def stored(tmp_path_factory: pytest.TempPathFactory):
     return store, result
 
 
+def _encoded(result) -> tuple[dict, dict]:
+    from posviz.lab.store import _entry
+
+    return _entry(result)
+
+
 def test_round_trip_gives_back_every_number_and_array(stored) -> None:
     store, result = stored
     loaded = store.load(result.run_id)
-    assert loaded is not None and loaded.metrics == result.metrics
-    assert loaded.summary == result.summary and loaded.answer == result.answer
-    assert loaded.config == result.config
-    for name in ("curves", "snapshots", "position_accuracy"):
-        original, back = getattr(result, name), getattr(loaded, name)
-        assert original.keys() == back.keys()
-        for key in original:
-            np.testing.assert_array_equal(back[key], original[key])
+    assert loaded is not None
+    meta, arrays = _encoded(result)
+    back_meta, back_arrays = _encoded(loaded)
+    assert back_meta == meta  # every field, every cell, every finding
+    assert arrays.keys() == back_arrays.keys() and len(arrays) > 10
+    for name, array in arrays.items():
+        np.testing.assert_array_equal(back_arrays[name], array)
+    assert loaded.cells == result.cells and loaded.findings == result.findings
     assert not list(store.path(result.run_id).glob("*.pkl"))
 
 
@@ -85,7 +91,7 @@ def test_a_tampered_number_is_refused(stored, tmp_path: Path) -> None:
     path = copy.path(result.run_id) / "result.json"
     data = json.loads(path.read_text(encoding="utf-8"))
     data["wall_s"] = data["wall_s"] + 1.0
-    path.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
+    path.write_text(json.dumps(data, indent=1), encoding="utf-8")
     with pytest.raises(CorruptEntry, match=r"result\.json does not match its SHA-256"):
         copy.load(result.run_id)
 
@@ -94,7 +100,7 @@ def test_array_with_wrong_contents_counts_as_corrupted(stored, tmp_path: Path) -
     _, result = stored
     copy = RunStore(tmp_path)
     copy.save(result)
-    name = next(p.name for p in copy.path(result.run_id).glob("curves__*.npy"))
+    name = next(p.name for p in copy.path(result.run_id).glob("instances__*__losses.npy"))
     np.save(copy.path(result.run_id) / name, np.zeros(3))
     with pytest.raises(CorruptEntry, match=f"{name} does not match its SHA-256"):
         copy.load(result.run_id)
@@ -148,17 +154,32 @@ def test_save_is_write_once(stored, tmp_path: Path) -> None:
     assert copy.load(result.run_id).answer == result.answer
 
 
+def test_the_warm_root_is_read_after_the_writable_one(stored, tmp_path: Path, monkeypatch) -> None:
+    _, result = stored
+    RunStore(tmp_path / "warm").save(result)
+    monkeypatch.setenv("POSVIZ_LAB_WARM_DIR", str(tmp_path / "warm"))
+    fresh = RunStore(tmp_path / "empty")
+    assert fresh.exists(result.run_id) and fresh.load(result.run_id).answer == result.answer
+    assert [s.run_id for s in fresh.list()] == [result.run_id]
+    again = run_question("concat", config=result.config, store=fresh)  # no training: it is there
+    assert again.wall_s == result.wall_s and not (tmp_path / "empty").exists()
+    assert load_lab_table(f"lab:{result.run_id}", store=fresh).matrix.shape[0] == 12
+
+
 def test_lab_tables_are_position_tables(stored) -> None:
     store, result = stored
     specs = list_lab_tables(store=store)
-    assert f"lab:{result.run_id}/add" in specs and f"lab:{result.run_id}/concat" in specs
+    # the preset cell's tables first, by bare arm id; the other cells' by instance id
+    assert specs[:2] == [f"lab:{result.run_id}/add", f"lab:{result.run_id}/concat"]
+    assert f"lab:{result.run_id}/add.kback.matched" in specs
     table = load_lab_table(f"lab:{result.run_id}", store=store)
-    final = int(result.snapshot_steps[-1])
-    assert table.source == f"lab:{result.run_id}/add/0/{final}"
-    np.testing.assert_array_equal(table.matrix, result.snapshots["add"][0, -1])
+    steps = result.snapshot_steps_by_task["reverse"]
+    assert table.source == f"lab:{result.run_id}/add/0/{steps[-1]}"
+    np.testing.assert_array_equal(table.matrix, result.instances["add"].snapshots[0, -1])
     first = load_lab_table(f"lab:{result.run_id}/concat/1/0", store=store)
     assert first.matrix.shape == (result.config.max_len, result.config.width // 2)
-    np.testing.assert_array_equal(first.matrix, result.snapshots["concat"][1, 0])
+    np.testing.assert_array_equal(first.matrix, result.instances["concat"].snapshots[1, 0])
+    assert result.snapshot_steps[-1] == result.default_cell.steps  # the preset cell's budget
 
 
 @pytest.mark.parametrize(
@@ -168,6 +189,7 @@ def test_lab_tables_are_position_tables(stored) -> None:
         ("lab:zz", "is not a lab run id"),
         ("lab:0123456789abcdef", "No stored lab run"),
         ("lab:{run}/nope", "has no learned table 'nope'"),
+        ("lab:{run}/nope.kback", "has no learned table 'nope.kback'"),
         ("lab:{run}/add/7", "seed 7 is out of range"),
         ("lab:{run}/add/0/999", "step 999 has no snapshot"),
         ("lab:{run}/add/x", "must be a whole number"),

@@ -1,205 +1,458 @@
-"""Turn per-seed metrics into the results table and a plain answer that says only what they show.
+"""Judge each cell of a sweep, then say which verdicts hold across it — only what numbers show.
 
-Spreads and verdicts come from :mod:`posviz.analysis.evidence` (the experiments' toolkit): mean
-± sample std over seeds with a 95 % t-interval; two arms "differ" only when their intervals do not
-overlap, otherwise the answer says "no difference within the spread".
+Every comparison is a paired difference over seeds with its 95 % interval
+(:func:`posviz.analysis.difference.paired_difference`; the arms share each seed's training and
+held-out data) and is decided on that interval: "better" only when it excludes 0, otherwise "no
+difference" with the interval. Arms that did not train to convergence in a cell
+(:func:`posviz.lab.metrics.convergence`) are left out of its verdict and ranking, and said so.
+
+A :class:`~posviz.lab.results.Finding` states a verdict as holding only where it holds in every
+cell of the sweep; otherwise it names the setting(s) it depends on, with the numbers of the
+preset's cell and of the nearest cell where it differs. Metric names are words with their
+direction ("held-out loss (lower is better)"), never ids.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from posviz.analysis.evidence import Evidence, spread
+from posviz.analysis.difference import Difference, paired_difference
+from posviz.analysis.evidence import spread
+from posviz.lab import metrics as m
 from posviz.lab.presets import Question
-from posviz.lab.results import SummaryRow
+from posviz.lab.results import Cell, Comparison, Finding, RankRow, SummaryRow, Verdict
 
 NOT_DEFINED = "not defined"
 CEILING = 0.99  # accuracy at which two arms can no longer be told apart by accuracy
-TRAIN_LOSS = "mean training loss over the run"
+#: an arm "keeps its accuracy" past the training length when unseen ÷ seen ≥ this (pre-set here,
+#: between the relative schemes' ≈ 0.8–0.95 and the absolute ones' ≈ 0.2–0.3 on k-back).
+HOLDS = 0.75
+AXIS_NAMES = {"task": "the task", "init": "the table's initial scale", "budget": "the budget"}
+
+
+# --------------------------------------------------------------------------- small pieces
+
+
+def metric_name(question: Question, eval_lengths: tuple[int, ...] = ()) -> str:
+    """The display name (with its direction) of the metric that decides the preset's cell."""
+    del eval_lengths  # the deciding metric no longer depends on them (unseen positions are named)
+    return m.label(question.metric)
+
+
+def seeds_text(values: np.ndarray) -> str:
+    """``"0.218 ± 0.003"`` (mean ± std over seeds)."""
+    finite = np.asarray(values, dtype=np.float64)
+    if not np.isfinite(finite).all():
+        return NOT_DEFINED
+    return spread(finite).text(3)
+
+
+def _finite(values: tuple[float, ...] | np.ndarray | None) -> bool:
+    return values is not None and len(values) > 0 and bool(np.isfinite(values).all())
+
+
+def compare(
+    metrics: dict[str, dict[str, tuple[float, ...]]],
+    a: str,
+    b: str,
+    metric: str,
+    labels: dict[str, str],
+) -> Comparison:
+    """Arm ``a`` against arm ``b`` on ``metric``: paired difference, outcome and words."""
+    spec = m.spec(metric)
+    va, vb = metrics.get(a, {}).get(metric), metrics.get(b, {}).get(metric)
+    if not (_finite(va) and _finite(vb)):
+        text = f"{labels[a]} vs {labels[b]}: {spec.name} is {NOT_DEFINED} for one of them."
+        nan = math.nan
+        return Comparison(
+            a, b, metric, m.label(metric), spec.higher_is_better, nan, nan, nan, nan, nan, nan,
+            0, "", "undefined", text,
+        )  # fmt: skip
+    d = paired_difference(va, vb)
+    outcome = _outcome(d, spec.higher_is_better)
+    return Comparison(
+        a, b, metric, m.label(metric), spec.higher_is_better, float(np.mean(va)),
+        float(np.mean(vb)), d.estimate, d.low, d.high, d.p_value, d.n, d.method, outcome,
+        _comparison_text(labels[a], labels[b], metric, d),
+    )  # fmt: skip
+
+
+def _outcome(d: Difference, higher_is_better: bool) -> str:
+    if d.sign() == 0:
+        return "tie"
+    return "a" if (d.sign() > 0) == higher_is_better else "b"
+
+
+def _comparison_text(a: str, b: str, metric: str, d: Difference) -> str:
+    """The better arm first, in words (``"sinusoid: lower held-out loss (better) than learned
+    table (…)"``), with the interval of ``a − b``; or "no difference" with it."""
+    interval = (
+        f"{a} − {b} = {d.estimate:+.3f}, paired 95% interval {d.low:+.3f} … {d.high:+.3f}, "
+        f"{d.n} seeds"
+    )
+    if not d.decided():
+        return f"{a} vs {b}: no difference in {m.spec(metric).name} ({interval}: contains 0)"
+    a_wins = (d.estimate > 0) == m.spec(metric).higher_is_better
+    winner, loser, gap = (a, b, d.estimate) if a_wins else (b, a, -d.estimate)
+    return f"{winner}: {m.better_word(metric, gap)} than {loser} ({interval})"
 
 
 def summary_rows(
-    question: Question, metrics: dict[str, dict[str, tuple[float, ...]]], notes: dict[str, str]
+    order: list[str],
+    labels: dict[str, str],
+    metrics: dict[str, dict[str, tuple[float, ...]]],
+    notes: dict[str, str],
 ) -> tuple[SummaryRow, ...]:
-    """One :class:`SummaryRow` per variant and metric (NaN rows carry the reason in ``note``)."""
+    """One :class:`SummaryRow` per arm and metric, metric names in words (NaN rows: ``note``)."""
     rows = []
-    for variant in question.variants:
-        for metric, values in metrics.get(variant.id, {}).items():
+    for arm in order:
+        for metric, values in metrics.get(arm, {}).items():
             array = np.asarray(values, dtype=np.float64)
+            name = m.label(metric)
             if np.isfinite(array).all():
                 s = spread(array)
                 rows.append(
-                    SummaryRow(
-                        variant.id,
-                        variant.label,
-                        metric,
-                        s.mean,
-                        s.std,
-                        s.n,
-                        s.low,
-                        s.high,
-                        tuple(values),
-                    )
+                    SummaryRow(arm, labels[arm], name, s.mean, s.std, s.n, s.low, s.high, values)
                 )
             else:
-                note = notes.get(f"{variant.id}/{metric}", notes.get(variant.id, NOT_DEFINED))
+                note = notes.get(f"{arm}/{metric}", notes.get(arm, NOT_DEFINED))
                 nan = math.nan
                 rows.append(
                     SummaryRow(
-                        variant.id,
-                        variant.label,
-                        metric,
-                        nan,
-                        nan,
-                        len(values),
-                        nan,
-                        nan,
-                        tuple(values),
-                        note,
+                        arm, labels[arm], name, nan, nan, len(values), nan, nan, values, note
                     )
                 )
     return tuple(rows)
 
 
-def metric_name(question: Question, eval_lengths: tuple[int, ...]) -> str:
-    """The metric that decides ``question``: ``"accuracy_longest"`` becomes ``accuracy@<n>``."""
-    if question.metric == "accuracy_longest":
-        return f"accuracy@{max(eval_lengths)}"
-    return question.metric
+# --------------------------------------------------------------------------- cell judges
 
 
-def _evidence(
-    question: Question, metrics: dict, a: str, b: str, metric: str, *, higher: bool | None = None
-) -> Evidence | None:
-    values, control = metrics.get(a, {}).get(metric), metrics.get(b, {}).get(metric)
-    if values is None or control is None:
-        return None
-    if not (np.isfinite(values).all() and np.isfinite(control).all()):
-        return None
-    return Evidence(
-        label=question.variant(a).label,
-        value=spread(values),
-        control=spread(control),
-        control_label=question.variant(b).label,
-        higher_is_better=question.higher_is_better if higher is None else higher,
-    )
+@dataclass(frozen=True)
+class CellInput:
+    """What a judge reads in one cell."""
+
+    question: Question
+    task: str
+    metric: str  # the deciding metric in this cell
+    metrics: dict[str, dict[str, tuple[float, ...]]]
+    converged: dict[str, bool]
+    labels: dict[str, str]
+    bound: float | None  # the control's position-blind ceiling on accuracy, if it has one
 
 
-def answer_text(
-    question: Question,
-    metrics: dict[str, dict[str, tuple[float, ...]]],
-    eval_lengths: tuple[int, ...],
+@dataclass(frozen=True)
+class Judged:
+    comparisons: tuple[Comparison, ...]
+    ranking: tuple[RankRow, ...]
+    verdict: Verdict
+
+
+def _under(cell: CellInput, arms: tuple[str, ...]) -> list[str]:
+    return [cell.labels[a] for a in arms if not cell.converged.get(a, False)]
+
+
+def undecidable(
+    c: Comparison,
+    converged: dict[str, bool],
+    labels: dict[str, str],
+    *,
+    ceiling: float | None = None,
+    winner_values: tuple[float, ...] = (),
 ) -> str:
-    """The answer in plain words, one sentence per comparison, each with its numbers.
+    """Why ``c`` cannot be stated with these arms' training, or "" when it can.
 
-    First the question's own comparison (``question.compare``), then every other arm against the
-    control, then (for questions that probe their tables) each trained table against itself at
-    step 0. An arm whose metric is not defined (a learned table past its rows, a diverged run) is
-    named as such, never compared.
+    Both arms converged: it can. A decided difference whose *losing* arm converged while the
+    winner is still improving can be stated too: more training moves only the winner, so the gap
+    is a lower bound (said in :func:`lower_bound_note`). So can a win over a control whose best
+    possible accuracy is known (``ceiling``, its position-blind ceiling) when every seed of the
+    winner (``winner_values``) is above it: no amount of training lifts the control past it.
+    Anything else waits for more training.
     """
-    a, b = question.compare
-    metric = metric_name(question, eval_lengths)
-    main = _evidence(question, metrics, a, b, metric)
-    if main is None:
-        pair = f"{question.variant(a).label} vs {question.variant(b).label}"
-        lines = [f"{pair}: {metric} is {NOT_DEFINED} for one of them, so no comparison."]
-    else:
-        lines = [f"{main.verdict()} [{metric}: {main.text(3)}; {main.value.n} seeds each]"]
-    for variant in question.variants:
-        if variant.id == question.control or (variant.id in (a, b) and question.control in (a, b)):
-            continue
-        ev = _evidence(question, metrics, variant.id, question.control, metric)
-        if ev is None:
-            lines.append(f"{variant.label}: {metric} is {NOT_DEFINED} (see the table's note).")
-        else:
-            lines.append(f"Against the control: {ev.verdict()} [{metric}: {ev.text(3)}]")
-    if main is not None and metric.startswith("accuracy"):
-        lines.extend(_ceiling_lines(question, metrics, main))
-    if len(eval_lengths) > 1:
-        lines.extend(_not_learned_lines(question, metrics))
-    if question.probe_tables:
-        lines.extend(_movement_lines(question, metrics))
-        lines.extend(_probe_lines(question, metrics))
-    return "\n".join(lines)
+    ca, cb = converged.get(c.a, False), converged.get(c.b, False)
+    if c.outcome == "undefined" or (ca and cb):
+        return ""
+    if c.outcome in ("a", "b"):
+        loser = c.b if c.outcome == "a" else c.a
+        if converged.get(loser, False):
+            return ""
+        if ceiling is not None and winner_values and min(winner_values) > ceiling:
+            return ""
+    under = [labels.get(x, x) for x, ok in ((c.a, ca), (c.b, cb)) if not ok]
+    return f"{', '.join(under)} under-trained"
 
 
-def _ceiling_lines(question: Question, metrics: dict, main: Evidence) -> list[str]:
-    """When both compared arms sit at the accuracy ceiling, compare how fast they learned."""
-    if min(main.value.mean, main.control.mean) < CEILING:
-        return []
-    a, b = question.compare
-    speed = _evidence(question, metrics, a, b, "train_loss_mean", higher=False)
-    head = (
-        f"Both reach the ceiling (accuracy ≥ {CEILING}), so at this budget the task cannot "
-        "separate them by accuracy."
+def lower_bound_note(c: Comparison, converged: dict[str, bool], labels: dict[str, str]) -> str:
+    """``" (the winner is still improving: the gap is a lower bound)"`` where that applies."""
+    if c.outcome not in ("a", "b"):
+        return ""
+    winner = c.a if c.outcome == "a" else c.b
+    if converged.get(winner, False):
+        return ""
+    return f" ({labels.get(winner, winner)} is still improving, so the gap is a lower bound)"
+
+
+def _undecided(names: list[str]) -> Verdict:
+    who = ", ".join(names)
+    return Verdict(
+        "undecided",
+        f"undecided ({who} under-trained)",
+        f"undecided: {who} did not train to convergence here, so no verdict.",
     )
-    if speed is None:
-        return [head]
-    return [f"{head} Speed of learning: {speed.verdict()} [{TRAIN_LOSS}: {speed.text(3)}]"]
 
 
-def _not_learned_lines(question: Question, metrics: dict) -> list[str]:
-    """Arms no better than the control at the training length: their long-length number is moot."""
-    lines = []
-    for variant in question.variants:
-        if variant.id == question.control:
-            continue
-        ev = _evidence(question, metrics, variant.id, question.control, "accuracy")
-        if ev is not None and not ev.better():
-            lines.append(
-                f"Caution: {variant.label} did not learn the task at the training lengths "
-                f"(accuracy {ev.text(3)}), so its accuracy on longer sequences says nothing "
-                "about extrapolation."
-            )
-    return lines
+def judge_pair(cell: CellInput) -> Judged:
+    """``compare[0]`` vs ``compare[1]`` on the deciding metric; at the accuracy ceiling, on
+    speed of learning (mean training loss); plus every arm against the control."""
+    q = cell.question
+    a, b = q.compare
+    extra = tuple(
+        compare(cell.metrics, arm.id, q.control, cell.metric, cell.labels)
+        for arm in q.variants
+        if q.control and arm.id != q.control
+    )
+    main = compare(cell.metrics, a, b, cell.metric, cell.labels)
+    why = undecidable(main, cell.converged, cell.labels)
+    if why:
+        return Judged((main, *extra), (), _undecided(_under(cell, (a, b))))
+    ceiling = (
+        cell.metric == "accuracy"
+        and main.outcome != "undefined"
+        and min(main.a_mean, main.b_mean) >= CEILING
+    )
+    if not ceiling:
+        verdict = _pair_verdict(main, cell.labels, "")
+        note = lower_bound_note(main, cell.converged, cell.labels)
+        verdict = Verdict(verdict.key, verdict.short, verdict.text + note)
+        return Judged((main, *extra), (), verdict)
+    speed = compare(cell.metrics, a, b, "train_loss_mean", cell.labels)
+    return Judged((main, speed, *extra), (), _pair_verdict(speed, cell.labels, "ceiling"))
 
 
-def _movement_lines(question: Question, metrics: dict) -> list[str]:
-    """Row movement (late rows ÷ early rows) per arm, the arms compared, and its rank correlation
-    with how often each row was seen (:mod:`posviz.lab.rows`)."""
-    a, b = question.compare
-    lines = []
-    ev = _evidence(question, metrics, a, b, "movement_late_ratio")
-    if ev is not None:
-        side = "less" if ev.value.mean < ev.control.mean else "more"
-        said = (
-            f"The late rows of the {ev.label} tables moved {side} (relative to their early rows) "
-            f"than those of the {ev.control_label} tables (the 95% intervals do not overlap)."
-            if ev.differs()
-            else f"Late-row movement: no difference between {ev.label} and {ev.control_label} "
-            "within the spread."
+def _pair_verdict(c: Comparison, labels: dict[str, str], prefix: str) -> Verdict:
+    if c.outcome == "undefined":
+        return Verdict("undefined", NOT_DEFINED, c.text)
+    head = (
+        f"Both reach the accuracy ceiling (≥ {CEILING}), so accuracy cannot separate them; "
+        "speed of learning: "
+        if prefix
+        else ""
+    )
+    winner = {"a": labels[c.a], "b": labels[c.b]}.get(c.outcome, "")
+    if prefix:
+        short = f"at ceiling; {winner} learns faster" if winner else "at ceiling; same speed"
+    else:
+        short = f"{winner} better" if winner else "no difference"
+    key = f"{prefix}:{c.outcome}" if prefix else c.outcome
+    return Verdict(key, short, head + c.text)
+
+
+def judge_extrapolation(cell: CellInput) -> Judged:
+    """Rank every converged arm on unseen positions (with intervals); which keep their accuracy."""
+    q = cell.question
+    defined = [
+        v.id
+        for v in q.variants
+        if _finite(cell.metrics.get(v.id, {}).get("accuracy_unseen"))
+        and cell.converged.get(v.id, False)
+    ]
+    order = sorted(defined, key=lambda arm: -float(np.mean(cell.metrics[arm]["accuracy_unseen"])))
+    ranking, comparisons, rank = [], [], 1
+    for i, arm in enumerate(order):
+        if i:
+            step = compare(cell.metrics, order[i - 1], arm, "accuracy_unseen", cell.labels)
+            comparisons.append(step)
+            rank = rank if step.outcome == "tie" else i + 1
+        ranking.append(_rank_row(cell, arm, rank))
+    holding = tuple(r.arm for r in ranking if r.holds)
+    names = ", ".join(cell.labels[a] for a in holding) or "none"
+    top = ", ".join(r.label for r in ranking if r.rank == 1) or "none"
+    text = (
+        f"keep ≥ {HOLDS:.0%} of their seen-position accuracy on unseen positions: {names}; "
+        f"best on unseen positions: {top}"
+    )
+    verdict = Verdict("holds:" + ",".join(sorted(holding)), f"hold: {names}", text)
+    return Judged(tuple(comparisons), tuple(ranking), verdict)
+
+
+def _rank_row(cell: CellInput, arm: str, rank: int) -> RankRow:
+    unseen = np.asarray(cell.metrics[arm]["accuracy_unseen"])
+    seen = np.asarray(cell.metrics[arm]["accuracy_in_range"])
+    retention = np.asarray(cell.metrics[arm]["retention"])
+    s, r = spread(unseen), spread(retention)
+    return RankRow(
+        rank, arm, cell.labels[arm], s.mean, max(s.low, 0.0), min(s.high, 1.0),
+        float(seen.mean()), r.mean, r.low, r.high, r.mean >= HOLDS,
+    )  # fmt: skip
+
+
+def judge_rare_rows(cell: CellInput) -> Judged:
+    """Late-position accuracy first: does the short-trained table lag uniform lengths, and does
+    a table-free arm on the same short lengths lag too (then it is not the rows)?"""
+    lag = compare(cell.metrics, "uniform", "short", "accuracy_late", cell.labels)
+    free = compare(cell.metrics, "rope_short", "short", "accuracy_late", cell.labels)
+    movement = compare(cell.metrics, "short", "uniform", "movement_late_ratio", cell.labels)
+    comparisons = (lag, free, movement)
+    under = _under(cell, ("uniform", "rope_short"))
+    if under:
+        return Judged(comparisons, (), _undecided(under))
+    if lag.outcome != "a":
+        verdict = Verdict(
+            "no_lag", "no late-position lag", f"The short-trained table does not lag: {lag.text}"
         )
-        lines.append(f"{said} [late ÷ early row movement: {ev.text(2)}]")
-    for variant in question.variants:
-        by_metric = metrics.get(variant.id, {})
-        if "movement_rank_corr" not in by_metric:
-            continue
-        rho = spread(by_metric["movement_rank_corr"])
-        unseen = max(by_metric.get("movement_unseen_max", (0.0,)))
-        lines.append(
-            f"{variant.label}: rank correlation of a row's movement with how often it was seen "
-            f"ρ = {rho.text(2)} (95% interval {rho.low:.2f} … {rho.high:.2f}); rows never seen "
-            f"moved {unseen:g} (control: no gradient, no movement)."
+    elif free.outcome == "a":
+        verdict = Verdict(
+            "rows",
+            "rows untrained",
+            "The short-trained table lags at the late positions, and RoPE (no table) on the "
+            f"same lengths does not: the rows are what is untrained. {lag.text}; {free.text}",
         )
-    return lines
+    else:
+        verdict = Verdict(
+            "attention",
+            "lengths, not rows",
+            "The short-trained table lags at the late positions, but so does RoPE (no table) on "
+            f"the same lengths: attention never saw long sequences. {lag.text}; {free.text}",
+        )
+    return Judged(comparisons, (), verdict)
 
 
-def _probe_lines(question: Question, metrics: dict) -> list[str]:
-    """Probe error on the late rows of each trained table vs the same table before training."""
-    lines = []
-    for variant in question.variants:
-        by_metric = metrics.get(variant.id, {})
-        if "probe_error_late" not in by_metric:
-            continue
-        ev = Evidence(
-            label=f"probe error on the late rows, {variant.label}",
-            value=spread(by_metric["probe_error_late"]),
-            control=spread(by_metric["probe_error_late_at_init"]),
-            control_label="the same rows before training",
-            higher_is_better=False,
-            unit="positions",
+def judge_need_positions(cell: CellInput) -> Judged:
+    """Each attention kind without positions vs with (held-out loss), and whose gap is larger
+    (relative to the loss with positions, seed by seed)."""
+    enc = compare(cell.metrics, "enc_nope", "enc_learned", "loss", cell.labels)
+    dec = compare(cell.metrics, "dec_nope", "dec_learned", "loss", cell.labels)
+    gap = _relative_gap_comparison(cell)
+    parts = []
+    for who, c in (("encoder", enc), ("causal decoder", dec)):
+        why = undecidable(c, cell.converged, cell.labels)
+        if why:
+            parts.append(f"the {who}: undecided ({why})")
+            c = replace(c, outcome="undecided")
+            if who == "encoder":
+                enc = c
+            else:
+                dec = c
+        elif c.outcome == "b":
+            parts.append(f"the {who} is worse without positions")
+        elif c.outcome == "a":
+            parts.append(f"the {who} is better without positions")
+        else:
+            parts.append(f"the {who}: no difference without positions")
+    if "undecided" in (enc.outcome, dec.outcome):
+        gap = replace(gap, outcome="undecided")
+    larger = {"a": "the encoder's", "b": "the decoder's", "tie": "neither"}.get(
+        gap.outcome, "undecided"
+    )
+    short = f"enc {_arrow(enc)} · dec {_arrow(dec)} · larger gap: {larger.replace('the ', '')}"
+    notes = "".join(lower_bound_note(c, cell.converged, cell.labels) for c in (enc, dec))
+    text = (
+        f"{'; '.join(parts)}; relative loss gap without positions larger for {larger}. "
+        f"{enc.text}; {dec.text}; {gap.text}{notes}"
+    )
+    key = f"enc:{enc.outcome}|dec:{dec.outcome}|gap:{gap.outcome}"
+    return Judged((enc, dec, gap), (), Verdict(key, short, text))
+
+
+def _arrow(c: Comparison) -> str:
+    return {
+        "b": "needs positions",
+        "a": "better without",
+        "tie": "no difference",
+        "undecided": "undecided",
+    }.get(c.outcome, NOT_DEFINED)
+
+
+def _relative_gap_comparison(cell: CellInput) -> Comparison:
+    def rel(nope: str, pos: str) -> np.ndarray:
+        a = np.asarray(cell.metrics[nope]["loss"], dtype=np.float64)
+        b = np.asarray(cell.metrics[pos]["loss"], dtype=np.float64)
+        return (a - b) / b
+
+    enc, dec = rel("enc_nope", "enc_learned"), rel("dec_nope", "dec_learned")
+    d = paired_difference(enc, dec)
+    outcome = "a" if d.sign() > 0 else "b" if d.sign() < 0 else "tie"
+    text = (
+        f"relative loss gap without positions, encoder − decoder = {d.estimate:+.3f} (paired 95% "
+        f"interval {d.low:+.3f} … {d.high:+.3f}, {d.n} seeds"
+        + ("; contains 0)" if not d.decided() else ")")
+    )
+    return Comparison(
+        "enc_nope", "dec_nope", "loss", "relative held-out loss gap without positions", True,
+        float(enc.mean()), float(dec.mean()), d.estimate, d.low, d.high, d.p_value, d.n,
+        d.method, outcome, text,
+    )  # fmt: skip
+
+
+JUDGES: dict[str, Callable[[CellInput], Judged]] = {
+    "pair": judge_pair,
+    "extrapolation": judge_extrapolation,
+    "rare_rows": judge_rare_rows,
+    "need_positions": judge_need_positions,
+}
+
+
+# --------------------------------------------------------------------------- across the sweep
+
+
+def depends_on(keys: dict[str, str], cells: tuple[Cell, ...]) -> tuple[str, ...]:
+    """The fewest axes whose values determine ``keys`` (cell id → verdict key); ``()`` when the
+    verdict is the same everywhere."""
+    if len(set(keys.values())) <= 1:
+        return ()
+    axes = [s.axis for s in cells[0].settings]
+    varying = [a for a in axes if len({c.setting(a).key for c in cells}) > 1]
+    for size in range(1, len(varying) + 1):
+        for combo in itertools.combinations(varying, size):
+            seen: dict[tuple[str, ...], str] = {}
+            if all(
+                seen.setdefault(tuple(c.setting(a).key for a in combo), keys[c.id]) == keys[c.id]
+                for c in cells
+            ):
+                return combo
+    return tuple(varying)
+
+
+def nearest_other(cells: tuple[Cell, ...], keys: dict[str, str], start: Cell) -> Cell | None:
+    """The cell nearest to ``start`` (fewest settings changed) whose verdict differs."""
+    others = [c for c in cells if keys[c.id] != keys[start.id]]
+    if not others:
+        return None
+
+    def distance(c: Cell) -> int:
+        return sum(s.key != start.setting(s.axis).key for s in c.settings)
+
+    return min(others, key=distance)
+
+
+def finding(
+    topic: str,
+    cells: tuple[Cell, ...],
+    verdicts: dict[str, Verdict],
+) -> Finding:
+    """One topic's verdicts across the sweep, as a :class:`Finding` with its sentence."""
+    keys = {cell_id: v.key for cell_id, v in verdicts.items()}
+    shorts = {cell_id: v.short for cell_id, v in verdicts.items()}
+    default = next(c for c in cells if c.default)
+    axes = depends_on(keys, cells)
+    here = verdicts[default.id]
+    if not axes:
+        text = (
+            f"{topic}: {here.text.rstrip('.')} — the same in all {len(cells)} cells of the sweep."
         )
-        lines.append(f"{ev.verdict()} [{ev.text(2)}]")
-    return lines
+        return Finding(topic, True, (), text, keys, shorts)
+    other = nearest_other(cells, keys, default)
+    names = " and ".join(AXIS_NAMES.get(a, a) for a in axes)
+    changed = [s.label for s in other.settings if s.key != default.setting(s.axis).key]
+    holds = sum(keys[c.id] == keys[default.id] for c in cells)
+    text = (
+        f"{topic}: depends on {names} (the preset's verdict holds in {holds} of {len(cells)} "
+        f"cells). With the preset's settings: {here.text.rstrip('.')}. With "
+        f"{', '.join(changed)}: {verdicts[other.id].text.rstrip('.')}."
+    )
+    return Finding(topic, False, axes, text, keys, shorts)

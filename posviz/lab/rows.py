@@ -50,17 +50,22 @@ def late_to_early_ratio(movement: np.ndarray, *, late: int, trained: int) -> np.
 def rank_correlation(movement: np.ndarray, seen: np.ndarray) -> np.ndarray:
     """``(E,)`` Spearman rank correlation (Spearman 1904) of each seed's movement with ``seen``.
 
-    ``ρ`` = Pearson correlation of the ranks (ties get their average rank), over the rows that
-    ``seen`` covers (``seen``: ``(n,)`` probability that a sequence reaches each row, ``n ≤
-    rows``). +1: the more often a row is seen, the further it moved, without exception.
+    ``scipy.stats.spearmanr`` over the rows that ``seen`` covers (``seen``: ``(n,)`` probability
+    that a sequence reaches each row, ``n ≤ rows``; ties get their average rank). +1: the more
+    often a row is seen, the further it moved, without exception. NaN when either side is
+    constant (no ranking exists).
     """
+    # Lazy: scipy is heavy and only needed once a run is summarised.
+    from scipy.stats import spearmanr
+
     seen = np.asarray(seen, dtype=np.float64)
     n = seen.shape[0]
-    seen_rank = pd.Series(seen).rank().to_numpy()
     out = []
     for row in np.asarray(movement, dtype=np.float64)[:, :n]:
-        moved_rank = pd.Series(row).rank().to_numpy()
-        out.append(float(np.corrcoef(moved_rank, seen_rank)[0, 1]))
+        if np.ptp(row) == 0 or np.ptp(seen) == 0:
+            out.append(float("nan"))
+            continue
+        out.append(float(spearmanr(row, seen).statistic))
     return np.array(out)
 
 

@@ -14,26 +14,30 @@ formula, preset or estimator never returns an old result.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import importlib.util
 import json
 import math
-from dataclasses import asdict, dataclass
+import types
+import typing
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from posviz import labfiles
 from posviz.encodings.families import code_modules
 from posviz.lab.config import LabConfig
-from posviz.lab.results import LabResult, SummaryRow
+from posviz.lab.results import CardResult, LabResult
 from posviz.labfiles import CorruptEntry, default_root
+
+T = TypeVar("T", LabResult, CardResult)
 
 __all__ = ["CorruptEntry", "RunStore", "RunSummary", "code_version", "default_root"]
 
-_ARRAY_FIELDS = ("curves", "snapshots", "position_accuracy")
 #: modules besides posviz/lab/*.py whose code decides a run's numbers or its answer's words.
 _ALSO_HASHED = (
     "posviz.labfiles",
@@ -94,16 +98,11 @@ class RunSummary:
     corrupt: str = ""
 
 
-def _json_number(value: float) -> float | None:
-    return None if math.isnan(value) else float(value)
-
-
-def _from_json_number(value: float | None) -> float:
-    return float("nan") if value is None else float(value)
-
-
 class RunStore:
     """Finished runs on disk (:mod:`posviz.labfiles`), keyed by question, config and code.
+
+    Reads look in ``root`` and then in the read-only warm root (``$POSVIZ_LAB_WARM_DIR``, the
+    Docker image's precomputed default answers); saves go to ``root`` only.
 
     Args:
         root: the directory; default :func:`~posviz.labfiles.default_root`. Created on first save.
@@ -127,25 +126,42 @@ class RunStore:
         return labfiles.entry_dir(self.root, run_id)
 
     def exists(self, run_id: str) -> bool:
-        return labfiles.has_entry(self.root, run_id)
+        """Whether ``run_id`` is stored here or in the warm root (readable or not)."""
+        return any(labfiles.has_entry(r, run_id) for r in labfiles.roots(self.root))
 
     def load(self, run_id: str) -> LabResult | None:
-        """The stored run, or None if there is none.
+        """The stored question run, or None if there is none.
 
         Raises:
-            CorruptEntry: the entry exists but fails its checksums or cannot be read (names the
-                run and what is wrong); :func:`posviz.lab.run_question` then retrains it.
+            CorruptEntry: the entry exists but fails its checksums, cannot be read, or is not a
+                question's run (names the run and what is wrong); :func:`posviz.lab.run_question`
+                then retrains it.
         """
+        return self._load(run_id, LabResult)
+
+    def load_card(self, run_id: str) -> CardResult | None:
+        """The stored paper-check run (:mod:`posviz.lab.cards`), or None if there is none.
+
+        Raises:
+            CorruptEntry: as :meth:`load`.
+        """
+        return self._load(run_id, CardResult)
+
+    def _load(self, run_id: str, kind: type[T]) -> T | None:
         try:
-            meta, arrays = labfiles.read_entry(self.root, run_id)
+            meta, arrays = labfiles.read_entry(labfiles.find_root(self.root, run_id), run_id)
         except labfiles.NoEntry:
             return None
+        if meta.get("type") != _TYPES[kind]:
+            raise CorruptEntry(
+                run_id, f"it holds a {meta.get('type')!r} run, not a {_TYPES[kind]!r} run"
+            )
         try:
-            return _result_from_entry(meta, arrays)
-        except (ValueError, KeyError, TypeError, IndexError) as error:
+            return _decode(_content(meta), kind, arrays)
+        except (ValueError, KeyError, TypeError, IndexError, AttributeError) as error:
             raise CorruptEntry(run_id, f"its contents do not form a lab result: {error}") from None
 
-    def save(self, result: LabResult) -> Path:
+    def save(self, result: LabResult | CardResult) -> Path:
         """Write a run atomically; a readable entry with the same id is kept (write-once).
 
         Returns:
@@ -156,8 +172,12 @@ class RunStore:
 
     def list(self) -> list[RunSummary]:
         """Stored runs, newest first; corrupted entries are listed with ``corrupt`` set."""
-        out = []
-        for status in labfiles.list_entries(self.root):
+        out, seen = [], set()
+        statuses = [s for root in labfiles.roots(self.root) for s in labfiles.list_entries(root)]
+        for status in statuses:
+            if status.run_id in seen:
+                continue  # the writable root's entry is the one read
+            seen.add(status.run_id)
             if status.meta is None:
                 out.append(_corrupt_summary(status.run_id, status.created, status.why))
                 continue
@@ -174,6 +194,17 @@ def _corrupt_summary(run_id: str, created: float, why: str) -> RunSummary:
 
 
 def _summary(data: dict[str, Any], created: float) -> RunSummary:
+    if data.get("type") == _TYPES[CardResult]:
+        seeds = len(next(iter(next(iter(data["inputs"].values())).values())))
+        return RunSummary(
+            run_id=str(data["run_id"]),
+            question_id=f"paper:{data['check_id']}",
+            seeds=seeds,
+            wall_s=float(data["wall_s"]),
+            created=created,
+            answer=str(data["verdict"]),
+            learned_variants=(),
+        )
     return RunSummary(
         run_id=str(data["run_id"]),
         question_id=str(data["question_id"]),
@@ -185,108 +216,130 @@ def _summary(data: dict[str, Any], created: float) -> RunSummary:
     )
 
 
-def _array_name(field: str, variant: str) -> str:
-    return f"{field}__{labfiles.check_name(variant)}"
+# --------------------------------------------------------------------------- the codec
+#
+# A LabResult is a tree of frozen dataclasses, tuples, dicts, numbers, strings and arrays. It is
+# written as JSON with every array replaced by {"npy": name} (the array goes to <name>.npy), and
+# read back by following the dataclasses' type hints, so the format follows the types with no
+# second description to keep in step. NaN is written as null and ±inf as "inf"/"-inf" (strict
+# JSON has neither).
 
 
-def _entry(result: LabResult) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+def _array_name(path: tuple[str, ...]) -> str:
+    return labfiles.check_name("__".join(path))
+
+
+def _encode(value: Any, path: tuple[str, ...], arrays: dict[str, np.ndarray]) -> Any:
+    if isinstance(value, np.ndarray):
+        name = _array_name(path)
+        arrays[name] = value
+        return {"npy": name}
+    if dataclasses.is_dataclass(value):
+        return {
+            f.name: _encode(getattr(value, f.name), (*path, f.name), arrays)
+            for f in dataclasses.fields(value)
+        }
+    if isinstance(value, dict):
+        return {str(k): _encode(v, (*path, str(k)), arrays) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_encode(v, (*path, str(i)), arrays) for i, v in enumerate(value)]
+    if isinstance(value, bool) or value is None or isinstance(value, int | str):
+        return value
+    if isinstance(value, float | np.floating):
+        number = float(value)
+        if math.isnan(number):
+            return None
+        return number if math.isfinite(number) else ("inf" if number > 0 else "-inf")
+    if isinstance(value, np.integer):
+        return int(value)
+    raise TypeError(f"cannot store a {type(value).__name__} at {'/'.join(path)}")
+
+
+def _decode(data: Any, hint: Any, arrays: dict[str, np.ndarray]) -> Any:
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is Any:
+        return data
+    if hint is np.ndarray:
+        return arrays[data["npy"]]
+    if origin in (types.UnionType, typing.Union):
+        if data is None and type(None) in args:
+            return None
+        (inner,) = [a for a in args if a is not type(None)]
+        return _decode(data, inner, arrays)
+    if dataclasses.is_dataclass(hint):
+        hints = typing.get_type_hints(hint)
+        return hint(
+            **{
+                f.name: _decode(data[f.name], hints[f.name], arrays)
+                for f in dataclasses.fields(hint)
+            }
+        )
+    if origin is dict:
+        return {str(k): _decode(v, args[1], arrays) for k, v in data.items()}
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_decode(v, args[0], arrays) for v in data)
+        return tuple(_decode(v, a, arrays) for v, a in zip(data, args, strict=True))
+    if origin is list:
+        return [_decode(v, args[0], arrays) for v in data]
+    if origin is typing.Literal or hint is str:
+        return str(data)
+    if hint is float:
+        return (
+            {None: math.nan, "inf": math.inf, "-inf": -math.inf}.get(data, data)
+            if not isinstance(data, int | float)
+            else float(data)
+        )
+    if hint is bool:
+        if not isinstance(data, bool):
+            raise TypeError(f"expected true/false, got {data!r}")
+        return data
+    if hint is int:
+        if isinstance(data, bool) or not isinstance(data, int):
+            raise TypeError(f"expected a whole number, got {data!r}")
+        return data
+    raise TypeError(f"cannot read a {hint!r}")
+
+
+def _tables(result: LabResult) -> dict[str, dict[str, Any]]:
+    """The labfiles table index: every instance with snapshots, the preset's cell first."""
+    first = list(result.default_cell.instances.values())
+    order = first + [i for i in result.instances if i not in first]
+    tables = {}
+    for instance_id in order:
+        inst = result.instances[instance_id]
+        if inst.snapshots is None:
+            continue
+        steps = result.snapshot_steps_by_task[inst.task]
+        label = result.label(inst.arm)
+        if instance_id != inst.arm:
+            label = (
+                f"{label} ({inst.task}, init {inst.init})"
+                if inst.init
+                else f"{label} ({inst.task})"
+            )
+        tables[instance_id] = {
+            "array": _array_name(("instances", instance_id, "snapshots")),
+            "steps_array": _array_name(("snapshot_steps_by_task", inst.task)),
+            "label": label,
+            "trained_rows": inst.trained_rows,
+            "steps": int(steps[-1]) if len(steps) else 0,
+        }
+    return tables
+
+
+_TYPES: dict[type, str] = {LabResult: "question", CardResult: "paper_check"}
+_WRAPPER = ("type", "tables")  # metadata keys that are not fields of the result
+
+
+def _content(meta: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in meta.items() if k not in _WRAPPER}
+
+
+def _entry(result: LabResult | CardResult) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """The metadata and arrays of one run, as :func:`posviz.labfiles.write_entry` takes them."""
-    arrays: dict[str, np.ndarray] = {
-        "curve_steps": np.asarray(result.curve_steps),
-        "snapshot_steps": np.asarray(result.snapshot_steps),
-    }
-    shapes: dict[str, dict[str, list[int]]] = {}
-    for field in _ARRAY_FIELDS:
-        shapes[field] = {}
-        for variant, array in getattr(result, field).items():
-            arrays[_array_name(field, variant)] = np.asarray(array)
-            shapes[field][variant] = list(np.shape(array))
-    tables = {
-        variant: {
-            "array": _array_name("snapshots", variant),
-            "steps_array": "snapshot_steps",
-            "label": result.label(variant),
-            "trained_rows": int(result.config.max_len),
-            "steps": int(result.config.steps),
-        }
-        for variant in result.snapshots
-    }
-    meta = {
-        "run_id": result.run_id,
-        "question_id": result.question_id,
-        "config": result.config.to_dict(),
-        "code_version": result.code_version,
-        "variant_ids": list(result.variant_ids),
-        "variant_labels": list(result.variant_labels),
-        "metrics": {
-            v: {m: [_json_number(x) for x in values] for m, values in by_metric.items()}
-            for v, by_metric in result.metrics.items()
-        },
-        "summary": [_row_json(row) for row in result.summary],
-        "answer": result.answer,
-        "n_params": result.n_params,
-        "diverged": list(result.diverged),
-        "notes": list(result.notes),
-        "wall_s": result.wall_s,
-        "extra": result.extra,
-        "arrays": shapes,
-        "tables": tables,
-    }
+    arrays: dict[str, np.ndarray] = {}
+    meta = _encode(result, (), arrays)
+    meta["type"] = _TYPES[type(result)]
+    meta["tables"] = _tables(result) if isinstance(result, LabResult) else {}
     return meta, arrays
-
-
-def _row_json(row: SummaryRow) -> dict[str, Any]:
-    data = asdict(row)
-    for name in ("mean", "std", "low", "high"):
-        data[name] = _json_number(data[name])
-    data["values"] = [_json_number(v) for v in row.values]
-    return data
-
-
-def _row_from_json(data: dict[str, Any]) -> SummaryRow:
-    values = dict(data)
-    for name in ("mean", "std", "low", "high"):
-        values[name] = _from_json_number(values[name])
-    values["values"] = tuple(_from_json_number(v) for v in values["values"])
-    return SummaryRow(**values)
-
-
-def _shaped(arrays: dict[str, np.ndarray], name: str, shape: list[int] | None = None) -> np.ndarray:
-    array = arrays[name]
-    if shape is not None and list(array.shape) != list(shape):
-        raise ValueError(f"{name}.npy has shape {array.shape}, expected {tuple(shape)}")
-    return array
-
-
-def _result_from_entry(data: dict[str, Any], arrays: dict[str, np.ndarray]) -> LabResult:
-    fields = {
-        field: {
-            v: _shaped(arrays, _array_name(field, v), shape)
-            for v, shape in data["arrays"][field].items()
-        }
-        for field in _ARRAY_FIELDS
-    }
-    return LabResult(
-        run_id=str(data["run_id"]),
-        question_id=str(data["question_id"]),
-        config=LabConfig.from_dict(data["config"]),
-        code_version=str(data["code_version"]),
-        variant_ids=tuple(data["variant_ids"]),
-        variant_labels=tuple(data["variant_labels"]),
-        metrics={
-            v: {m: tuple(_from_json_number(x) for x in values) for m, values in by_metric.items()}
-            for v, by_metric in data["metrics"].items()
-        },
-        summary=tuple(_row_from_json(row) for row in data["summary"]),
-        answer=str(data["answer"]),
-        curve_steps=_shaped(arrays, "curve_steps"),
-        curves=fields["curves"],
-        snapshot_steps=_shaped(arrays, "snapshot_steps"),
-        snapshots=fields["snapshots"],
-        position_accuracy=fields["position_accuracy"],
-        n_params={k: int(v) for k, v in data["n_params"].items()},
-        diverged=tuple(data["diverged"]),
-        notes=tuple(data["notes"]),
-        wall_s=float(data["wall_s"]),
-        extra={str(k): str(v) for k, v in data["extra"].items()},
-    )

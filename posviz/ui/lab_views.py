@@ -10,12 +10,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from posviz.analysis.evidence import random_table_like
-from posviz.analysis.probes import MIN_ROWS, r2_score
+from posviz.analysis.probes import MIN_ROWS
 from posviz.charts import lab as lab_charts
 from posviz.charts.experiments import probe_error_chart
 from posviz.charts.figure import Figure
-from posviz.lab import LabResult, Question, RunStore, load_lab_table, results_frame
+from posviz.lab import LabResult, Question, RunStore, load_lab_table, probe, results_frame
 from posviz.lab.answer import metric_name
 from posviz.lab.frames import (
     length_frame,
@@ -24,7 +23,6 @@ from posviz.lab.frames import (
     position_frame,
     row_movement_frame,
 )
-from posviz.lab.probe import cv_probe
 from posviz.tables import PositionTable
 from posviz.ui.cache import cached_data
 from posviz.ui.display import show_chart, user_errors
@@ -184,7 +182,7 @@ def show_run_facts(result: LabResult, *, stored: bool) -> None:
 #: query parameters that open a ``lab:`` table in the Learned tables and Probing pages' pickers.
 LEARNED_LINK = ("lrn_a_src", "lrn_a_lab")
 PROBING_LINK = ("prb_t_src", "prb_t_lab")
-CONTROL = "random table, same shape (control)"
+CONTROL = probe.CONTROL
 
 
 @cached_data()
@@ -193,51 +191,21 @@ def lab_table(root: str, spec: str) -> PositionTable:
     return load_lab_table(spec, store=RunStore(root))
 
 
-def _r2(frame: pd.DataFrame) -> float:
-    return r2_score(frame["position"].to_numpy(float), frame["predicted"].to_numpy())
-
-
 @cached_data()
 def probe_by_step(root: str, run_id: str, variant: str, seed: int) -> pd.DataFrame:
-    """The cross-validated position probe (:func:`cv_probe`) on every snapshot of one table.
-
-    Returns ``variant, step, score`` with ``score`` = R² of the held-out predictions (1 = every
-    position read back exactly, ≤ 0 = no better than guessing the mean), and the same probe on a
-    random Gaussian table of the final table's shape and scale
-    (:func:`posviz.analysis.evidence.random_table_like`) as the control at every step.
-    """
+    """:func:`posviz.lab.probe.probe_score_frame` on one stored table's snapshots, cached."""
     result = RunStore(root).load(run_id)
-    snaps = result.snapshots[variant][seed]  # (n_snapshots, rows, p)
     steps = [int(s) for s in result.snapshot_steps]
-    label = result.label(variant)
-    scores = [_r2(cv_probe(snaps[i], seed=seed)) for i in range(len(steps))]
-    control = _r2(cv_probe(random_table_like(snaps[-1], seed=seed), seed=seed))
-    return pd.DataFrame(
-        {
-            "variant": [label] * len(steps) + [CONTROL] * len(steps),
-            "step": steps + steps,
-            "score": scores + [control] * len(steps),
-        }
-    )
+    snaps = result.snapshots[variant][seed]  # (n_snapshots, rows, p)
+    return probe.probe_score_frame(snaps, steps, label=result.label(variant), seed=seed)
 
 
 @cached_data()
 def probe_errors(root: str, run_id: str, seed: int) -> pd.DataFrame:
-    """Probe errors by position on every learned variant's final table, plus the control.
-
-    ``table, position, predicted, abs_error``: the Probing page's error-by-position frame.
-    """
+    """:func:`posviz.lab.probe.probe_error_frame` on every learned final table, cached."""
     result = RunStore(root).load(run_id)
-    frames = []
-    for variant, snaps in result.snapshots.items():
-        frame = cv_probe(snaps[seed, -1], seed=seed)  # the final (rows, p) table
-        frame["table"] = result.label(variant)
-        frames.append(frame)
-    first = next(iter(result.snapshots.values()))[seed, -1]
-    frame = cv_probe(random_table_like(first, seed=seed), seed=seed)
-    frame["table"] = CONTROL
-    frames.append(frame)
-    return pd.concat(frames, ignore_index=True)
+    tables = {result.label(v): snaps[seed, -1] for v, snaps in result.snapshots.items()}
+    return probe.probe_error_frame(tables, seed=seed)
 
 
 def _open_links(spec: str) -> None:
@@ -337,5 +305,8 @@ def _probe_views(
         "training fold, relative to the table's scale). Right: error by position on the final "
         "tables of every learned variant (this seed), as on the Probing page. Control: a random "
         "table of the same shape and scale, probed the same way. Rows past the "
-        "longest training sequence were never used in training and keep their random start."
+        "longest training sequence were never used in training and keep their random start. "
+        "R² below 0 means worse than guessing the mean position: the rows are not ordered "
+        "along a line. A model can still be 100% accurate with such a table, since it needs "
+        "the rows distinct, not ordered."
     )

@@ -73,6 +73,12 @@ PAGES: dict[str, list[PageSpec]] = {
             ":material/visibility_off:",
             "lab_rare_rows",
         ),
+        PageSpec(
+            "pages/lab_need_positions.py",
+            "Does a transformer need positions at all?",
+            ":material/shuffle:",
+            "lab_need_positions",
+        ),
     ],
     "Beyond": [
         *_family_specs("Beyond"),

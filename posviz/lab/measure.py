@@ -1,0 +1,118 @@
+"""One trained instance's per-seed metrics at one budget (a cell), and whether it converged.
+
+Reads only stored arrays (:class:`~posviz.lab.results.Instance`): held-out accuracy and loss at
+every checkpoint, accuracy per position, the loss curve and the table snapshots. What it
+computes depends on the question's kind:
+
+* every question: held-out accuracy and loss at the first evaluation length, and the mean
+  training loss up to the budget (speed of learning);
+* ``extrapolation``: accuracy on seen positions (``< max_len``) and on unseen ones
+  (``max_len … L − 1``) of the longest held-out sequences, and retention = unseen ÷ seen;
+* ``rare_rows``: accuracy at the late positions (the last quarter of the training length) and
+  the early ones, row movement against how often a row was seen (:mod:`posviz.lab.rows`), and
+  the cross-validated probe's late-row error (:mod:`posviz.lab.probe`), final and at step 0.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from posviz.lab import metrics as m
+from posviz.lab.config import LabConfig
+from posviz.lab.presets import Question
+from posviz.lab.probe import late_error
+from posviz.lab.results import Instance
+from posviz.lab.rows import EARLY_ROWS, late_to_early_ratio, rank_correlation, row_movement
+from posviz.lab.tasks import length_probabilities
+
+LATE_FRACTION = 0.75  # "late" positions: the last quarter of the longest training length
+
+
+@dataclass(frozen=True)
+class Measured:
+    """Per-seed metric values, notes on undefined ones, and the convergence judgement."""
+
+    values: dict[str, tuple[float, ...]]
+    notes: dict[str, str]
+    convergence: m.Convergence
+
+
+def late_start(config: LabConfig) -> int:
+    """First "late" position: ``ceil(0.75 · max_len)`` (24 for a longest length of 32)."""
+    return math.ceil(LATE_FRACTION * config.max_len)
+
+
+def first_counted(config: LabConfig) -> int:
+    """First position whose target counts (k-back has none before ``k``)."""
+    return config.k if config.task == "kback" else 0
+
+
+def measure(
+    q: Question,
+    inst: Instance,
+    config: LabConfig,
+    *,
+    curve_steps: np.ndarray,
+    checkpoint_steps: np.ndarray,
+    snapshot_steps: np.ndarray,
+    steps: int,
+) -> Measured:
+    """The instance's metrics at training step ``steps`` (see the module docstring)."""
+    index = m.checkpoint_index(checkpoint_steps, steps)
+    first, longest = str(config.eval_lengths[0]), str(max(config.eval_lengths))
+    values: dict[str, np.ndarray] = {
+        "accuracy": inst.heldout_accuracy[first][:, index],
+        "loss": inst.heldout_loss[first][:, index],
+        "train_loss_mean": m.mean_training_loss(inst, curve_steps, steps),
+    }
+    notes = {}
+    if first in inst.undefined:
+        notes["accuracy"] = notes["loss"] = inst.undefined[first]
+    if q.kind == "extrapolation":
+        per_position = inst.per_position[longest][:, index]
+        seen = m.position_mean(per_position, first_counted(config), config.max_len)
+        unseen = m.position_mean(per_position, config.max_len, int(longest))
+        values.update(accuracy_in_range=seen, accuracy_unseen=unseen, retention=unseen / seen)
+        if longest in inst.undefined:
+            for name in ("accuracy_unseen", "retention"):
+                notes[name] = inst.undefined[longest]
+    if q.kind == "rare_rows":
+        values.update(_rare_rows(inst, config, index, snapshot_steps, steps))
+    convergence = m.convergence(inst, length=first, index=index)
+    return Measured({k: tuple(float(x) for x in v) for k, v in values.items()}, notes, convergence)
+
+
+def _rare_rows(
+    inst: Instance, config: LabConfig, index: int, snapshot_steps: np.ndarray, steps: int
+) -> dict[str, np.ndarray]:
+    late = late_start(config)
+    per_position = inst.per_position[str(max(config.eval_lengths))][:, index]
+    out = {
+        "accuracy_late": m.position_mean(per_position, late, config.max_len),
+        "accuracy_early": m.position_mean(per_position, first_counted(config), EARLY_ROWS),
+    }
+    if inst.snapshots is None:
+        return out
+    at = np.flatnonzero(np.asarray(snapshot_steps) == steps)
+    if at.size == 0:
+        raise ValueError(f"no table snapshot at step {steps}; have {list(snapshot_steps)}.")
+    tables = inst.snapshots[:, [0, int(at[0])]]  # (E, 2, rows, p): start and this budget
+    movement = row_movement(tables)
+    trained = config.max_len
+    seen = length_probabilities(config)[:trained]  # P(a sequence reaches row p)
+    seeds = range(tables.shape[0])
+    out.update(
+        movement_late_ratio=late_to_early_ratio(movement, late=late, trained=trained),
+        movement_rank_corr=rank_correlation(movement[:, :trained], seen),
+        movement_unseen_max=movement[:, trained:].max(axis=1, initial=0.0),
+        probe_error_late=np.array(
+            [late_error(tables[s, 1], rows=trained, late=late, seed=0) for s in seeds]
+        ),
+        probe_error_late_at_init=np.array(
+            [late_error(tables[s, 0], rows=trained, late=late, seed=0) for s in seeds]
+        ),
+    )
+    return out

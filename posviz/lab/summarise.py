@@ -1,0 +1,272 @@
+"""The findings of a run across its sweep, and the answer in plain words built from them.
+
+Each topic (the question's own verdict, every arm against the control, the control against its
+bound, the ranking, row movement, …) gets one verdict key per cell;
+:func:`posviz.lab.answer.finding` states it as holding only where it holds in every cell, else
+names what it depends on with the numbers of both cells. Every number in the text is computed
+from the run (or, for the ``rare_rows`` reach probability, from
+:func:`posviz.lab.tasks.length_probabilities`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from posviz.analysis.evidence import spread
+from posviz.lab import answer as judge
+from posviz.lab.config import LabConfig
+from posviz.lab.measure import late_start
+from posviz.lab.presets import Question
+from posviz.lab.results import Bound, Cell, Comparison, Finding, LayerProbe, Verdict
+from posviz.lab.tasks import one_in, reach_probability
+
+#: a control "stays at its bound" unless its 95% interval lies wholly above it.
+BOUND_TEXT = "position-blind ceiling"
+
+
+def _cells_by_id(cells: tuple[Cell, ...]) -> dict[str, Cell]:
+    return {c.id: c for c in cells}
+
+
+def _topic(topic: str, cells: tuple[Cell, ...], verdicts: dict[str, Verdict]) -> Finding:
+    return judge.finding(topic, cells, verdicts)
+
+
+def _comparison_verdicts(
+    cells: tuple[Cell, ...],
+    a: str,
+    b: str,
+    labels: dict[str, str],
+    bounds: dict[str, Bound | None] | None = None,
+) -> dict[str, Verdict]:
+    """Per cell: the verdict of the stored comparison ``a`` vs ``b`` (first one found); ``bounds``
+    (task → the control ``b``'s ceiling) decides wins over a control still training."""
+    out = {}
+    for cell in cells:
+        found = next((c for c in cell.comparisons if (c.a, c.b) == (a, b)), None)
+        bound = (bounds or {}).get(cell.setting("task").key)
+        ceiling = bound.value if bound is not None else None
+        out[cell.id] = _comparison_verdict(found, cell, labels, ceiling)
+    return out
+
+
+def _comparison_verdict(
+    c: Comparison | None, cell: Cell, labels: dict[str, str], ceiling: float | None = None
+) -> Verdict:
+    if c is None or c.outcome == "undefined":
+        return Verdict("undefined", judge.NOT_DEFINED, c.text if c else judge.NOT_DEFINED)
+    winner = c.a if c.outcome == "a" else c.b
+    values = cell.metrics.get(winner, {}).get(c.metric, ()) if c.metric == "accuracy" else ()
+    why = judge.undecidable(c, cell.converged, labels, ceiling=ceiling, winner_values=values)
+    if why:
+        return Verdict("undecided", "undecided", f"undecided ({why})")
+    note = judge.lower_bound_note(c, cell.converged, labels)
+    short = {"a": "better", "b": "worse", "tie": "no difference"}[c.outcome]
+    return Verdict(c.outcome, short, c.text + note)
+
+
+def _bound_verdicts(
+    q: Question, cells: tuple[Cell, ...], bounds: dict[str, Bound | None]
+) -> dict[str, Verdict] | None:
+    """Per cell: the control's held-out accuracy against its position-blind ceiling. The control
+    can fail: a 95% interval wholly above the ceiling means position leaks into it."""
+    out = {}
+    for cell in cells:
+        bound = bounds.get(cell.setting("task").key)
+        values = cell.metrics.get(q.control, {}).get("accuracy")
+        if bound is None or values is None or not np.isfinite(values).all():
+            return None
+        s = spread(values)
+        above = s.low > bound.value
+        share = f", {s.mean / bound.value:.0%} of" if bound.value > 0 else " against"
+        chance = (
+            f" ({s.mean / bound.chance:.1f}× chance, {bound.chance:.3f})" if bound.chance else ""
+        )
+        still = (
+            ""
+            if cell.converged.get(q.control, True)
+            else "; still improving, but no training can lift it past the ceiling"
+        )
+        text = (
+            f"{q.variant(q.control).label}: held-out accuracy {s.text(3)}{chance}{share} its "
+            f"{BOUND_TEXT} {bound.text}: "
+            + (
+                "above it, so position leaks into this model and its numbers are suspect"
+                if above
+                else "at or below it, as a model that cannot tell positions apart must be"
+            )
+            + still
+        )
+        short = "above its bound!" if above else "within its bound"
+        out[cell.id] = Verdict("above" if above else "at_or_below", short, text)
+    return out
+
+
+def _pair_findings(q: Question, cells: tuple[Cell, ...], bounds: dict) -> list[Finding]:
+    a, b = q.compare
+    labels = {v.id: v.label for v in q.variants}
+    found = [_topic(f"{labels[a]} vs {labels[b]}", cells, {c.id: c.verdict for c in cells})]
+    for v in q.variants:
+        if v.id == q.control:
+            continue
+        verdicts = _comparison_verdicts(cells, v.id, q.control, labels, bounds)
+        found.append(_topic(f"{v.label} vs the control", cells, verdicts))
+    control = _bound_verdicts(q, cells, bounds)
+    if control is not None:
+        found.append(_topic("The control", cells, control))
+    return found
+
+
+def _extrapolation_findings(q: Question, cells: tuple[Cell, ...]) -> list[Finding]:
+    found = [
+        _topic(
+            "Past the training length",
+            cells,
+            {c.id: c.verdict for c in cells},
+        )
+    ]
+    top = {}
+    for cell in cells:
+        best = sorted(r.arm for r in cell.ranking if r.rank == 1)
+        names = ", ".join(r.label for r in cell.ranking if r.rank == 1) or "none"
+        top[cell.id] = Verdict("top:" + ",".join(best), f"best: {names}", f"best: {names}")
+    found.append(_topic("Best on unseen positions", cells, top))
+    return found
+
+
+def ranking_lines(q: Question, cell: Cell) -> list[str]:
+    """The preset cell's ranking on unseen positions, and the arms left out and why."""
+    ranked = "; ".join(
+        f"{r.rank}. {r.label} {r.mean:.3f} (95% interval {r.low:.3f} … {r.high:.3f}; "
+        f"retention {r.retention:.2f})"
+        for r in cell.ranking
+    )
+    lines = [f"Ranking on unseen positions ({cell.label()}): {ranked or 'no arm qualifies'}."]
+    ranked_ids = {r.arm for r in cell.ranking}
+    for v in q.variants:
+        if v.id in ranked_ids:
+            continue
+        values = cell.metrics.get(v.id, {}).get("accuracy_unseen")
+        if values is None or not np.isfinite(values).all():
+            seen = cell.metrics.get(v.id, {}).get("accuracy_in_range", ())
+            seen_text = f" (seen positions: {judge.seeds_text(seen)})" if len(seen) else ""
+            lines.append(
+                f"{v.label}: {judge.NOT_DEFINED} on unseen positions — a learned table has no "
+                f"row past its training length{seen_text}."
+            )
+        else:
+            lines.append(
+                f"{v.label}: left out of the ranking, under-trained ({cell.convergence[v.id]})."
+            )
+    return lines
+
+
+def _rare_rows_findings(q: Question, cells: tuple[Cell, ...], config: LabConfig) -> list[Finding]:
+    found = [_topic("Late positions", cells, {c.id: c.verdict for c in cells})]
+    labels = {v.id: v.label for v in q.variants}
+    movement = _comparison_verdicts(cells, "short", "uniform", labels)
+    found.append(
+        _topic("Row movement (late ÷ early rows), short vs uniform lengths", cells, movement)
+    )
+    return found
+
+
+def rare_rows_lines(q: Question, cells: tuple[Cell, ...], config: LabConfig) -> list[str]:
+    """Computed facts behind rare_rows: how rarely the last row is reached, the never-used rows."""
+    short = q.variant("short").config_for(config)
+    last = short.max_len - 1
+    late = late_start(short)
+    lines = [
+        f"With mostly short sequences a training sequence reaches row {last} with probability "
+        f"{reach_probability(short, last):.2e} ({one_in(reach_probability(short, last))}; "
+        f"from the length distribution), row {late} with "
+        f"{one_in(reach_probability(short, late))}."
+    ]
+    unseen = [
+        max(c.metrics[arm].get("movement_unseen_max", (0.0,)))
+        for c in cells
+        for arm in ("short", "uniform")
+    ]
+    lines.append(
+        f"Rows {short.max_len}–{(q.variant('short').model.table_rows or short.max_len) - 1} are "
+        f"never used in training: they moved at most {max(unseen):g} in every cell (no "
+        "gradient, no movement — the built-in check)."
+    )
+    default = next(c for c in cells if c.default)
+    for arm in ("short", "uniform"):
+        rho = default.metrics[arm].get("movement_rank_corr")
+        if rho is not None and np.isfinite(rho).all():
+            lines.append(
+                f"{q.variant(arm).label}: rank correlation of a row's movement with how often it "
+                f"was seen ρ = {judge.seeds_text(rho)} ({default.label()})."
+            )
+        err, err0 = (
+            default.metrics[arm].get(k) for k in ("probe_error_late", "probe_error_late_at_init")
+        )
+        if err is not None and err0 is not None:
+            names = {arm: q.variant(arm).label, "init": "the same rows before training"}
+            pair = {arm: {"probe_error_late": err}, "init": {"probe_error_late": err0}}
+            c = judge.compare(pair, arm, "init", "probe_error_late", names)
+            lines.append(f"Probe on the late rows: {c.text}.")
+    return lines
+
+
+def _need_positions_findings(q: Question, cells: tuple[Cell, ...], bounds: dict) -> list[Finding]:
+    found = [_topic("Without positions", cells, {c.id: c.verdict for c in cells})]
+    control = _bound_verdicts(q, cells, bounds)
+    if control is not None:
+        found.append(_topic("The encoder without positions", cells, control))
+    return found
+
+
+def findings_and_answer(
+    q: Question,
+    cells: tuple[Cell, ...],
+    labels: dict[str, str],
+    bounds: dict[str, Bound | None],
+    layer: LayerProbe | None,
+    config: LabConfig,
+) -> tuple[tuple[Finding, ...], str]:
+    """Every finding of the run and the answer: one line per finding, then computed facts."""
+    if q.kind == "pair":
+        found = _pair_findings(q, cells, bounds)
+    elif q.kind == "extrapolation":
+        found = _extrapolation_findings(q, cells)
+    elif q.kind == "rare_rows":
+        found = _rare_rows_findings(q, cells, config)
+    else:
+        found = _need_positions_findings(q, cells, bounds)
+    lines = [f.text for f in found]
+    default = next(c for c in cells if c.default)
+    if q.kind == "extrapolation":
+        lines.extend(ranking_lines(q, default))
+    if q.kind == "rare_rows":
+        lines.extend(rare_rows_lines(q, cells, config))
+    if layer is not None:
+        lines.append(layer.text)
+    under = [
+        f"{labels[a]} ({default.convergence[a]})"
+        for a, ok in default.converged.items()
+        if not ok and a != q.control  # the control's line says how it stands to its ceiling
+    ]
+    if under:
+        lines.append(
+            "Under-trained with the preset's settings, left out of its verdict: "
+            + "; ".join(under)
+            + "."
+        )
+    lines.append(sweep_line(cells))
+    return tuple(found), "\n".join(lines)
+
+
+def sweep_line(cells: tuple[Cell, ...]) -> str:
+    """What the sweep covered, in one sentence."""
+
+    def values(axis: str) -> str:
+        seen = dict.fromkeys(c.setting(axis).label for c in cells)
+        return ", ".join(seen)
+
+    return (
+        f"Sweep: {len(cells)} cells — tasks: {values('task')}; {values('init')}; budgets: "
+        f"{values('budget')}. Every difference is paired over seeds, with its 95% interval."
+    )

@@ -1,0 +1,71 @@
+"""Paper checks through the run machinery: trained, judged by their own pre-registered criterion,
+stored with the published numbers beside this run's, read back without training."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+import posviz.lab.cards as cards
+from posviz.lab.cli import main
+from posviz.lab.papers import HAVIV_2022, NOT_JUDGED
+from posviz.lab.store import RunStore
+
+
+@pytest.fixture
+def tiny_haviv(monkeypatch: pytest.MonkeyPatch):
+    """Haviv et al.'s check with every arm shrunk to a few steps (same arms, judge, criterion)."""
+    arms = tuple(
+        replace(a, config=replace(a.config, steps=4, width=16, batch=4, eval_batch=8, seeds=2))
+        for a in HAVIV_2022.arms
+    )
+    check = replace(HAVIV_2022, arms=arms)
+    monkeypatch.setattr(cards, "paper_check", lambda check_id: check)
+    monkeypatch.setitem(cards.PAPER_CHECKS, check.id, check)
+    return check
+
+
+def test_a_paper_check_runs_judges_and_is_stored(tiny_haviv, tmp_path: Path) -> None:
+    store = RunStore(tmp_path)
+    card = cards.run_paper_check("haviv_2022", store=store)
+    assert card.run_id == cards.card_run_id(tiny_haviv)
+    assert card.published == HAVIV_2022.published and card.criterion == HAVIV_2022.criterion
+    assert set(card.inputs) == {a.id for a in tiny_haviv.arms}
+    assert all(len(v["loss"]) == 2 for v in card.inputs.values())
+    assert card.verdict in ("agrees in shape", "does not agree in shape", NOT_JUDGED)
+    assert (card.agrees is None) == (card.verdict == NOT_JUDGED)
+    assert len(card.this_run) == len(tiny_haviv.arms) and "perplexity" in card.this_run[0]
+    assert set(card.convergence) == set(card.inputs)
+    again = cards.run_paper_check("haviv_2022", store=store)  # stored: read, not trained
+    assert again == card and cards.stored_cards(store=store) == {"haviv_2022": card}
+
+
+def test_a_card_is_not_read_as_a_question_run(tiny_haviv, tmp_path: Path) -> None:
+    from posviz.labfiles import CorruptEntry
+
+    store = RunStore(tmp_path)
+    card = cards.run_paper_check("haviv_2022", store=store)
+    with pytest.raises(CorruptEntry, match="not a 'question' run"):
+        store.load(card.run_id)
+    assert [s.question_id for s in store.list()] == ["paper:haviv_2022"]
+
+
+def test_the_card_run_id_follows_every_arm_setting(tiny_haviv) -> None:
+    changed = replace(
+        tiny_haviv,
+        arms=(replace(tiny_haviv.arms[0], config=replace(tiny_haviv.arms[0].config, lr=0.02)),
+              *tiny_haviv.arms[1:]),
+    )  # fmt: skip
+    assert cards.card_run_id(changed) != cards.card_run_id(tiny_haviv)
+
+
+def test_check_command_prints_published_and_this_run(tiny_haviv, tmp_path: Path) -> None:
+    out = io.StringIO()
+    assert main(["check", "haviv_2022", "--store", str(tmp_path)], out=out) == 0
+    text = out.getvalue()
+    assert "Published, Table 4 (p. 5)" in text and "147.18" in text  # read from the paper
+    assert "This run:" in text and "Criterion (fixed before the run):" in text
+    assert "Verdict:" in text
