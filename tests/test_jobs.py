@@ -483,3 +483,30 @@ def test_cached_data_computes_a_value_once_for_sessions_asking_at_once() -> None
     second.join(10)
     assert calls == [3] and out == {"a": [0, 1, 2], "b": [0, 1, 2]}
     assert heavy(3) == [0, 1, 2] and calls == [3]  # and it is cached
+
+
+_LAB_RUN = """
+import sys
+from dataclasses import replace
+from pathlib import Path
+from posviz.lab import QUESTIONS, RunStore, run_question
+base = QUESTIONS["learned"].default
+config = replace(base, steps=4, width=16, batch=8, eval_batch=16, seeds=2)
+result = run_question("learned", config=config, store=RunStore(Path(sys.argv[1])))
+print(result.run_id, result.answer.replace(chr(10), " ")[:300], flush=True)
+"""
+
+
+@pytest.mark.slow
+def test_replicas_asking_for_one_lab_run_train_it_once(tmp_path: Path) -> None:
+    """Three processes sharing a store run one uncached lab config at once: the claims log shows
+    one training, the store one entry, and all three return the same run and answer."""
+    command = [sys.executable, "-c", _LAB_RUN, str(tmp_path)]
+    processes = [subprocess.Popen(command, stdout=subprocess.PIPE, text=True) for _ in range(3)]
+    answers = [process.communicate(timeout=600)[0].strip() for process in processes]
+    assert all(process.returncode == 0 for process in processes), answers
+    assert len(set(answers)) == 1 and answers[0]
+    events = [line.split()[1] for line in _log_lines(tmp_path / ".claims")]
+    assert events.count("training") == 1 and events.count("claimed") == 3, events
+    entries = [p for p in tmp_path.iterdir() if p.is_dir() and not p.name.startswith(".")]
+    assert [p.name for p in entries] == [answers[0].split()[0]]

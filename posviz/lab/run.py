@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from posviz.jobs import JobCancelled, job_slot
+from posviz.jobs import JobCancelled, claim, job_slot
 from posviz.lab import answer as judge
 from posviz.lab import bounds, sweep
 from posviz.lab.config import LabConfig
@@ -87,14 +87,30 @@ def run_question(
             )
 
     try:
-        with job_slot("lab", on_wait=waiting, should_stop=should_stop):
-            train_module().use_one_thread()
-            trained = _train_groups(q, config, groups, on_progress, should_stop)
+        # One training per run id across replicas sharing the store: wait for another's claim
+        # (shown as place 1 while it trains), then use what it stored (posviz.jobs.claim).
+        claimed = claim(store.root / ".claims", run_id, should_stop=should_stop,
+                        on_wait=lambda place: waiting(max(place, 1)))  # fmt: skip
+        with claimed as held:
+            if (stored := _stored(store, run_id)) is not None:
+                return stored
+            held.note("training")
+            with job_slot("lab", on_wait=waiting, should_stop=should_stop):
+                train_module().use_one_thread()
+                trained = _train_groups(q, config, groups, on_progress, should_stop)
+            result = build_result(q, config, groups, trained, run_id, time.perf_counter() - start)
+            store.save(result)  # before the claim is released: its waiters find it
     except JobCancelled as stop:
         raise LabStopped(f"Lab run {run_id} ({q.id}) stopped before it finished.") from stop
-    result = build_result(q, config, groups, trained, run_id, time.perf_counter() - start)
-    store.save(result)
     return result
+
+
+def _stored(store: RunStore, run_id: str) -> LabResult | None:
+    """The stored run, or None (also when it is corrupted: it is then retrained and replaced)."""
+    try:
+        return store.load(run_id)
+    except CorruptEntry:
+        return None
 
 
 def train_module() -> ModuleType:
