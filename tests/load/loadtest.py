@@ -1090,13 +1090,17 @@ async def _kill_container(group: ComposeGroup, stats: Stats, *, after: float, ev
     """Kill replica 0 ``after`` seconds in; wait for the restart policy to bring it back healthy."""
     await asyncio.sleep(after)  # a point in the run, not a wait for a condition
     before = {i: log.disconnects for i, log in stats.sessions.items()}
+    restarts = group.restarts(0)
     group.kill(0)
     killed = time.monotonic()
     events["killed"] = {"container": group.containers[0][:12], "at_s": after}
+    while group.restarts(0) == restarts and time.monotonic() - killed < 120:
+        await asyncio.sleep(0.5)  # polling Docker: its restart policy starts the container again
+    events["restarted_after_s"] = round(time.monotonic() - killed, 1)
     while group.health(0) != "healthy" and time.monotonic() - killed < 240:
-        await asyncio.sleep(1)  # polling Docker's health status
+        await asyncio.sleep(1)  # polling Docker's health status (starting -> healthy)
     events["back_healthy_after_s"] = round(time.monotonic() - killed, 1)
-    events["restart_count"] = group.restarts(0)
+    events["restart_count"] = group.restarts(0) - restarts
     events["victim_cookies"] = {
         stats.sessions[i].affinity for i, n in before.items() if stats.sessions[i].disconnects > n
     }
