@@ -358,3 +358,16 @@ def test_hosted_messages_hide_server_paths_and_host(monkeypatch, tmp_path):
     for kept in ("org/name/model.safetensors", "https://huggingface.co/org/name", "/sinusoidal"):
         assert kept in shown
     assert "sin/cos and 1/2" in shown
+
+
+def test_hosted_hiding_takes_whole_directories_only(monkeypatch):
+    """A server directory "/app" is hidden as a path, never inside a URL or a longer name, and the
+    punctuation after a path stays."""
+    from posviz.ui import text
+
+    monkeypatch.setattr(text, "_server_dirs", lambda: ["/app"])
+    hide = text.hide_server_details
+    assert hide("https://huggingface.co/apple/OpenELM") == "https://huggingface.co/apple/OpenELM"
+    assert hide("file /app/posviz/x.py, line 3.") == "file (server path), line 3."
+    assert hide("in /app. Then") == "in (server path). Then"
+    assert hide("'/srv/lab/.lock': denied") == "'(server path)': denied"

@@ -53,9 +53,14 @@ SERVER_PATH = "(server path)"
 SERVER_HOST = "(server)"
 #: environment variables naming directories a message may quote (caches, the lab store).
 _DIR_VARIABLES = ("HF_HOME", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "XDG_CACHE_HOME")
+#: characters of a path in a message, and where one ends: before a space, a quote, a bracket,
+#: "," or ";", or a "." or ":" that ends the sentence or clause.
+_PATH_CHARS = r"[^\s'\"`()\[\],;]"
+_PATH_PART = r"[^\s'\"`()\[\],;/]"  # the same, without "/"
+_PATH_END = r"(?=$|[\s'\"`()\[\],;/]|[.:](?:\s|$))"
 #: an absolute path of two or more parts not preceded by a word, ":" or "/" (so "https://a/b",
-#: "sin/cos" and "1/2" stay), ending before a space, a quote or a closing bracket.
-_ABSOLUTE_PATH = re.compile(r"(?<![\w:/.~])/(?:[^\s/'\"`()\[\]]+/)+[^\s'\"`()\[\]]*")
+#: "sin/cos" and "1/2" stay).
+_ABSOLUTE_PATH = re.compile(rf"(?<![\w:/.~])/(?:{_PATH_PART}+/)+{_PATH_CHARS}*?{_PATH_END}")
 _ELLIPSIS = "…"
 
 
@@ -112,7 +117,9 @@ def hide_server_details(text: str) -> str:
     two or more parts; URLs, hub ids (``org/name``) and page paths (``/sinusoidal``) stay.
     """
     for folder in _server_dirs():
-        text = re.sub(re.escape(folder) + r"(?:/[^\s'\"`()\[\]]*)?", SERVER_PATH, text)
+        # whole directories only: "/app" is not inside ".../apple/x" nor "/application"
+        pattern = rf"(?<![\w:/.~-]){re.escape(folder)}{_PATH_END}(?:/{_PATH_CHARS}*{_PATH_END})?"
+        text = re.sub(pattern, SERVER_PATH, text)
     text = _ABSOLUTE_PATH.sub(SERVER_PATH, text)
     host = socket.gethostname()
     if len(host) > 2:
