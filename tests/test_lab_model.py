@@ -236,13 +236,19 @@ def test_a_rotary_family_with_zero_frequencies_trains_with_no_lab_edit(
             LabMechanism("rotary", inv_freq=partial) if scheme == "rope" else real(scheme)
         ),
     )
-    model = _model(_members(ModelConfig(scheme="rope"), ModelConfig(scheme="nope")))
-    tokens = _tokens(2, 2, 9)
-    with torch.no_grad():
-        logits = model(tokens)
-        torch.testing.assert_close(logits[0], _reference(model, 0, tokens[0]), atol=2e-5, rtol=1e-5)
-    np.testing.assert_array_equal(model.inv_freq[0].numpy(), partial(4).astype(np.float32))
-    assert not model.inv_freq[1].any()  # a member without rotary positions: every angle 0
+    for order in ((0, 1), (1, 0)):  # rotary member first (rotated alone) or second (all turn)
+        pair = [ModelConfig(scheme="rope"), ModelConfig(scheme="nope")]
+        model = _model(_members(*(pair[i] for i in order)))
+        tokens = _tokens(2, 2, 9)
+        with torch.no_grad():
+            logits = model(tokens)
+            for index in range(2):
+                expected = _reference(model, index, tokens[index])
+                torch.testing.assert_close(logits[index], expected, atol=2e-5, rtol=1e-5)
+        rope = order.index(0)
+        np.testing.assert_array_equal(model.inv_freq[rope].numpy(), partial(4).astype(np.float32))
+        assert len(model.inv_freq) == (1 if rope == 0 else 2)  # only a leading block rotates
+        assert not model.inv_freq[1:].any() if rope == 0 else not model.inv_freq[0].any()
 
 
 @pytest.mark.parametrize("kind", ["encoder", "decoder"])

@@ -146,7 +146,7 @@ class Block(nn.Module):
         heads = F.pad(heads, (0, 0, 0, tk - t)) if tk > t else heads.contiguous()
         q, k, v = heads.unbind(0)  # unbind, not indexing: its backward is one stack
         if rotary is not None:
-            q, k = _rotate(q, *rotary), _rotate(k, *rotary)
+            q, k = _rotate_leading(q, *rotary), _rotate_leading(k, *rotary)
         q = q[:, :, :, :t].reshape(e * b * h, t, hd)
         k, v = k.view(e * b * h, tk, hd), v.view(e * b * h, tk, hd)
         scores = torch.baddbmm(bias, q, k.transpose(1, 2), alpha=1 / math.sqrt(hd))
@@ -182,6 +182,19 @@ def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tens
     half = x.shape[-1] // 2
     swapped = torch.cat([x[..., half:], x[..., :half]], dim=-1)
     return torch.addcmul(x * cos, swapped, sin)
+
+
+def _rotate_leading(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """:func:`_rotate` the first ``len(cos)`` members of ``x``; the rest pass unchanged.
+
+    The rotary members come first (:class:`LabModel` orders them so when it can): rotating only
+    them, instead of turning everyone else by angle 0, saves most of the rotation's memory
+    traffic in a group where few members rotate.
+    """
+    r = cos.shape[0]
+    if r == x.shape[0]:
+        return _rotate(x, cos, sin)
+    return torch.cat([_rotate(x[:r], cos, sin), x[r:]])
 
 
 def rotary_tables(angles: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -277,8 +290,12 @@ class LabModel(nn.Module):
         needs_pos_mask = self.pos is not None and not pos_mask.all()
         self.register_buffer("pos_mask", pos_mask if needs_pos_mask else None, persistent=False)
         self.register_buffer("every", every if every.any() else None, persistent=False)
-        rotary = any(m.mechanism.kind == "rotary" for m in self.members)
-        self.register_buffer("inv_freq", inv_freq if rotary else None, persistent=False)
+        rotary = [m.mechanism.kind == "rotary" for m in self.members]
+        # rotate a leading block of members only (all of them if the rotary ones are not first)
+        leading = rotary.index(False) if False in rotary else len(rotary)
+        leading = leading if not any(rotary[leading:]) else len(rotary)
+        inv_freq = inv_freq[:leading] if any(rotary) else None
+        self.register_buffer("inv_freq", inv_freq, persistent=False)
 
     @property
     def n_members(self) -> int:
@@ -383,9 +400,9 @@ class LabModel(nn.Module):
         key = ("rotary", tk)
         if key not in self._cache:
             positions = torch.arange(tk, dtype=torch.float32, device=self.device)
-            angles = positions[None, :, None] * self.inv_freq[:, None, :]  # (E, Tk, hd/2)
+            angles = positions[None, :, None] * self.inv_freq[:, None, :]  # (R, Tk, hd/2)
             cos, sin = rotary_tables(angles)
-            self._cache[key] = torch.stack([cos, sin])[:, :, None, None]  # (2, E, 1, 1, Tk, hd)
+            self._cache[key] = torch.stack([cos, sin])[:, :, None, None]  # (2, R, 1, 1, Tk, hd)
         cos, sin = self._cache[key]
         return cos, sin
 

@@ -34,6 +34,7 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
+from posviz.encodings.families import lab_mechanism
 from posviz.lab.config import CAUSAL_TASKS, LabConfig, ModelConfig
 from posviz.lab.model import KEY_ALIGN, LabModel, Member
 from posviz.lab.results import LabStopped
@@ -300,7 +301,10 @@ class _Group:
     """The arms of one shape as one :class:`LabModel`, with their data streams and results."""
 
     def __init__(self, arms: Sequence[Arm], steps: int, dev: torch.device) -> None:
-        self.arms, self.steps, self.dev = tuple(arms), steps, dev
+        # rotary arms first: the model then rotates only its leading members
+        rotary = {a.id: lab_mechanism(a.model.scheme).kind == "rotary" for a in arms}
+        self.arms = tuple(sorted(arms, key=lambda a: not rotary[a.id]))
+        self.steps, self.dev = steps, dev
         members: list[Member] = []
         self.slices: dict[str, slice] = {}
         streams: dict[tuple, int] = {}
@@ -327,7 +331,9 @@ class _Group:
         ).to(dev)
         self.member_stream = torch.tensor(member_stream, device=dev)
         self.shared = member_stream != list(range(len(members)))
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=float(first.lr), foreach=True)
+        self.optimizer: torch.optim.Adam | None = torch.optim.Adam(
+            self.model.parameters(), lr=float(first.lr), foreach=True
+        )
         self.diverged_at = np.full(len(members), -1, dtype=np.int64)
         self._frozen: dict[int, list[torch.Tensor]] = {}
         self._heldout: dict[int, tuple[torch.Tensor, ...]] = {}
@@ -583,6 +589,8 @@ def _train_group(
         observe(step)
         progress(step, loss)
     group.seconds = time.perf_counter() - start
+    group.optimizer = None  # trained: Adam's moments (twice the parameters) are not needed
+    group.model.zero_grad(set_to_none=True)
     return {
         arm.id: _arm_output(group, arm, checkpoint_steps, evals, curve_steps, losses, snapshots)
         for arm in group.arms
