@@ -160,5 +160,8 @@ def test_convergence_by_accuracy_or_by_a_loss_plateau() -> None:
 @pytest.mark.parametrize("metric", list(m.METRICS))
 def test_metric_labels_say_which_way_is_better_in_words(metric: str) -> None:
     label = m.label(metric)
-    assert re.search(r"\((higher|lower) is better\)$", label)
+    if m.spec(metric).meaning:  # descriptive: says what the scale means instead of a direction
+        assert label.endswith(f"({m.spec(metric).meaning})")
+    else:
+        assert re.search(r"\((higher|lower) is better\)$", label)
     assert "_" not in label and "@" not in label  # words, never an id like train_loss_mean

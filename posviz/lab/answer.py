@@ -346,13 +346,13 @@ def judge_need_positions(cell: CellInput) -> Judged:
             parts.append(f"the {who}: no difference without positions")
     if "undecided" in (enc.outcome, dec.outcome):
         gap = replace(gap, outcome="undecided")
-    larger = {"a": "the encoder's", "b": "the decoder's", "tie": "neither"}.get(
+    larger = {"a": "the encoder", "b": "the decoder", "tie": "neither"}.get(
         gap.outcome, "undecided"
     )
     short = f"enc {_arrow(enc)} · dec {_arrow(dec)} · larger gap: {larger.replace('the ', '')}"
     notes = "".join(lower_bound_note(c, cell.converged, cell.labels) for c in (enc, dec))
     text = (
-        f"{'; '.join(parts)}; relative loss gap without positions larger for {larger}. "
+        f"{'; '.join(parts)}; the relative loss gap without positions is larger for {larger}. "
         f"{enc.text}; {dec.text}; {gap.text}{notes}"
     )
     key = f"enc:{enc.outcome}|dec:{dec.outcome}|gap:{gap.outcome}"

@@ -73,7 +73,11 @@ def measure(
         notes["accuracy"] = notes["loss"] = inst.undefined[first]
     if q.kind == "extrapolation":
         per_position = inst.per_position[longest][:, index]
-        seen = m.position_mean(per_position, first_counted(config), config.max_len)
+        # seen positions at the training length (a learned table is defined there; for a causal
+        # decoder a prefix is computed exactly as in the longer sequence)
+        trained = str(config.max_len) if str(config.max_len) in inst.per_position else longest
+        seen_positions = inst.per_position[trained][:, index]
+        seen = m.position_mean(seen_positions, first_counted(config), config.max_len)
         unseen = m.position_mean(per_position, config.max_len, int(longest))
         values.update(accuracy_in_range=seen, accuracy_unseen=unseen, retention=unseen / seen)
         if longest in inst.undefined:

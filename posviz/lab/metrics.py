@@ -25,12 +25,14 @@ PLATEAU = 0.01  # < 1 % relative held-out loss improvement over the last quarter
 
 @dataclass(frozen=True)
 class MetricSpec:
-    """A metric's display name and direction (``unit``: a share in [0, 1])."""
+    """A metric's display name and direction (``unit``: a share in [0, 1]; ``meaning``: set for
+    a descriptive metric with no better side, said instead of the direction)."""
 
     id: str
     name: str
     higher_is_better: bool
     unit: bool = False
+    meaning: str = ""
 
 
 METRICS: dict[str, MetricSpec] = {
@@ -48,9 +50,17 @@ METRICS: dict[str, MetricSpec] = {
         MetricSpec("retention", "retention (unseen ÷ seen-position accuracy)", True),
         MetricSpec("accuracy_late", "held-out accuracy at the late positions", True, True),
         MetricSpec("accuracy_early", "held-out accuracy at the early positions", True, True),
-        MetricSpec("movement_late_ratio", "late ÷ early row movement", True),
         MetricSpec(
-            "movement_rank_corr", "rank correlation of row movement with how often seen", True
+            "movement_late_ratio",
+            "late ÷ early row movement",
+            True,
+            meaning="1 = the late rows moved as far as the early ones",
+        ),
+        MetricSpec(
+            "movement_rank_corr",
+            "rank correlation of row movement with how often a row was seen",
+            True,
+            meaning="+1 = the more often seen, the further moved",
         ),
         MetricSpec("movement_unseen_max", "largest movement of a row never seen", False),
         MetricSpec("probe_error_late", "probe error on the late rows (positions)", False),
@@ -75,6 +85,8 @@ def spec(metric: str) -> MetricSpec:
 def label(metric: str) -> str:
     """``"held-out loss (lower is better)"``: the name with its direction, in words."""
     m = spec(metric)
+    if m.meaning:
+        return f"{m.name} ({m.meaning})"
     return f"{m.name} ({'higher' if m.higher_is_better else 'lower'} is better)"
 
 
@@ -83,6 +95,8 @@ def better_word(metric: str, a_minus_b: float) -> str:
     whose value is ``a`` when ``a − b = a_minus_b``."""
     m = spec(metric)
     side = "higher" if a_minus_b > 0 else "lower"
+    if m.meaning:
+        return f"{side} {m.name}"
     good = (a_minus_b > 0) == m.higher_is_better
     return f"{side} {m.name} ({'better' if good else 'worse'})"
 

@@ -315,8 +315,11 @@ def build_result(
     trained: Trained,
     run_id: str,
     wall: float,
+    *,
+    layer: LayerProbe | None = None,
 ) -> LabResult:
-    """Measure every cell, judge it, and assemble the :class:`LabResult`."""
+    """Measure every cell, judge it, and assemble the :class:`LabResult` (``layer``: a layer
+    probe already computed, else it is computed from ``trained.hidden``)."""
     labels = {v.id: v.label for v in q.variants}
     by_id = {p.id: p for planned in groups.values() for p in planned}
     task_configs = {t.key: t.config(config) for t in q.sweep.tasks}
@@ -327,7 +330,7 @@ def build_result(
         cells.append(_cell(q, plan, task, trained, by_id, labels, task_bounds.get(task)))
     cells.sort(key=lambda c: not c.default)
     arms = tuple(_arm_info(q, v, config, trained) for v in q.variants)
-    layer = _layer_probe(q, trained, cells[0], labels)
+    layer = layer or _layer_probe(q, trained, cells[0], labels)
     findings, answer = findings_and_answer(q, tuple(cells), labels, task_bounds, layer, config)
     return LabResult(
         run_id=run_id,
@@ -346,6 +349,22 @@ def build_result(
         instances=trained.instances,
         notes=_notes(q, trained),
         wall_s=wall,
+    )
+
+
+def rejudge(result: LabResult) -> LabResult:
+    """Every cell, verdict, finding and the answer recomputed from a run's stored arrays, with
+    the current code and no training: a stored answer is a function of its numbers only (the
+    tests check that a stored run and its rejudged self agree)."""
+    q = get_question(result.question_id)
+    groups = sweep.plan(q.arm_specs(), q.sweep, result.config)
+    trained = Trained()
+    trained.instances = dict(result.instances)
+    trained.curve_steps = dict(result.curve_steps)
+    trained.checkpoint_steps = dict(result.checkpoint_steps)
+    trained.snapshot_steps = dict(result.snapshot_steps_by_task)
+    return build_result(
+        q, result.config, groups, trained, result.run_id, result.wall_s, layer=result.layer_probe
     )
 
 

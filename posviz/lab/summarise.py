@@ -163,10 +163,15 @@ def ranking_lines(q: Question, cell: Cell) -> list[str]:
 
 def _rare_rows_findings(q: Question, cells: tuple[Cell, ...], config: LabConfig) -> list[Finding]:
     found = [_topic("Late positions", cells, {c.id: c.verdict for c in cells})]
-    labels = {v.id: v.label for v in q.variants}
-    movement = _comparison_verdicts(cells, "short", "uniform", labels)
+    # Movement is read at each budget as it is: how far the rows got by then is the question
+    # (an under-trained late row is the finding, not a reason to wait), so no convergence gate.
+    movement = {}
+    for cell in cells:
+        c = next(c for c in cell.comparisons if (c.a, c.b) == ("short", "uniform"))
+        short = {"a": "moved more", "b": "moved less", "tie": "no difference"}.get(c.outcome, "")
+        movement[cell.id] = Verdict(c.outcome, short or judge.NOT_DEFINED, c.text)
     found.append(
-        _topic("Row movement (late ÷ early rows), short vs uniform lengths", cells, movement)
+        _topic("Late-row movement (late ÷ early rows), short vs uniform lengths", cells, movement)
     )
     return found
 
