@@ -92,3 +92,11 @@ def test_warm_stores_every_default_answer(tmp_path: Path, monkeypatch) -> None:
     again = io.StringIO()
     assert main(["warm", "--store", str(tmp_path)], out=again) == 0  # stored: no training
     assert again.getvalue().split()[1] == run_id
+
+
+def test_a_budget_past_the_servers_cap_names_the_sweeps_factor(tmp_path: Path, capsys) -> None:
+    argv = ["run", "concat", "--steps", "7000", "--store", str(tmp_path)]
+    assert main(argv, out=io.StringIO()) == 2
+    err = capsys.readouterr().err
+    assert "3× the steps" in err and "POSVIZ_LAB_MAX_STEPS=20,000" in err
+    assert "use steps ≤ 6,666" in err

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 
 from posviz.lab.config import SMALL_INIT_STD, LabConfig, ModelConfig
 from posviz.lab.results import Setting
+from posviz.settings import settings
 
 #: std of the lab's token embeddings (posviz.lab.model.EMBED_STD, 1/√2), kept here without torch.
 TOKEN_EMBED_STD = 0.5**0.5
@@ -122,6 +123,15 @@ def plan(arms: tuple[ArmSpec, ...], sweep: Sweep, base: LabConfig) -> dict[str, 
     Raises:
         ValueError: a task's or an arm's changes make an invalid config (names the setting).
     """
+    cap = settings().lab_max_steps
+    for task in sweep.tasks:
+        steps = task.config(base).steps
+        if steps * sweep.longest > cap:
+            raise ValueError(
+                f"steps={steps} trains {steps * sweep.longest:,} steps with the sweep's longest "
+                f"budget ({sweep.longest}× the steps) and the server allows "
+                f"POSVIZ_LAB_MAX_STEPS={cap:,}; use steps ≤ {cap // sweep.longest:,}."
+            )
     groups: dict[str, list[Planned]] = {}
     for task in sweep.tasks:
         planned = []
