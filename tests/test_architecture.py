@@ -59,16 +59,32 @@ def test_import_contracts_hold_with_no_exceptions() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_layers_contract_names_every_top_level_module() -> None:
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    layers = next(c for c in config["tool"]["importlinter"]["contracts"] if c["type"] == "layers")
-    named = {m.strip() for layer in layers["layers"] for m in layer.split("|")}
-    modules = {
+def _top_level_modules() -> set[str]:
+    """``posviz.<name>`` of every module and package directly under ``posviz/``."""
+    return {
         f"posviz.{p.stem if p.is_file() else p.name}"
         for p in LIBRARY.iterdir()
         if (p.suffix == ".py" and not p.name.startswith("__")) or (p / "__init__.py").exists()
     }
+
+
+def _contracts() -> list[dict]:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    return config["tool"]["importlinter"]["contracts"]
+
+
+def test_layers_contract_names_every_top_level_module() -> None:
+    layers = next(c for c in _contracts() if c["type"] == "layers")
+    named = {m.strip() for layer in layers["layers"] for m in layer.split("|")}
+    modules = _top_level_modules()
     assert modules <= named, f"not placed in a layer: {sorted(modules - named)}"
+
+
+def test_every_module_but_ui_is_forbidden_streamlit() -> None:
+    """A new library module is checked for streamlit imports from the day it is added."""
+    contract = next(c for c in _contracts() if c.get("forbidden_modules") == ["streamlit"])
+    missing = _top_level_modules() - {"posviz.ui"} - set(contract["source_modules"])
+    assert not missing, f"add to the streamlit contract's source_modules: {sorted(missing)}"
 
 
 @pytest.mark.parametrize(
@@ -110,9 +126,9 @@ UI_NUMERIC_METHODS = {
 #: generic types: ``tuple[int, ...]`` and ``Callable[[int], None]`` are annotations, not arrays.
 TYPE_GENERICS = {"tuple", "list", "dict", "set", "frozenset", "type", "Callable", "Sequence"}
 ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.MatMult)
-#: files that still compute, to be rebuilt by the lab's UI rework. TEMPORARY: remove a file as it
-#: gets clean (the test says so); a file not listed here may hold no math at all.
-UI_MATH_ALLOWED = {"lab.py", "lab_views.py", "lab_runs.py"}
+#: files that still compute (none left: the lab's pages moved theirs into posviz.lab.views); a
+#: file listed here must still compute (the test says so), any other may hold no math at all.
+UI_MATH_ALLOWED: set[str] = set()
 
 
 def _module_aliases(tree: ast.Module, module: str) -> set[str]:
@@ -275,3 +291,26 @@ def test_ui_math_check_finds_each_kind_of_math(tmp_path: Path) -> None:
     path = tmp_path / "layout.py"
     path.write_text(layout)
     assert ui_math(path) == []
+
+
+# --------------------------------------------------------------------------- ui stays small
+
+#: posviz/ui lays out; a file or a total over these limits holds what belongs in the library.
+UI_MAX_TOTAL_LINES = 3000
+UI_MAX_FILE_LINES = 400
+
+
+def _ui_lines() -> dict[str, int]:
+    return {p.name: len(p.read_text(encoding="utf-8").splitlines()) for p in UI.glob("*.py")}
+
+
+def test_ui_files_stay_small() -> None:
+    over = {name: n for name, n in _ui_lines().items() if n > UI_MAX_FILE_LINES}
+    assert not over, f"over {UI_MAX_FILE_LINES} lines: {over}; move what computes to the library"
+
+
+def test_ui_stays_under_its_line_budget() -> None:
+    lines = _ui_lines()
+    total = sum(lines.values())
+    biggest = sorted(lines.items(), key=lambda item: -item[1])[:5]
+    assert total < UI_MAX_TOTAL_LINES, f"posviz/ui has {total} lines; the largest: {biggest}"

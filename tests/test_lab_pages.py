@@ -1,14 +1,20 @@
-"""The position lab's pages in AppTest.
+"""The position lab's pages in AppTest, and what they show, computed by posviz.lab.views.
 
-Every question renders; Run trains into a temporary store and shows the answer; a stored run
-renders from its URL without training; Stop stops; a run nobody watches stops; bad links and bad
-settings get messages; corrupted and diverged runs say so.
+Every question page answers first from the store (the writable store or the read-only warm one)
+without training; with nothing stored it says so and offers Run with an estimate; Run trains into
+a temporary store and shows the answer; the progress is one count across the whole run; the sweep
+grid has one row per cell and the selected cell follows the URL; bad links and settings get
+messages; Stop stops; a run nobody watches stops; corrupted and diverged runs say so; the paper
+checks page shows one card per check. The presets are shrunk to tiny configs for this module
+(every question trains its whole sweep in a second or two).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import subprocess
+import sys
 import threading
 import urllib.parse
 
@@ -18,25 +24,43 @@ from conftest import app_test, assert_no_exception
 import posviz.lab
 from posviz.jobs import job_slot
 from posviz.lab import QUESTIONS, RunStore, run_question
-from posviz.lab.answer import metric_name
+from posviz.lab.cards import card_run_id, run_paper_check
+from posviz.lab.papers import AGREES, PAPER_CHECKS, Condition
+from posviz.lab.views import answer, cards, figures, runs
+from posviz.lab.views.live import LiveProgress, card_plan, question_plan
 from posviz.references import cite
 from posviz.ui import compat, lab_runs
 from posviz.ui.cache import clear_caches
 from posviz.ui.lab import page_path, prefix
 
-#: small enough to train in a second or two per question on 2 cores.
+#: small enough to train a question's whole sweep in a second or two on 2 cores.
 TINY = {"seeds": 2, "steps": 4, "width": 8, "heads": 2, "layers": 1, "batch": 4, "eval_batch": 8}
-WAIT_S = 180  # join budget for a worker thread (a loaded CI machine is slow)
+WAIT_S = 240  # join budget for a worker thread (a loaded CI machine is slow)
 
 
-def tiny_query(question_id: str, **extra: object) -> dict[str, str]:
-    """Link parameters of a tiny run of ``question_id`` (page widgets read them on first run)."""
-    values = {**TINY, **extra}
-    return {f"{prefix(question_id)}{name}": str(value) for name, value in values.items()}
+def tiny(config, **extra):
+    return dataclasses.replace(config, **{**TINY, **extra})
 
 
-def tiny_config(question_id: str, **extra: object):
-    return dataclasses.replace(QUESTIONS[question_id].default, **{**TINY, **extra})
+@pytest.fixture(scope="module", autouse=True)
+def tiny_presets():
+    """Every question's preset (and every paper check's arms) shrunk to a tiny config."""
+    with pytest.MonkeyPatch.context() as patch:
+        for qid, q in list(QUESTIONS.items()):
+            patch.setitem(QUESTIONS, qid, dataclasses.replace(q, default=tiny(q.default)))
+        for cid, check in list(PAPER_CHECKS.items()):
+            arms = tuple(dataclasses.replace(a, config=tiny(a.config)) for a in check.arms)
+            patch.setitem(PAPER_CHECKS, cid, dataclasses.replace(check, arms=arms))
+        yield
+
+
+@pytest.fixture(scope="module")
+def warm(tmp_path_factory, tiny_presets):
+    """A store holding every question's (tiny) preset answer, as ``lab warm`` builds it."""
+    root = tmp_path_factory.mktemp("warm")
+    store = RunStore(root)
+    results = {qid: run_question(qid, store=store) for qid in QUESTIONS}
+    return root, results
 
 
 def texts(at, kind: str) -> list[str]:
@@ -48,17 +72,23 @@ def all_text(at) -> str:
     return "\n".join(str(v) for kind in kinds for v in texts(at, kind))
 
 
+def verdict(at) -> str:
+    """The bold answer sentence (the first Markdown element of the page)."""
+    return at.markdown[0].value
+
+
 @pytest.fixture
 def lab_dir(tmp_path, monkeypatch):
-    """A private run store; every worker a test starts is joined before the next test."""
+    """A private, empty run store; every worker a test starts is joined before the next test."""
     root = tmp_path / "lab"
     monkeypatch.setenv("POSVIZ_LAB_DIR", str(root))
+    monkeypatch.delenv("POSVIZ_LAB_WARM_DIR", raising=False)
     # AppTest runs no fragment on its timer, so no heartbeat arrives while a test waits for a
     # worker; liveness itself is tested below with the timeout set explicitly.
-    monkeypatch.setattr(lab_runs, "HEARTBEAT_TIMEOUT_S", 3600.0)
+    monkeypatch.setattr(runs, "HEARTBEAT_TIMEOUT_S", 3600.0)
     clear_caches()
     yield root
-    assert lab_runs.wait_for_jobs(WAIT_S), "a lab worker thread outlived its test"
+    assert runs.wait_for_jobs(WAIT_S), "a lab worker thread outlived its test"
 
 
 @pytest.fixture
@@ -76,50 +106,72 @@ def progress_text(at) -> str:
     return " ".join(bar.proto.text for bar in at.get("progress"))
 
 
-def press_run_and_finish(at, question_id: str):
-    at.button(key=f"{prefix(question_id)}go").click().run()
+def press_run_and_finish(at, key: str):
+    at.button(key=key).click().run()
     assert_no_exception(at)
-    assert any(word in progress_text(at) for word in ("Starting", "Training", "Waiting")) or (
-        "Answer" in texts(at, "subheader")  # a very fast run may already be done
-    )
-    assert lab_runs.wait_for_jobs(WAIT_S)
+    assert runs.wait_for_jobs(WAIT_S)
     at.run()
     assert_no_exception(at)
     return at
 
 
-# --------------------------------------------------------------------------- rendering
+def chart_specs(at) -> list[dict]:
+    return [json.loads(chart.proto.spec) for chart in at.get("vega_lite_chart")]
 
 
-def test_index_lists_every_question_with_its_page(lab_dir):
-    at = app_test("pages/lab.py")
-    assert_no_exception(at)
-    assert texts(at, "title") == ["Position lab"]
-    links = {link.proto.page for link in at.get("page_link")}
-    for question_id, question in QUESTIONS.items():
-        assert f"lab_{question_id}" in links  # the page's url_path
-        assert question.question in all_text(at)
-    assert "No runs stored" in all_text(at)
+# --------------------------------------------------------------------------- answers on arrival
 
 
 @pytest.mark.parametrize("question_id", list(QUESTIONS))
-def test_question_page_states_the_question_sources_variants_and_caps(lab_dir, question_id):
-    question = QUESTIONS[question_id]
+def test_the_stored_answer_shows_on_arrival_without_training(
+    lab_dir, monkeypatch, warm, no_training, question_id
+):
+    """No link, no Run: the page reads the warm store and answers first, with the grid."""
+    root, results = warm
+    monkeypatch.setenv("POSVIZ_LAB_WARM_DIR", str(root))
+    result = results[question_id]
     at = app_test(page_path(question_id))
     assert_no_exception(at)
     assert not at.error, texts(at, "error")
-    assert texts(at, "title") == [question.title]
+    assert answer.headline(result)[:40].split("(")[0].strip() in verdict(at).replace("\\", "")
+    assert not [b for b in at.button if b.key == f"{prefix(question_id)}go"]
+    grid = at.dataframe[0].value
+    assert len(grid) == len(result.cells)  # one row per cell of the sweep
+    assert "under-trained" in grid.columns
+    assert at.query_params[f"{prefix(question_id)}run"] == result.run_id
+    assert at.query_params[f"{prefix(question_id)}cell"] == result.default_cell.id
+    assert "read from the run store (no training)" in all_text(at)
     text = all_text(at)
-    assert question.question in text
-    for key in question.source_keys:
-        assert cite(key) in text
-    assert "POSVIZ_LAB_MAX_STEPS" in text and "POSVIZ_LAB_MAX_WIDTH" in text
-    shown = at.dataframe[0].value
-    assert list(shown["variant"]) == [v.label for v in question.variants]
-    assert at.button(key=f"{prefix(question_id)}go").label == "Run"
-    # the run id of these settings is in the URL before anything is trained
-    config = question.default
-    assert at.query_params[f"{prefix(question_id)}run"] == RunStore().run_id(question_id, config)
+    assert QUESTIONS[question_id].question in text
+    assert all(cite(key) in text for key in QUESTIONS[question_id].source_keys)
+
+
+def test_nothing_stored_says_so_and_offers_run_with_an_estimate(lab_dir):
+    at = app_test(page_path("learned"))
+    assert_no_exception(at)
+    plan = question_plan("learned", QUESTIONS["learned"].default)
+    assert "No answer for the preset's settings is stored" in verdict(at)
+    button = at.button(key="lab_learned_go")
+    assert button.label == f"Run to reproduce, {plan.estimate_text()}"
+    assert plan.estimate_text().startswith("~") and plan.estimate_s > 0
+    arms = at.dataframe[0].value
+    assert list(arms["arm"]) == [v.label for v in QUESTIONS["learned"].variants]
+    assert at.query_params["lab_learned_run"] == RunStore().run_id(
+        "learned", QUESTIONS["learned"].default
+    )
+    assert "POSVIZ_LAB_MAX_STEPS" in all_text(at)
+
+
+def test_arms_are_shown_by_family_and_where_positions_enter():
+    """RoPE/ALiBi/T5 arms are not 'injection: input': each arm says where positions enter."""
+    q = QUESTIONS["extrapolation"]
+    frame = answer.arms_frame(q, q.default).set_index("arm")
+    assert frame.loc["RoPE", "positions enter"] == "rotates queries and keys"
+    assert frame.loc["ALiBi", "positions enter"] == "fixed bias on attention scores"
+    assert frame.loc["T5 buckets", "positions enter"] == "learned bias per distance bucket"
+    assert frame.loc["sinusoid", "positions enter"] == "added to the token embedding"
+    assert frame.loc["RoPE", "positions"] == "RoPE"
+    assert "causal mask" in frame.loc[q.variant("nope").label, "positions enter"]
 
 
 # --------------------------------------------------------------------------- running
@@ -127,82 +179,120 @@ def test_question_page_states_the_question_sources_variants_and_caps(lab_dir, qu
 
 @pytest.mark.parametrize("question_id", list(QUESTIONS))
 def test_run_trains_stores_and_shows_the_answer(lab_dir, question_id):
-    at = app_test(page_path(question_id), query=tiny_query(question_id))
+    query = {f"{prefix(question_id)}seeds": "3"}  # not the stored preset: Run trains
+    at = app_test(page_path(question_id), query=query)
     assert_no_exception(at)
-    at = press_run_and_finish(at, question_id)
-    assert {"Answer", "Results"} <= set(texts(at, "subheader"))
+    at = press_run_and_finish(at, f"{prefix(question_id)}go")
     run_id = at.query_params[f"{prefix(question_id)}run"]
     stored = RunStore(lab_dir).load(run_id)
-    assert stored is not None and stored.config == tiny_config(question_id)
-    assert all(line in all_text(at) for line in stored.answer.splitlines())
-    table = at.dataframe[1].value  # after the variants table: the results table
-    assert metric_name(QUESTIONS[question_id], stored.config.eval_lengths) in set(table["metric"])
-    assert {r.label for r in stored.summary} == set(table["variant"])
+    assert stored is not None and stored.config.seeds == 3
+    assert answer.headline(stored)[:30] in verdict(at).replace("\\", "")
+    assert len(at.dataframe[0].value) == len(stored.cells)
+    assert "just trained" in all_text(at) or "read from the run store" in all_text(at)
 
 
-def test_progress_is_shown_while_training(lab_dir, monkeypatch):
-    """The page shows the worker's progress (step, loss per variant) from the shared job."""
-    seen = []
+def test_progress_is_one_count_across_every_arm_and_cell(lab_dir):
+    """The live count runs once from 0 to the run's model-steps (not per arm), never back, and
+    every arm's live loss is drawn under its label."""
+    q = QUESTIONS["extrapolation"]
+    plan = question_plan(q.id, q.default)
+    live, seen = LiveProgress(plan), []
+
+    def record(progress):
+        live.update(progress)
+        seen.append(live.view())
+
+    run_question(q.id, store=RunStore(lab_dir), on_progress=record)
+    done = [view.done for view in seen]
+    assert done == sorted(done) and done[-1] == plan.model_steps
+    assert {view.total for view in seen} == {plan.model_steps}
+    assert f"of {plan.model_steps:,} in all" in seen[-1].text(plan)
+    assert set(seen[-1].curves["variant"]) == {v.label for v in q.variants}
+    assert plan.models == plan.instances * q.default.seeds
+
+
+def test_the_page_shows_the_count_while_training(lab_dir, monkeypatch):
+    gate = threading.Event()
     real = posviz.lab.run_question
 
-    def observed(*args, on_progress=None, **kwargs):
-        def record(progress):
-            seen.append(progress)
+    def slow(*args, on_progress=None, **kwargs):
+        def report(progress):
             on_progress(progress)
+            gate.set()
 
-        return real(*args, on_progress=record, **kwargs)
+        return real(*args, on_progress=report, **kwargs)
 
-    monkeypatch.setattr(posviz.lab, "run_question", observed)
-    at = app_test(page_path("learned"), query=tiny_query("learned"))
+    monkeypatch.setattr(posviz.lab, "run_question", slow)
+    at = app_test(page_path("learned"), query={"lab_learned_steps": "3000"})
     at.button(key="lab_learned_go").click().run()
-    assert lab_runs.wait_for_jobs(WAIT_S)
-    assert seen, "the trainer reported no progress"
-    job = lab_runs.get_job(str(lab_dir), at.query_params["lab_learned_run"])
-    view = job.snapshot()
-    assert view.step == seen[-1].step and view.total_steps == seen[-1].total_steps
-    assert set(view.curves) == {k for p in seen for k in p.loss}
+    assert gate.wait(WAIT_S)
+    at.run()
+    text = progress_text(at)
+    assert "in all" in text or "Starting" in text, text
+    at.button(key="lab_learned_stop").click().run()
+    assert runs.wait_for_jobs(WAIT_S)
 
 
 def test_queue_position_is_shown_while_another_run_holds_the_slot(lab_dir, monkeypatch):
     monkeypatch.setenv("POSVIZ_MAX_JOBS", "1")
     queued = threading.Event()
-    original = lab_runs.LabJob.on_wait
+    original = runs.LabJob.on_progress
 
-    def on_wait(self, position):
-        original(self, position)
-        queued.set()
+    def on_progress(self, progress):
+        original(self, progress)
+        if progress.queue_position:
+            queued.set()
 
-    monkeypatch.setattr(lab_runs.LabJob, "on_wait", on_wait)
-    at = app_test(page_path("learned"), query=tiny_query("learned"))
+    monkeypatch.setattr(runs.LabJob, "on_progress", on_progress)
+    at = app_test(page_path("learned"))
     with job_slot("lab"):  # someone else's run holds the only slot
         at.button(key="lab_learned_go").click().run()
         assert queued.wait(WAIT_S), "the run never reported waiting in the queue"
         at.run()
         assert "position 1 in the queue" in progress_text(at)
-    assert lab_runs.wait_for_jobs(WAIT_S)
+    assert runs.wait_for_jobs(WAIT_S)
     at.run()
-    assert "Answer" in texts(at, "subheader"), (all_text(at), progress_text(at))
+    assert len(at.dataframe[0].value) == 8, progress_text(at)
 
 
-def test_stored_run_renders_from_its_url_without_training(lab_dir, monkeypatch, no_training):
-    config = tiny_config("learned")
-    result = run_question("learned", config=config, store=RunStore(lab_dir))
-    # The link carries only the run id: the settings come from the stored run.
-    at = app_test(page_path("learned"), query={"lab_learned_run": result.run_id})
+def test_stop_button_stops_the_run_and_stores_nothing(lab_dir):
+    at = app_test(page_path("learned"), query={"lab_learned_steps": "3000"})
+    at.button(key="lab_learned_go").click().run()
+    run_id = at.query_params["lab_learned_run"]
+    at.button(key="lab_learned_stop").click().run()
+    assert runs.wait_for_jobs(WAIT_S)
+    at.run()
     assert_no_exception(at)
-    assert not at.error, texts(at, "error")
-    assert "Answer" in texts(at, "subheader")
-    assert all(line in all_text(at) for line in result.answer.splitlines())
-    assert at.number_input(key="lab_learned_steps").value == config.steps
-    assert not [b for b in at.button if b.key == "lab_learned_go"]
-    assert lab_runs.get_job(str(lab_dir), result.run_id) is None
-    assert "read from the run store (no training)" in all_text(at)
+    assert runs.get_job(str(lab_dir), run_id).snapshot().state == runs.STOPPED
+    assert not RunStore(lab_dir).exists(run_id)
+    warnings = "\n".join(texts(at, "warning"))
+    assert "Stop button was pressed" in warnings and "Nothing was stored" in warnings
+    assert at.button(key="lab_learned_go")  # and it can be started again
+
+
+# --------------------------------------------------------------------------- stored runs, links
+
+
+def test_a_linked_run_and_its_cell_render_without_training(lab_dir, no_training):
+    config = tiny(QUESTIONS["learned"].default, seeds=3)
+    result = run_question("learned", config=config, store=RunStore(lab_dir))
+    other = result.cells[-1]
+    query = {"lab_learned_run": result.run_id, "lab_learned_cell": other.id}
+    at = app_test(page_path("learned"), query=query)
+    assert_no_exception(at)
+    assert at.number_input(key="lab_learned_seeds").value == 3
+    assert at.query_params["lab_learned_cell"] == other.id
+    shown = "\n".join(texts(at, "markdown"))
+    assert answer.short_setting(other, "init") in shown.replace("\\", "")
+    numbers = at.dataframe[1].value  # the selected cell's comparisons
+    assert list(numbers["difference"].round(6)) == [round(c.estimate, 6) for c in other.comparisons]
+    assert all(line[:60] in all_text(at).replace("\\", "") for line in result.answer.splitlines())
 
 
 def test_watch_the_table_form_slider_moves_through_snapshots(lab_dir, no_training):
-    result = run_question("learned", config=tiny_config("learned"), store=RunStore(lab_dir))
+    result = run_question("learned", store=RunStore(lab_dir))
     steps = [int(s) for s in result.snapshot_steps]
-    at = app_test(page_path("learned"), query={"lab_learned_run": result.run_id})
+    at = app_test(page_path("learned"))
     assert "Watch the table form" in texts(at, "subheader")
     slider = at.select_slider(key="lab_learned_step")
     assert slider.value == steps[-1]
@@ -218,47 +308,124 @@ def test_watch_the_table_form_slider_moves_through_snapshots(lab_dir, no_trainin
     assert links["probing"] == {"prb_t_src": ["lab"], "prb_t_lab": [spec]}
 
 
-def test_stop_button_stops_the_run_and_stores_nothing(lab_dir):
-    query = tiny_query("learned", steps=3000)
+def test_one_colour_per_arm_across_every_chart_of_a_page(lab_dir, no_training):
+    run_question("rare_rows", store=RunStore(lab_dir))
+    at = app_test(page_path("rare_rows"))
+    colours: dict[str, set[str]] = {}
+
+    def walk(node):
+        if isinstance(node, dict):
+            color = node.get("color")
+            if isinstance(color, dict) and "scale" in color and "domain" in color["scale"]:
+                for label, c in zip(color["scale"]["domain"], color["scale"]["range"], strict=True):
+                    colours.setdefault(label, set()).add(c)
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    specs = chart_specs(at)
+    assert len(specs) >= 4
+    for spec in specs:
+        walk(spec)
+    labels = {v.label for v in QUESTIONS["rare_rows"].variants}
+    assert labels <= set(colours)
+    assert all(len(c) == 1 for c in colours.values()), colours
+    assert len({next(iter(colours[label])) for label in labels}) == len(labels)
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+def test_bad_link_values_get_messages_not_tracebacks(lab_dir, warm, monkeypatch):
+    monkeypatch.setenv("POSVIZ_LAB_WARM_DIR", str(warm[0]))
+    query = {
+        "lab_learned_steps": "abc",
+        "lab_learned_width": "1e400",
+        "lab_learned_eval": "12,x,-3",
+        "lab_learned_run": "../../etc/passwd",
+        "lab_learned_cell": "<script>",
+    }
     at = app_test(page_path("learned"), query=query)
-    at.button(key="lab_learned_go").click().run()
-    run_id = at.query_params["lab_learned_run"]
-    at.button(key="lab_learned_stop").click().run()
-    assert lab_runs.wait_for_jobs(WAIT_S)
-    at.run()
     assert_no_exception(at)
-    assert lab_runs.get_job(str(lab_dir), run_id).snapshot().state == lab_runs.STOPPED
-    assert not RunStore(lab_dir).exists(run_id)
-    warnings = texts(at, "warning")
-    assert any("Stop button was pressed" in w for w in warnings), warnings
-    assert any("Nothing was stored" in w for w in warnings)
-    assert at.button(key="lab_learned_go")  # and it can be started again
+    warnings = "\n".join(texts(at, "warning"))
+    assert "lab_learned_steps" in warnings
+    assert "not a lab run id" in warnings
+    assert "Ignored x" in warnings and "3: enter whole numbers from 2" in warnings
+    assert "lab_learned_cell" in warnings and "not a cell of this run" in warnings
+    assert at.query_params["lab_learned_cell"] == warm[1]["learned"].default_cell.id
 
 
-@pytest.mark.parametrize(
-    ("elapsed", "eta", "expected"),
-    [
-        (3.0, 1.0, 0.75),
-        (0.0, 0.0, 0.0),
-        (5.0, None, 0.0),
-        (5.0, float("nan"), 0.0),
-        (5.0, float("inf"), 0.0),
-        (float("nan"), 2.0, 0.0),
-        (5.0, -9.0, 0.0),
-        (5.0, 0.0, 1.0),
-    ],
-)
-def test_progress_fraction_is_always_a_number_in_0_1(elapsed, eta, expected):
-    from posviz.ui.lab import progress_fraction
+def test_heads_not_dividing_width_names_the_setting_above_everything(lab_dir):
+    at = app_test(page_path("learned"), query={"lab_learned_width": "32", "lab_learned_heads": "3"})
+    assert_no_exception(at)
+    errors = "\n".join(texts(at, "error"))
+    assert "heads=3" in errors and "width=32" in errors
+    assert "cannot run" in verdict(at)
+    assert not [b for b in at.button if b.key == "lab_learned_go"]
 
-    assert progress_fraction(elapsed, eta) == pytest.approx(expected)
+
+def test_unknown_run_id_says_so_and_offers_run(lab_dir):
+    at = app_test(page_path("learned"), query={"lab_learned_run": "0123456789abcdef"})
+    assert_no_exception(at)
+    assert any("No stored run" in i for i in texts(at, "info"))
+    assert at.button(key="lab_learned_go")
+
+
+def test_run_of_another_question_is_refused(lab_dir, no_training):
+    result = run_question("concat", store=RunStore(lab_dir))
+    at = app_test(page_path("learned"), query={"lab_learned_run": result.run_id})
+    assert_no_exception(at)
+    assert any("another question" in w for w in texts(at, "warning"))
+
+
+def test_step_that_has_no_snapshot_falls_back_with_a_message(lab_dir, no_training):
+    result = run_question("learned", store=RunStore(lab_dir))
+    at = app_test(page_path("learned"), query={"lab_learned_step": "999999"})
+    assert_no_exception(at)
+    last = int(result.snapshot_steps[-1])
+    assert any("999999" in w and f"Using {last}" in w for w in texts(at, "warning"))
+    assert at.select_slider(key="lab_learned_step").value == last
+
+
+def test_corrupted_store_entry_is_reported_and_retrained(lab_dir):
+    result = run_question("learned", store=RunStore(lab_dir))
+    (lab_dir / result.run_id / "result.json").write_text("{not json", encoding="utf-8")
+    at = app_test(page_path("learned"))
+    assert_no_exception(at)
+    assert any("corrupted" in w for w in texts(at, "warning"))
+    at = press_run_and_finish(at, "lab_learned_go")
+    assert RunStore(lab_dir).load(result.run_id) is not None
+    assert len(at.dataframe[0].value) == len(result.cells)
+    assert list((lab_dir / ".corrupt").iterdir()), "the bad entry was not kept aside"
+
+
+def test_a_diverged_run_says_so_and_names_the_setting(lab_dir, tmp_path, no_training):
+    trained = run_question("learned", store=RunStore(tmp_path / "elsewhere"))
+    seeds = trained.config.seeds
+    inst = dataclasses.replace(trained.instances["sinusoid"], diverged_at=(3,) * seeds)
+    diverged = dataclasses.replace(trained, instances={**trained.instances, "sinusoid": inst})
+    RunStore(lab_dir).save(diverged)
+    at = app_test(page_path("learned"))
+    assert_no_exception(at)
+    warning = "\n".join(texts(at, "warning"))
+    assert "diverged" in warning and "fixed sinusoid" in warning and "Learning rate" in warning
+
+
+def test_lab_pages_do_not_import_torch_for_a_stored_run():
+    """Rendering a stored run reads JSON + .npy; only training loads torch."""
+    code = "import sys, posviz.ui.lab, posviz.ui.lab_views; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
 
 
 # --------------------------------------------------------------------------- liveness
 
 
-def _job() -> lab_runs.LabJob:
-    return lab_runs.LabJob(run_id="0" * 16, question_id="learned", config=None, store_root="/x")
+def _job() -> runs.LabJob:
+    plan = question_plan("learned", QUESTIONS["learned"].default)
+    return runs.LabJob("0" * 16, plan, "/x", session_active=compat.session_active)
 
 
 def test_a_watched_job_goes_on():
@@ -270,7 +437,7 @@ def test_a_watched_job_goes_on():
 def test_a_job_nobody_watches_stops(monkeypatch):
     job = _job()
     job.beat("session-a")
-    monkeypatch.setattr(lab_runs, "HEARTBEAT_TIMEOUT_S", 0.0)  # the heartbeat is now too old
+    monkeypatch.setattr(runs, "HEARTBEAT_TIMEOUT_S", 0.0)  # the heartbeat is now too old
     assert job.should_stop()
     assert "nobody was watching" in job.snapshot().message
 
@@ -287,215 +454,91 @@ def test_a_job_whose_session_closed_stops_at_once(monkeypatch):
     job.beat("closed")
     assert job.should_stop()
     job = _job()
-    job.beat("open")
-    assert not job.should_stop()
-
-
-def test_one_of_two_watchers_keeps_a_shared_run_alive(monkeypatch):
-    class Runtime:
-        @staticmethod
-        def is_active_session(session_id: str) -> bool:
-            return session_id == "still-here"
-
-    monkeypatch.setattr(compat.st.runtime, "exists", lambda: True)
-    monkeypatch.setattr(compat.st.runtime, "get_instance", lambda: Runtime)
-    job = _job()
-    job.beat("gone")
     job.beat("still-here")
-    assert not job.should_stop()
+    job.beat("closed")
+    assert not job.should_stop()  # one live watcher keeps a shared run alive
 
 
-def test_progress_copies_losses_and_drops_non_finite():
+def test_progress_reports_drop_non_finite_losses_and_unknown_ids():
     job = _job()
-    progress = posviz.lab.Progress(
-        step=3,
-        total_steps=10,
-        loss={"a": 1.5, "b": float("nan")},
-        elapsed_s=2.0,
-        eta_s=5.0,
-        variant="a",
-    )
-    job.on_progress(progress)
+    job.on_progress(posviz.lab.Progress(3, 10, {"learned": 1.5, "sinusoid": float("nan")}, 2, 6))
+    job.on_progress(posviz.lab.Progress(4, 10, {"learned.kback": 1.2}, 3, 5))
     view = job.snapshot()
-    assert (view.state, view.step, view.total_steps, view.variant) == ("running", 3, 10, "a")
-    assert view.curves == {"a": [(3, 1.5)]}
-
-
-def test_a_queued_progress_report_is_a_queue_position():
-    job = _job()
+    assert view.state == runs.RUNNING and view.live.fraction == pytest.approx(3 / 8)
+    assert view.live.curves.to_dict("list") == {
+        "variant": ["learned table"], "step": [3], "loss": [1.5]
+    }  # fmt: skip
     job.on_progress(posviz.lab.Progress(0, 10, {}, 0.5, float("nan"), "", 3))
-    view = job.snapshot()
-    assert (view.state, view.queue_position, view.eta_s) == (lab_runs.QUEUED, 3, None)
+    assert job.snapshot().live.queue_position == 3
+    assert "position 3 in the queue" in job.snapshot().live.text(job.plan)
 
 
-def test_queue_position_is_reported():
-    job = _job()
-    job.on_wait(2)
-    view = job.snapshot()
-    assert (view.state, view.queue_position) == (lab_runs.QUEUED, 2)
-    from posviz.ui.lab import _progress_text
-
-    assert "position 2" in _progress_text(view)
+# --------------------------------------------------------------------------- the index and cards
 
 
-# --------------------------------------------------------------------------- bad input
-
-
-def test_bad_link_values_get_messages_not_tracebacks(lab_dir):
-    query = {
-        "lab_learned_steps": "abc",
-        "lab_learned_width": "1e400",
-        "lab_learned_eval": "12,x,-3",
-        "lab_learned_run": "../../etc/passwd",
-    }
-    at = app_test(page_path("learned"), query=query)
+def test_index_answers_every_question_from_the_store(lab_dir, warm, monkeypatch, no_training):
+    at = app_test("pages/lab.py")
     assert_no_exception(at)
-    warnings = "\n".join(texts(at, "warning"))
-    assert "lab_learned_steps" in warnings
-    assert "not a lab run id" in warnings
-    assert "Ignored x" in warnings and "3: enter whole numbers from 2" in warnings
-    assert at.button(key="lab_learned_go")
+    assert "0 answered on this server" in verdict(at)
+    assert all(f"lab_{qid}" in {p.proto.page for p in at.get("page_link")} for qid in QUESTIONS)
+    monkeypatch.setenv("POSVIZ_LAB_WARM_DIR", str(warm[0]))
+    clear_caches()
+    at = app_test("pages/lab.py")
+    assert f"{len(QUESTIONS)} answered on this server" in verdict(at)
+    shown = all_text(at).replace("\\", "")
+    assert all(answer.headline(r)[:50] in shown for r in warm[1].values())
 
 
-def test_heads_not_dividing_width_names_the_setting(lab_dir):
-    at = app_test(page_path("learned"), query={"lab_learned_width": "32", "lab_learned_heads": "3"})
+def test_paper_checks_page_has_a_card_per_check_and_runs_one(lab_dir):
+    at = app_test("pages/lab_papers.py")
     assert_no_exception(at)
-    errors = "\n".join(texts(at, "error"))
-    assert "heads=3" in errors and "width=32" in errors
-    assert not [b for b in at.button if b.key == "lab_learned_go"]
+    assert "None of the 3 paper checks has run" in verdict(at)
+    text = all_text(at).replace("\\", "")
+    for check in PAPER_CHECKS.values():
+        assert cite(check.reference) in all_text(at)
+        assert check.criterion[:60] in text
+        plan = card_plan(check.id)
+        assert at.button(key=f"lab_papers_{check.id}_go").label.endswith(plan.estimate_text())
+    at = press_run_and_finish(at, "lab_papers_haviv_2022_go")
+    card = RunStore(lab_dir).load_card(card_run_id(PAPER_CHECKS["haviv_2022"]))
+    assert card is not None
+    assert card.verdict in verdict(at).replace("\\", "") or "1 cannot be judged" in verdict(at)
+    assert cards.differ_text(card)[:40] in all_text(at).replace("\\", "")
 
 
-def test_unknown_run_id_says_so_and_offers_run(lab_dir):
-    at = app_test(page_path("learned"), query={"lab_learned_run": "0123456789abcdef"})
-    assert_no_exception(at)
-    assert any("No stored run" in i for i in texts(at, "info"))
-    assert at.button(key="lab_learned_go")
+def test_what_it_would_take_to_differ_names_the_closest_condition(lab_dir):
+    card = run_paper_check("press_2022", store=RunStore(lab_dir))
+    close = Condition("A rises above 1.05× (whole interval): …", True, {"low": 0.06, "high": 0.2,
+                      "threshold": 0.0488, "estimate": 0.1})  # fmt: skip
+    far = Condition("B stays flat (whole interval): …", True, {"low": -0.5, "high": -0.3,
+                    "threshold": 0.0488, "estimate": -0.4})  # fmt: skip
+    agreeing = dataclasses.replace(card, verdict=AGREES, agrees=True, conditions=(far, close))
+    text = cards.differ_text(agreeing)
+    assert "Closest to failing: A rises above 1.05×" in text and "1.062×" in text
+    judged = dataclasses.replace(card, verdict="cannot be judged", agrees=None, reason="why")
+    assert cards.differ_text(judged) == "It cannot be judged yet: why"
 
 
-def test_run_of_another_question_is_refused(lab_dir, no_training):
-    result = run_question("concat", config=tiny_config("concat"), store=RunStore(lab_dir))
-    at = app_test(page_path("learned"), query={"lab_learned_run": result.run_id})
-    assert_no_exception(at)
-    assert any("another question" in w for w in texts(at, "warning"))
+# --------------------------------------------------------------------------- figures
 
 
-def test_step_that_has_no_snapshot_falls_back_with_a_message(lab_dir, no_training):
-    result = run_question("learned", config=tiny_config("learned"), store=RunStore(lab_dir))
-    query = {"lab_learned_run": result.run_id, "lab_learned_step": "999999"}
-    at = app_test(page_path("learned"), query=query)
-    assert_no_exception(at)
-    last = int(result.snapshot_steps[-1])
-    assert any(
-        "999999" in w and f"0 … {last}" in w and f"Using {last}" in w for w in texts(at, "warning")
-    )
-    assert at.select_slider(key="lab_learned_step").value == int(result.snapshot_steps[-1])
-
-
-def test_corrupted_store_entry_is_reported_and_retrained(lab_dir):
-    config = tiny_config("learned")
-    result = run_question("learned", config=config, store=RunStore(lab_dir))
-    (lab_dir / result.run_id / "result.json").write_text("{not json", encoding="utf-8")
-    # a corrupted entry cannot say what its settings were: the link carries them too
-    query = {**tiny_query("learned"), "lab_learned_run": result.run_id}
-    at = app_test(page_path("learned"), query=query)
-    assert_no_exception(at)
-    assert any("corrupted" in w for w in texts(at, "warning"))
-    assert at.query_params["lab_learned_run"] == result.run_id
-    at = press_run_and_finish(at, "learned")
-    assert "Answer" in texts(at, "subheader")
-    assert RunStore(lab_dir).load(result.run_id) is not None
-    assert list((lab_dir / ".corrupt").iterdir()), "the bad entry was not kept aside"
-
-
-def test_a_diverged_run_says_so_and_names_the_setting(lab_dir, tmp_path, no_training):
-    config = tiny_config("learned")
-    trained = run_question("learned", config=config, store=RunStore(tmp_path / "elsewhere"))
-    inst = dataclasses.replace(trained.instances["sinusoid"], diverged_at=(3,) * config.seeds)
-    diverged = dataclasses.replace(trained, instances={**trained.instances, "sinusoid": inst})
-    RunStore(lab_dir).save(diverged)
-    at = app_test(page_path("learned"), query={"lab_learned_run": diverged.run_id})
-    assert_no_exception(at)
-    warning = "\n".join(texts(at, "warning"))
-    assert "diverged" in warning and "fixed sinusoid" in warning and "Learning rate" in warning
-
-
-def test_lab_pages_do_not_import_torch_for_a_stored_run(lab_dir):
-    """Rendering a stored run reads JSON + .npy; only training loads torch."""
-    code = "import sys, posviz.ui.lab; print('torch' in sys.modules)"
-    import subprocess
-    import sys
-
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
-
-
-def test_run_store_json_is_what_the_page_shows(lab_dir, no_training):
-    """The results table on the page is the stored summary (no recomputation on render)."""
-    result = run_question("learned", config=tiny_config("learned"), store=RunStore(lab_dir))
-    data = json.loads((lab_dir / result.run_id / "result.json").read_text(encoding="utf-8"))
-    at = app_test(page_path("learned"), query={"lab_learned_run": result.run_id})
-    table = at.dataframe[1].value
-    summary = data["cells"][0]["summary"]  # the preset's own cell comes first
-    stored_means = sorted(round(r["mean"], 6) for r in summary if r["mean"] is not None)
-    shown_means = sorted(round(float(m), 6) for m in table["mean"] if m == m)
-    assert shown_means == stored_means
-
-
-# --------------------------------------------------------------------------- chart builders
-
-
-def _layers(chart) -> list[dict]:
-    spec = chart.to_dict()
-    return spec.get("layer", [spec])
-
-
-def test_metric_chart_draws_the_interval_and_marks_the_control():
-    import pandas as pd
-
-    from posviz.charts.lab import metric_chart
-
-    frame = pd.DataFrame(
-        {"variant": ["a", "b"], "mean": [0.5, 0.9], "low": [0.4, 0.8], "high": [0.6, 1.0]}
-    ).assign(role=["variant", "control"])
-    bars, points = _layers(metric_chart(frame, metric="accuracy"))
-    assert (bars["encoding"]["y"]["field"], bars["encoding"]["y2"]["field"]) == ("low", "high")
-    assert points["encoding"]["y"]["field"] == "mean"
-    assert points["encoding"]["shape"]["field"] == "role"
-    with pytest.raises(ValueError, match="missing"):
-        metric_chart(frame.drop(columns="low"), metric="accuracy")
-
-
-def test_band_chart_marks_the_longest_training_length():
-    import pandas as pd
-
-    from posviz.charts.lab import band_chart
-
-    frame = pd.DataFrame(
-        {"variant": ["a"] * 2, "length": [16, 32], "mean": [1.0, 0.5], "low": [0.9, 0.4]}
-    ).assign(high=[1.0, 0.6])
-    layers = _layers(band_chart(frame, x="length", x_title="n", metric="acc", rule_at=16))
-    rule = layers[-1]
-    assert rule["mark"]["type"] == "rule" and rule["encoding"]["x"]["field"] == "length"
-    assert len(_layers(band_chart(frame, x="length", x_title="n", metric="acc"))) == 2
-
-
-def test_step_score_chart_keeps_a_perfect_score_on_the_axis():
-    import pandas as pd
-
-    from posviz.charts.lab import step_score_chart
-
-    frame = pd.DataFrame({"variant": ["a", "a"], "step": [0, 10], "score": [-0.1, -0.05]})
-    line, rule = _layers(step_score_chart(frame, score="R²", current=10, best=1.0))
-    assert line["encoding"]["y"]["scale"]["domainMax"] == 1.0
-    assert rule["mark"]["type"] == "rule"
-
-
-def test_landing_page_sends_every_lab_question_to_its_page() -> None:
-    from conftest import app_test, assert_no_exception
-
-    from posviz.lab import QUESTIONS
-
-    at = app_test("pages/home.py")
-    assert_no_exception(at)
-    linked = {link.proto.page for link in at.get("page_link")}
-    assert {f"lab_{question_id}" for question_id in QUESTIONS} <= linked
+@pytest.mark.parametrize("question_id", list(QUESTIONS))
+def test_every_figure_names_its_axes_clips_accuracy_and_wraps_labels(warm, question_id):
+    result = warm[1][question_id]
+    for cell in (result.default_cell, result.cells[-1]):
+        shown = [figures.hero(result, cell.id), *figures.evidence(result, cell.id)]
+        for item in shown:
+            spec = item.figure.chart.to_dict()
+            for layer in spec.get("layer", [spec]):
+                for channel in ("x", "y"):
+                    enc = layer.get("encoding", {}).get(channel, {})
+                    if enc.get("type") == "quantitative" and "field" in enc and "title" in enc:
+                        assert enc["title"], (item.key, channel)
+                legend = layer.get("encoding", {}).get("color", {}).get("legend")
+                if legend:
+                    assert legend["labelLimit"] == 0 and "datum.label ===" in legend["labelExpr"]
+            data = item.figure.data
+            for column in ("low", "high"):
+                if column in data and item.key in ("accuracy", "position", "ranking"):
+                    values = data[column].dropna()
+                    assert ((values >= 0) & (values <= 1)).all(), (item.key, column)

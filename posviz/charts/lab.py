@@ -1,165 +1,234 @@
-"""Chart builders for the position lab: loss curves, a metric per variant, extrapolation, probe
-score per training step, row movement.
+"""Chart builders for the position lab: arms with intervals, lines with bands, the extrapolation
+ranking, and the live loss chart's spec.
 
-Each takes a long-form ``DataFrame`` and returns an Altair chart; nothing is displayed or
-computed here beyond what Vega-Lite draws (means and spreads arrive precomputed).
+Each takes a long-form ``DataFrame`` (means and spreads precomputed by :mod:`posviz.lab.views`)
+and ``colors``, ``arm label → colour``, the same mapping for every chart of a page so an arm keeps
+its colour everywhere. Long labels wrap onto several lines (never cut with "…"); every line also
+gets its own dash pattern, so a line lying exactly on another still shows.
 """
 
 from __future__ import annotations
 
+import json
+import textwrap
+from collections.abc import Mapping, Sequence
+
 import altair as alt
 import pandas as pd
 
-from posviz.charts.style import FIT_WIDTH
+from posviz.charts.style import ADAPTIVE_TEXT, FIT_WIDTH, GUIDE_COLOR, chart_title
 
-_HEIGHT = 300
-_COLORS = (
-    alt.Color("variant:N", title=None)
-    .scale(scheme="tableau10")
-    .legend(orient="top", labelLimit=320, columns=2)
-)
+_HEIGHT = 260
+#: characters per line of a wrapped arm label (about 170 px at Vega's 11 px font).
+WRAP = 30
+DASHES = ([1, 0], [6, 3], [2, 2], [8, 3, 2, 3], [4, 4], [1, 3], [10, 4], [3, 6])
+_ADAPTIVE = alt.ExprRef(ADAPTIVE_TEXT["expr"])
 
 
-def _require(frame: pd.DataFrame, columns: tuple[str, ...], what: str) -> None:
+def _title(title: str, subtitle: str | Sequence[str]) -> alt.Title:
+    """A chart title whose subtitle lines wrap (a phone-wide chart cuts long ones with "…")."""
+    lines = [subtitle] if isinstance(subtitle, str) else list(subtitle)
+    return chart_title(title, [part for line in lines for part in textwrap.wrap(line, 52)])
+
+
+def _require(frame: pd.DataFrame, columns: Sequence[str], what: str) -> None:
     missing = [c for c in columns if c not in frame.columns]
     if missing:
         raise ValueError(f"{what} needs columns {list(columns)}; missing {missing}.")
 
 
-def loss_curve_chart(frame: pd.DataFrame, *, title: str = "Training loss") -> alt.Chart:
-    """Training loss against optimiser step, one line per variant (log-scaled loss).
+def wrap_expr(labels: Sequence[str], *, width: int = WRAP) -> str:
+    """A Vega expression giving each label as lines of at most ``width`` characters (an array:
+    Vega draws it as multi-line text); other values unchanged."""
+    expr = "datum.label"
+    for label in reversed(list(labels)):
+        lines = textwrap.wrap(label, width) or [label]
+        expr = f"datum.label === {json.dumps(label)} ? {json.dumps(lines)} : {expr}"
+    return expr
 
-    ``frame``: columns ``variant``, ``step``, ``loss`` (one row per recorded step and variant; the
-    library averages seeds before this point). Non-positive losses cannot sit on a log axis and
-    are left out by Vega-Lite.
-    """
-    _require(frame, ("variant", "step", "loss"), "The loss chart")
-    return (
-        alt.Chart(frame)
-        .mark_line(interpolate="monotone")
-        .encode(
-            x=alt.X("step:Q", title="optimiser step"),
-            y=alt.Y("loss:Q", title="training loss (cross-entropy)").scale(type="log"),
-            color=_COLORS,
-            tooltip=["variant:N", "step:Q", alt.Tooltip("loss:Q", format=".4f")],
+
+def _color(colors: Mapping[str, str], *, legend: bool) -> alt.Color:
+    names = list(colors)
+    encoding = alt.Color("variant:N", title=None, sort=names).scale(
+        domain=names, range=list(colors.values())
+    )
+    if not legend:
+        return encoding.legend(None)
+    return encoding.legend(
+        orient="bottom", direction="vertical", labelLimit=0, labelExpr=wrap_expr(names),
+        symbolStrokeWidth=3,
+    )  # fmt: skip
+
+
+def _dash(colors: Mapping[str, str]) -> alt.StrokeDash:
+    names = list(colors)
+    return alt.StrokeDash("variant:N", sort=names, legend=None).scale(
+        domain=names, range=[DASHES[i % len(DASHES)] for i in range(len(names))]
+    )
+
+
+def _rules(rules: Sequence[tuple[float, str]], *, field: str, vertical: bool) -> list[alt.Chart]:
+    """Dashed guide rules with their labels (a bound, the training length)."""
+    if not rules:
+        return []
+    data = pd.DataFrame({field: [r[0] for r in rules], "label": [r[1] for r in rules]})
+    base = alt.Chart(data)
+    at = alt.X(f"{field}:Q") if vertical else alt.Y(f"{field}:Q")
+    rule = base.mark_rule(color=GUIDE_COLOR, strokeDash=[4, 4], strokeWidth=2).encode(
+        at, tooltip=["label:N", f"{field}:Q"]
+    )
+    if vertical:
+        text = base.mark_text(align="left", dx=4, baseline="top", color=_ADAPTIVE).encode(
+            x=f"{field}:Q", y=alt.value(2), text="label:N"
         )
-        .properties(title=title, height=_HEIGHT, autosize=FIT_WIDTH)
-    )
+    else:
+        text = base.mark_text(align="left", dy=-6, color=_ADAPTIVE).encode(
+            x=alt.value(2), y=f"{field}:Q", text="label:N"
+        )
+    return [rule, text]
 
 
-def metric_chart(frame: pd.DataFrame, *, metric: str, title: str | None = None) -> alt.LayerChart:
-    """The held-out metric per variant: a point at the mean and a bar from ``low`` to ``high``.
+def interval_chart(
+    frame: pd.DataFrame,
+    *,
+    colors: Mapping[str, str],
+    x_title: str,
+    title: str,
+    subtitle: str | Sequence[str] = (),
+    unit: bool = False,
+    rules: Sequence[tuple[float, str]] = (),
+) -> alt.LayerChart:
+    """Each arm's mean (a point) and interval (a bar), one arm per row, in the frame's order.
 
-    ``frame``: columns ``variant``, ``mean``, ``low``, ``high`` (one row per variant; ``low``/
-    ``high`` are the library's spread over seeds, e.g. mean ± one standard deviation), and
-    optionally ``role`` ("variant" or "control") which sets the point's shape so the control
-    stands apart. ``metric`` names the y axis.
+    ``frame``: ``variant, mean, low, high``; ``unit`` keeps the axis on [0, 1] (an accuracy);
+    ``rules``: ``(value, label)`` dashed vertical guides (e.g. the position-blind ceiling).
     """
-    _require(frame, ("variant", "mean", "low", "high"), "The metric chart")
-    frame = frame.assign(role=frame.get("role", "variant"))
-    base = alt.Chart(frame).encode(
-        x=alt.X("variant:N", title=None, sort=None).axis(labelAngle=0, labelLimit=220),
-        color=_COLORS.legend(None),
+    _require(frame, ("variant", "mean", "low", "high"), "The interval chart")
+    order = list(frame["variant"])
+    scale = alt.Scale(domain=[0, 1]) if unit else alt.Scale(zero=False)
+    y = alt.Y("variant:N", title=None, sort=order).axis(
+        labelLimit=0, labelExpr=wrap_expr(order), labelPadding=6
     )
-    bars = base.mark_rule(strokeWidth=2).encode(y=alt.Y("low:Q", title=metric), y2="high:Q")
-    points = base.mark_point(size=90, filled=True).encode(
-        y="mean:Q",
-        shape=alt.Shape("role:N", title=None).legend(orient="top"),
+    base = alt.Chart(frame).encode(y=y, color=_color(colors, legend=False))
+    bars = base.mark_rule(strokeWidth=3).encode(
+        x=alt.X("low:Q", title=x_title).scale(scale), x2="high:Q"
+    )
+    points = base.mark_point(size=110, filled=True).encode(
+        x="mean:Q",
         tooltip=[
             "variant:N",
-            "role:N",
             alt.Tooltip("mean:Q", format=".4f"),
-            alt.Tooltip("low:Q", format=".4f"),
-            alt.Tooltip("high:Q", format=".4f"),
+            alt.Tooltip("low:Q", format=".4f", title="95% interval from"),
+            alt.Tooltip("high:Q", format=".4f", title="to"),
         ],
     )
-    return (bars + points).properties(
-        title=title or f"{metric}: mean and 95% interval over seeds",
-        height=_HEIGHT,
+    return alt.layer(bars, points, *_rules(rules, field="low", vertical=True)).properties(
+        title=_title(title, subtitle),
+        height=max(120, 52 * len(order)),
         autosize=FIT_WIDTH,
     )
 
 
-def band_chart(
+def lines_chart(
     frame: pd.DataFrame,
     *,
     x: str,
+    y: str,
     x_title: str,
-    metric: str,
-    rule_at: int | None = None,
-    rule_label: str = "",
-    title: str | None = None,
+    y_title: str,
+    colors: Mapping[str, str],
+    title: str,
+    subtitle: str | Sequence[str] = (),
+    band: bool = False,
+    log: bool = False,
+    unit: bool = False,
+    rules: Sequence[tuple[float, str]] = (),
+    height: int = _HEIGHT,
 ) -> alt.LayerChart:
-    """A metric against ``x`` (sequence length, position) per variant, its spread as a band.
+    """One line per arm of ``y`` against ``x``; with ``band``, a shaded ``low``–``high`` band.
 
-    ``frame``: columns ``variant``, ``x``, ``mean``, ``low``, ``high``. ``rule_at`` draws a dashed
-    vertical rule (e.g. at the longest training length: points to its right are extrapolation,
-    Press et al. 2022's "train short, test long").
+    ``frame``: ``variant``, ``x``, ``y`` (and ``low``, ``high`` for the band); ``log`` puts ``y``
+    on a log axis, ``unit`` on [0, 1]; ``rules``: ``(x, label)`` dashed vertical guides.
     """
-    _require(frame, ("variant", x, "mean", "low", "high"), "The band chart")
-    base = alt.Chart(frame).encode(x=alt.X(f"{x}:Q", title=x_title), color=_COLORS)
-    band = base.mark_area(opacity=0.2).encode(y=alt.Y("low:Q", title=metric), y2="high:Q")
-    line = base.mark_line(point=True).encode(
-        y="mean:Q",
-        tooltip=[
-            "variant:N",
-            f"{x}:Q",
-            alt.Tooltip("mean:Q", format=".4f"),
-            alt.Tooltip("low:Q", format=".4f"),
-            alt.Tooltip("high:Q", format=".4f"),
-        ],
+    _require(frame, ("variant", x, y, *(("low", "high") if band else ())), "The line chart")
+    y_scale = alt.Scale(type="log") if log else alt.Scale(domain=[0, 1]) if unit else alt.Scale()
+    base = alt.Chart(frame).encode(
+        x=alt.X(f"{x}:Q", title=x_title), color=_color(colors, legend=True)
     )
-    layers = [band, line]
-    if rule_at is not None:
-        rule = (
-            alt.Chart(pd.DataFrame({x: [rule_at], "label": [rule_label]}))
-            .mark_rule(strokeDash=[4, 4], color="gray")
-            .encode(x=f"{x}:Q", tooltip=["label:N", f"{x}:Q"])
+    layers = []
+    if band:
+        layers.append(
+            base.mark_area(opacity=0.15).encode(
+                y=alt.Y("low:Q", title=y_title).scale(y_scale), y2="high:Q"
+            )
         )
-        layers.append(rule)
-    return alt.layer(*layers).properties(
-        title=title or f"{metric} by {x_title} (band: spread over seeds)",
-        height=_HEIGHT,
-        autosize=FIT_WIDTH,
+    tips = ["variant:N", f"{x}:Q", alt.Tooltip(f"{y}:Q", format=".4f", title=y_title)]
+    line = base.mark_line(strokeWidth=2, clip=True, point=alt.OverlayMarkDef(size=18))
+    y_axis = alt.Y(f"{y}:Q", title=y_title).scale(y_scale)
+    layers.append(line.encode(y=y_axis, strokeDash=_dash(colors), tooltip=tips))
+    return alt.layer(*layers, *_rules(rules, field=x, vertical=True)).properties(
+        title=_title(title, subtitle), height=height, autosize=FIT_WIDTH
     )
 
 
-def step_score_chart(
+def ranking_chart(
     frame: pd.DataFrame,
     *,
-    score: str,
-    current: int | None = None,
-    best: float | None = None,
-    title: str | None = None,
+    colors: Mapping[str, str],
+    title: str,
+    subtitle: str | Sequence[str] = (),
 ) -> alt.LayerChart:
-    """A score of the learned table at each snapshot step, one line per variant.
+    """Arms ranked on unseen positions: the 95 % interval and mean (filled point) of the unseen
+    accuracy, the same arm's accuracy on seen positions (hollow point), a note per row.
 
-    ``frame``: columns ``variant``, ``step``, ``score``. ``current`` marks the step the slider
-    shows with a vertical rule; ``best`` (e.g. 1 for R²) is kept on the y axis so a score far
-    from perfect does not look close to it on a zoomed-in axis.
+    ``frame``: ``variant, row, mean, low, high, in_range, ranked`` in rank order; ``row`` is the
+    row's label (arm and note joined by a newline: drawn on two lines); rows of arms that are not
+    ranked (not defined, under-trained) are drawn faint or left empty.
     """
-    _require(frame, ("variant", "step", "score"), "The per-step chart")
-    line = (
-        alt.Chart(frame)
-        .mark_line(point=True)
-        .encode(
-            x=alt.X("step:Q", title="optimiser step"),
-            y=alt.Y("score:Q", title=score).scale(
-                domainMax=best if best is not None else alt.Undefined
-            ),
-            color=_COLORS,
-            tooltip=["variant:N", "step:Q", alt.Tooltip("score:Q", format=".4f")],
-        )
+    _require(frame, ("variant", "row", "mean", "low", "high", "in_range", "ranked"), "Ranking")
+    order = list(frame["row"])
+    y = alt.Y("row:N", title=None, sort=order).axis(
+        labelLimit=0, labelExpr="split(datum.label, '\\n')", labelPadding=6
     )
-    layers = [line]
-    if current is not None:
-        layers.append(
-            alt.Chart(pd.DataFrame({"step": [current]}))
-            .mark_rule(color="gray", strokeDash=[4, 4])
-            .encode(x="step:Q")
-        )
-    return alt.layer(*layers).properties(
-        title=title or f"{score} of the table at each snapshot",
-        height=_HEIGHT,
+    base = alt.Chart(frame).encode(
+        y=y,
+        color=_color(colors, legend=False),
+        opacity=alt.Opacity("ranked:N").scale(domain=[True, False], range=[1.0, 0.35]).legend(None),
+    )
+    x = alt.X("low:Q", title="held-out accuracy on unseen positions").scale(domain=[0, 1])
+    bars = base.mark_rule(strokeWidth=3).encode(x=x, x2="high:Q")
+    seen = base.mark_point(size=90, filled=False, strokeWidth=2).encode(x="in_range:Q")
+    tips = [
+        "variant:N",
+        alt.Tooltip("mean:Q", format=".3f", title="unseen positions"),
+        alt.Tooltip("low:Q", format=".3f", title="95% interval from"),
+        alt.Tooltip("high:Q", format=".3f", title="to"),
+        alt.Tooltip("in_range:Q", format=".3f", title="seen positions"),
+    ]
+    unseen = base.mark_point(size=120, filled=True).encode(x="mean:Q", tooltip=tips)
+    return alt.layer(bars, seen, unseen).properties(
+        title=_title(title, subtitle),
+        height=max(140, 56 * len(order)),
         autosize=FIT_WIDTH,
     )
+
+
+def live_loss_spec(colors: Mapping[str, str], *, title: str) -> dict:
+    """The live loss chart as a Vega-Lite spec WITHOUT data (``st.vega_lite_chart(frame, spec)``):
+    the spec stays the same while a run trains, so the browser updates the data in place instead
+    of redrawing the chart on every poll. Data: ``variant, step, loss``."""
+    chart = (
+        alt.Chart()
+        .mark_line(strokeWidth=2, interpolate="monotone")
+        .encode(
+            x=alt.X("step:Q", title="optimiser step"),
+            y=alt.Y("loss:Q", title="training loss (cross-entropy)").scale(type="log"),
+            color=_color(colors, legend=True),
+            strokeDash=_dash(colors),
+            tooltip=["variant:N", "step:Q", alt.Tooltip("loss:Q", format=".4f")],
+        )
+        .properties(title=_title(title, ()), height=_HEIGHT, autosize=FIT_WIDTH)
+    )
+    spec = chart.to_dict(validate=False)
+    spec.pop("data", None)
+    return spec

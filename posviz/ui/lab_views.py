@@ -1,8 +1,7 @@
-"""Views of a finished lab run: the answer, the results table, charts with spreads, and "watch
-the table form" (a step slider over the learned table's heatmap, cosine similarity, PCA and the
-probe score per step).
+"""Views of the lab's stored runs: the answer beside its hero, the sweep at a glance, a cell's
+numbers, more evidence, "watch the table form", the index's answers and the paper-check cards.
 
-Everything here reads a stored :class:`~posviz.lab.LabResult`; nothing trains.
+Everything here lays out what :mod:`posviz.lab.views` computes from a stored run; nothing trains.
 """
 
 from __future__ import annotations
@@ -11,160 +10,133 @@ import pandas as pd
 import streamlit as st
 
 from posviz.analysis.probes import MIN_ROWS
-from posviz.charts import lab as lab_charts
-from posviz.charts.experiments import probe_error_chart
-from posviz.charts.figure import Figure
-from posviz.lab import LabResult, Question, RunStore, load_lab_table, probe, results_frame
-from posviz.lab.answer import metric_name
-from posviz.lab.frames import (
-    length_frame,
-    loss_frame,
-    metric_frame,
-    position_frame,
-    row_movement_frame,
-)
+from posviz.lab import QUESTIONS, LabConfig, LabResult, Question, RunStore, load_lab_table
+from posviz.lab.cards import card_run_id, stored_cards
+from posviz.lab.papers import PAPER_CHECKS
+from posviz.lab.views import answer, cards, figures, runs
+from posviz.lab.views.live import RunPlan, card_plan, question_plan
+from posviz.references import cite
 from posviz.tables import PositionTable
+from posviz.ui import lab_runs
+from posviz.ui.answer import show_hero, show_verdict
 from posviz.ui.cache import cached_data
 from posviz.ui.display import show_chart, user_errors
 from posviz.ui.learned_views import show_view
 from posviz.ui.state import url_select, url_select_slider
+from posviz.ui.text import safe_md
 
-# --------------------------------------------------------------------------- the result
-
-
-def show_answer(result: LabResult, question: Question) -> None:
-    """The answer in words, what went wrong (divergence), and the notes that qualify it."""
-    st.subheader("Answer")
-    # One finding per line; as a list, so Markdown does not run the lines into one paragraph.
-    st.markdown("\n".join(f"- {line}" for line in result.answer.splitlines()))
-    if result.diverged:
-        names = ", ".join(result.label(v) for v in result.diverged)
-        st.warning(
-            f"Training diverged for {names}: the loss became NaN or infinite, so their metrics "
-            "are not defined. Lower **Learning rate** in Settings and run again.",
-            icon="⚠️",
-        )
-    for note in result.notes:
-        st.caption(note)
+PAPERS_PAGE = "pages/lab_papers.py"
+_BADGE = {True: "green", False: "orange", None: "gray"}
 
 
-def show_table(result: LabResult) -> None:
-    """The results table (the CLI prints the same one)."""
-    st.subheader("Results")
-    frame = results_frame(result)
-    st.dataframe(
-        frame,
-        hide_index=True,
-        width="stretch",
-        column_config={
-            name: st.column_config.NumberColumn(format="%.4f")
-            for name in ("mean", "±", "low", "high")
-        },
-    )
-    st.caption(
-        "mean and ± (standard deviation) over seeds; low–high is the 95% interval of the mean "
-        "(Student's t); each seed trains its own model on its own data and is evaluated on fresh "
-        "held-out sequences. Parameters per model: "
-        + ", ".join(f"{result.label(v)} {n:,}" for v, n in result.n_params.items())
-        + "."
-    )
+def page_path(question_id: str) -> str:
+    """The page script of a question (relative to the repository root)."""
+    return f"pages/lab_{question_id}.py"
 
 
-def _extrapolation_start(result: LabResult) -> int | None:
-    """The longest training length when the evaluation goes past it (else no rule is drawn)."""
-    trained = int(result.config.max_len)
-    return trained if max(result.config.eval_lengths) > trained else None
+def _bullets(lines: tuple[str, ...] | list[str], *, max_len: int = 900) -> None:
+    if lines:
+        st.markdown("\n".join(f"- {safe_md(line, max_len=max_len)}" for line in lines))
 
 
-def show_charts(result: LabResult, question: Question, *, key_prefix: str) -> None:
-    """The deciding metric per variant, the metric by length, accuracy by position, the loss."""
-    name = metric_name(question, result.config.eval_lengths)
-    metric = metric_frame(result, question, name)
-    left, right = st.columns(2)
+def show_answer(result: LabResult, cell: str, *, key_prefix: str) -> None:
+    """The answer across the sweep beside the chart that carries the selected cell's verdict."""
+    left, right = st.columns([4, 5], gap="large")
     with left:
-        if len(metric):
-            show_chart(
-                Figure(
-                    lab_charts.metric_chart(metric, metric=name),
-                    metric[["mean", "low", "high"]].to_numpy(),
-                    f"lab_{result.run_id}_{name}",
-                ),
-                key=f"{key_prefix}metric_chart",
+        show_verdict(answer.headline(result))
+        _bullets(answer.support_lines(result))
+        if result.diverged:
+            names = ", ".join(result.label(v) for v in result.diverged)
+            st.warning(
+                f"Training diverged for {safe_md(names, max_len=300)}: the loss became NaN or "
+                "infinite, so their metrics are not defined. Lower **Learning rate**, run again.",
+                icon="⚠️",
             )
-        else:
-            st.info(f"No variant has a defined {name} in this run.")
     with right:
-        lengths, by_length = length_frame(result)
-        if lengths["length"].nunique() > 1:
-            chart = lab_charts.band_chart(
-                lengths,
-                x="length",
-                x_title="held-out sequence length",
-                metric=by_length,
-                rule_at=result.config.max_len,
-                rule_label="longest training length",
-                title=f"{by_length} by length (right of the line: extrapolation)",
-            )
-            data = lengths[["length", "mean", "low", "high"]].to_numpy()
-            show_chart(
-                Figure(chart, data, f"lab_{result.run_id}_by_length"), key=f"{key_prefix}len"
-            )
-        else:
-            positions = position_frame(result)
-            if len(positions):
-                chart = lab_charts.band_chart(
-                    positions,
-                    x="position",
-                    x_title="position in the held-out sequence",
-                    metric="token accuracy",
-                    rule_at=_extrapolation_start(result),
-                    rule_label="longest training length",
-                    title="Held-out accuracy by position (± 1 std)",
-                )
-                data = positions[["position", "mean", "low", "high"]].to_numpy()
-                show_chart(
-                    Figure(chart, data, f"lab_{result.run_id}_by_position"), key=f"{key_prefix}pos"
-                )
-    if question.probe_tables:
-        _show_row_movement(result, key_prefix=key_prefix)
-    losses = loss_frame(result)
-    if len(losses):
-        show_chart(
-            Figure(
-                lab_charts.loss_curve_chart(losses, title="Training loss (mean over seeds)"),
-                losses[["step", "loss"]].to_numpy(),
-                f"lab_{result.run_id}_loss",
-            ),
-            key=f"{key_prefix}loss_chart",
+        hero = figures.hero(result, cell)
+        show_hero(hero.figure, key=f"{key_prefix}hero", note=hero.note)
+
+
+def no_answer(question: Question, config: LabConfig, plan: RunPlan, *, preset: bool) -> None:
+    """What the answer slot says when nothing is stored for these settings (never blank)."""
+    which = "the preset's settings" if preset else "these settings"
+    show_verdict(
+        f"No answer for {which} is stored on this server yet: press Run to train "
+        f"{plan.models} small models ({plan.estimate_text()}); the answer is kept, so the next "
+        "visitor sees it at once."
+    )
+
+
+def pick_cell(result: LabResult, *, key_prefix: str) -> str:
+    """The sweep at a glance (one row per cell); the selected row, synced with the URL."""
+    ids, url_key = answer.cell_ids(result), f"{key_prefix}cell"
+    raw = st.query_params.get(url_key, ids[0])
+    if raw not in ids:
+        st.warning(
+            f"Link parameter {url_key} = “{safe_md(raw, max_len=60)}” is not a cell of this run; "
+            f"showing the preset's. Cells: {', '.join(ids)}.",
+            icon=":material/link:",
         )
-
-
-def _show_row_movement(result: LabResult, *, key_prefix: str) -> None:
-    """How far training moved each row from its start, against position (and so frequency)."""
-    frame = row_movement_frame(result)
-    if not len(frame):
-        return
-    chart = lab_charts.band_chart(
-        frame,
-        x="position",
-        x_title="row of the learned table (position)",
-        metric="row movement ÷ mean early-row movement",
-        rule_at=result.config.max_len,
-        rule_label="longest training length: rows from here are never used",
-        title="How far training moved each row from its start (band: ± 1 std over seeds)",
-    )
-    data = frame[["position", "seen", "mean", "low", "high"]].to_numpy()
-    show_chart(
-        Figure(chart, data, f"lab_{result.run_id}_row_movement"), key=f"{key_prefix}movement"
-    )
+        raw = ids[0]
+    st.subheader("The sweep at a glance")
     st.caption(
-        "Movement ‖W_trained[p] − W_init[p]‖ of each row, divided by the mean movement of rows "
-        "0–7 so both arms share one unit-free axis. How often a row is seen falls with its "
-        "position: every training sequence reaches rows 0–3; with mostly short sequences about "
-        "1 in 500 reaches row 31 (the exported data's `seen` column gives each row's "
-        "probability). Rows past the dashed line were never used: zero gradient, movement "
-        "exactly 0 — the control."
+        "Each row: one combination of the settings a verdict could depend on, the preset's "
+        "first. Highlighted: a verdict that differs from the preset's. Select a row to see its "
+        "numbers and charts."
     )
+    event = st.dataframe(
+        answer.grid(result), hide_index=True, on_select="rerun",
+        selection_mode="single-row-required", key=f"{key_prefix}grid_{result.run_id}",
+        selection_default={"selection": {"rows": [ids.index(raw)]}},
+    )  # fmt: skip
+    rows = event.selection.rows if hasattr(event, "selection") else []
+    cell = ids[rows[0]] if rows else raw
+    if st.query_params.get(url_key) != cell:
+        st.query_params[url_key] = cell
+    return cell
+
+
+def show_cell(result: LabResult, cell_id: str) -> None:
+    """A cell's comparisons (differences with 95% intervals), its table and its convergence."""
+    cell = result.cell(cell_id)
+    which = " (the preset's settings)" if cell.default else ""
+    st.markdown(f"**This cell: {safe_md(cell.label(), max_len=300)}**{which}")
+    st.dataframe(
+        answer.comparisons_frame(result, cell_id), hide_index=True,
+        column_config={"difference": st.column_config.NumberColumn(format="%+.3f")},
+    )  # fmt: skip
+    with st.expander("Every arm's numbers in this cell, and how its training was judged"):
+        number = st.column_config.NumberColumn(format="%.4f")
+        st.dataframe(
+            answer.results_frame(result, cell_id), hide_index=True,
+            column_config={name: number for name in ("mean", "±", "low", "high")},
+        )  # fmt: skip
+        _bullets(answer.convergence_lines(result, cell_id))
+
+
+def show_question(question: Question, config: LabConfig) -> None:
+    """The question in words, its sources, how it is measured and what a run trains."""
+    st.subheader("The question")
+    st.markdown(f"> {question.question}")
+    st.markdown("**Sources:** " + " · ".join(cite(key) for key in question.source_keys))
+    st.markdown(f"**How it is measured.** {question.explain}")
+    st.dataframe(answer.arms_frame(question, config), hide_index=True)
+    st.caption(answer.run_caption(config))
+
+
+def show_evidence(result: LabResult, cell: str, *, key_prefix: str) -> None:
+    """The selected cell's other charts, and the answer in full."""
+    st.subheader("More evidence for this cell")
+    shown = figures.evidence(result, cell)
+    columns = st.columns(min(len(shown), 2) or 1)
+    for index, item in enumerate(shown):
+        with columns[index % 2]:
+            show_chart(item.figure, key=f"{key_prefix}{item.key}")
+            st.caption(item.note)
+    with st.expander("The answer in full: every finding with its numbers"):
+        _bullets(result.answer.splitlines(), max_len=3000)
+        for note in result.notes:
+            st.caption(safe_md(note, max_len=600))
 
 
 def show_run_facts(result: LabResult, *, stored: bool) -> None:
@@ -177,12 +149,20 @@ def show_run_facts(result: LabResult, *, stored: bool) -> None:
     )
 
 
-# --------------------------------------------------------------------------- watch the table form
+def next_link(question_id: str) -> None:
+    """End a question page with the next lab question (the last leads to the paper checks)."""
+    ids = list(QUESTIONS)
+    st.divider()
+    if question_id == ids[-1]:
+        st.page_link(PAPERS_PAGE, label="Next → Paper checks", icon=":material/arrow_forward:")
+        return
+    nxt = QUESTIONS[ids[ids.index(question_id) + 1]]
+    st.page_link(
+        page_path(nxt.id), label=f"Next question → {nxt.title}", icon=":material/arrow_forward:"
+    )
 
-#: query parameters that open a ``lab:`` table in the Learned tables and Probing pages' pickers.
-LEARNED_LINK = ("lrn_a_src", "lrn_a_lab")
-PROBING_LINK = ("prb_t_src", "prb_t_lab")
-CONTROL = probe.CONTROL
+
+# --------------------------------------------------------------------------- watch the table form
 
 
 @cached_data()
@@ -192,121 +172,123 @@ def lab_table(root: str, spec: str) -> PositionTable:
 
 
 @cached_data()
-def probe_by_step(root: str, run_id: str, variant: str, seed: int) -> pd.DataFrame:
-    """:func:`posviz.lab.probe.probe_score_frame` on one stored table's snapshots, cached."""
-    result = RunStore(root).load(run_id)
-    steps = [int(s) for s in result.snapshot_steps]
-    snaps = result.snapshots[variant][seed]  # (n_snapshots, rows, p)
-    return probe.probe_score_frame(snaps, steps, label=result.label(variant), seed=seed)
-
-
-@cached_data()
-def probe_errors(root: str, run_id: str, seed: int) -> pd.DataFrame:
-    """:func:`posviz.lab.probe.probe_error_frame` on every learned final table, cached."""
-    result = RunStore(root).load(run_id)
-    tables = {result.label(v): snaps[seed, -1] for v, snaps in result.snapshots.items()}
-    return probe.probe_error_frame(tables, seed=seed)
-
-
-def _open_links(spec: str) -> None:
-    left, right = st.columns(2)
-    with left:
-        st.page_link(
-            "pages/learned.py",
-            label="Open this table in Learned tables",
-            icon=":material/psychology:",
-            query_params={LEARNED_LINK[0]: "lab", LEARNED_LINK[1]: spec},
-        )
-    with right:
-        st.page_link(
-            "pages/probing.py",
-            label="Probe this table in Probing positions",
-            icon=":material/straighten:",
-            query_params={PROBING_LINK[0]: "lab", PROBING_LINK[1]: spec},
-        )
-    st.caption(
-        f"Table source: `{spec}` (also on the command line: `python -m posviz info {spec}`)."
-    )
+def probe_frames(root: str, run_id: str, variant: str, seed: int) -> tuple[pd.DataFrame, ...]:
+    """The probe per snapshot of one table and the error by position of every final table."""
+    return figures.probe_frames(RunStore(root).load(run_id), variant, seed)
 
 
 def watch_table_form(result: LabResult, store: RunStore, *, key_prefix: str) -> None:
-    """Step slider over a learned table's snapshots: heatmap, cosine similarity, PCA, probe."""
+    """Step slider over a learned table's snapshots: probe, heatmap, cosine similarity, PCA."""
     learned = list(result.snapshots)
     if not learned:
         return
     st.subheader("Watch the table form")
     st.markdown(
         "The learned position table (an `nn.Embedding`) was saved at evenly spaced training "
-        "steps. Move the slider to see it change from random noise; the probe chart shows how "
-        "well a straight line reads each position back from it at every step."
+        "steps. Move the slider to see it change from random noise."
     )
-    root, steps = str(store.root), [int(s) for s in result.snapshot_steps]
-    cols = st.columns([2, 1, 3])
+    root, cols = str(store.root), st.columns([2, 1, 3])
     with cols[0]:
-        variant = url_select(
-            "Learned table of",
-            learned,
-            key=f"{key_prefix}tv",
-            default=learned[0],
-            format_func=result.label,
-        )
+        variant = url_select("Learned table of", learned, key=f"{key_prefix}tv",
+                             default=learned[0], format_func=result.label)  # fmt: skip
     with cols[1]:
-        seeds = [str(s) for s in range(result.config.seeds)]
-        seed = int(url_select("Seed", seeds, key=f"{key_prefix}ts", default="0"))
+        seeds = figures.seed_options(result)
+        seed = int(url_select("Seed", seeds, key=f"{key_prefix}ts", default=seeds[0]))
     with cols[2]:
+        steps = [int(s) for s in result.snapshot_steps]
         step = url_select_slider("Training step", steps, key=f"{key_prefix}step")
     spec = f"lab:{result.run_id}/{variant}/{seed}/{step}"
     with user_errors("Learned table"):
         table = lab_table(root, spec)
-        _open_links(spec)
-        _probe_views(result, root, variant, seed, step, key_prefix=key_prefix)
+        links = st.columns(2)
+        links[0].page_link("pages/learned.py", label="Open this table in Learned tables",
+                           icon=":material/psychology:",
+                           query_params={"lrn_a_src": "lab", "lrn_a_lab": spec})  # fmt: skip
+        links[1].page_link("pages/probing.py", label="Probe this table in Probing positions",
+                           icon=":material/straighten:",
+                           query_params={"prb_t_src": "lab", "prb_t_lab": spec})  # fmt: skip
+        st.caption(f"Table source: `{spec}` (also `python -m posviz info {spec}`).")
+        if table.matrix.shape[0] >= MIN_ROWS:
+            frames = probe_frames(root, result.run_id, variant, seed)
+            charts = st.columns(2)
+            for column, item in zip(
+                charts, figures.probe_shown(result, variant, step, *frames), strict=True
+            ):
+                with column:
+                    show_chart(item.figure, key=f"{key_prefix}{item.key}")
+                    st.caption(item.note)
         left, right = st.columns(2)
         with left:
             show_view(table, "heatmap", {}, key_prefix=f"{key_prefix}t_")
         with right:
             show_view(table, "similarity", {}, key_prefix=f"{key_prefix}t_")
-        show_view(table, "pca2", {"x": 0, "y": 1}, key_prefix=f"{key_prefix}t_")
 
 
-def _probe_views(
-    result: LabResult, root: str, variant: str, seed: int, step: int, *, key_prefix: str
-) -> None:
-    rows = result.snapshots[variant].shape[2]
-    if rows < MIN_ROWS:
-        st.info(f"The table has {rows} rows; the probe needs at least {MIN_ROWS}.")
-        return
-    left, right = st.columns(2)
-    with left:
-        scores = probe_by_step(root, result.run_id, variant, seed)
-        chart = lab_charts.step_score_chart(
-            scores,
-            score="probe R² (held-out rows)",
-            current=step,
-            best=1.0,
-            title="Probe R² per step (1 = positions read back)",
-        )
-        show_chart(
-            Figure(chart, scores[["step", "score"]].to_numpy(), f"lab_{result.run_id}_probe"),
-            key=f"{key_prefix}probe_chart",
-        )
-    with right:
-        errors = probe_errors(root, result.run_id, seed)
-        show_chart(
-            Figure(
-                probe_error_chart(errors),
-                errors[["position", "abs_error"]].to_numpy(),
-                f"lab_{result.run_id}_probe_errors",
-            ),
-            key=f"{key_prefix}probe_err_chart",
-        )
-    st.caption(
-        "A linear (ridge) probe reads each row's position, predicting every row with a model "
-        "that never saw it (5-fold CV as in Wang & Chen 2020; the penalty chosen inside each "
-        "training fold, relative to the table's scale). Right: error by position on the final "
-        "tables of every learned variant (this seed), as on the Probing page. Control: a random "
-        "table of the same shape and scale, probed the same way. Rows past the "
-        "longest training sequence were never used in training and keep their random start. "
-        "R² below 0 means worse than guessing the mean position: the rows are not ordered "
-        "along a line. A model can still be 100% accurate with such a table, since it needs "
-        "the rows distinct, not ordered."
+# --------------------------------------------------------------------------- index and cards
+
+
+def index_answers(answers: dict[str, LabResult | None]) -> None:
+    """The lab's front page: a count of answers, then each question with its answer."""
+    done = sum(r is not None for r in answers.values())
+    show_verdict(
+        f"{len(answers)} questions about positions that only training can answer, each across a "
+        f"sweep of the settings its verdict could depend on; {done} answered on this server."
     )
+    for question in QUESTIONS.values():
+        result = answers[question.id]
+        with st.container(border=True):
+            st.page_link(page_path(question.id), label=question.title, icon=":material/science:")
+            if result is None:
+                estimate = question_plan(question.id, question.default).estimate_text()
+                st.markdown(f"Not computed on this server yet: training takes {estimate}.")
+            else:
+                st.markdown(safe_md(answer.headline(result), max_len=900))
+            st.caption("Asked in " + " · ".join(cite(key) for key in question.source_keys))
+    with st.container(border=True):
+        st.page_link(PAPERS_PAGE, label="Paper checks", icon=":material/fact_check:")
+        st.markdown(safe_md(cards.cards_headline(stored_cards()), max_len=400))
+
+
+def _show_card(view: cards.CardView, store: RunStore) -> None:
+    with st.container(border=True):
+        st.markdown(f"**{view.citation}**")
+        color = _BADGE[view.agrees] if view.run_id else "blue"
+        st.markdown(f":{color}-badge[{view.outcome}] {safe_md(view.claim, max_len=600)}")
+        st.caption(f"[Where the claim was read]({view.claim_read_at})")
+        left, right = st.columns(2)
+        with left:
+            st.markdown("**Published**")
+            if len(view.published):
+                st.dataframe(view.published, hide_index=True)
+            st.caption(safe_md(view.published_note, max_len=600))
+        with right:
+            st.markdown("**This run**")
+            _bullets(view.this_run or ("Not run on this server yet.",))
+        st.markdown(
+            f"**Criterion, fixed in code before the run.** {safe_md(view.criterion, max_len=1500)}"
+        )
+        _bullets(view.conditions)
+        if view.differ:
+            st.markdown(f"**What it would take to differ.** {safe_md(view.differ, max_len=900)}")
+        st.caption(f"Why a tiny model may differ: {safe_md(view.caveat, max_len=900)}")
+        if not view.run_id:
+            check = PAPER_CHECKS[view.check_id]
+            lab_runs.run_controls(
+                card_run_id(check), card_plan(view.check_id), store_root=str(store.root),
+                key_prefix=f"lab_papers_{view.check_id}_", work=runs.card_work(view.check_id),
+            )  # fmt: skip
+
+
+def papers_page() -> None:
+    """One card per paper check: claim, criterion, published vs this run, outcome."""
+    st.title("Paper checks")
+    store = RunStore()
+    stored = stored_cards(store=store)
+    show_verdict(cards.cards_headline(stored))
+    st.markdown(
+        "Published results whose *shape* a CPU lab can test: which curve rises, which arm "
+        "fails — never the values (these models are thousands of times smaller). Each check's "
+        "criterion is fixed in code before any run."
+    )
+    for check_id in PAPER_CHECKS:
+        _show_card(cards.card_view(check_id, stored.get(check_id)), store)

@@ -79,6 +79,7 @@ PAGES: dict[str, list[PageSpec]] = {
             ":material/shuffle:",
             "lab_need_positions",
         ),
+        PageSpec("pages/lab_papers.py", "Paper checks", ":material/fact_check:", "lab_papers"),
     ],
     "Beyond": [
         *_family_specs("Beyond"),

@@ -1,0 +1,5 @@
+"""Position lab: Paper checks"""
+
+from posviz.ui.lab_views import papers_page
+
+papers_page()

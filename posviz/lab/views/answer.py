@@ -1,0 +1,378 @@
+"""A lab page's words, computed from a stored run: the one-sentence answer, the sweep at a glance,
+one cell's numbers, and what a run trains.
+
+The sentence states the question's verdict where it holds in every cell of the sweep, or what it
+depends on with the numbers of the preset's cell and of the nearest cell where it differs
+(:func:`posviz.lab.answer.nearest_other`), so a verdict is never stated past the settings that
+support it. Every number is read from the run; nothing is typed.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from pandas.io.formats.style import Styler
+
+from posviz.analysis.evidence import spread
+from posviz.encodings.families import family, lab_mechanism
+from posviz.lab import metrics as m
+from posviz.lab.answer import AXIS_NAMES, CEILING, HOLDS, nearest_other
+from posviz.lab.config import LabConfig
+from posviz.lab.presets import Question, question
+from posviz.lab.results import Cell, Comparison, Finding, LabResult, summary_frame
+
+#: how a cell whose verdict differs from the preset's shows in the grid (readable in both themes).
+DIFFERS_STYLE = "background-color: #fde8b0; color: #3d2f00"
+
+
+def _names(items: list[str]) -> str:
+    """``"a"``, ``"a and b"``, ``"a, b and c"``."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _deciding(cell: Cell) -> Comparison | None:
+    """The comparison behind a pair cell's verdict (speed of learning at the ceiling)."""
+    speed = cell.verdict.key.startswith("ceiling")
+    for c in cell.comparisons:
+        if (c.metric == "train_loss_mean") == speed:
+            return c
+    return None
+
+
+def _at_ceiling(cell: Cell) -> bool:
+    return cell.verdict.key.startswith("ceiling")
+
+
+def _pair_clause(cell: Cell, labels: dict[str, str], *, head: bool = True) -> str:
+    """A pair cell's verdict with its numbers; at the accuracy ceiling, the speed of learning
+    (``head=False`` leaves out "both reach held-out accuracy ≥ 0.99")."""
+    c = _deciding(cell)
+    if cell.verdict.key == "undecided" or c is None or c.outcome == "undefined":
+        return cell.verdict.text.rstrip(".")
+    a, b = labels[c.a], labels[c.b]
+    win, lose = (a, b) if c.outcome == "a" else (b, a)
+    w, lo = (c.a_mean, c.b_mean) if c.outcome == "a" else (c.b_mean, c.a_mean)
+    if _at_ceiling(cell):
+        first = f"both reach held-out accuracy ≥ {CEILING:.2f}, and " if head else ""
+        if c.outcome == "tie":
+            losses = f"{a} {c.a_mean:.3f}, {b} {c.b_mean:.3f}"
+            return first + f"they learn equally fast (mean training loss {losses})"
+        return first + f"{win} learns faster (mean training loss {w:.3f} vs {lo:.3f})"
+    name = m.spec(c.metric).name
+    if c.outcome == "tie":
+        return (
+            f"{a} and {b} do equally well ({name} {c.a_mean:.3f} vs {c.b_mean:.3f}; the "
+            f"difference's 95% interval {c.low:+.3f} … {c.high:+.3f} contains 0)"
+        )
+    side = "higher" if m.spec(c.metric).higher_is_better else "lower"
+    return f"{win} reaches {side} {name} than {lose} ({w:.3f} vs {lo:.3f})"
+
+
+def _values(rows: list, *, digits: int = 2) -> str:
+    return _names([f"{r.label} ({r.mean:.{digits}f})" for r in rows])
+
+
+def _extrapolation_clause(cell: Cell, q: Question) -> str:
+    ranked = {r.arm for r in cell.ranking}
+    holding = [r for r in cell.ranking if r.holds]
+    losing = [r for r in cell.ranking if not r.holds]
+    parts = [
+        f"{_values(holding)} keep{'s' if len(holding) == 1 else ''} at least {HOLDS:.0%} of "
+        "their seen-position accuracy on unseen positions"
+        if holding
+        else f"no arm keeps {HOLDS:.0%} of its seen-position accuracy on unseen positions"
+    ]
+    if losing:
+        parts.append(f"{_values(losing)} {'does' if len(losing) == 1 else 'do'} not")
+    for v in q.variants:
+        if v.id in ranked:
+            continue
+        values = cell.metrics.get(v.id, {}).get("accuracy_unseen", ())
+        if len(values) and np.isfinite(values).all():
+            parts.append(f"{v.label} is under-trained, not ranked")
+        else:
+            parts.append(f"{v.label} is not defined there (no rows past its training length)")
+    return "; ".join(parts)
+
+
+def _late(cell: Cell, arm: str) -> float:
+    return float(np.mean(cell.metrics[arm]["accuracy_late"]))
+
+
+def _rare_rows_clause(cell: Cell) -> str:
+    key = cell.verdict.key
+    if key == "undecided":
+        return cell.verdict.text.rstrip(".")
+    short, uniform, free = (_late(cell, a) for a in ("short", "uniform", "rope_short"))
+    numbers = f"late-position accuracy {short:.2f} vs {uniform:.2f} with uniform lengths"
+    if key == "no_lag":
+        return f"no: the short-trained table does not lag at the late positions ({numbers})"
+    if key == "rows":
+        return (
+            f"yes: the short-trained table lags at the late positions ({numbers}), while RoPE, "
+            f"which has no table, trained on the same short lengths does not ({free:.2f})"
+        )
+    return (
+        f"not the rows: the short-trained table lags at the late positions ({numbers}), but so "
+        f"does RoPE with no table on the same short lengths ({free:.2f}): attention never saw "
+        "long sequences"
+    )
+
+
+_WITHOUT = {
+    "b": "does worse without positions",
+    "a": "does better without positions",
+    "tie": "does as well without positions",
+    "undecided": "is undecided (under-trained)",
+}
+
+
+def _need_positions_clause(cell: Cell) -> str:
+    enc, dec = cell.comparisons[0], cell.comparisons[1]
+    said = {c.a: _WITHOUT.get(c.outcome, "is not defined") for c in (enc, dec)}
+    return (
+        f"the encoder {said[enc.a]} (held-out loss {enc.a_mean:.2f} vs {enc.b_mean:.2f} with a "
+        f"learned table) and the causal decoder {said[dec.a]} ({dec.a_mean:.2f} vs "
+        f"{dec.b_mean:.2f})"
+    )
+
+
+def cell_clause(result: LabResult, cell: Cell, *, head: bool = True) -> str:
+    """The verdict of one cell in words, with its numbers (lower case, no full stop)."""
+    q = question(result.question_id)
+    labels = dict(zip(result.variant_ids, result.variant_labels, strict=True))
+    if q.kind == "pair":
+        return _pair_clause(cell, labels, head=head)
+    if q.kind == "extrapolation":
+        return _extrapolation_clause(cell, q)
+    if q.kind == "rare_rows":
+        return _rare_rows_clause(cell)
+    return _need_positions_clause(cell)
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def headline(result: LabResult) -> str:
+    """The answer in one sentence: the verdict that holds across the whole sweep, or what it
+    depends on, with the preset's numbers and those of the nearest cell where it differs."""
+    main, cells, default = result.findings[0], result.cells, result.default_cell
+    here = cell_clause(result, default)
+    if main.holds_everywhere:
+        return f"{_capital(here)} — in all {len(cells)} settings of the sweep."
+    other = nearest_other(cells, main.keys, default)
+    changed = [s.label for s in other.settings if s.key != default.setting(s.axis).key]
+    axes = _names([AXIS_NAMES.get(a, a) for a in main.depends_on])
+    if all(_at_ceiling(c) for c in cells):  # accuracy cannot decide anywhere: say so once
+        return (
+            f"Both reach held-out accuracy ≥ {CEILING:.2f} in all {len(cells)} settings, so "
+            f"accuracy cannot tell them apart; which learns faster depends on {axes}: with the "
+            f"preset's settings {cell_clause(result, default, head=False)}; with "
+            f"{', '.join(changed)}, {cell_clause(result, other, head=False)}."
+        )
+    return (
+        f"It depends on {axes}: with the preset's settings {here}; with "
+        f"{', '.join(changed)}, {cell_clause(result, other)}."
+    )
+
+
+def _finding_line(finding: Finding, result: LabResult) -> str:
+    n, default = len(result.cells), result.default_cell.id
+    here = finding.shorts.get(default, "")
+    if finding.holds_everywhere:
+        return f"{_capital(finding.topic)}: {here} in all {n} settings."
+    holds = sum(key == finding.keys[default] for key in finding.keys.values())
+    axes = _names([AXIS_NAMES.get(a, a) for a in finding.depends_on])
+    return (
+        f"{_capital(finding.topic)}: {here} with the preset's settings, in {holds} of {n}; "
+        f"depends on {axes}."
+    )
+
+
+def layer_probe_line(result: LabResult) -> str:
+    """Where position appears inside the probed arm: the first layer whose probe R²'s 95%
+    interval lies wholly above its shuffled control's ("" without a layer probe)."""
+    probe = result.layer_probe
+    if probe is None:
+        return ""
+    scores = [spread(np.asarray(row)) for row in probe.score]
+    controls = [spread(np.asarray(row)) for row in probe.control]
+    found = next(
+        (i for i, (s, c) in enumerate(zip(scores, controls, strict=True)) if s.low > c.high), None
+    )
+    if found is None:
+        best = max(range(len(scores)), key=lambda i: scores[i].mean)
+        return (
+            f"No layer of {probe.label} holds more position than its control "
+            f"({probe.control_label}): "
+            f"best probe R² {scores[best].mean:.2f} at layer {best} vs {controls[best].mean:.2f}."
+        )
+    return (
+        f"Position appears inside {probe.label} although nothing encoded it: probe R² "
+        f"{scores[found].text(2)} at layer {found} against {controls[found].text(2)} with "
+        f"{probe.control_label} (layer 0, the input, holds none)."
+    )
+
+
+def support_lines(result: LabResult) -> tuple[str, ...]:
+    """Short lines under the answer: every other finding across the sweep (a control with its
+    position-blind ceiling), the layer probe."""
+    lines = [_finding_line(f, result) for f in result.findings[1:]]
+    bounds = {b.text for b in result.bounds}
+    if bounds:
+        lines.append(
+            "A model that cannot tell positions apart can reach at most "
+            f"{' / '.join(sorted(bounds))} held-out accuracy here (its position-blind ceiling)."
+        )
+    probe = layer_probe_line(result)
+    return (*lines, *((probe,) if probe else ()))
+
+
+# --------------------------------------------------------------------------- the sweep at a glance
+
+
+def _setting_columns(result: LabResult) -> list[str]:
+    axes = {"task": "task", "init": "table init", "budget": "budget"}
+    return [
+        axis
+        for axis in axes
+        if len({c.setting(axis).key for c in result.cells}) > 1 or axis == "budget"
+    ]
+
+
+def short_setting(cell: Cell, axis: str) -> str:
+    """A setting's label without the words its column already says ("table init …")."""
+    label = cell.setting(axis).label
+    return label.removeprefix("table init ") if axis == "init" else label
+
+
+def short_label(cell: Cell) -> str:
+    """``"reverse (length 12) · N(0, 0.02²) (BERT/GPT-2) · 200 steps (preset)"``."""
+    return " · ".join(short_setting(cell, s.axis) for s in cell.settings)
+
+
+def grid(result: LabResult) -> Styler:
+    """The sweep at a glance: one row per cell (the preset's first), its settings, each
+    finding's verdict there and the arms under-trained there; verdicts that differ from the
+    preset's are highlighted."""
+    axes = _setting_columns(result)
+    names = {"task": "task", "init": "table init", "budget": "budget"}
+    rows, differs = [], []
+    for cell in result.cells:
+        row = {names[a]: short_setting(cell, a) for a in axes}
+        under = [result.label(a) for a, ok in cell.converged.items() if not ok]
+        row["under-trained"] = ", ".join(under) or "—"
+        flags = dict.fromkeys(row, "")
+        for f in result.findings:
+            row[f.topic] = f.shorts.get(cell.id, "")
+            same = f.keys.get(cell.id) == f.keys.get(result.default_cell.id)
+            flags[f.topic] = "" if same else DIFFERS_STYLE
+        rows.append(row)
+        differs.append(flags)
+    frame = pd.DataFrame(rows)
+    styles = pd.DataFrame(differs, columns=frame.columns)
+    return frame.style.apply(lambda _: styles, axis=None)
+
+
+def cell_ids(result: LabResult) -> tuple[str, ...]:
+    """The cells in the grid's row order."""
+    return tuple(c.id for c in result.cells)
+
+
+def comparisons_frame(result: LabResult, cell_id: str) -> pd.DataFrame:
+    """Every comparison of a cell: ``comparison, measured on, difference, 95% interval, seeds,
+    verdict`` (the difference is the first arm minus the second, paired over seeds)."""
+    cell = result.cell(cell_id)
+    label = dict(zip(result.variant_ids, result.variant_labels, strict=True))
+    rows = []
+    for c in cell.comparisons:
+        decided = c.outcome in ("a", "b")
+        winner = label.get(c.a if c.outcome == "a" else c.b, "") if decided else ""
+        rows.append(
+            {
+                "comparison": f"{label.get(c.a, c.a)} − {label.get(c.b, c.b)}",
+                "measured on": c.metric_label,
+                "difference": c.estimate,
+                "95% interval": "n/a"
+                if not math.isfinite(c.low)
+                else f"{c.low:+.3f} … {c.high:+.3f}",
+                "seeds": c.n,
+                "verdict": f"{winner} better"
+                if decided
+                else {"tie": "no difference"}.get(c.outcome, c.outcome),
+            }
+        )
+    return pd.DataFrame(
+        rows,
+        columns=["comparison", "measured on", "difference", "95% interval", "seeds", "verdict"],
+    )
+
+
+def results_frame(result: LabResult, cell_id: str) -> pd.DataFrame:
+    """A cell's results table (every arm and metric with its spread over seeds)."""
+    return summary_frame(result.cell(cell_id).summary)
+
+
+def convergence_lines(result: LabResult, cell_id: str) -> tuple[str, ...]:
+    """How each arm's training was judged in a cell (converged or under-trained, and why)."""
+    cell = result.cell(cell_id)
+    return tuple(f"{result.label(arm)}: {how}" for arm, how in cell.convergence.items())
+
+
+# --------------------------------------------------------------------------- what a run trains
+
+_ENTERS = {
+    "none": "nowhere",
+    "rotary": "rotates queries and keys",
+    "bias": "fixed bias on attention scores",
+    "learned_bucket_bias": "learned bias per distance bucket",
+}
+_INJECTION = {
+    "input": "added to the token embedding",
+    "concat": "concatenated with the token embedding",
+    "every_layer": "added before every layer",
+}
+
+
+def _lengths(config: LabConfig) -> str:
+    if config.min_len == config.max_len:
+        return str(config.max_len)
+    return f"{config.min_len}–{config.max_len} ({config.length_dist})"
+
+
+def arms_frame(q: Question, config: LabConfig) -> pd.DataFrame:
+    """The arms a run trains: attention, position family, where positions enter, task, lengths."""
+    rows = []
+    for v in q.variants:
+        run = v.config_for(config)
+        kind = lab_mechanism(v.model.scheme).kind
+        enters = _ENTERS.get(kind) or _INJECTION[v.model.injection]
+        if kind == "none" and v.model.kind == "decoder":
+            enters = "nowhere: only the causal mask orders tokens"
+        rows.append(
+            {
+                "arm": v.label,
+                "role": "" if v.role == "arm" else v.role,
+                "attention": "causal (decoder)"
+                if v.model.kind == "decoder"
+                else "bidirectional (encoder)",
+                "positions": family(v.model.scheme).label,
+                "positions enter": enters,
+                "task": run.task,
+                "training lengths": _lengths(run),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def run_caption(config: LabConfig) -> str:
+    """Seeds, steps and model size of a run, in one sentence."""
+    return (
+        f"Each arm: {config.seeds} seeds × {config.steps} steps (and 3× for the budget sweep) of "
+        f"{config.batch} sequences, width {config.width}, {config.heads} heads, {config.layers} "
+        f"layers, learning rate {config.lr:g}; held-out evaluation on {config.eval_batch} fresh "
+        f"sequences per seed of length {', '.join(map(str, config.eval_lengths))}."
+    )
