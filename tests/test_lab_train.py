@@ -297,3 +297,12 @@ def test_bad_arms_are_refused_with_the_fix(arms: list, words: str) -> None:
         lab_train.train_arms(arms, steps=2, checkpoints=())
     with pytest.raises(ValueError, match="outside 0 … 2"):
         lab_train.train_arms(MIXED[:1], steps=2, checkpoints=(3,))
+
+
+def test_a_big_shape_is_packed_into_bounded_models_and_stays_paired() -> None:
+    big = replace(KB, batch=64, max_len=32, eval_lengths=(32,), seeds=3)  # 6,144 tokens an arm
+    assert 2 * 3 * 64 * 32 > lab_train.MAX_MODEL_TOKENS >= 3 * 64 * 32
+    twin = (lab_train.Arm("a", MIXED[0].model, big), lab_train.Arm("b", MIXED[0].model, big))
+    out = lab_train.train_arms(twin, steps=2, checkpoints=(2,))
+    assert out["a"].model is not out["b"].model  # two batched models ...
+    _same(out["a"], out["b"])  # ... the same starts and batches: seed s is one model twice

@@ -21,8 +21,9 @@ an existing mechanism trains here unchanged. Per member:
   concatenated) at the input.
 * ``rotary`` — queries and keys rotated by angles ``t·θ_i``, ``θ = inv_freq(head_dim)``, pairing
   dim ``i`` with ``i + hd/2`` (``rotate_half``, Su et al. 2021 eq. 34). A zero frequency leaves its
-  pair unrotated; members without rotary positions have every ``θ_i = 0`` (cos 1, sin 0: the
-  identity).
+  pair unrotated. Only a leading block of members is rotated (the trainer puts rotary arms
+  first); a member without rotary positions inside that block has every ``θ_i = 0`` (cos 1,
+  sin 0: the identity).
 * ``bias`` — fixed additive logits ``bias(T, H, causal)``, e.g. ALiBi (Press et al. 2022 §3).
 * ``learned_bucket_bias`` — one learned scalar per relative-distance bucket and head, shared by
   the layers (T5, Raffel et al. 2020 §2.1), started at 0.
@@ -176,7 +177,7 @@ def _norm_linear(
 def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
     """RoPE with ``rotate_half`` pairing: ``(a, b) → (a cos θ − b sin θ, b cos θ + a sin θ)``.
 
-    ``x`` ``(E, B, H, T, hd)``; ``cos`` and ``sin`` ``(E, 1, 1, T, hd)`` hold each pair's
+    ``x`` ``(R, B, H, T, hd)``; ``cos`` and ``sin`` ``(R, 1, 1, T, hd)`` hold each pair's
     angle in both of its dims, ``sin`` negated in the first half (see :func:`rotary_tables`).
     """
     half = x.shape[-1] // 2
