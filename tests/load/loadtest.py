@@ -751,7 +751,8 @@ def verify_lab_store(lab_dir: Path) -> dict:
     store = RunStore(lab_dir)
     folders = [p for p in lab_dir.iterdir() if p.is_dir() and not p.name.startswith(".")]
     loaded = [f.name for f in folders if store.load(f.name) is not None]
-    temps = [p.name for p in lab_dir.iterdir() if p.name.startswith(".") and p.name != ".lock"]
+    kept = {".lock", ".claims"}  # the store's write lock and the replicas' run claims
+    temps = [p.name for p in lab_dir.iterdir() if p.name.startswith(".") and p.name not in kept]
     return {
         "checked": True,
         "entries": len(folders),
