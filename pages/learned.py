@@ -2,11 +2,12 @@
 
 import streamlit as st
 
-from posviz.ui import safe_md, show_chart, url_checkbox, url_select, user_errors
-from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict, waiting
-from posviz.ui.heroes import learned_hero_for
+from posviz.tables.picker import comparison_default
+from posviz.ui import safe_md, url_checkbox, url_select, user_errors
+from posviz.ui.answer import answer_slot, next_question, show_verdict, waiting
+from posviz.ui.heroes import learned_hero_for, learned_linked_hero_for, show_linked_hero
 from posviz.ui.learned_views import FULL_WIDTH_VIEWS, TABLE_VIEWS, show_view, view_controls
-from posviz.ui.table_source import comparison_default, describe_table, pick_table
+from posviz.ui.table_source import describe_table, pick_table
 
 st.title("Learned position tables")
 answer = answer_slot()  # the verdict and the hero, drawn once the table below is chosen
@@ -49,22 +50,16 @@ for column, table in zip(columns, (first, second), strict=False):
 with answer, user_errors("Summary"):
     if first is not None:
         with waiting("Comparing every position with every other one …"):
-            verdict, similarity, path = learned_hero_for(first)
+            verdict, _similarity, _path = learned_hero_for(first)
         show_verdict(verdict)
-        left, right = st.columns([3, 2], gap="medium")
-        with left:
-            show_hero(
-                similarity,
-                key="lrn_hero_sim",
-                note="Red: the two positions point the same way; blue: opposite ways.",
-            )
-        with right:
-            show_chart(path, key="lrn_hero_pca")
-            st.caption(
-                "The positions on the table's first two principal components, in order "
-                "(colour = position). Drag the slider or press ▶ play to walk along them; "
-                "point at a dot to see its position."
-            )
+        show_linked_hero(
+            learned_linked_hero_for(first),
+            key="lrn_hero",
+            note="Red: the two positions point the same way; blue: opposite ways. The path: "
+            "the positions on the table's first two principal components, in order (colour = "
+            "position). Point at a row of the matrix or a dot on the path, or press ▶ play: "
+            "the crossed row and column and the ringed dot follow the same position.",
+        )
 
 # Each side's own widgets (zoom window, dimensions, threshold …) live under lrn_a_… / lrn_b_…,
 # so a copied link reproduces both tables' views. Image views (every cell one pixel) get the full

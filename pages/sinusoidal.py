@@ -13,10 +13,15 @@ from posviz.encodings.sinusoidal import (
 )
 from posviz.references import cite
 from posviz.ui import show_chart, url_number, url_select, url_slider, user_errors
-from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict
+from posviz.ui.answer import answer_slot, next_question, show_verdict
 from posviz.ui.circle_view import unit_circle_view
 from posviz.ui.heatmap_view import heatmap_view
-from posviz.ui.heroes import sinusoid_hero, why_sin_and_cos
+from posviz.ui.heroes import (
+    show_linked_hero,
+    sinusoid_hero,
+    sinusoid_linked_hero,
+    why_sin_and_cos,
+)
 from posviz.ui.line_views import dimensions_view, shift_similarity_view, variance_view
 from posviz.ui.loaders import cached_sinusoidal
 from posviz.ui.sinusoid_views import slow_columns_view
@@ -106,17 +111,15 @@ if table is None:
 tag = f"sin:{n}:{d}:{base!r}:{layout}"
 name = f"sinusoidal-{n}x{d}-{layout}"
 with answer:
-    verdict, hero_table, hero_clock = sinusoid_hero(int(n), int(d), float(base), layout, 10)
+    verdict, _table, _clock = sinusoid_hero(int(n), int(d), float(base), layout, 10)
     show_verdict(verdict)
-    left, right = st.columns([3, 2], gap="medium")
-    with left:
-        show_hero(
-            hero_table,
-            key="sin_hero_table",
-            note="Positions run down, dimensions across (blue −1, white 0, red +1).",
-        )
-    with right:
-        show_chart(hero_clock, key="sin_hero_clock")
+    show_linked_hero(
+        sinusoid_linked_hero(int(n), int(d), float(base), layout, 10),
+        key="sin_hero",
+        note="Positions run down, dimensions across (blue −1, white 0, red +1). Point at a row "
+        "of the table or a dot on the clock, or press ▶ play: the outlined row and the hands "
+        "follow the same position.",
+    )
 
 st.subheader("Why sin *and* cos?")
 alone, both, why = why_sin_and_cos(int(n), int(d), float(base), layout)

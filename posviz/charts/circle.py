@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from posviz.charts.figure import Figure, WithParams
+from posviz.charts.linked import POSITION_PARAM, position_params
 from posviz.charts.style import (
     ADAPTIVE_TEXT,
     GUIDE_COLOR,
@@ -34,55 +35,8 @@ from posviz.charts.style import (
 MAX_CIRCLE_POINTS = 2048  # per hand; longer tables are thinned with a stated stride
 MAX_HANDS = 6
 HAND_COLORS = PALETTE[:MAX_HANDS]
-#: In-browser animation: one position every this many milliseconds while ▶ play is on.
-PLAY_INTERVAL_MS = 160
 #: Positions drawn behind each hand as a fading trail, so a still frame shows the turning.
 TRAIL = 8
-#: The Vega-Lite parameter holding the current position (slider, play, URL all set it).
-POSITION_PARAM = "pos"
-PLAY_PARAM = "play"
-
-
-def position_params(
-    *, current: int, last: int, step: int = 1, label: str = "position", hover: bool = True
-) -> list[dict[str, Any]]:
-    """Vega-Lite parameters for an in-browser position slider and a ▶ play switch.
-
-    ``pos`` starts at ``current`` and is bound to a range input ``0 … last`` (in ``step``\\ s);
-    while ``play`` is checked a Vega ``timer`` event advances it by ``step`` every
-    :data:`PLAY_INTERVAL_MS` ms, wrapping to 0 after ``last``. With ``hover``, pointing at any
-    mark that carries a ``position`` moves ``pos`` there (the linked highlight). The inputs live
-    inside the chart, so neither a drag nor a frame of the animation goes back to the server.
-    """
-    if not 0 <= current <= last:
-        raise ValueError(f"current={current} is outside 0 … {last}; choose a position in range.")
-    if step < 1:
-        raise ValueError(f"step={step} must be at least 1.")
-    advance = f"{PLAY_PARAM} ? ({POSITION_PARAM} + {step} > {last} ? 0 : {POSITION_PARAM} + {step})"
-    return [
-        {
-            "name": PLAY_PARAM,
-            "value": False,
-            "bind": {"input": "checkbox", "name": "▶ play "},
-        },
-        {
-            "name": POSITION_PARAM,
-            "value": int(current),
-            "bind": {"input": "range", "min": 0, "max": int(last), "step": int(step),
-                     "name": f"{label} "},
-            "on": [
-                {
-                    "events": {"type": "timer", "throttle": PLAY_INTERVAL_MS},
-                    "update": f"{advance} : {POSITION_PARAM}",
-                },
-                *([{
-                    "events": "pointerover",
-                    "update": f"isValid(datum) && isNumber(datum.position) && !{PLAY_PARAM} "
-                              f"? datum.position : {POSITION_PARAM}",
-                }] if hover else []),
-            ],
-        },
-    ]  # fmt: skip
 
 
 def unit_circle_chart(
@@ -98,6 +52,7 @@ def unit_circle_chart(
     subtitle: str | Sequence[str] = "",
     size: int = 440,
     animate: bool = False,
+    size_signals: tuple[str, str] = ("width", "height"),
 ) -> alt.LayerChart | WithParams:
     """Every position as a point ``(M[p, pair[0]], M[p, pair[1]])``, position ``current`` as a hand.
 
@@ -112,6 +67,9 @@ def unit_circle_chart(
         animate: add an in-chart position slider and ▶ play (:func:`position_params`); the hands,
             their fading trails of the last :data:`TRAIL` positions and the position label then
             follow the slider in the browser.
+        size_signals: the Vega expressions of the plot's width and height, which keep the circle
+            round; in a :class:`posviz.charts.linked.LinkedChart` those of
+            :func:`posviz.charts.linked.view_size`.
     """
     table = np.asarray(matrix)
     n, d = table.shape
@@ -138,8 +96,8 @@ def unit_circle_chart(
     data_reach = float(np.abs(points[["x", "y"]].to_numpy()).max()) * 1.05 or 1.0
     reach = max(1.08, data_reach) if circle else data_reach
     scales = (
-        alt.Scale(nice=False, **_domain(reach, "x")),
-        alt.Scale(nice=False, **_domain(reach, "y")),
+        alt.Scale(nice=False, **_domain(reach, "x", size_signals)),
+        alt.Scale(nice=False, **_domain(reach, "y", size_signals)),
     )
     x = alt.X("x:Q", title=axis_titles[0], scale=scales[0])
     y = alt.Y("y:Q", title=axis_titles[1], scale=scales[1])
@@ -191,8 +149,9 @@ def unit_circle_chart(
     return WithParams(chart, position_params(current=current, last=int(positions[-1]), step=stride))
 
 
-def _domain(reach: float, axis: str) -> dict[str, Any]:
-    return {k: alt.ExprRef(v["expr"]) for k, v in equal_aspect_domain(reach, axis=axis).items()}
+def _domain(reach: float, axis: str, size: tuple[str, str]) -> dict[str, Any]:
+    domain = equal_aspect_domain(reach, axis=axis, size=size)
+    return {k: alt.ExprRef(v["expr"]) for k, v in domain.items()}
 
 
 def _hand_layers(points, current, stride, xy, scales, color, axis_titles, animate) -> list:

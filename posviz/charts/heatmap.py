@@ -30,6 +30,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from posviz.charts.linked import POSITION_PARAM, cells_mark
 from posviz.charts.style import ADAPTIVE_TEXT
 
 Reduce = Literal["mean", "absmax"]
@@ -143,6 +144,46 @@ def annotation_layers(
                 "strokeJoin": "round", "color": "#ffffff"}  # fmt: skip
         layers.append({**base, "mark": halo})
         layers.append({**base, "mark": {**text, "color": ANNOTATION_INK}})
+    return layers
+
+
+def position_layers(
+    view: str, window: Window, x: dict[str, Any], y: dict[str, Any], *, columns: bool = False
+) -> list[dict[str, Any]]:
+    """Layers outlining the row of the linked position (``pos``, see :mod:`posviz.charts.linked`)
+    across the window, and with ``columns`` its column too (a position × position matrix).
+
+    Each outline is drawn twice, a wide white halo under a thin dark line, so it reads on red,
+    white and blue cells alike; it disappears while ``pos`` lies outside the window. The layers
+    are named ``<view>_row`` / ``<view>_column`` (and ``…_halo``): Vega's SVG gives their marks
+    these classes.
+    """
+    shared = {k: v for k, v in x.items() if k in ("scale", "axis", "title")}
+    shared_y = {k: v for k, v in y.items() if k in ("scale", "axis", "title")}
+    w, pos = window, POSITION_PARAM
+    bands = [("row", "y", "x", shared_y, shared, (w.row0, w.row1), (w.col0, w.col1))]
+    if columns:
+        bands.append(("column", "x", "y", shared, shared_y, (w.col0, w.col1), (w.row0, w.row1)))
+    layers: list[dict[str, Any]] = []
+    for kind, along, across, scale, other, (lo, hi), (start, stop) in bands:
+        band = {
+            "data": {"values": [{}]},
+            "transform": [
+                {"calculate": pos, "as": "p0"},
+                {"calculate": f"{pos} + 1", "as": "p1"},
+                {"filter": f"datum.p0 >= {lo} && datum.p0 < {hi}"},
+            ],
+            "encoding": {
+                along: {"field": "p0", "type": "quantitative", **scale},
+                f"{along}2": {"field": "p1"},
+                across: {"datum": start, "type": "quantitative", **other},
+                f"{across}2": {"datum": stop},
+            },
+        }
+        for suffix, color, width in (("_halo", "#ffffff", 4), ("", ANNOTATION_INK, 1.5)):
+            mark = {"type": "rect", "fill": color, "fillOpacity": 0, "stroke": color,
+                    "strokeWidth": width, "clip": True}  # fmt: skip  # every colour named
+            layers.append({"name": f"{view}_{kind}{suffix}", **band, "mark": mark})
     return layers
 
 
@@ -429,13 +470,20 @@ class VegaLiteChart:
 
 
 def _axis_channel(
-    field: str, title: str, domain: list[int], reverse: bool = False, stretch: str = ""
+    field: str,
+    title: str,
+    domain: list[int],
+    reverse: bool = False,
+    stretch: str = "",
+    size: tuple[str, str] = ("width", "height"),
 ) -> dict:
     """A quantitative position channel over ``domain``; ``stretch`` (``"x"``/``"y"``) lets the
-    domain grow with the plot's aspect ratio so that cells stay square (see ``square=``)."""
+    domain grow with the plot's aspect ratio so that cells stay square (see ``square=``);
+    ``size`` names the plot's width and height (Vega signals or numbers)."""
     scale: dict[str, Any] = {"domain": domain, "nice": False, "zero": False}
     if stretch:
-        ratio = "width / height" if stretch == "x" else "height / width"
+        width, height = size
+        ratio = f"{width} / {height}" if stretch == "x" else f"{height} / {width}"
         span = domain[1] - domain[0]
         scale = {
             "domainMin": domain[0],
@@ -487,6 +535,8 @@ def heatmap_chart(
     square: bool = False,
     annotations: Sequence[Annotation] = (),
     subtitle: Sequence[str] = (),
+    linked_as: str | None = None,
+    size_signals: tuple[str, str] = ("width", "height"),
 ) -> VegaLiteChart:
     """Heatmap of ``matrix[window]`` (positions down, dimensions across) as a Vega-Lite layer chart.
 
@@ -507,6 +557,12 @@ def heatmap_chart(
             longer side of the plot shows more of the axis instead of stretching the image.
         annotations: notes drawn over the image (:class:`Annotation`), e.g. a seam or a band.
         subtitle: lines added under the title, before the 1:1/reduced statement.
+        linked_as: the view's name in a :class:`posviz.charts.linked.LinkedChart` whose ``pos``
+            this heatmap shows (its row outlined; a ``square`` matrix's column too) and sets
+            (the row under the pointer, with ``rows_of=[linked_as]``). Such a chart draws only
+            inside that linked chart, which defines ``pos``.
+        size_signals: the Vega expressions of the plot's width and height that keep a
+            ``square`` matrix square (:func:`posviz.charts.linked.view_size` in a linked chart).
     Returns:
         :class:`VegaLiteChart` (``to_dict()`` like an Altair chart; ``to_altair()`` for an
         ``alt.LayerChart``); never displayed here.
@@ -518,9 +574,10 @@ def heatmap_chart(
     rows, cols = w.shape
     if height is None:
         height = int(min(720, max(160, width * img.pixels[0] / img.pixels[1])))
-    x = _axis_channel("col0", x_title, [w.col0, w.col1], stretch="x" if square else "")
+    x = _axis_channel("col0", x_title, [w.col0, w.col1], stretch="x" if square else "",
+                      size=size_signals)  # fmt: skip
     y = _axis_channel("row0", y_title, [w.row0, w.row1], reverse=True,
-                      stretch="y" if square else "")  # fmt: skip
+                      stretch="y" if square else "", size=size_signals)  # fmt: skip
     frame = pd.DataFrame({"row0": [w.row0], "row1": [w.row1], "col0": [w.col0],
                           "col1": [w.col1], "url": [img.data_url]})  # fmt: skip
     image = {
@@ -544,6 +601,7 @@ def heatmap_chart(
                    for k in ("mean", "min", "max")]  # fmt: skip
     stops = np.linspace(-img.vmax, img.vmax, len(DIVERGING_COLORS)).tolist()
     hover = {
+        **({"name": cells_mark(linked_as)} if linked_as else {}),
         "data": {"name": "tooltips"},
         "mark": {
             "type": "rect",
@@ -579,7 +637,13 @@ def heatmap_chart(
     lines = [*subtitle, *img.describe().replace(" — ", "; ").split("; ")]
     spec = {
         "$schema": alt.SCHEMA_URL,
-        "layer": [image, hover, *annotation_layers(annotations, x, y)],
+        # the linked outline sits under the invisible hover grid, which keeps the pointer's events
+        "layer": [
+            image,
+            *(position_layers(linked_as, w, x, y, columns=square) if linked_as else []),
+            hover,
+            *annotation_layers(annotations, x, y),
+        ],
         "autosize": {"type": "fit-x", "contains": "padding"},
         "width": width,
         "height": height,

@@ -113,17 +113,22 @@ def chart_title(text: str, subtitle: str | Sequence[str] = ()) -> alt.Title:
     )
 
 
-def equal_aspect_domain(reach: float, *, axis: str) -> dict[str, dict[str, str]]:
+def equal_aspect_domain(
+    reach: float, *, axis: str, size: tuple[str, str] = ("width", "height")
+) -> dict[str, dict[str, str]]:
     """``domainMin``/``domainMax`` expressions that keep one data unit equally long on both axes.
 
     Each axis spans at least ``[-reach, reach]``; the longer side of the plot gets the longer
     span (x times ``width / height`` when the plot is wider than tall, y times ``height / width``
     when taller), so whatever width the page gives the chart a circle stays round and a square
-    square. ``axis`` is ``"x"`` or ``"y"``.
+    square. ``axis`` is ``"x"`` or ``"y"``; ``size`` names the Vega signals holding the plot's
+    width and height: Vega signals or numbers (a view in a linked chart has its own, see
+    :func:`posviz.charts.linked.view_size`).
     """
     if axis not in ("x", "y"):
         raise ValueError(f"axis={axis!r} is unknown; use 'x' or 'y'.")
-    ratio = "max(1, width / height)" if axis == "x" else "max(1, height / width)"
+    width, height = size
+    ratio = f"max(1, {width} / {height})" if axis == "x" else f"max(1, {height} / {width})"
     return {
         "domainMin": {"expr": f"-{reach!r} * {ratio}"},
         "domainMax": {"expr": f"{reach!r} * {ratio}"},

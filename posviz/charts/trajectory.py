@@ -12,8 +12,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from posviz.charts.circle import POSITION_PARAM, position_params
 from posviz.charts.figure import WithParams
+from posviz.charts.linked import POSITION_PARAM, position_params
 from posviz.charts.style import ADAPTIVE_TEXT, GUIDE_COLOR, PALETTE, chart_title
 
 _POSITION_COLOR = alt.Color("position:Q").scale(scheme="viridis").title("position")
@@ -43,13 +43,14 @@ def pca_trajectory_chart(
     titles: tuple[str, str] | None = None,
     max_points: int = 2048,
     height: int = 420,
+    width: int | None = None,
     current: int | None = None,
     title: str = "",
 ) -> alt.LayerChart | WithParams:
     """Positions on two principal components (or any two columns), joined in position order.
 
     With ``current`` (a position) the chart gets an in-browser position slider and ▶ play
-    (:func:`posviz.charts.circle.position_params`): the current position is ringed and labelled,
+    (:func:`posviz.charts.linked.position_params`): the current position is ringed and labelled,
     and pointing at any dot moves the highlight there.
 
     Args:
@@ -58,6 +59,7 @@ def pca_trajectory_chart(
         explained: ``(k,)`` explained-variance ratios for the axis titles.
         positions: ``(n_positions,)`` position of each score row (default ``0 … n-1``).
         titles: axis titles, replacing "PC…" (e.g. when ``scores`` are raw dimensions).
+        width: the plot's width in pixels (default: the page's).
     """
     rows = np.arange(0, len(scores), stride_for(len(scores), max_points))
     x_title, y_title = titles or (_pc_title(x, explained), _pc_title(y, explained))
@@ -81,8 +83,10 @@ def pca_trajectory_chart(
             alt.Tooltip("b:Q", format=".3f", title="y"),
         ],
     )
-    heading = {"title": chart_title(title)} if title else {}
-    chart = (path + points).properties(height=height, **heading)
+    props = {"title": chart_title(title)} if title else {}
+    if width is not None:
+        props["width"] = width
+    chart = (path + points).properties(height=height, **props)
     if current is None:
         return chart
     shown = frame.position.to_numpy()
@@ -94,7 +98,7 @@ def pca_trajectory_chart(
         align="left", dx=10, dy=-10, fontWeight="bold", color=alt.ExprRef(ADAPTIVE_TEXT["expr"])
     ).encode(text=alt.Text("label:N"))
     label = label.transform_calculate(label="'position ' + datum.position")
-    chart = (path + points + ring + label).properties(height=height, **heading)
+    chart = (path + points + ring + label).properties(height=height, **props)
     return WithParams(chart, position_params(current=start, last=int(shown[-1]), step=step))
 
 

@@ -1,12 +1,14 @@
 """Each page's hero: its verdict and the chart that shows it, built from the page's settings.
 
 Cached by the settings' values (``posviz.ui.cache.cached_data``); the numbers come from
-:mod:`posviz.analysis.headlines`, the charts from :mod:`posviz.charts`. Nothing is computed here.
+:mod:`posviz.analysis`, the charts from :mod:`posviz.charts` (the table pages' linked heroes from
+:mod:`posviz.charts.heroes`). Nothing is computed here.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import streamlit as st
 
 from posviz.analysis.headlines import (
     Verdict,
@@ -17,19 +19,45 @@ from posviz.analysis.headlines import (
 )
 from posviz.analysis.sincos import SinCosPanel, sincos_panel
 from posviz.analysis.table_views import principal_pair
-from posviz.charts.circle import unit_circle_figure
 from posviz.charts.figure import Figure
-from posviz.charts.heatmap import MAX_SIDE_1TO1, Annotation, heatmap_chart
+from posviz.charts.heatmap import MAX_SIDE_1TO1
+from posviz.charts.heroes import (
+    WIDE_HERO_MIN,
+    LinkedHero,
+    pca_path_figure,
+    similarity_figure,
+    similarity_linked,
+    sinusoid_clock_figure,
+    sinusoid_linked,
+    sinusoid_table_figure,
+)
 from posviz.charts.sincos import sine_cosine_chart, sine_only_chart
-from posviz.charts.trajectory import pca_trajectory_chart
-from posviz.encodings.sinusoidal import pair_columns, sinusoid_wavelengths
 from posviz.tables import PositionTable
+from posviz.tables.picker import table_cache_key
 from posviz.ui.answer import HERO_HEIGHT
 from posviz.ui.cache import cached_data
-from posviz.ui.loaders import cached_sinusoidal, table_cache_key
+from posviz.ui.display import show_chart
+from posviz.ui.loaders import cached_sinusoidal
 
-#: hands on the sinusoid's hero clock: pair indices as fractions of d/2, fast to slow.
-HERO_PAIRS = (0.0, 1 / 16, 1 / 8, 1 / 4)
+#: The wide hero shows where the hero's own box is at least WIDE_HERO_MIN pixels wide, the tall
+#: one elsewhere: a CSS container query, so an open sidebar or a phone counts as it should.
+_WIDE_OR_TALL = f"""<style>
+.st-key-hero {{ container-type: inline-size; }}
+@container (width < {WIDE_HERO_MIN}px) {{ .st-key-hero_wide {{ display: none !important; }} }}
+@container (width >= {WIDE_HERO_MIN}px) {{ .st-key-hero_tall {{ display: none !important; }} }}
+</style>"""
+
+
+def show_linked_hero(hero: LinkedHero, *, key: str, note: str = "") -> None:
+    """The page's linked hero in the ``st-key-hero`` box (the browser tests find it), drawn wide
+    or tall as the page's width allows, each with its Export menu, and a caption."""
+    st.html(_WIDE_OR_TALL)
+    with st.container(key="hero"):
+        for shape, figure in (("wide", hero.wide), ("tall", hero.tall)):
+            with st.container(key=f"hero_{shape}"):
+                show_chart(figure, key=f"{key}_{shape}")
+        if note:
+            st.caption(note)
 
 
 @cached_data()
@@ -38,38 +66,20 @@ def sinusoid_hero(
 ) -> tuple[Verdict, Figure, Figure]:
     """Verdict, the annotated table and the clock hands (with ▶ play) for these settings."""
     table = cached_sinusoidal(n, d, base, layout)
-    verdict = sinusoid_verdict(n, d, base=base, layout=layout)
-    wavelengths = sinusoid_wavelengths(d, base=base, layout=layout)
-    sin_cols, cos_cols = pair_columns(d, layout=layout)
-    slow_at = d // 2 - 1
-    notes = [  # short labels: they must not collide on a phone-wide chart
-        Annotation("fast", label_at=(0, n * 0.12)),
-        Annotation("slow", label_at=(int(sin_cols[slow_at * 3 // 4]), n * 0.12), align="center"),
-    ]
-    heat = heatmap_chart(
-        table,
-        title=f"PE: {n} positions × {d} dimensions",
-        subtitle=[
-            f"fast pairs turn every {wavelengths[0]:.3g} positions,",
-            f"the slowest every {wavelengths[slow_at]:,.0f}",
-        ],
-        value_title="PE[p, i]",
-        height=min(HERO_HEIGHT, max(160, n)),
-        annotations=notes,
+    heat = sinusoid_table_figure(
+        table, base=base, layout=layout, height=min(HERO_HEIGHT, max(160, n))
     )
-    pairs = sorted({min(int(f * (d // 2)), d // 2 - 1) for f in HERO_PAIRS})
-    clock = unit_circle_figure(
-        table,
-        (int(sin_cols[pairs[0]]), int(cos_cols[pairs[0]])),
-        extra_pairs=[(int(sin_cols[i]), int(cos_cols[i])) for i in pairs[1:]],
-        labels=[f"pair {i}: λ {wavelengths[i]:,.3g}" for i in pairs],
-        current=min(current, n - 1),
-        size=HERO_HEIGHT,
-        animate=True,
-        title="Clock hands at different speeds",
-        name=f"sinusoidal-{n}x{d}-hands",
+    clock = sinusoid_clock_figure(
+        table, base=base, layout=layout, current=current, size=HERO_HEIGHT
     )
-    return verdict, Figure(heat, np.asarray(table), f"sinusoidal-{n}x{d}-{layout}"), clock
+    return sinusoid_verdict(n, d, base=base, layout=layout), heat, clock
+
+
+@cached_data()
+def sinusoid_linked_hero(n: int, d: int, base: float, layout: str, current: int) -> LinkedHero:
+    """The table and the clock hands linked (:func:`posviz.charts.heroes.sinusoid_linked`)."""
+    table = cached_sinusoidal(n, d, base, layout)
+    return sinusoid_linked(table, base=base, layout=layout, current=min(current, n - 1))
 
 
 @cached_data()
@@ -89,47 +99,43 @@ def why_sin_and_cos(n: int, d: int, base: float, layout: str) -> tuple[Figure, F
     )
 
 
+def _matrix_summary(matrix: np.ndarray):
+    """Similarity of the first positions (at most 1:1 size), their seam, and the PCA path."""
+    first = matrix[:MAX_SIDE_1TO1]
+    seam = find_seam(first)
+    return similarity_summary(first), seam, principal_pair(matrix)
+
+
 @cached_data()
 def learned_hero(cache_key: str, name: str, _matrix: np.ndarray) -> tuple[Verdict, Figure, Figure]:
     """Verdict, the annotated similarity matrix and the PCA path (with ▶ play) of a table."""
-    verdict = learned_verdict(_matrix, name=name)
-    m = min(len(_matrix), MAX_SIDE_1TO1)
-    similarity = similarity_summary(_matrix[:m])
-    notes = [Annotation("diagonal: p = q", label_at=(m * 0.47, m * 0.53), align="right")]
-    seam = find_seam(_matrix[:m])
-    if seam is not None:
-        edge = seam.last
-        notes += [
-            Annotation(f"seam at {seam.first}–{seam.last}", x=edge, y=0, x2=edge, y2=m),
-            Annotation("", x=0, y=edge, x2=m, y2=edge),
-        ]
-    shown = f"positions 0…{m - 1} of {len(_matrix)}" if m < len(_matrix) else ""
-    heat = heatmap_chart(
-        similarity,
-        vmax=1.0,
-        title="Which positions look alike?",
-        subtitle=["cos(PE(p), PE(q))", *([shown] if shown else [])],
-        x_title="position q",
-        y_title="position p",
-        value_title="cosine",
-        height=HERO_HEIGHT + 60,
-        square=True,
-        renderer="svg",
-        annotations=notes,
+    similarity, seam, pca = _matrix_summary(_matrix)
+    edges = (seam.first, seam.last) if seam is not None else None
+    matrix = similarity_figure(
+        similarity, n_positions=len(_matrix), seam=edges, height=HERO_HEIGHT + 60
     )
-    pca = principal_pair(_matrix)
-    ratio = pca.explained_variance_ratio
-    path = pca_trajectory_chart(
+    path = pca_path_figure(
         pca.scores,
-        explained=ratio,
-        title="Positions as a path (PCA)",
-        current=int(seam.last) if seam is not None else 0,
+        explained=pca.explained_variance_ratio,
+        current=edges[1] if edges else 0,
         height=HERO_HEIGHT,
     )
-    return (
-        verdict,
-        Figure(heat, similarity, "cosine_similarity"),
-        Figure(path, pca.scores, "pca_trajectory"),
+    return learned_verdict(_matrix, name=name), matrix, path
+
+
+@cached_data()
+def learned_linked_hero(cache_key: str, _matrix: np.ndarray) -> LinkedHero:
+    """The similarity matrix and the PCA path linked, starting at the seam if there is one
+    (:func:`posviz.charts.heroes.similarity_linked`)."""
+    similarity, seam, pca = _matrix_summary(_matrix)
+    edges = (seam.first, seam.last) if seam is not None else None
+    return similarity_linked(
+        similarity,
+        pca.scores,
+        n_positions=len(_matrix),
+        seam=edges,
+        explained=pca.explained_variance_ratio,
+        current=edges[1] if edges else 0,
     )
 
 
@@ -141,3 +147,8 @@ def table_name(table: PositionTable) -> str:
 def learned_hero_for(table: PositionTable) -> tuple[Verdict, Figure, Figure]:
     """:func:`learned_hero` of a loaded table (cached by the table's identity)."""
     return learned_hero(table_cache_key(table), table_name(table), table.matrix)
+
+
+def learned_linked_hero_for(table: PositionTable) -> LinkedHero:
+    """:func:`learned_linked_hero` of a loaded table (cached by the table's identity)."""
+    return learned_linked_hero(table_cache_key(table), table.matrix)
