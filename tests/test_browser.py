@@ -1,5 +1,7 @@
-"""End to end: the real server, the sinusoidal page in headless Chromium, a slider moved with the
-keyboard, and a shared link opened cold. Needs Chromium (see tests/browser_support.py)."""
+"""End to end: the real server, the table pages in headless Chromium: a slider moved with the
+keyboard, a shared link opened cold, and the linked hero views (pointing at a position in one view
+moves it in the other; ▶ play moves both, with no script rerun). Needs Chromium (see
+tests/browser_support.py)."""
 
 from __future__ import annotations
 
@@ -91,7 +93,7 @@ def test_hostile_link_shows_a_message_not_a_traceback(page, server):
 
 def test_canvas_heatmap_shows_block_tooltips_on_hover(page, server):
     _open(page, f"{server}/sinusoidal")
-    chart = page.locator(CHARTS).first
+    chart = page.locator(f"{CHARTS}:has(canvas)").first  # the whole table, below the hero
     assert chart.locator("canvas").count() == 1  # the heatmap asks Vega for the canvas renderer
     chart.scroll_into_view_if_needed()
     box = chart.bounding_box()
@@ -104,28 +106,110 @@ def test_canvas_heatmap_shows_block_tooltips_on_hover(page, server):
     )
 
 
-def test_play_turns_the_clock_hands_in_the_browser_without_a_rerun(page, server):
-    """▶ play advances the hero clock's position by a Vega timer: the chart's own slider moves,
-    the label follows, and the server runs no script for it."""
-    _open(page, f"{server}/sinusoidal")
-    bindings = page.locator(f"{CHARTS} .vega-bindings:has(input[type=range])").first
-    position = bindings.locator('input[type="range"]')
-    start = int(position.input_value())
-    runs = page.evaluate(
-        "() => { window.__posvizRuns = 0; new MutationObserver(() => {"
-        " const app = document.querySelector('[data-testid=stApp]');"
-        " if (app.dataset.testScriptState === 'running') window.__posvizRuns++; })"
-        ".observe(document.querySelector('[data-testid=stApp]'), {attributes: true});"
-        " return window.__posvizRuns; }"
+HERO = f".st-key-hero {CHARTS}:visible"  # the wide or the tall hero, whichever the page shows
+#: The visible hero's state: its position input, the outlined row's top (pixels from the view's
+#: top) and every "position N" label its views draw.
+HERO_STATE = """view => {
+    const chart = [...document.querySelectorAll('.st-key-hero [data-testid="stVegaLiteChart"]')]
+        .find(c => c.offsetParent !== null);
+    const row = chart.querySelector(`g.${view}_row_marks path`);
+    return {
+        value: Number(chart.querySelector('input[type="range"]').value),
+        row: row ? Number(row.getAttribute('d').match(/^M[-\\d.]+,([-\\d.]+)/)[1]) : null,
+        labels: [...chart.querySelectorAll('text')].map(t => t.textContent)
+            .filter(t => /^position \\d+$/.test(t)),
+    };
+}"""
+COUNT_RUNS = (
+    "() => { window.__posvizRuns = 0; new MutationObserver(() => {"
+    " const app = document.querySelector('[data-testid=stApp]');"
+    " if (app.dataset.testScriptState === 'running') window.__posvizRuns++; })"
+    ".observe(document.querySelector('[data-testid=stApp]'), {attributes: true});"
+    " return window.__posvizRuns; }"
+)
+
+
+def _open_hero(page, url: str) -> None:
+    page.goto(url)
+    wait_for_app(page)
+    page.locator(f"{HERO} svg.marks").wait_for(timeout=60_000)
+    page.locator(HERO).scroll_into_view_if_needed()
+
+
+@pytest.mark.parametrize("size", [(1400, 1000), (390, 844)], ids=["side-by-side", "stacked"])
+def test_pointing_at_a_table_row_moves_the_clock_hands(page, server, size):
+    """The sinusoid's hero: the row under the pointer becomes the position of every view."""
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    try:
+        _open_hero(page, f"{server}/sinusoidal")  # 128 positions, starting at 10
+        before = page.evaluate(HERO_STATE, "table")
+        assert before["value"] == 10 and before["labels"] == ["position 10"]
+        runs = page.evaluate(COUNT_RUNS)
+        box = page.locator(f"{HERO} g.mark-image image").bounding_box()
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] * 0.8)
+        page.mouse.move(box["x"] + box["width"] / 2 + 2, box["y"] + box["height"] * 0.8 + 0.5)
+        page.wait_for_function(f"() => ({HERO_STATE})('table').value !== 10", timeout=10_000)
+        after = page.evaluate(HERO_STATE, "table")
+        assert after["value"] == pytest.approx(0.8 * 128, abs=1.5)  # the row under the pointer
+        assert after["labels"] == [f"position {after['value']}"]  # the clock shows it
+        row_height = box["height"] / 128
+        assert after["row"] == pytest.approx(after["value"] * row_height, abs=0.5)
+        assert page.evaluate("() => window.__posvizRuns") == runs  # no server round trip
+    finally:
+        page.set_viewport_size({"width": 1400, "height": 1000})
+
+
+POINT_ON_TOP = """([low, high]) => {
+    // a dot of the path (its aria-label says its position) that nothing else covers
+    const chart = [...document.querySelectorAll('.st-key-hero [data-testid="stVegaLiteChart"]')]
+        .find(c => c.offsetParent !== null);
+    for (const dot of chart.querySelectorAll('g.mark-symbol path[aria-label*="position: "]')) {
+        const p = Number(dot.getAttribute('aria-label').match(/position: (\\d+)/)[1]);
+        const r = dot.getBoundingClientRect();
+        const x = r.x + r.width / 2, y = r.y + r.height / 2;
+        if (p >= low && p <= high && document.elementFromPoint(x, y) === dot) return [p, x, y];
+    }
+    return null;
+}"""
+
+
+def test_pointing_at_a_dot_on_the_path_crosses_its_row_in_the_matrix(page, server):
+    """The learned page's hero: the dot under the pointer is crossed in the similarity matrix."""
+    _open_hero(page, f"{server}/learned")  # MiniLM: 512 positions, starting at the seam (128)
+    before = page.evaluate(HERO_STATE, "matrix")
+    found = page.evaluate(POINT_ON_TOP, [300, 500])
+    assert found is not None, "no uncovered dot of positions 300…500 on the path"
+    position, x, y = found
+    runs = page.evaluate(COUNT_RUNS)
+    page.mouse.move(x, y)
+    page.wait_for_function(
+        f"p => ({HERO_STATE})('matrix').value === p", arg=position, timeout=10_000
     )
+    after = page.evaluate(HERO_STATE, "matrix")
+    side = page.locator(f"{HERO} g.mark-image image").bounding_box()["height"]
+    assert after["row"] == pytest.approx(position * side / 512, abs=0.5) != before["row"]
+    assert after["labels"] == [f"position {position}"]  # the ring's label on the path
+    assert page.evaluate("() => window.__posvizRuns") == runs
+
+
+def test_play_moves_every_linked_view_in_the_browser_without_a_rerun(page, server):
+    """▶ play advances the shared position by a Vega timer: the chart's own slider, the table's
+    outlined row and the clock's label all move, and the server runs no script for it."""
+    _open_hero(page, f"{server}/sinusoidal")
+    bindings = page.locator(f"{HERO} .vega-bindings")
+    position = bindings.locator('input[type="range"]')
+    start = page.evaluate(HERO_STATE, "table")
+    runs = page.evaluate(COUNT_RUNS)
     bindings.locator('input[type="checkbox"]').check()
     page.wait_for_function(
         "([el, start]) => Number(el.value) >= start + 3",
-        arg=[position.element_handle(), start],
+        arg=[position.element_handle(), start["value"]],
         timeout=10_000,
     )
     bindings.locator('input[type="checkbox"]').uncheck()
-    stopped = int(position.input_value())
+    stopped = page.evaluate(HERO_STATE, "table")
+    assert stopped["row"] > start["row"]  # the outline moved down the table
+    assert stopped["labels"] == [f"position {stopped['value']}"]  # and the hands with it
     page.wait_for_timeout(600)
-    assert int(position.input_value()) == stopped  # paused: the hands stay put
+    assert page.evaluate(HERO_STATE, "table") == stopped  # paused: everything stays put
     assert page.evaluate("() => window.__posvizRuns") == runs  # no script rerun for any frame
