@@ -15,10 +15,14 @@ Example::
 
 from __future__ import annotations
 
+import copy
 import io
 import json
 import re
 import threading
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import altair as alt
@@ -119,6 +123,18 @@ def spec_png(spec: dict[str, Any], *, scale: float = 2.0) -> bytes:
         return vl_convert.vegalite_to_png(spec, vl_version=_vl_version(spec), scale=scale)
     except ValueError as exc:
         raise ValueError(f"The chart could not be rendered to PNG: {exc}") from None
+
+
+def thumbnail_png(spec: dict[str, Any], *, width: int, height: int, scale: float = 2.0) -> bytes:
+    """PNG of a finished Vega-Lite spec drawn ``width`` × ``height`` CSS pixels, without its
+    title (a card beside it says what it shows); ``spec`` itself is left unchanged.
+
+    Raises:
+        ValueError: as :func:`spec_png`.
+    """
+    small = {**copy.deepcopy(spec), "width": width, "height": height}
+    small.pop("title", None)
+    return spec_png(small, scale=scale)
 
 
 def chart_svg(chart: alt.TopLevelMixin, *, lock: Any = None) -> bytes:
@@ -280,3 +296,139 @@ def projector_metadata(n_rows: int, *, bins: int = 10) -> bytes:
         start = (p // width) * width
         lines.append(f"{p}\t{start}-{min(start + width, n_rows) - 1}")
     return ("\n".join(lines) + "\n").encode()
+
+
+# --------------------------------------------------------------------- the Export menu's files
+
+#: A session lives on for ``server.disconnectedSessionTTL`` (120 s) after its tab is closed, with
+#: the export buttons of its last run. Buttons hold arrays bigger than this only weakly: while the
+#: app's byte-budgeted cache keeps a table it can be exported, and twenty links opened and closed
+#: cannot pin twenty tables the cache has already let go.
+PIN_LIMIT_BYTES = 8 * 2**20
+
+
+class HeldData:
+    """An export's array: kept as is when small, by weak reference when big.
+
+    :meth:`get` returns the array, or raises ``ValueError`` (with what to do) when a big one has
+    been freed since the page was drawn.
+    """
+
+    def __init__(self, data: np.ndarray) -> None:
+        self.shape: tuple[int, ...] = data.shape
+        self.nbytes = int(data.nbytes)
+        self._strong: np.ndarray | None = None
+        self._weak: weakref.ref[np.ndarray] | None = None
+        if self.nbytes > PIN_LIMIT_BYTES:
+            self._weak = weakref.ref(data)
+        else:
+            self._strong = data
+
+    def get(self) -> np.ndarray:
+        data = self._strong if self._weak is None else self._weak()
+        if data is None:
+            raise ValueError(
+                f"This {'×'.join(map(str, self.shape))} array is no longer held by the server "
+                "(other views have been opened since; big tables are not kept for closed tabs). "
+                "Reload the page and export again."
+            )
+        return data
+
+
+def safe_stem(name: str) -> str:
+    """A file-name stem made of ``[A-Za-z0-9._-]`` only (at most 80 characters)."""
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._")
+    return stem[:80] or "chart"
+
+
+@dataclass(frozen=True)
+class ExportFile:
+    """One file of an Export menu, made by ``make()`` only when it is asked for."""
+
+    kind: str  # png, svg, json, csv, npy, tsv or meta: one per menu (widget keys derive from it)
+    label: str
+    file_name: str
+    make: Callable[[], bytes]
+    help: str
+    disabled: bool = False
+
+    @property
+    def mime(self) -> str | None:
+        return MIME.get(self.file_name.rsplit(".", 1)[-1])
+
+
+def chart_files(chart: alt.TopLevelMixin, *, stem: str, lock: Any = None) -> list[ExportFile]:
+    """The chart as PNG, SVG and Vega-Lite JSON (rendered under ``lock``, see :func:`chart_spec`).
+
+    ``make`` looks the renderers up when called, so nothing is rendered before a click.
+    """
+    png_help = "Image at 2× screen resolution, drawn by vl-convert."
+    json_help = (
+        "The chart's spec with its data: open it in the Vega editor or `alt.Chart.from_json`."
+    )
+    return [
+        ExportFile("png", "PNG", f"{stem}.png", lambda: chart_png(chart, lock=lock), png_help),
+        ExportFile(
+            "svg",
+            "SVG",
+            f"{stem}.svg",
+            lambda: chart_svg(chart, lock=lock),
+            "Vector image; heatmaps stay embedded images.",
+        ),
+        ExportFile(
+            "json",
+            "Vega-Lite JSON",
+            f"{stem}.vl.json",
+            lambda: chart_json(chart, lock=lock),
+            json_help,
+        ),
+    ]
+
+
+def data_files(data: Any, *, stem: str) -> list[ExportFile]:
+    """The matrix or vector behind a chart as CSV, ``.npy`` and Embedding Projector TSV.
+
+    A file ``data`` is too big or not numeric for is offered disabled, saying why. The files hold
+    big arrays only weakly (:class:`HeldData`): the menu runs later, in another thread.
+    """
+    array = np.asarray(data)
+    names = column_names(data) if array.ndim == 2 else None
+    problem = text_export_problem(array)
+    rows = array.shape[0] if array.ndim else 1  # a vector is exported as one column
+    held = HeldData(array)
+    text_off = problem is not None
+    vectors_help = "For projector.tensorflow.org → Load: the vectors (one row per position) …"
+    return [
+        ExportFile(
+            "csv",
+            "CSV",
+            f"{stem}.csv",
+            lambda: matrix_csv(held.get(), columns=names),
+            problem or "One row per position: `position,dim_0,dim_1,…`.",
+            disabled=text_off,
+        ),
+        ExportFile(
+            "npy",
+            ".npy",
+            f"{stem}.npy",
+            lambda: matrix_npy(held.get()),
+            "`np.load(path)` reads it back exactly (no pickle inside).",
+            disabled=array.nbytes > MAX_NPY_BYTES,
+        ),
+        ExportFile(
+            "tsv",
+            "Projector vectors",
+            f"{stem}.vectors.tsv",
+            lambda: projector_vectors(held.get()),
+            problem or vectors_help,
+            disabled=text_off,
+        ),
+        ExportFile(
+            "meta",
+            "Projector metadata",
+            f"{stem}.metadata.tsv",
+            lambda: projector_metadata(rows),
+            problem or "… and their labels (position, segment) to colour points by.",
+            disabled=text_off,
+        ),
+    ]

@@ -1,0 +1,80 @@
+"""Link values parsed, checked and clamped (``posviz.urlparams``), without Streamlit."""
+
+from __future__ import annotations
+
+import pytest
+
+from posviz import urlparams
+
+
+def test_numbers_are_clamped_rounded_and_say_when() -> None:
+    assert urlparams.parse_number("128", lo=1, hi=512, integer=True) == (128, False)
+    assert urlparams.parse_number("127.6", lo=1, hi=512, integer=True) == (128, False)
+    assert urlparams.parse_number("9000", lo=1, hi=512, integer=True) == (512, True)
+    assert urlparams.parse_number("-3", lo=1, hi=512, integer=True) == (1, True)
+    value, clamped = urlparams.parse_number("0.25", lo=0.0, hi=1.0, integer=False)
+    assert (value, clamped) == (0.25, False) and isinstance(value, float)
+    assert isinstance(urlparams.parse_number("7", lo=1, hi=9, integer=True)[0], int)
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [("abc", "not a number; allowed 1…512."), ("1e400", "not a finite"), ("nan", "not a finite")],
+)
+def test_numbers_that_are_not_numbers_are_refused(raw: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        urlparams.parse_number(raw, lo=1, hi=512, integer=True)
+
+
+def test_choices_list_what_is_allowed_through_show() -> None:
+    assert urlparams.parse_choice("b", ["a", "b"]) == "b"
+    with pytest.raises(ValueError, match=r"not one of \['a'\], \['b'\]\.$"):
+        urlparams.parse_choice("c", ["a", "b"], show=lambda text: f"[{text}]")
+    many = [str(i) for i in range(25)]
+    with pytest.raises(ValueError, match="'19' and 5 more"):
+        urlparams.parse_choice("x", many)
+
+
+def test_select_slider_steps_match_by_text_and_name_their_range() -> None:
+    steps = (100, 200, 300)
+    assert urlparams.parse_step("200", steps) == 200
+    with pytest.raises(ValueError, match="not one of the 3 values 100 … 300"):
+        urlparams.parse_step("250", steps)
+
+
+def test_multiple_choices_skip_empty_items_and_name_unknown_ones() -> None:
+    assert urlparams.parse_choices("a,,b", ["a", "b"]) == ["a", "b"]
+    assert urlparams.parse_choices("", ["a"]) == []
+    with pytest.raises(ValueError, match=r"unknown choice\(s\) x, y\."):
+        urlparams.parse_choices("a,x,y", ["a"])
+
+
+@pytest.mark.parametrize(("raw", "value"), [("TRUE", True), ("on", True), ("0", False)])
+def test_booleans(raw: str, value: bool) -> None:
+    assert urlparams.parse_bool(raw) is value
+
+
+def test_a_boolean_that_is_neither_is_refused() -> None:
+    with pytest.raises(ValueError, match="expected true or false"):
+        urlparams.parse_bool("maybe")
+
+
+def test_integer_lists_keep_order_drop_duplicates_and_report_the_rest() -> None:
+    numbers, rejected = urlparams.parse_int_list("3, 1,x,,3,99999,-1", lo=0, hi=511)
+    assert numbers == [3, 1]
+    assert rejected == ["x", "3", "99999", "-1"]
+    note = urlparams.rejected_note(rejected, lo=0, hi=511)
+    assert (
+        note == "Ignored x, 3, 99999, -1: enter whole numbers from 0 to 511, separated by commas."
+    )
+    assert "and 2 more" in urlparams.rejected_note(list("abcdefg"), lo=0, hi=1)
+
+
+def test_long_text_is_cut_with_a_note_and_values_are_written_back() -> None:
+    assert urlparams.cut_note("abc", max_chars=3) is None
+    assert urlparams.cut_note("a" * 1234, max_chars=200) == (
+        "is 1,234 characters long; the box takes 200, so only the first 200 are used."
+    )
+    assert urlparams.link_text([1, 2, 3]) == "1,2,3"
+    assert urlparams.link_text(("a", "b")) == "a,b"
+    assert urlparams.link_text(0.5) == "0.5"
