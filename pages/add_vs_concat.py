@@ -3,6 +3,7 @@
 import streamlit as st
 
 from posviz.analysis.add_concat_views import last_dimensions_frame
+from posviz.figures import cloud_figure
 from posviz.references import cite
 from posviz.ui import (
     safe_md,
@@ -14,7 +15,6 @@ from posviz.ui import (
     user_errors,
 )
 from posviz.ui.add_vs_concat import (
-    cloud_figure,
     concat_hero,
     concat_inputs,
     concat_reports,

@@ -10,7 +10,7 @@ from posviz.data.texts import ALL_TEXTS, TEXTS, corpus
 from posviz.references import cite
 from posviz.ui import show_chart, url_checkbox, url_select, url_slider, url_text, user_errors
 from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict, waiting
-from posviz.ui.layers import layer_probe_queued
+from posviz.ui.probing import layer_probe_queued
 
 BUNDLED = "bundled MiniLM-L6 (offline)"
 HUB = "a Hugging Face model (cache or online)"

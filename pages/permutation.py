@@ -4,10 +4,11 @@ import streamlit as st
 
 from posviz.analysis.headlines import plain_table
 from posviz.charts.experiments import similarity_chart
+from posviz.figures import permutation_hero
 from posviz.references import cite
 from posviz.ui import safe_md, show_chart, url_checkbox, url_select, url_text, user_errors
 from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict, waiting
-from posviz.ui.model_experiments import permutation, permutation_hero
+from posviz.ui.model_experiments import permutation
 
 EXAMPLES = {
     "I do like coding / Do I like coding": ("I do like coding", "Do I like coding"),

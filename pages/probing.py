@@ -5,6 +5,7 @@ import streamlit as st
 from posviz.analysis.probe_views import interpolation_threshold
 from posviz.analysis.probes import MIN_ROWS, with_set_aside_rows
 from posviz.encodings.sinusoidal import sinusoidal
+from posviz.figures import probe_figures, probe_hero
 from posviz.references import cite
 from posviz.ui import (
     safe_md,
@@ -19,7 +20,7 @@ from posviz.ui import (
 from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict, waiting
 from posviz.ui.heroes import table_name
 from posviz.ui.model_handles import bundled_arrays
-from posviz.ui.probing import probe_figures, probe_hero, run_probe_reports, show_probe_results
+from posviz.ui.probing import run_probe_reports, show_probe_results
 from posviz.ui.table_source import describe_table, pick_table
 
 PROTOCOLS = {

@@ -2,13 +2,13 @@
 
 import streamlit as st
 
+from posviz.analysis.family_inputs import synthetic_vit_table
 from posviz.analysis.headlines import vit_verdict
 from posviz.analysis.vit import MAX_GRID_SIDE, display_tiles, patch_similarity_grid
 from posviz.charts.families import heatmap_figure, patch_grid_figure
 from posviz.references import cite
 from posviz.ui import safe_md, show_chart, url_select, url_slider, user_errors
 from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict
-from posviz.ui.families import synthetic_vit_table
 from posviz.ui.table_source import describe_table, pick_table
 
 st.title("ViT: position embeddings on the 2-D patch grid")

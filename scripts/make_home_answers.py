@@ -17,9 +17,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from conftest import app_test  # noqa: E402  (the tests' AppTest helper, after the path is set)
+from answer_support import page_answer  # noqa: E402  (the tests' helpers, after the path is set)
+from conftest import app_test  # noqa: E402
 
-from posviz.ui.home_cards import STORED_PAGES, page_answer  # noqa: E402
+from posviz.ui.home_cards import STORED_PAGES  # noqa: E402
 
 HEADER = (
     '"""Stored answers of the experiment pages at their defaults, for the home page\'s cards.\n\n'

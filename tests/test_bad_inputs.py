@@ -255,9 +255,9 @@ def test_upload_errors_name_the_file_once_and_render_it_literally(case):
     """Issue #13.6 (``x.safetensors/x.safetensors``) and #13.2 (file names are user input)."""
     from markdown_it import MarkdownIt
 
+    from posviz.tables.picker import check_upload_size
     from posviz.ui.display import MAX_ERROR_CHARS
     from posviz.ui.loaders import cached_upload
-    from posviz.ui.table_source import check_upload_size
     from posviz.ui.text import safe_md
 
     filename, data, _ = UPLOADS[case]

@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from posviz.ui.cache import CacheStore, cached_data, value_nbytes
+from posviz.bytecache import CacheStore, value_nbytes
+from posviz.ui.cache import cached_data
 
 MB = 1024 * 1024
 
@@ -168,7 +169,7 @@ def test_twenty_heavy_links_stay_within_the_byte_budget():
 def test_exports_hold_big_arrays_weakly_and_say_when_they_are_gone():
     import gc
 
-    from posviz.ui.exports import PIN_LIMIT_BYTES, HeldData
+    from posviz.export import PIN_LIMIT_BYTES, HeldData
 
     small = np.ones((4, 4))
     held_small = HeldData(small)
@@ -186,7 +187,8 @@ def test_exports_hold_big_arrays_weakly_and_say_when_they_are_gone():
 
 def test_revision_is_part_of_the_key_only_for_hub_models():
     """A new Revision string for a synthetic/bundled/path source used to make a new cached copy."""
-    from posviz.ui.loaders import cached_table, has_revisions
+    from posviz.tables.picker import has_revisions
+    from posviz.ui.loaders import cached_table
 
     assert has_revisions("openai-community/gpt2")
     for source in ("bundled", "sinusoidal:8x4", "lab:run/x", "/tmp/t.npy", "./m", "t.safetensors"):

@@ -162,7 +162,7 @@ def test_heatmap_chart_of_posviz_exports():
 
 
 def test_safe_stem_keeps_file_names_harmless():
-    from posviz.ui.exports import safe_stem
+    from posviz.export import safe_stem
 
     assert safe_stem("../../etc/passwd") == "etc_passwd"
     assert safe_stem("bert-base (512×768)") == "bert-base_512_768"
@@ -349,7 +349,7 @@ def test_every_chart_of_every_page_exports(monkeypatch):
     """Collect what each page hands to the Export menu and render every format of it."""
     from conftest import app_test
 
-    from posviz.ui import all_pages, display, exports
+    from posviz.ui import all_pages, display
 
     offered = []
     monkeypatch.setattr(
@@ -360,7 +360,7 @@ def test_every_chart_of_every_page_exports(monkeypatch):
         app_test(spec.path, timeout=180)
     assert len(offered) >= 10, [key for key, *_ in offered]
     for key, chart, data, name in offered:
-        assert exports.safe_stem(name), key
+        assert export.safe_stem(name), key
         assert export.chart_png(chart, scale=1).startswith(PNG_MAGIC), key
         assert export.chart_svg(chart).lstrip().startswith(b"<svg"), key
         assert json.loads(export.chart_json(chart)), key

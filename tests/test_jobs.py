@@ -460,7 +460,8 @@ def test_single_flight_a_stopped_leader_thread_is_not_a_failure_for_the_waiters(
 def test_cached_data_computes_a_value_once_for_sessions_asking_at_once() -> None:
     """The UI's cache: two sessions miss the same key at once, one computes, both get it; the
     waiting one is told through its own ``_on_wait`` that the value is being computed."""
-    from posviz.ui.cache import CacheStore, cached_data
+    from posviz.bytecache import CacheStore
+    from posviz.ui.cache import cached_data
 
     calls, release = [], threading.Event()
 

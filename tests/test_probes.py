@@ -336,11 +336,12 @@ def test_large_probe_waits_in_the_job_queue_and_leaves_it(monkeypatch):
     # and leaves the queue when the browser is gone; a small one never queues.
     from contextlib import ExitStack
 
+    from posviz.analysis import heavy_probes
     from posviz.jobs import JobCancelled, job_slot
     from posviz.settings import settings
     from posviz.ui import probing
 
-    monkeypatch.setattr(probing, "HEAVY_PROBE_CELLS", 64 * 16 - 1)
+    monkeypatch.setattr(heavy_probes, "HEAVY_PROBE_CELLS", 64 * 16 - 1)
     seen: list[int] = []
     options = {"train": "even", "test": "odd", "folds": 5, "alpha": 0.0, "hold_out": None}
     with ExitStack() as held:

@@ -255,7 +255,7 @@ def test_exposed_server_keeps_local_paths_off_and_says_why(monkeypatch, tmp_path
 
 def test_comparison_sinusoid_matches_a_large_table_and_says_when_clamped(tmp_path):
     """Issue #13.5: OPT-2.7b's 2050×2560 table used to get a silent 8192×2 / 1×2 sinusoid."""
-    from posviz.ui.table_source import SINUSOID_MAX_WIDTH, sinusoid_shape
+    from posviz.tables.picker import SINUSOID_MAX_WIDTH, sinusoid_shape
 
     n, d, note = sinusoid_shape("sinusoidal:2050x2560")
     assert (n, d) == (2050, min(2560, SINUSOID_MAX_WIDTH))

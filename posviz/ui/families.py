@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
-from posviz.analysis import families, vit
+from posviz.analysis import families
 from posviz.analysis.comparison import (
     MAX_MARGIN_ITEMS,
     CompareSettings,
@@ -20,11 +20,12 @@ from posviz.analysis.comparison import (
     LearnedTable,
     compare_families,
 )
+from posviz.analysis.family_inputs import learned_comparison_table
 from posviz.analysis.rope_views import describe_frequencies
 from posviz.encodings.families import presets_for
 from posviz.encodings.model_config import RopeConfig
 from posviz.encodings.rope import RopeFrequencies
-from posviz.tables import PositionTable, fetch_config, read_named_tensor
+from posviz.tables import fetch_config, read_named_tensor
 from posviz.ui.cache import cached_data
 from posviz.ui.loaders import cached_table
 from posviz.ui.state import url_select, url_text
@@ -62,10 +63,8 @@ def cached_nope_demo(n: int, d: int, samples: int, seed: int) -> families.NopeDe
 
 @cached_data(max_entries=4)
 def _learned_for_comparison(n_items: int) -> LearnedTable:
-    table = cached_table("bundled")
-    rows = min(n_items, table.n_positions)
-    margin = families.nearest_margin(table.matrix[:rows])
-    return LearnedTable(label=LEARNED_LABEL, matrix=table.matrix, margin=margin)
+    matrix = cached_table("bundled").matrix
+    return learned_comparison_table(matrix, n_items=n_items, label=LEARNED_LABEL)
 
 
 @cached_data(max_entries=8)
@@ -100,9 +99,7 @@ def family_comparison(
         except ValueError as exc:
             errors["T5 model"] = str(exc)
     result = _cached_comparison(tuple(chosen), settings, learned, t5_bias)
-    if not errors:
-        return result
-    return dataclasses.replace(result, errors={**result.errors, **errors})
+    return dataclasses.replace(result, errors={**result.errors, **errors}) if errors else result
 
 
 def show_family_errors(errors: dict[str, str]) -> None:
@@ -116,18 +113,22 @@ def rope_caption(label: str, config: RopeConfig, freqs: RopeFrequencies) -> str:
     return f"**{safe_md(label, max_len=120)}** · {describe_frequencies(config, freqs)}"
 
 
-def synthetic_vit_table(h: int, w: int, d_model: int) -> PositionTable:
-    """A clearly labelled synthetic 2-D sin-cos table on an ``h×w`` grid (no checkpoint needed)."""
-    return PositionTable(
-        matrix=vit.sincos_2d_table(h, w, d_model),
-        source=f"synthetic 2-D sin-cos {h}×{w}×{d_model}",
-        kind="vit-2d",
-        grid=(h, w),
-        notes=(
-            "synthetic: rows encode (row, column) with sin/cos, as MAE's fixed 2-D embedding; "
-            "not a trained ViT",
-        ),
-    )
+def _hub_config(key: str) -> tuple[dict[str, Any] | None, str]:
+    col1, col2 = st.columns([3, 1])
+    with col1:
+        repo = url_text(
+            "Hub model id (or local model directory)",
+            key=f"{key}_hub",
+            default="",
+            placeholder="e.g. meta-llama/Llama-3.1-8B",
+        ).strip()
+    with col2:
+        revision = url_text("Revision", key=f"{key}_rev", default="", max_chars=80).strip()
+    if not repo:
+        st.info("Type a model id; posviz reads only its config.json.")
+        return None, ""
+    with st.spinner(f"Fetching {safe_md(repo, max_len=100)}/config.json …"):
+        return cached_config(repo, revision), repo
 
 
 def pick_config(family: str, *, key: str, default_preset: str) -> tuple[dict[str, Any] | None, str]:
@@ -146,32 +147,17 @@ def pick_config(family: str, *, key: str, default_preset: str) -> tuple[dict[str
         radio=True,
         horizontal=True,
     )
-    if mode == "preset":
-        presets = presets_for(family)
-        names = list(presets)
-        name = url_select(
-            "Preset",
-            names,
-            key=f"{key}_preset",
-            default=default_preset,
-            help="Written out by hand from the models' config.json files; "
-            "'illustrative' ones are not published configs.",
-        )
-        return dict(presets[name]), name
     if mode == "hub":
-        col1, col2 = st.columns([3, 1])
-        with col1:
-            repo = url_text(
-                "Hub model id (or local model directory)",
-                key=f"{key}_hub",
-                default="",
-                placeholder="e.g. meta-llama/Llama-3.1-8B",
-            ).strip()
-        with col2:
-            revision = url_text("Revision", key=f"{key}_rev", default="", max_chars=80).strip()
-        if not repo:
-            st.info("Type a model id; posviz reads only its config.json.")
-            return None, ""
-        with st.spinner(f"Fetching {safe_md(repo, max_len=100)}/config.json …"):
-            return cached_config(repo, revision), repo
-    return None, "manual"
+        return _hub_config(key)
+    if mode == "manual":
+        return None, "manual"
+    presets = presets_for(family)
+    name = url_select(
+        "Preset",
+        list(presets),
+        key=f"{key}_preset",
+        default=default_preset,
+        help="Written out by hand from the models' config.json files; "
+        "'illustrative' ones are not published configs.",
+    )
+    return dict(presets[name]), name

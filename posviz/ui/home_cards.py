@@ -11,12 +11,8 @@ Thumbnails are rendered on the server by vl-convert, once per process.
 
 from __future__ import annotations
 
-import copy
-import json
-import re
 from typing import Any
 
-import pyarrow.ipc
 import streamlit as st
 
 from posviz import export
@@ -58,16 +54,11 @@ def card_answer(page: str) -> str:
 def card_thumbnail(page: str) -> bytes | None:
     """PNG of the page's hero chart at its defaults, small (``None`` when there is none)."""
     live = _live(page)
-    if live is not None:
-        spec = export.chart_spec(live[1])
-    elif "hero" in ANSWERS.get(page, {}):
-        spec = copy.deepcopy(ANSWERS[page]["hero"])
-    else:
+    spec = export.chart_spec(live[1]) if live is not None else ANSWERS.get(page, {}).get("hero")
+    if spec is None:
         return None
-    spec.update(width=THUMB_WIDTH, height=THUMB_HEIGHT)
-    spec.pop("title", None)  # the card says the question; the picture shows the chart
     try:
-        return export.spec_png(spec, scale=2.0)
+        return export.thumbnail_png(spec, width=THUMB_WIDTH, height=THUMB_HEIGHT)
     except ValueError:
         return None  # a card without its picture still answers
 
@@ -90,29 +81,3 @@ def start_here_cards() -> None:
         png = card_thumbnail(page)
         if png is not None:
             place.image(png, width="stretch")
-
-
-def page_answer(at: Any) -> dict[str, Any]:
-    """A page's verdict sentence and hero spec (data inlined) from its run in Streamlit's
-    ``AppTest``: the first Markdown block is the verdict, the first chart the hero."""
-    return {
-        "verdict": verdict_text(at.markdown[0].value),
-        "hero": inline_spec(at.get("vega_lite_chart")[0].proto),
-    }
-
-
-def verdict_text(markdown: str) -> str:
-    """The plain sentence inside the verdict's Markdown (bold, escaped by ``safe_md``)."""
-    return re.sub(r"\\(.)", r"\1", markdown.strip().removeprefix("**").removesuffix("**"))
-
-
-def inline_spec(proto: Any) -> dict[str, Any]:
-    """A chart element's Vega-Lite spec with its Arrow datasets turned into inline values."""
-    spec = json.loads(proto.spec)
-    datasets = dict(spec.get("datasets", {}))
-    for dataset in proto.datasets:
-        table = pyarrow.ipc.open_stream(dataset.data.data).read_all()
-        datasets[dataset.name] = json.loads(table.to_pandas().to_json(orient="records"))
-    if datasets:
-        spec["datasets"] = datasets
-    return spec

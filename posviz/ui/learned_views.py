@@ -21,12 +21,12 @@ from posviz.charts import trajectory as charts
 from posviz.charts.figure import Figure
 from posviz.charts.heatmap import MAX_SIDE_1TO1, heatmap_chart
 from posviz.tables import PositionTable
+from posviz.tables.picker import table_cache_key
 from posviz.ui.cache import cached_data
 from posviz.ui.circle_view import unit_circle_view
 from posviz.ui.display import show_chart, user_errors
 from posviz.ui.heatmap_view import contrast_heatmap, heatmap_view
 from posviz.ui.line_views import dimensions_view, shift_similarity_view, variance_view
-from posviz.ui.loaders import table_cache_key
 from posviz.ui.state import url_number, url_slider
 
 #: view id -> label. heatmap/pair/dims/variance/shift are the shared table views (the

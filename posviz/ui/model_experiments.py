@@ -4,11 +4,8 @@
 from __future__ import annotations
 
 from posviz.analysis.embedding_lookup import LookupCheck, lookup_vs_onehot
-from posviz.analysis.headlines import Verdict, permutation_verdict, plain_table
 from posviz.analysis.lookup_views import lookup_table
 from posviz.analysis.permutation import PermutationResult, permutation_test
-from posviz.charts.experiments import permutation_chart
-from posviz.charts.figure import Figure
 from posviz.ui.cache import cached_data
 from posviz.ui.model_handles import bundled_arrays, bundled_model
 
@@ -32,10 +29,3 @@ def permutation(
 def lookup_check(table: str, ids: tuple[int, ...]) -> LookupCheck:
     """``lookup_vs_onehot`` on MiniLM's learned table (``"learned"``) or the 512 × 384 sinusoid."""
     return lookup_vs_onehot(lookup_table(table, learned=bundled_arrays()[1]), list(ids))
-
-
-def permutation_hero(result: PermutationResult) -> tuple[Verdict, Figure]:
-    """The page's verdict and its hero: each token's two outputs' distance, without vs with."""
-    distances = result.per_token[["distance_without_positions", "distance_with_positions"]]
-    figure = Figure(permutation_chart(result.per_token), plain_table(distances), "permutation")
-    return permutation_verdict(result), figure

@@ -1,0 +1,39 @@
+"""A page's answer as it ran in Streamlit's ``AppTest``: its verdict sentence and its hero chart.
+
+Used by ``scripts/make_home_answers.py`` (which stores the answers the home page's cards show) and
+``tests/test_home_answers.py`` (which checks the stored answers against the pages).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pyarrow.ipc
+
+
+def page_answer(at: Any) -> dict[str, Any]:
+    """A page's verdict sentence and hero spec (data inlined) from its run in ``AppTest``: the
+    first Markdown block is the verdict, the first chart the hero."""
+    return {
+        "verdict": verdict_text(at.markdown[0].value),
+        "hero": inline_spec(at.get("vega_lite_chart")[0].proto),
+    }
+
+
+def verdict_text(markdown: str) -> str:
+    """The plain sentence inside the verdict's Markdown (bold, escaped by ``safe_md``)."""
+    return re.sub(r"\\(.)", r"\1", markdown.strip().removeprefix("**").removesuffix("**"))
+
+
+def inline_spec(proto: Any) -> dict[str, Any]:
+    """A chart element's Vega-Lite spec with its Arrow datasets turned into inline values."""
+    spec = json.loads(proto.spec)
+    datasets = dict(spec.get("datasets", {}))
+    for dataset in proto.datasets:
+        table = pyarrow.ipc.open_stream(dataset.data.data).read_all()
+        datasets[dataset.name] = json.loads(table.to_pandas().to_json(orient="records"))
+    if datasets:
+        spec["datasets"] = datasets
+    return spec
