@@ -28,6 +28,7 @@ from posviz.lab.papers import (
     card_values,
     paper_check,
     position_accuracy,
+    step_groups,
 )
 from posviz.references import REFERENCES
 
@@ -85,6 +86,14 @@ def test_run_settings_match_the_shapes_they_test() -> None:
     kaz = {a.config for a in KAZEMNEJAD_2023.arms}
     assert len(kaz) == 1 and next(iter(kaz)).eval_lengths == (16, 32)
     assert "learns position from the causal mask" in KAZEMNEJAD_2023.arms[0].label
+
+
+def test_arms_with_different_budgets_are_run_in_separate_groups() -> None:
+    groups = step_groups(HAVIV_2022)
+    assert sorted(groups) == [200, 1500]
+    assert {a.config.task for a in groups[1500]} == {"mlm"}
+    assert {a.config.task for a in groups[200]} == {"lm"}
+    assert list(step_groups(PRESS_2022)) == [200]
 
 
 def test_thresholds_read_the_papers_own_tables_as_agreeing() -> None:
