@@ -3,8 +3,8 @@
 import streamlit as st
 
 import posviz.ui  # noqa: F401  (routes a deep link through app.py on a fresh server)
+from posviz.navigation import GUIDED_PATH, START_HERE
 from posviz.references import cite
-from posviz.ui.answer import GUIDED_PATH, START_HERE
 from posviz.ui.home_cards import start_here_cards
 from posviz.ui.lab import question_cards
 

@@ -16,7 +16,7 @@
 #      reachable here). The multi-stage build keeps both out of the final image; step 6 checks that;
 #   4. runs the image (its own non-root user; read-only root file system, no capabilities), waits
 #      for (healthy);
-#   5. loads every page of posviz/ui/pages.py in Chromium (Playwright + /usr/bin/chromium) and fails on
+#   5. loads every page of posviz/navigation.py in Chromium (Playwright + /usr/bin/chromium) and fails on
 #      any `stException` or error alert;
 #   6. checks inside the image: non-root uid, CPU-only torch, no compiler, no CA/wheel left behind, and
 #      the bundled default table loads with no network at all (--network none, HF_HUB_OFFLINE=1);
@@ -73,7 +73,7 @@ import time
 
 from playwright.sync_api import sync_playwright
 
-from posviz.ui.pages import all_pages
+from posviz.navigation import all_pages
 
 base = sys.argv[1]
 ERRORS = '[data-testid="stException"], [data-testid="stAlertContentError"]'

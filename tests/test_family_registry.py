@@ -94,7 +94,7 @@ def test_every_formula_module_is_hashed_into_lab_run_ids():
 def test_one_id_everywhere():
     from posviz.analysis.comparison import FAMILIES as COMPARED
     from posviz.lab.config import SCHEMES
-    from posviz.ui.pages import all_pages
+    from posviz.navigation import all_pages
 
     assert SCHEMES == lab_schemes() == tuple(FAMILIES)
     assert COMPARED == compared_families() == tuple(f for f in FAMILIES if f != "nope")

@@ -14,7 +14,7 @@ from answer_support import page_answer
 from conftest import app_test, assert_no_exception
 
 from posviz.data.answers import ANSWERS
-from posviz.ui.answer import GUIDED_PATH, START_HERE
+from posviz.navigation import GUIDED_PATH, START_HERE
 from posviz.ui.home_cards import STORED_PAGES, card_answer
 
 REGENERATE = "the page's answer changed: run scripts/make_home_answers.py and commit the result"

@@ -23,7 +23,7 @@ from browser_support import browser_page, start_streamlit_server, stop_process, 
 from test_hostile_links import HOST
 from test_hostile_links import HOSTILE_LINKS as HOSTILE
 
-from posviz.ui.pages import all_pages
+from posviz.navigation import all_pages
 
 #: every ``<a>``/``<img>`` whose target names the host, with the text of the element it sits in.
 _FIND_LIVE = """host => [...document.querySelectorAll('a[href], img[src]')]

@@ -10,7 +10,7 @@ from posviz.ui import all_pages
 
 @pytest.mark.parametrize("spec", all_pages(), ids=lambda spec: spec.url_path)
 def test_every_page_runs(spec):
-    assert (ROOT / spec.path).is_file(), f"{spec.path} is listed in posviz/ui/pages.py but missing"
+    assert (ROOT / spec.path).is_file(), f"{spec.path} is in posviz/navigation.py but missing"
     at = app_test(spec.path, timeout=180)
     assert_no_exception(at)
     assert at.title or at.header, f"{spec.path} shows no title"

@@ -175,7 +175,7 @@ def test_bad_paths_and_uploads():
 
 def test_registry_families_point_at_existing_pages():
     from posviz.encodings.families import FAMILIES
-    from posviz.ui.pages import all_pages
+    from posviz.navigation import all_pages
 
     pages = {spec.url_path for spec in all_pages()}
     computed = {t: spec for spec in FAMILIES.values() for t in spec.model_types}

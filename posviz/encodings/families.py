@@ -100,7 +100,7 @@ class LabMechanism:
 
 @dataclass(frozen=True)
 class Nav:
-    """Where a family's page sits in the app's navigation (``posviz.ui.pages`` reads it)."""
+    """Where a family's page sits in the app's navigation (``posviz.navigation`` reads it)."""
 
     title: str
     icon: str  # a Streamlit ":material/…:" icon

@@ -3,9 +3,9 @@
 Direction of imports: ``pages -> posviz.ui -> posviz.*``, never back.
 """
 
+from posviz.navigation import PAGES, PageSpec, all_pages
 from posviz.ui.compat import make_altair_setters_thread_safe, route_through_app
 from posviz.ui.display import show_chart, user_errors
-from posviz.ui.pages import PAGES, PageSpec, all_pages
 from posviz.ui.state import (
     url_checkbox,
     url_int_list,

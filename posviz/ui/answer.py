@@ -15,27 +15,9 @@ import streamlit as st
 
 from posviz.analysis.headlines import Verdict
 from posviz.charts.figure import Figure
+from posviz.navigation import GUIDED_PATH
 from posviz.ui.display import show_chart
 from posviz.ui.text import safe_md
-
-#: The reading order of the non-lab pages: (page, the question it answers). The home page's
-#: "Start here" path is the first :data:`START_HERE` of them; every page links to the next.
-GUIDED_PATH: tuple[tuple[str, str], ...] = (
-    ("pages/sinusoidal.py", "What does the sinusoidal encoding look like, and why sin and cos?"),
-    ("pages/learned.py", "What has a learned position table learned?"),
-    ("pages/probing.py", "Can you read the position back out of a position vector?"),
-    ("pages/add_vs_concat.py", "Why add the position to the word instead of concatenating?"),
-    ("pages/permutation.py", "Why does a transformer need positions at all?"),
-    ("pages/layers.py", "Positions are added once: do later layers still know them?"),
-    ("pages/embedding_lookup.py", "Why does BERT use nn.Embedding for positions?"),
-    ("pages/rope.py", "Llama has no position table: where did the positions go?"),
-    ("pages/alibi.py", "How do BLOOM and MPT encode position?"),
-    ("pages/t5_buckets.py", "How does T5 encode position?"),
-    ("pages/nope.py", "What if there is no position encoding at all?"),
-    ("pages/vit_grid.py", "Does a vision transformer learn a 2-D grid of positions?"),
-    ("pages/compare.py", "How do the families compare beyond the trained length?"),
-)
-START_HERE = 5
 
 #: Large charts (the hero's heatmap at full width) stay this tall at most, so the verdict and the
 #: hero fit the first screen of a 1440×900 window.

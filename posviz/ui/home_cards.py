@@ -17,8 +17,8 @@ import streamlit as st
 
 from posviz import export
 from posviz.data.answers import ANSWERS
+from posviz.navigation import GUIDED_PATH, START_HERE
 from posviz.tables import load_table
-from posviz.ui.answer import GUIDED_PATH, START_HERE
 from posviz.ui.cache import cached_resource
 from posviz.ui.heroes import learned_hero_for, sinusoid_hero
 from posviz.ui.text import safe_md

@@ -726,7 +726,7 @@ SCALE_SCENARIOS: tuple = (
 def lab_pages() -> list[str]:
     """The url paths of the lab question pages (``lab_<question>``)."""
     sys.path.insert(0, str(ROOT))
-    from posviz.ui.pages import all_pages
+    from posviz.navigation import all_pages
 
     return [spec.url_path for spec in all_pages() if spec.url_path.startswith("lab_")]
 
@@ -734,7 +734,7 @@ def lab_pages() -> list[str]:
 def lab_scenarios() -> tuple:
     """A Run on the first lab question page the app navigates to (none while the lab has none)."""
     sys.path.insert(0, str(ROOT))
-    from posviz.ui.pages import all_pages
+    from posviz.navigation import all_pages
 
     for spec in all_pages():
         if spec.url_path.startswith("lab_"):

@@ -1,7 +1,9 @@
-"""The app's page registry: one place that names every view, its file and its section.
+"""The app's pages, as data: every view with its file, title, icon and section, and the reading
+order of the questions they answer.
 
 An encoding family's page is listed from the family registry (:func:`family_pages`), so a new
-family appears in the navigation by registering it there.
+family appears in the navigation by registering it there. ``app.py`` builds Streamlit's navigation
+from :data:`PAGES`; every page ends with a link to the next question of :data:`GUIDED_PATH`.
 """
 
 from dataclasses import dataclass
@@ -92,3 +94,23 @@ PAGES: dict[str, list[PageSpec]] = {
 def all_pages() -> list[PageSpec]:
     """Every page, in navigation order."""
     return [spec for specs in PAGES.values() for spec in specs]
+
+
+#: The reading order of the non-lab pages: (page, the question it answers). The home page's
+#: "Start here" path is the first :data:`START_HERE` of them; every page links to the next.
+GUIDED_PATH: tuple[tuple[str, str], ...] = (
+    ("pages/sinusoidal.py", "What does the sinusoidal encoding look like, and why sin and cos?"),
+    ("pages/learned.py", "What has a learned position table learned?"),
+    ("pages/probing.py", "Can you read the position back out of a position vector?"),
+    ("pages/add_vs_concat.py", "Why add the position to the word instead of concatenating?"),
+    ("pages/permutation.py", "Why does a transformer need positions at all?"),
+    ("pages/layers.py", "Positions are added once: do later layers still know them?"),
+    ("pages/embedding_lookup.py", "Why does BERT use nn.Embedding for positions?"),
+    ("pages/rope.py", "Llama has no position table: where did the positions go?"),
+    ("pages/alibi.py", "How do BLOOM and MPT encode position?"),
+    ("pages/t5_buckets.py", "How does T5 encode position?"),
+    ("pages/nope.py", "What if there is no position encoding at all?"),
+    ("pages/vit_grid.py", "Does a vision transformer learn a 2-D grid of positions?"),
+    ("pages/compare.py", "How do the families compare beyond the trained length?"),
+)
+START_HERE = 5
