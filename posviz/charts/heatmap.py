@@ -537,6 +537,7 @@ def heatmap_chart(
     subtitle: Sequence[str] = (),
     linked_as: str | None = None,
     size_signals: tuple[str, str] = ("width", "height"),
+    legend: Literal["right", "bottom"] | None = None,
 ) -> VegaLiteChart:
     """Heatmap of ``matrix[window]`` (positions down, dimensions across) as a Vega-Lite layer chart.
 
@@ -563,6 +564,8 @@ def heatmap_chart(
             inside that linked chart, which defines ``pos``.
         size_signals: the Vega expressions of the plot's width and height that keep a
             ``square`` matrix square (:func:`posviz.charts.linked.view_size` in a linked chart).
+        legend: where the colour legend goes; default below a ``square`` matrix (which keeps
+            the width for itself), else to the right.
     Returns:
         :class:`VegaLiteChart` (``to_dict()`` like an Altair chart; ``to_altair()`` for an
         ``alt.LayerChart``); never displayed here.
@@ -623,7 +626,7 @@ def heatmap_chart(
                 # a square matrix keeps the page's width for itself: its legend goes underneath
                 "legend": (
                     {"orient": "bottom", "direction": "horizontal", "gradientLength": 160}
-                    if square
+                    if (legend or ("bottom" if square else "right")) == "bottom"
                     else {"gradientLength": min(240, max(100, height - 40))}
                 ),
             },

@@ -35,9 +35,9 @@ Linked = tuple[str, Size] | None  # (direction, size) of a view in a linked hero
 #: as a stack needs (equal heights would share one Vega signal).
 WIDE_SIN: tuple[Size, Size] = ((370, 220), (280, 280))
 TALL_SIN: tuple[Size, Size] = ((800, 200), (800, 300))
-WIDE_LRN: tuple[Size, Size] = ((330, 330), (300, 330))
+WIDE_LRN: tuple[Size, Size] = ((300, 300), (270, 300))
 TALL_LRN: tuple[Size, Size] = ((800, 280), (800, 300))
-WIDE_HERO_MIN = 900
+WIDE_HERO_MIN = 920
 
 
 @dataclass(frozen=True)
@@ -169,6 +169,9 @@ def similarity_figure(
         annotations=notes,
         linked_as="matrix" if linked else None,
         size_signals=_signals("matrix", linked),
+        # side by side, the fixed-size matrix has room beside it; below it would push ▶ play
+        # off a laptop's first screen
+        legend="right" if linked and linked[0] == "horizontal" else None,
     )
     return Figure(chart, similarity, "cosine_similarity")
 

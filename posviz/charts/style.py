@@ -56,6 +56,9 @@ _DARK_BACKGROUND = "isValid(background) && luminance(background) < 0.4"
 ADAPTIVE_TEXT = {"expr": f"{_DARK_BACKGROUND} ? '{_ON_DARK}' : '{_ON_LIGHT}'"}
 #: The two colours :data:`ADAPTIVE_TEXT` chooses between (for tests and static renders).
 ADAPTIVE_TEXT_COLORS = (_ON_LIGHT, _ON_DARK)
+#: The page's background as a Vega expression (white in an export): the halo under a label that
+#: moves over marks (the linked position's), so it reads on dots and lines in both themes.
+PAGE_BACKGROUND = {"expr": "isValid(background) ? background : '#ffffff'"}
 
 
 def entity_color(label: str, fallback_index: int = 0) -> str:

@@ -14,7 +14,13 @@ import pandas as pd
 
 from posviz.charts.figure import WithParams
 from posviz.charts.linked import POSITION_PARAM, position_params
-from posviz.charts.style import ADAPTIVE_TEXT, GUIDE_COLOR, PALETTE, chart_title
+from posviz.charts.style import (
+    ADAPTIVE_TEXT,
+    GUIDE_COLOR,
+    PAGE_BACKGROUND,
+    PALETTE,
+    chart_title,
+)
 
 _POSITION_COLOR = alt.Color("position:Q").scale(scheme="viridis").title("position")
 
@@ -94,11 +100,19 @@ def pca_trajectory_chart(
     step = int(shown[1] - shown[0]) if shown.size > 1 else 1
     now = base.transform_filter(f"datum.position == {POSITION_PARAM}")
     ring = now.mark_point(size=260, strokeWidth=2.5, color=PALETTE[2], filled=False)
-    label = now.mark_text(
-        align="left", dx=10, dy=-10, fontWeight="bold", color=alt.ExprRef(ADAPTIVE_TEXT["expr"])
-    ).encode(text=alt.Text("label:N"))
-    label = label.transform_calculate(label="'position ' + datum.position")
-    chart = (path + points + ring + label).properties(height=height, **props)
+    text = {"align": "left", "dx": 10, "dy": -10, "fontWeight": "bold"}
+    halo = now.mark_text(
+        **text, color=alt.ExprRef(PAGE_BACKGROUND["expr"]),
+        stroke=alt.ExprRef(PAGE_BACKGROUND["expr"]), strokeWidth=4, strokeJoin="round",
+    )  # fmt: skip
+    label = now.mark_text(**text, color=alt.ExprRef(ADAPTIVE_TEXT["expr"]))
+    labels = [
+        mark.encode(text=alt.Text("label:N")).transform_calculate(
+            label="'position ' + datum.position"
+        )
+        for mark in (halo, label)
+    ]
+    chart = (path + points + ring + labels[0] + labels[1]).properties(height=height, **props)
     return WithParams(chart, position_params(current=start, last=int(shown[-1]), step=step))
 
 
