@@ -11,6 +11,7 @@ import numpy as np
 import streamlit as st
 
 from posviz.analysis.headlines import (
+    Seam,
     Verdict,
     find_seam,
     learned_verdict,
@@ -18,6 +19,7 @@ from posviz.analysis.headlines import (
     sinusoid_verdict,
 )
 from posviz.analysis.sincos import SinCosPanel, sincos_panel
+from posviz.analysis.stats import PCAResult
 from posviz.analysis.table_views import principal_pair
 from posviz.charts.figure import Figure
 from posviz.charts.heatmap import MAX_SIDE_1TO1
@@ -99,17 +101,20 @@ def why_sin_and_cos(n: int, d: int, base: float, layout: str) -> tuple[Figure, F
     )
 
 
-def _matrix_summary(matrix: np.ndarray):
-    """Similarity of the first positions (at most 1:1 size), their seam, and the PCA path."""
-    first = matrix[:MAX_SIDE_1TO1]
-    seam = find_seam(first)
-    return similarity_summary(first), seam, principal_pair(matrix)
+@cached_data()
+def _matrix_summary(
+    cache_key: str, _matrix: np.ndarray
+) -> tuple[np.ndarray, Seam | None, PCAResult]:
+    """Similarity of the first positions (at most 1:1 size), their seam, and the PCA path:
+    computed once for both heroes of a table."""
+    first = _matrix[:MAX_SIDE_1TO1]
+    return similarity_summary(first), find_seam(first), principal_pair(_matrix)
 
 
 @cached_data()
 def learned_hero(cache_key: str, name: str, _matrix: np.ndarray) -> tuple[Verdict, Figure, Figure]:
     """Verdict, the annotated similarity matrix and the PCA path (with ▶ play) of a table."""
-    similarity, seam, pca = _matrix_summary(_matrix)
+    similarity, seam, pca = _matrix_summary(cache_key, _matrix)
     edges = (seam.first, seam.last) if seam is not None else None
     matrix = similarity_figure(
         similarity, n_positions=len(_matrix), seam=edges, height=HERO_HEIGHT + 60
@@ -127,7 +132,7 @@ def learned_hero(cache_key: str, name: str, _matrix: np.ndarray) -> tuple[Verdic
 def learned_linked_hero(cache_key: str, _matrix: np.ndarray) -> LinkedHero:
     """The similarity matrix and the PCA path linked, starting at the seam if there is one
     (:func:`posviz.charts.heroes.similarity_linked`)."""
-    similarity, seam, pca = _matrix_summary(_matrix)
+    similarity, seam, pca = _matrix_summary(cache_key, _matrix)
     edges = (seam.first, seam.last) if seam is not None else None
     return similarity_linked(
         similarity,
