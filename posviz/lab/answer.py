@@ -352,8 +352,13 @@ def judge_need_positions(cell: CellInput) -> Judged:
     short = f"enc {_arrow(enc)} · dec {_arrow(dec)} · larger gap: {larger.replace('the ', '')}"
     notes = "".join(lower_bound_note(c, cell.converged, cell.labels) for c in (enc, dec))
     text = (
-        f"{'; '.join(parts)}; the relative loss gap without positions is larger for {larger}. "
-        f"{enc.text}; {dec.text}; {gap.text}{notes}"
+        f"{'; '.join(parts)}; "
+        + (
+            "which relative loss gap without positions is larger: undecided. "
+            if larger == "undecided"
+            else f"the relative loss gap without positions is larger for {larger}. "
+        )
+        + f"{enc.text}; {dec.text}; {gap.text}{notes}"
     )
     key = f"enc:{enc.outcome}|dec:{dec.outcome}|gap:{gap.outcome}"
     return Judged((enc, dec, gap), (), Verdict(key, short, text))

@@ -1,0 +1,195 @@
+"""The default answers, trained as shipped: the numbers they state are what the code computes from
+the stored arrays, each verdict survives the robustness cases (the learned table started at the
+token embeddings' scale, 3× the steps) or names the setting it depends on, and the pinned
+results hold within their measured spread.
+
+Each preset trains once per session (about a minute on 2 quiet cores each, deterministic on the
+CPU).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from posviz.analysis.evidence import spread
+from posviz.lab import QUESTIONS, RunStore, rejudge, run_question
+from posviz.lab.results import LabResult
+from posviz.lab.store import _entry
+
+_RESULTS: dict[str, LabResult] = {}
+
+
+@pytest.fixture(scope="session")
+def lab_store(tmp_path_factory: pytest.TempPathFactory) -> RunStore:
+    return RunStore(tmp_path_factory.mktemp("lab_defaults"))
+
+
+def default(question_id: str, store: RunStore) -> LabResult:
+    """The question's default run (trained once per session)."""
+    if question_id not in _RESULTS:
+        _RESULTS[question_id] = run_question(question_id, store=store)
+    return _RESULTS[question_id]
+
+
+def _cell(result: LabResult, *, task: str | None = None, init: str = "small", budget: str = "x1"):
+    task = task or result.default_cell.setting("task").key
+    return result.cell(f"{task}.{init}.{budget}")
+
+
+def _mean(values) -> float:
+    return float(np.mean(values))
+
+
+def _within(values, expected: float, *, floor: float = 0.005) -> bool:
+    """``mean(values)`` equals ``expected`` within 2 std over seeds (at least ``floor``)."""
+    s = spread(values)
+    return abs(s.mean - expected) <= max(2 * s.std, floor)
+
+
+@pytest.mark.parametrize("question_id", list(QUESTIONS))
+def test_the_answer_is_what_the_code_computes_from_the_stored_arrays(
+    question_id: str, lab_store: RunStore
+) -> None:
+    result = default(question_id, lab_store)
+    stored = lab_store.load(result.run_id)
+    again = rejudge(stored)  # every cell, verdict, finding and sentence from the arrays alone
+    assert _entry(again)[0] == _entry(stored)[0]
+    assert again.answer == result.answer
+
+
+@pytest.mark.parametrize("question_id", list(QUESTIONS))
+def test_each_verdict_survives_the_robustness_cases_or_names_its_setting(
+    question_id: str, lab_store: RunStore
+) -> None:
+    """Matched init (BERT/GPT-2's 1 : 1) and 3× the steps: the same verdict, or the setting is
+    named in the finding's sentence with both cells' numbers."""
+    result = default(question_id, lab_store)
+    preset = result.default_cell
+    cases = {"budget": _cell(result, budget="x3"), "init": _cell(result, init="matched")}
+    words = {"init": "the table's initial scale", "budget": "the budget"}
+    for finding in result.findings:
+        for axis, cell in cases.items():
+            if finding.keys[cell.id] == finding.keys[preset.id]:
+                continue
+            assert not finding.holds_everywhere
+            assert axis in finding.depends_on or len(finding.depends_on) > 1, finding.text
+            assert any(words[a] in finding.text for a in finding.depends_on if a in words)
+        if finding.holds_everywhere:
+            assert len(set(finding.keys.values())) == 1
+            assert f"the same in all {len(result.cells)} cells" in finding.text
+
+
+@pytest.mark.parametrize("question_id", list(QUESTIONS))
+def test_answers_use_metric_names_in_words(question_id: str, lab_store: RunStore) -> None:
+    result = default(question_id, lab_store)
+    assert not re.search(
+        r"\b(train_loss_mean|accuracy_\w+|accuracy@\d+|movement_\w+)\b", result.answer
+    )
+    assert "higher (worse)" not in result.answer and "lower (worse)" not in result.answer
+
+
+# --------------------------------------------------------------------------- pinned results
+
+
+def test_learned_vs_sinusoid_speed_depends_on_the_tables_initial_scale(lab_store) -> None:
+    """Both tables reach accuracy 1; which learns faster flips with the learned table's start:
+    BERT/GPT-2's 0.02 (1 : 35 against the token embeddings) makes it slower, the token
+    embeddings' own scale (1 : 1) faster — the finding names the setting, on both tasks."""
+    result = default("learned", lab_store)
+    for task in ("reverse", "kback"):
+        assert _cell(result, task=task).verdict.key == "ceiling:b"  # sinusoid faster
+        assert _cell(result, task=task, init="matched").verdict.key == "ceiling:a"
+    main = result.findings[0]
+    assert main.depends_on == ("init",) and "depends on the table's initial scale" in main.text
+    preset = result.default_cell.metrics
+    assert (
+        min(preset["learned"]["accuracy"]) >= 0.99 and min(preset["sinusoid"]["accuracy"]) >= 0.99
+    )
+
+
+def test_the_no_position_control_stays_at_its_exact_ceiling(lab_store) -> None:
+    """NoPE scores ≈ 3.5× chance, just under the position-blind ceiling 0.2230 (reverse, 16
+    tokens, length 12), in every cell: the control can fail, and does not."""
+    result = default("learned", lab_store)
+    (reverse,) = [b for b in result.bounds if b.task == "reverse"]
+    assert reverse.value == pytest.approx(0.2230, abs=5e-5) and reverse.chance == 1 / 16
+    for cell in result.cells:
+        values = cell.metrics["nope"]["accuracy"]
+        assert spread(values).low <= reverse.value
+    assert _within(result.default_cell.metrics["nope"]["accuracy"], 0.218)
+    control = next(f for f in result.findings if f.topic == "The control")
+    assert control.holds_everywhere and "× chance" in control.text
+
+
+def test_concatenation_learns_faster_only_from_a_small_table(lab_store) -> None:
+    """Both arms reach accuracy 1; the concatenated table learns faster when the tables start at
+    0.02 and no faster when they start at the token embeddings' scale."""
+    result = default("concat", lab_store)
+    for task in ("reverse", "kback"):
+        assert _cell(result, task=task).verdict.key == "ceiling:b"  # concat faster
+        assert _cell(result, task=task, init="matched").verdict.key == "ceiling:tie"
+    assert result.findings[0].depends_on == ("init",)
+
+
+def test_every_layer_is_no_faster_and_the_exception_is_named(lab_store) -> None:
+    """Re-adding the table before every layer learns no faster at the preset's settings; with
+    the matched init on reverse the input-only table learns faster, and the finding says it
+    depends on the task and the table's initial scale."""
+    result = default("every_layer", lab_store)
+    assert result.default_cell.verdict.key == "ceiling:tie"
+    assert _cell(result, init="matched").verdict.key == "ceiling:b"  # input faster
+    assert _cell(result, task="kback", init="matched").verdict.key == "ceiling:tie"
+    assert set(result.findings[0].depends_on) == {"task", "init"}
+
+
+def test_extrapolation_ranks_on_unseen_positions_with_the_relative_schemes_trained(
+    lab_store,
+) -> None:
+    result = default("extrapolation", lab_store)
+    preset = result.default_cell
+    for arm in ("alibi", "rope", "t5"):
+        assert _mean(preset.metrics[arm]["accuracy"]) >= 0.95 and preset.converged[arm]
+    for cell in result.cells:
+        assert {c.metric for c in cell.comparisons} <= {"accuracy_unseen"}  # unseen only
+        holding = {r.arm for r in cell.ranking if r.holds}
+        assert "sinusoid" not in holding and "learned" not in {r.arm for r in cell.ranking}
+        if cell.setting("task").key == "kback":
+            assert holding == {"alibi", "rope", "t5"}  # NoPE under-trained: left out
+        else:
+            assert holding == {"alibi", "rope", "t5", "nope"}
+    assert "learned table: not defined on unseen positions" in result.answer
+    assert _within(preset.metrics["sinusoid"]["accuracy_unseen"], 0.168)
+    assert set(result.findings[0].depends_on) == {"task"}
+
+
+def test_rare_rows_are_untrained_rows_not_unseen_lengths(lab_store) -> None:
+    """The short-trained table lags at positions 24–31 while RoPE on the very same lengths does
+    not, in every cell (init 0.02, 0.71 and 1; 300 and 900 steps)."""
+    result = default("rare_rows", lab_store)
+    assert all(c.verdict.key == "rows" for c in result.cells)
+    assert result.findings[0].holds_everywhere
+    preset = result.default_cell.metrics
+    assert _mean(preset["rope_short"]["accuracy_late"]) >= 0.95
+    assert _mean(preset["short"]["accuracy_late"]) <= 0.5
+    assert "1 in 2,581" in result.answer and "moved at most 0 in every cell" in result.answer
+    movement = result.findings[1]  # second: fragile, as expected with a N(0, 1) start
+    assert "init" in movement.depends_on and "depends on" in movement.text
+
+
+def test_positions_emerge_in_the_causal_decoder_without_any(lab_store) -> None:
+    result = default("need_positions", lab_store)
+    probe = result.layer_probe
+    assert probe is not None and probe.score.shape == probe.control.shape
+    assert np.all(probe.score[0] <= 0.05)  # the input: no position by construction
+    deeper = probe.score[1:].mean(axis=1)
+    assert deeper.max() > probe.control[1:].mean(axis=1).max() + 0.05
+    # 300 steps: the masked LM with a table is still learning and no better yet (undecided);
+    # 900: it is, by a relative gap larger than the causal decoder's, whose no-position arm then
+    # memorises the small corpus less and is better on held-out text
+    assert result.default_cell.verdict.key == "enc:undecided|dec:b|gap:undecided"
+    for init in ("small", "matched"):
+        assert _cell(result, init=init, budget="x3").verdict.key == "enc:b|dec:a|gap:a"
+    assert result.findings[0].depends_on == ("budget",)
