@@ -1,50 +1,176 @@
-"""One lab page in a real browser: press Run, watch progress, see the answer, reload the link and
-see the stored answer at once (no training on the second visit)."""
+"""The lab pages in a real Chromium, as a reader sees them.
+
+* press Run: one progress count for the whole run appears, then the answer; the run's URL,
+  opened again, shows the stored answer at once (no Run button, no progress);
+* every lab page's first screen at 1440×900 shows the verdict sentence above the first visible
+  widget, and a question page's hero chart inside the viewport;
+* at 390×844 (a phone) and in the dark theme: charts fit their place, no chart text is cut with
+  "…", subtitles read on the background, and a reload shows the same view.
+
+The server's store holds tiny runs of every question (trained here, a few seconds each); pages open
+them by their run links, as a shared link would.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
-from browser_support import browser_page, start_streamlit_server, stop_process, wait_for_app
-
-pytestmark = pytest.mark.browser
-
-#: a tiny run: the progress bar appears at once ("Starting…", then steps), the answer follows.
-QUERY = (
-    "lab_learned_seeds=2&lab_learned_steps=40&lab_learned_width=8&lab_learned_heads=2"
-    "&lab_learned_layers=1&lab_learned_batch=8&lab_learned_eval_batch=16"
+from browser_support import (
+    launch_chromium,
+    start_streamlit_server,
+    stop_process,
+    sync_playwright,
+    wait_for_app,
 )
+from test_page_hygiene_browser import CHART_GEOMETRY, CONTRAST, WIDGETS
+
+from posviz.lab import QUESTIONS, RunStore, run_question
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+TINY = {"seeds": 2, "steps": 4, "width": 8, "heads": 2, "layers": 1, "batch": 4, "eval_batch": 8}
+DESKTOP, PHONE = (1440, 900), (390, 844)
 TRAIN_TIMEOUT_MS = 400_000  # generous: CI machines share their cores
+FIRST_WIDGET = f"""() => {{
+    const shown = [...document.querySelectorAll('{WIDGETS}')]
+        .map(e => e.getBoundingClientRect()).filter(r => r.height > 0);
+    return shown.length ? Math.min(...shown.map(r => r.top)) : null;
+}}"""
 
 
-@pytest.fixture
-def server(tmp_path):
-    url, process = start_streamlit_server(env={"POSVIZ_LAB_DIR": str(tmp_path / "lab")})
-    try:
-        yield url
-    finally:
-        stop_process(process)
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    """A store with a tiny run of every question: ``(root, {question: url path with its run})``."""
+    root = tmp_path_factory.mktemp("lab")
+    links = {}
+    for qid, q in QUESTIONS.items():
+        config = dataclasses.replace(q.default, **TINY)
+        result = run_question(qid, config=config, store=RunStore(root))
+        links[qid] = f"lab_{qid}?lab_{qid}_run={result.run_id}"
+    return root, links
 
 
-def test_run_progress_result_and_reload(server):
-    with browser_page() as page:
-        page.goto(f"{server}/lab_learned?{QUERY}")
+@pytest.fixture(scope="module")
+def servers(store):
+    env = {"POSVIZ_LAB_DIR": str(store[0])}
+    light, light_process = start_streamlit_server(env=env)
+    dark, dark_process = start_streamlit_server(env={**env, "STREAMLIT_THEME_BASE": "dark"})
+    yield {"light": light, "dark": dark}
+    stop_process(light_process)
+    stop_process(dark_process)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_playwright() as playwright:
+        chromium = launch_chromium(playwright)
+        yield chromium
+        chromium.close()
+
+
+def _open(browser, url: str, size: tuple[int, int]):
+    page = browser.new_page(viewport={"width": size[0], "height": size[1]})
+    page.goto(url)
+    wait_for_app(page, timeout_ms=300_000)
+    page.locator(".st-key-verdict").first.wait_for(timeout=60_000)
+    page.wait_for_timeout(800)  # Vega lays out after the first paint
+    return page
+
+
+def _top(page, selector: str) -> float | None:
+    return page.evaluate(
+        "s => { const e = document.querySelector(s);"
+        " return e ? e.getBoundingClientRect().top : null; }",
+        selector,
+    )
+
+
+def test_run_progress_result_and_reload(servers):
+    query = "&".join(f"lab_learned_{k}={v}" for k, v in {**TINY, "seeds": 3}.items())
+    with sync_playwright() as playwright:
+        chromium = launch_chromium(playwright)
+        page = chromium.new_page(viewport={"width": DESKTOP[0], "height": DESKTOP[1]})
+        page.goto(f"{servers['light']}/lab_learned?{query}")
         wait_for_app(page)
-        page.get_by_role("button", name="Run").click()
-        # live progress: the polling fragment's bar says what the worker is doing
+        assert "No answer for these settings" in page.inner_text(".st-key-verdict")
+        page.get_by_role("button", name="Run to reproduce").click()
         progress = page.locator('[data-testid="stProgress"]')
         progress.wait_for(timeout=60_000)
-        assert any(word in progress.inner_text() for word in ("Starting", "Waiting", "step"))
-        answer = page.get_by_role("heading", name="Answer")
+        said = progress.inner_text()
+        assert "in all" in said or "Starting" in said or "Waiting" in said, said
+        grid = page.get_by_role("heading", name="The sweep at a glance")
         failed = page.get_by_text("The run failed").or_(page.get_by_text("Stopped"))
-        answer.or_(failed).first.wait_for(timeout=TRAIN_TIMEOUT_MS)
-        assert answer.count() == 1, page.locator('[data-testid="stAlert"]').all_inner_texts()
+        grid.or_(failed).first.wait_for(timeout=TRAIN_TIMEOUT_MS)
+        assert grid.count() == 1, page.locator('[data-testid="stAlert"]').all_inner_texts()
+        answer = page.inner_text(".st-key-verdict")
         link = page.url
-        assert "lab_learned_run=" in link
+        assert "lab_learned_run=" in link and "lab_learned_cell=" in link
 
-        # the run's URL, opened again, shows the stored answer without a Run button or progress
-        page.goto(link)
+        page.goto(link)  # the run's URL, opened again: the stored answer at once
         wait_for_app(page)
-        page.get_by_role("heading", name="Answer").wait_for(timeout=15_000)
+        page.get_by_role("heading", name="The sweep at a glance").wait_for(timeout=15_000)
+        assert page.inner_text(".st-key-verdict") == answer
         assert page.locator('[data-testid="stProgress"]').count() == 0
-        assert page.get_by_role("button", name="Run").count() == 0
+        assert page.get_by_role("button", name="Run to reproduce").count() == 0
         assert page.get_by_text("read from the run store (no training)").count() == 1
+        chromium.close()
+
+
+@pytest.mark.parametrize("name", [*QUESTIONS, "index", "papers"])
+def test_first_screen_shows_the_verdict_above_the_widgets_and_the_hero(
+    servers, store, browser, name
+):
+    path = {"index": "lab", "papers": "lab_papers"}.get(name) or store[1][name]
+    page = _open(browser, f"{servers['light']}/{path}", DESKTOP)
+    try:
+        verdict, widget = _top(page, ".st-key-verdict"), page.evaluate(FIRST_WIDGET)
+        assert verdict is not None and verdict < DESKTOP[1] - 300, "no verdict on the first screen"
+        assert widget is None or verdict < widget, "a widget comes before the verdict"
+        assert len(page.inner_text(".st-key-verdict")) > 40
+        if name in QUESTIONS:
+            hero = page.evaluate(
+                "() => { const r = document.querySelector('.st-key-hero').getBoundingClientRect();"
+                " return [r.top, r.bottom]; }"
+            )
+            assert hero[0] < DESKTOP[1] - 200, f"the hero starts at {hero[0]} px, below the fold"
+            page.locator(".st-key-hero [data-testid='stVegaLiteChart'] svg").first.wait_for(
+                timeout=60_000
+            )  # drawn, in the first viewport
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize(
+    ("size", "theme"),
+    [(DESKTOP, "light"), (PHONE, "light"), (PHONE, "dark")],  # dark: at the tighter width
+    ids=["1440", "390", "390-dark"],
+)
+@pytest.mark.parametrize("name", list(QUESTIONS))
+def test_charts_fit_uncut_readable_and_a_reload_keeps_the_view(
+    servers, store, browser, name, size, theme
+):
+    page = _open(browser, f"{servers[theme]}/{store[1][name]}", size)
+    try:
+        page.evaluate(
+            "() => document.querySelector('[data-testid=\"stMain\"]')"
+            ".scrollTo(0, 1e6)"
+        )  # fmt: skip
+        page.wait_for_timeout(800)
+        charts = page.evaluate(CHART_GEOMETRY)
+        assert len(charts) >= 2
+        for chart in charts:
+            if not chart["svg"]:
+                continue
+            assert chart["drawn"] <= chart["width"] + 2, f"{name}: a chart is cut: {chart}"
+            assert not chart["cut"], f"{name}: text cut short: {chart['cut']}"
+        for text, ratio in page.evaluate(CONTRAST):
+            assert ratio >= 4.5, f"{name}: subtitle {text!r} has contrast {ratio:.1f}:1"
+        verdict, url = page.inner_text(".st-key-verdict"), page.url
+        page.goto(url)
+        wait_for_app(page)
+        page.locator(".st-key-verdict").first.wait_for(timeout=60_000)
+        assert page.inner_text(".st-key-verdict") == verdict
+        assert page.url == url
+    finally:
+        page.close()

@@ -23,6 +23,9 @@ _HEIGHT = 260
 WRAP = 30
 DASHES = ([1, 0], [6, 3], [2, 2], [8, 3, 2, 3], [4, 4], [1, 3], [10, 4], [3, 6])
 _ADAPTIVE = alt.ExprRef(ADAPTIVE_TEXT["expr"])
+#: drawn as SVG (Streamlit honours ``usermeta.embedOptions``): crisp text, and the browser tests
+#: can measure every label.
+_SVG = {"embedOptions": {"renderer": "svg"}}
 
 
 def _title(title: str, subtitle: str | Sequence[str]) -> alt.Title:
@@ -42,12 +45,12 @@ def wrap_expr(labels: Sequence[str], *, width: int = WRAP) -> str:
     Vega draws it as multi-line text); other values unchanged."""
     expr = "datum.label"
     for label in reversed(list(labels)):
-        lines = textwrap.wrap(label, width) or [label]
+        lines = [line for part in label.split("\n") for line in textwrap.wrap(part, width)]
         expr = f"datum.label === {json.dumps(label)} ? {json.dumps(lines)} : {expr}"
     return expr
 
 
-def _color(colors: Mapping[str, str], *, legend: bool) -> alt.Color:
+def _color(colors: Mapping[str, str], *, legend: bool, symbol: str = "circle") -> alt.Color:
     names = list(colors)
     encoding = alt.Color("variant:N", title=None, sort=names).scale(
         domain=names, range=list(colors.values())
@@ -56,7 +59,7 @@ def _color(colors: Mapping[str, str], *, legend: bool) -> alt.Color:
         return encoding.legend(None)
     return encoding.legend(
         orient="bottom", direction="vertical", labelLimit=0, labelExpr=wrap_expr(names),
-        symbolStrokeWidth=3,
+        symbolType=symbol, symbolStrokeWidth=3,
     )  # fmt: skip
 
 
@@ -126,6 +129,7 @@ def interval_chart(
         title=_title(title, subtitle),
         height=max(120, 52 * len(order)),
         autosize=FIT_WIDTH,
+        usermeta=_SVG,
     )
 
 
@@ -152,22 +156,23 @@ def lines_chart(
     """
     _require(frame, ("variant", x, y, *(("low", "high") if band else ())), "The line chart")
     y_scale = alt.Scale(type="log") if log else alt.Scale(domain=[0, 1]) if unit else alt.Scale()
-    base = alt.Chart(frame).encode(
-        x=alt.X(f"{x}:Q", title=x_title), color=_color(colors, legend=True)
-    )
+    base = alt.Chart(frame).encode(x=alt.X(f"{x}:Q", title=x_title))
     layers = []
     if band:
         layers.append(
             base.mark_area(opacity=0.15).encode(
-                y=alt.Y("low:Q", title=y_title).scale(y_scale), y2="high:Q"
+                y=alt.Y("low:Q", title=y_title).scale(y_scale),
+                y2="high:Q",
+                color=_color(colors, legend=False),
             )
         )
     tips = ["variant:N", f"{x}:Q", alt.Tooltip(f"{y}:Q", format=".4f", title=y_title)]
     line = base.mark_line(strokeWidth=2, clip=True, point=alt.OverlayMarkDef(size=18))
     y_axis = alt.Y(f"{y}:Q", title=y_title).scale(y_scale)
-    layers.append(line.encode(y=y_axis, strokeDash=_dash(colors), tooltip=tips))
+    color = _color(colors, legend=True, symbol="stroke")
+    layers.append(line.encode(y=y_axis, color=color, strokeDash=_dash(colors), tooltip=tips))
     return alt.layer(*layers, *_rules(rules, field=x, vertical=True)).properties(
-        title=_title(title, subtitle), height=height, autosize=FIT_WIDTH
+        title=_title(title, subtitle), height=height, autosize=FIT_WIDTH, usermeta=_SVG
     )
 
 
@@ -188,7 +193,7 @@ def ranking_chart(
     _require(frame, ("variant", "row", "mean", "low", "high", "in_range", "ranked"), "Ranking")
     order = list(frame["row"])
     y = alt.Y("row:N", title=None, sort=order).axis(
-        labelLimit=0, labelExpr="split(datum.label, '\\n')", labelPadding=6
+        labelLimit=0, labelExpr=wrap_expr(order), labelPadding=6
     )
     base = alt.Chart(frame).encode(
         y=y,
@@ -210,6 +215,7 @@ def ranking_chart(
         title=_title(title, subtitle),
         height=max(140, 56 * len(order)),
         autosize=FIT_WIDTH,
+        usermeta=_SVG,
     )
 
 
@@ -223,11 +229,11 @@ def live_loss_spec(colors: Mapping[str, str], *, title: str) -> dict:
         .encode(
             x=alt.X("step:Q", title="optimiser step"),
             y=alt.Y("loss:Q", title="training loss (cross-entropy)").scale(type="log"),
-            color=_color(colors, legend=True),
+            color=_color(colors, legend=True, symbol="stroke"),
             strokeDash=_dash(colors),
             tooltip=["variant:N", "step:Q", alt.Tooltip("loss:Q", format=".4f")],
         )
-        .properties(title=_title(title, ()), height=_HEIGHT, autosize=FIT_WIDTH)
+        .properties(title=_title(title, ()), height=_HEIGHT, autosize=FIT_WIDTH, usermeta=_SVG)
     )
     spec = chart.to_dict(validate=False)
     spec.pop("data", None)

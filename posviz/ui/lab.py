@@ -1,13 +1,11 @@
 """The position lab's pages: every question answers first, from the store, before anyone runs.
 
-A question page is one call, ``question_page("learned")``: the answer across the sweep in one
-sentence beside the chart that carries it, the sweep at a glance (select a cell to see its
-numbers), then the question, more evidence and a table forming during training. The answer
-is read from the run store (``POSVIZ_LAB_DIR``, then the read-only warm store
-``POSVIZ_LAB_WARM_DIR`` the Docker image bakes); settings of one's own live in an expander and in
-the URL under ``lab_<question>_…``, and their Run trains in a worker thread
-(:mod:`posviz.ui.lab_runs`). A link to a finished run (``lab_<question>_run=<id>``) shows it at
-once, without training.
+``question_page("learned")``: the answer across the sweep beside the chart that carries it, the
+sweep at a glance, then the question and more evidence; the answer is read from the run store
+(``POSVIZ_LAB_DIR``, then the warm store ``POSVIZ_LAB_WARM_DIR`` the Docker image bakes).
+Settings of one's own live in an expander and in the URL (``lab_<question>_…``); their Run trains
+in a worker thread (:mod:`posviz.ui.lab_runs`). A run's link (``lab_<question>_run=<id>``) shows
+it at once.
 """
 
 from __future__ import annotations
@@ -17,8 +15,7 @@ import dataclasses
 import streamlit as st
 
 from posviz.lab import QUESTIONS, LabConfig, LabResult, Question, RunStore
-from posviz.lab.config import MAX_BATCH, MAX_SEEDS
-from posviz.lab.views import runs
+from posviz.lab.views import answer, runs
 from posviz.lab.views.live import question_plan
 from posviz.references import cite
 from posviz.settings import settings
@@ -29,36 +26,10 @@ from posviz.ui.lab_views import page_path
 from posviz.ui.state import url_int_list, url_number
 from posviz.ui.text import safe_md
 
-#: held-out sequences per seed and length (LabConfig's own bound).
-MAX_EVAL_BATCH = 4096
-#: the numeric settings a page offers: (name, label, lowest, highest or the server's cap).
-_NUMERIC = (
-    ("seeds", "Seeds", 1, MAX_SEEDS),
-    ("steps", "Steps (the preset budget; the sweep also reads 3×)", 1, "lab_max_steps"),
-    ("width", "Width", 4, "lab_max_width"),
-    ("heads", "Heads", 1, 64),
-    ("layers", "Layers", 1, 8),
-    ("batch", "Batch", 1, MAX_BATCH),
-    ("min_len", "Shortest training length", 2, "lab_max_len"),
-    ("max_len", "Longest training length", 2, "lab_max_len"),
-    ("eval_batch", "Held-out sequences", 1, MAX_EVAL_BATCH),
-)
-
 
 def prefix(question_id: str) -> str:
     """The URL/widget key prefix of a question's page, e.g. ``"lab_learned_"``."""
     return f"lab_{question_id}_"
-
-
-def caps_caption() -> None:
-    """What this server allows (the hosted profile is tighter)."""
-    caps = settings()
-    st.caption(
-        f"This server ({'hosted' if caps.hosted else 'local'} profile) allows at most "
-        f"{caps.lab_max_steps:,} steps (POSVIZ_LAB_MAX_STEPS), width {caps.lab_max_width} "
-        f"(POSVIZ_LAB_MAX_WIDTH) and sequences of {caps.lab_max_len} tokens (POSVIZ_LAB_MAX_LEN); "
-        f"{caps.max_jobs} training run(s) at once (POSVIZ_MAX_JOBS), the rest wait in a queue."
-    )
 
 
 @cached_data()
@@ -110,7 +81,7 @@ def _linked_result(question: Question, key_prefix: str) -> LabResult | None:
 
 def _reset(question: Question, key_prefix: str) -> None:
     """Forget this page's settings (session and URL) so the preset's answer shows again."""
-    for name in (*(n for n, *_ in _NUMERIC), "lr", "eval", "run", "cell", "linked"):
+    for name in (*(n for n, *_ in answer.setting_limits()), "lr", "eval", "run", "cell", "linked"):
         st.session_state.pop(f"{key_prefix}{name}", None)
         st.query_params.pop(f"{key_prefix}{name}", None)
 
@@ -120,9 +91,8 @@ def run_settings(question: Question, *, key_prefix: str, base: LabConfig) -> tup
     if st.button("Back to the preset's settings", key=f"{key_prefix}reset"):
         _reset(question, key_prefix)
         st.rerun()
-    caps, cols, values = settings(), st.columns(4), {}
-    for i, (name, label, lo, hi) in enumerate(_NUMERIC):
-        top = getattr(caps, hi) if isinstance(hi, str) else hi
+    cols, values = st.columns(4), {}
+    for i, (name, label, lo, top) in enumerate(answer.setting_limits()):
         with cols[i % 4]:
             default = min(max(int(getattr(base, name)), lo), top)
             values[name] = int(
@@ -137,12 +107,12 @@ def run_settings(question: Question, *, key_prefix: str, base: LabConfig) -> tup
     with cols[2]:
         lengths = url_int_list(
             "Evaluation lengths", key=f"{key_prefix}eval", default=base.eval_lengths,
-            min_value=2, max_value=caps.lab_max_len, max_items=8,
+            min_value=2, max_value=settings().lab_max_len, max_items=8,
             help="Held-out sequences of these lengths; above the longest training length tests "
             "extrapolation.",
         )  # fmt: skip
         values["eval_lengths"] = tuple(lengths) or base.eval_lengths
-    caps_caption()
+    st.caption(answer.caps_text())
     try:
         config = dataclasses.replace(base, **values)
         question_plan(question.id, config)  # every arm's own lengths and the sweep must fit too
@@ -232,7 +202,7 @@ def index_page() -> None:
     st.title("Position lab")
     answers = default_results()
     lab_views.index_answers(answers)
-    caps_caption()
+    st.caption(answer.caps_text())
     runs = [s for s in RunStore().list() if s.question_id in QUESTIONS]
     if runs:
         st.subheader("Runs stored on this server")

@@ -19,9 +19,10 @@ from posviz.analysis.evidence import spread
 from posviz.encodings.families import family, lab_mechanism
 from posviz.lab import metrics as m
 from posviz.lab.answer import AXIS_NAMES, CEILING, HOLDS, nearest_other
-from posviz.lab.config import LabConfig
+from posviz.lab.config import MAX_BATCH, MAX_SEEDS, LabConfig
 from posviz.lab.presets import Question, question
 from posviz.lab.results import Cell, Comparison, Finding, LabResult, summary_frame
+from posviz.settings import settings
 
 #: how a cell whose verdict differs from the preset's shows in the grid (readable in both themes).
 DIFFERS_STYLE = "background-color: #fde8b0; color: #3d2f00"
@@ -75,25 +76,31 @@ def _values(rows: list, *, digits: int = 2) -> str:
 
 
 def _extrapolation_clause(cell: Cell, q: Question) -> str:
+    """Who keeps its accuracy past the training length (with the unseen-position accuracy),
+    who does not, and which arms are not ranked (under-trained, or not defined there)."""
     ranked = {r.arm for r in cell.ranking}
     holding = [r for r in cell.ranking if r.holds]
     losing = [r for r in cell.ranking if not r.holds]
+    under, undefined = [], []
+    for v in q.variants:
+        values = cell.metrics.get(v.id, {}).get("accuracy_unseen", ())
+        if v.id not in ranked:
+            defined = len(values) and np.isfinite(values).all()
+            (under if defined else undefined).append(v.label)
     parts = [
         f"{_values(holding)} keep{'s' if len(holding) == 1 else ''} at least {HOLDS:.0%} of "
         "their seen-position accuracy on unseen positions"
         if holding
-        else f"no arm keeps {HOLDS:.0%} of its seen-position accuracy on unseen positions"
+        else f"no ranked arm keeps {HOLDS:.0%} of its seen-position accuracy on unseen positions"
     ]
     if losing:
         parts.append(f"{_values(losing)} {'does' if len(losing) == 1 else 'do'} not")
-    for v in q.variants:
-        if v.id in ranked:
-            continue
-        values = cell.metrics.get(v.id, {}).get("accuracy_unseen", ())
-        if len(values) and np.isfinite(values).all():
-            parts.append(f"{v.label} is under-trained, not ranked")
-        else:
-            parts.append(f"{v.label} is not defined there (no rows past its training length)")
+    if under:
+        parts.append(
+            f"{_names(under)} {'is' if len(under) == 1 else 'are'} under-trained (not ranked)"
+        )
+    if undefined:
+        parts.append(f"{_names(undefined)} has no rows there (not defined)")
     return "; ".join(parts)
 
 
@@ -125,7 +132,7 @@ _WITHOUT = {
     "b": "does worse without positions",
     "a": "does better without positions",
     "tie": "does as well without positions",
-    "undecided": "is undecided (under-trained)",
+    "undecided": "is undecided, under-trained,",
 }
 
 
@@ -171,17 +178,17 @@ def headline(result: LabResult) -> str:
             f"Both reach held-out accuracy ≥ {CEILING:.2f} in all {len(cells)} settings, so "
             f"accuracy cannot tell them apart; which learns faster depends on {axes}: with the "
             f"preset's settings {cell_clause(result, default, head=False)}; with "
-            f"{', '.join(changed)}, {cell_clause(result, other, head=False)}."
+            f"{_names(changed)}, {cell_clause(result, other, head=False)}."
         )
     return (
-        f"It depends on {axes}: with the preset's settings {here}; with "
-        f"{', '.join(changed)}, {cell_clause(result, other)}."
+        f"It depends on {axes}. With the preset's settings: {here}; with "
+        f"{_names(changed)}: {cell_clause(result, other)}."
     )
 
 
 def _finding_line(finding: Finding, result: LabResult) -> str:
     n, default = len(result.cells), result.default_cell.id
-    here = finding.shorts.get(default, "")
+    here = finding.shorts.get(default, "").removeprefix("best: ")
     if finding.holds_everywhere:
         return f"{_capital(finding.topic)}: {here} in all {n} settings."
     holds = sum(key == finding.keys[default] for key in finding.keys.values())
@@ -225,7 +232,8 @@ def support_lines(result: LabResult) -> tuple[str, ...]:
     if bounds:
         lines.append(
             "A model that cannot tell positions apart can reach at most "
-            f"{' / '.join(sorted(bounds))} held-out accuracy here (its position-blind ceiling)."
+            f"{' / '.join(sorted(bounds))} held-out accuracy on this task (its position-blind "
+            "ceiling)."
         )
     probe = layer_probe_line(result)
     return (*lines, *((probe,) if probe else ()))
@@ -375,4 +383,38 @@ def run_caption(config: LabConfig) -> str:
         f"{config.batch} sequences, width {config.width}, {config.heads} heads, {config.layers} "
         f"layers, learning rate {config.lr:g}; held-out evaluation on {config.eval_batch} fresh "
         f"sequences per seed of length {', '.join(map(str, config.eval_lengths))}."
+    )
+
+
+# --------------------------------------------------------------------------- a run of one's own
+
+#: held-out sequences per seed and length (LabConfig's own bound).
+MAX_EVAL_BATCH = 4096
+
+
+def setting_limits() -> tuple[tuple[str, str, int, int], ...]:
+    """The whole-number settings a page offers: ``(name, label, lowest, highest)``, the highest
+    capped by this server (:func:`posviz.settings.settings`)."""
+    caps = settings()
+    return (
+        ("seeds", "Seeds", 1, MAX_SEEDS),
+        ("steps", "Steps (the preset budget; the sweep also reads 3×)", 1, caps.lab_max_steps),
+        ("width", "Width", 4, caps.lab_max_width),
+        ("heads", "Heads", 1, 64),
+        ("layers", "Layers", 1, 8),
+        ("batch", "Batch", 1, MAX_BATCH),
+        ("min_len", "Shortest training length", 2, caps.lab_max_len),
+        ("max_len", "Longest training length", 2, caps.lab_max_len),
+        ("eval_batch", "Held-out sequences", 1, MAX_EVAL_BATCH),
+    )
+
+
+def caps_text() -> str:
+    """What this server allows a run (the hosted profile is tighter), naming the variables."""
+    caps = settings()
+    return (
+        f"This server ({'hosted' if caps.hosted else 'local'} profile) allows at most "
+        f"{caps.lab_max_steps:,} steps (POSVIZ_LAB_MAX_STEPS), width {caps.lab_max_width} "
+        f"(POSVIZ_LAB_MAX_WIDTH) and sequences of {caps.lab_max_len} tokens (POSVIZ_LAB_MAX_LEN); "
+        f"{caps.max_jobs} training run(s) at once (POSVIZ_MAX_JOBS), the rest wait in a queue."
     )

@@ -29,11 +29,11 @@ from posviz.lab.views.figures import arm_colors
 
 #: points kept per arm for the live loss curve (older points are thinned, not dropped).
 MAX_CURVE_POINTS = 400
-#: Seconds per training step of one batched group, whatever its size (the Python and kernel
-#: launch overhead of one Adam step of a tiny model), and per token × layer × width² of one
-#: model; fitted to wall times of the presets on two idle cores (bench/bench_lab.py's presets).
-STEP_OVERHEAD_S = 2.5e-3
-TOKEN_COST_S = 2.0e-10
+#: CPU seconds of one model's training step per unit of :func:`_size` (batch × length × layers ×
+#: (width + heads × length): its matrix and attention work), evaluation and judging included.
+#: Fitted to the CPU time of ten runs of four questions (presets and shorter or smaller ones, from
+#: 2 to 197 s of CPU): each took 0.74–1.8× what this constant estimates.
+CPU_S_PER_UNIT = 6.3e-8
 #: seconds to start training in a fresh process (importing torch, building the models).
 START_S = 4.0
 
@@ -70,27 +70,17 @@ class RunPlan:
         return f"~{seconds:.0f} s" if seconds < 120 else f"~{seconds / 60:.0f} min"
 
 
-def _step_cost(config: LabConfig) -> float:
-    """Seconds of one model's training step beyond the shared overhead."""
-    tokens = config.batch * config.max_len
-    return TOKEN_COST_S * tokens * config.layers * config.width * (config.width + config.max_len)
+def _size(config: LabConfig) -> int:
+    """The work of one model's training step, in units of :data:`CPU_S_PER_UNIT`."""
+    length = config.max_len
+    return config.batch * length * config.layers * (config.width + config.heads * length)
 
 
-def _estimate(groups: list[list[tuple[LabConfig, int]]]) -> float:
-    """Wall seconds of training groups (each a list of ``(config, seeds)`` batched together),
-    spread over :data:`~posviz.lab.run.TRAIN_THREADS` threads."""
-    work = sorted(
-        (
-            max(c.steps for c, _ in group)
-            * (STEP_OVERHEAD_S + sum(s * _step_cost(c) for c, s in group))
-            for group in groups
-        ),
-        reverse=True,
-    )
-    threads = [0.0] * TRAIN_THREADS
-    for seconds in work:  # each group to the least loaded thread, as the run does
-        threads[threads.index(min(threads))] += seconds
-    return START_S + max(threads)
+def _estimate(configs: list[LabConfig]) -> float:
+    """Wall seconds to train every model of ``configs`` (one per model) on
+    :data:`~posviz.lab.run.TRAIN_THREADS` threads of an idle machine."""
+    cpu = sum(c.seeds * c.steps * _size(c) for c in configs) * CPU_S_PER_UNIT
+    return START_S + cpu / TRAIN_THREADS
 
 
 def question_plan(question_id: str, config: LabConfig) -> RunPlan:
@@ -103,16 +93,12 @@ def question_plan(question_id: str, config: LabConfig) -> RunPlan:
     groups = sweep.plan(q.arm_specs(), q.sweep, config)
     planned = [p for group in groups.values() for p in group]
     labels = {p.id: q.variant(p.arm).label for p in planned if p.id == p.arm}
-    shapes: dict[tuple, list[tuple[LabConfig, int]]] = {}
-    for p in planned:  # arms of one shape train as one batched model
-        key = (p.task, p.model.kind, p.config.width, p.config.heads, p.config.layers)
-        shapes.setdefault(key, []).append((p.config, p.config.seeds))
     return RunPlan(
         models=sum(p.config.seeds for p in planned),
         instances=len(planned),
         model_steps=sum(p.config.seeds * p.config.steps for p in planned),
         labels=labels,
-        estimate_s=_estimate(list(shapes.values())),
+        estimate_s=_estimate([p.config for p in planned]),
         colors=arm_colors(q),
     )
 
@@ -124,13 +110,12 @@ def card_plan(check_id: str) -> RunPlan:
         ValueError: unknown check id.
     """
     check = paper_check(check_id)
-    groups = [[(a.config, a.config.seeds)] for a in check.arms]
     return RunPlan(
         models=sum(a.config.seeds for a in check.arms),
         instances=len(check.arms),
         model_steps=sum(a.config.seeds * a.config.steps for a in check.arms),
         labels={a.id: a.label for a in check.arms},
-        estimate_s=_estimate(groups),
+        estimate_s=_estimate([a.config for a in check.arms]),
         colors=dict(
             zip(
                 [a.label for a in check.arms],
