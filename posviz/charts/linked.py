@@ -63,9 +63,10 @@ def position_params(
     while ``play`` is checked a Vega ``timer`` event advances it by ``step`` every
     :data:`PLAY_INTERVAL_MS` ms, wrapping to 0 after ``last``. With ``hover``, pointing at any
     mark that carries a ``position`` moves ``pos`` there. ``rows_of`` names linked heatmap views
-    (:class:`LinkedChart`) whose rows are positions: moving the pointer over one sets ``pos`` to
-    the row under it, rounded down to a multiple of ``step``. Hovering does nothing while ▶ play
-    runs. The inputs live inside the chart, so neither a drag nor a frame goes to the server.
+    (:class:`LinkedChart`) whose rows are positions: moving the pointer over one (or tapping it
+    on a touch screen) sets ``pos`` to the row under it, rounded down to a multiple of ``step``.
+    Hovering does nothing while ▶ play runs. The inputs live inside the chart, so neither a drag
+    nor a frame goes to the server.
     """
     if not 0 <= current <= last:
         raise ValueError(f"current={current} is outside 0 … {last}; choose a position in range.")
@@ -86,11 +87,12 @@ def position_params(
                 f"? datum.position : {pos}",
             }
         )
-    for view in rows_of:  # the pointer's row: the view's own y scale, inverted
+    for view in rows_of:  # the pointer's row: the view's own y scale, inverted (a tap too)
         row = f"floor(invert('{view}_y', y(group())) / {step}) * {step}"
+        cells = f"@{cells_mark(view)}_marks"
         handlers.append(
             {
-                "events": f"@{cells_mark(view)}_marks:pointermove",
+                "events": f"{cells}:pointermove, {cells}:pointerdown",
                 "update": f"{play} ? {pos} : clamp({row}, 0, {last})",
             }
         )
