@@ -16,11 +16,13 @@ from collections.abc import Mapping, Sequence
 import altair as alt
 import pandas as pd
 
-from posviz.charts.style import ADAPTIVE_TEXT, FIT_WIDTH, GUIDE_COLOR, chart_title
+from posviz.charts.style import ADAPTIVE_TEXT, FIT_WIDTH, GUIDE_COLOR
 
 _HEIGHT = 260
 #: characters per line of a wrapped arm label (about 170 px at Vega's 11 px font).
 WRAP = 30
+#: characters per subtitle line (a phone-wide chart cuts a longer one with "…").
+WRAP_TITLE = 52
 DASHES = ([1, 0], [6, 3], [2, 2], [8, 3, 2, 3], [4, 4], [1, 3], [10, 4], [3, 6])
 _ADAPTIVE = alt.ExprRef(ADAPTIVE_TEXT["expr"])
 #: drawn as SVG (Streamlit honours ``usermeta.embedOptions``): crisp text, and the browser tests
@@ -31,7 +33,21 @@ _SVG = {"embedOptions": {"renderer": "svg"}}
 def _title(title: str, subtitle: str | Sequence[str]) -> alt.Title:
     """A chart title whose subtitle lines wrap (a phone-wide chart cuts long ones with "…")."""
     lines = [subtitle] if isinstance(subtitle, str) else list(subtitle)
-    return chart_title(title, [part for line in lines for part in textwrap.wrap(line, 52)])
+    wrapped = []
+    for line in lines:  # break at " · " between settings first, then inside a long one
+        current = ""
+        for piece in line.split(" · "):
+            joined = f"{current} · {piece}" if current else piece
+            if len(joined) <= WRAP_TITLE or not current:
+                current = joined
+            else:
+                wrapped.append(current)
+                current = piece
+        wrapped += textwrap.wrap(current, WRAP_TITLE)
+    return alt.Title(
+        title, subtitle=wrapped, anchor="start", offset=16,  # room for a rule's label
+        subtitleColor=_ADAPTIVE,
+    )  # fmt: skip
 
 
 def _require(frame: pd.DataFrame, columns: Sequence[str], what: str) -> None:
@@ -59,7 +75,7 @@ def _color(colors: Mapping[str, str], *, legend: bool, symbol: str = "circle") -
         return encoding.legend(None)
     return encoding.legend(
         orient="bottom", direction="vertical", labelLimit=0, labelExpr=wrap_expr(names),
-        symbolType=symbol, symbolStrokeWidth=3,
+        symbolType=symbol, symbolStrokeWidth=3, symbolOpacity=1,
     )  # fmt: skip
 
 
@@ -70,24 +86,24 @@ def _dash(colors: Mapping[str, str]) -> alt.StrokeDash:
     )
 
 
-def _rules(rules: Sequence[tuple[float, str]], *, field: str, vertical: bool) -> list[alt.Chart]:
+def _rules(
+    rules: Sequence[tuple[float, str]], *, field: str, right_of: float | None = None
+) -> list[alt.Chart]:
     """Dashed guide rules with their labels (a bound, the training length)."""
     if not rules:
         return []
     data = pd.DataFrame({field: [r[0] for r in rules], "label": [r[1] for r in rules]})
     base = alt.Chart(data)
-    at = alt.X(f"{field}:Q") if vertical else alt.Y(f"{field}:Q")
     rule = base.mark_rule(color=GUIDE_COLOR, strokeDash=[4, 4], strokeWidth=2).encode(
-        at, tooltip=["label:N", f"{field}:Q"]
+        x=f"{field}:Q", tooltip=["label:N", f"{field}:Q"]
     )
-    if vertical:
-        text = base.mark_text(align="left", dx=4, baseline="top", color=_ADAPTIVE).encode(
-            x=f"{field}:Q", y=alt.value(2), text="label:N"
-        )
-    else:
-        text = base.mark_text(align="left", dy=-6, color=_ADAPTIVE).encode(
-            x=alt.value(2), y=f"{field}:Q", text="label:N"
-        )
+    # the label sits just above the plot area, where no data point can lie under it, on the side
+    # of the rule with more room (rules past ``right_of`` get theirs on the left)
+    left = right_of is not None and rules[0][0] > right_of
+    text = base.mark_text(
+        align="right" if left else "left", dx=-3 if left else 3, baseline="bottom",
+        color=_ADAPTIVE,
+    ).encode(x=f"{field}:Q", y=alt.value(-3), text="label:N")  # fmt: skip
     return [rule, text]
 
 
@@ -125,7 +141,7 @@ def interval_chart(
             alt.Tooltip("high:Q", format=".4f", title="to"),
         ],
     )
-    return alt.layer(bars, points, *_rules(rules, field="low", vertical=True)).properties(
+    return alt.layer(bars, points, *_rules(rules, field="low")).properties(
         title=_title(title, subtitle),
         height=max(120, 52 * len(order)),
         autosize=FIT_WIDTH,
@@ -143,6 +159,7 @@ def lines_chart(
     colors: Mapping[str, str],
     title: str,
     subtitle: str | Sequence[str] = (),
+    whole: bool = False,
     band: bool = False,
     log: bool = False,
     unit: bool = False,
@@ -151,19 +168,21 @@ def lines_chart(
 ) -> alt.LayerChart:
     """One line per arm of ``y`` against ``x``; with ``band``, a shaded ``low``–``high`` band.
 
-    ``frame``: ``variant``, ``x``, ``y`` (and ``low``, ``high`` for the band); ``log`` puts ``y``
-    on a log axis, ``unit`` on [0, 1]; ``rules``: ``(x, label)`` dashed vertical guides.
+    ``frame``: ``variant``, ``x``, ``y`` (and ``low``, ``high`` for the band); ``whole``: ``x``
+    takes whole numbers (positions, layers); ``log`` puts ``y`` on a log axis, ``unit`` on
+    [0, 1]; ``rules``: ``(x, label)`` dashed vertical guides.
     """
     _require(frame, ("variant", x, y, *(("low", "high") if band else ())), "The line chart")
     y_scale = alt.Scale(type="log") if log else alt.Scale(domain=[0, 1]) if unit else alt.Scale()
-    base = alt.Chart(frame).encode(x=alt.X(f"{x}:Q", title=x_title))
+    x_axis = alt.X(f"{x}:Q", title=x_title)
+    base = alt.Chart(frame).encode(x=x_axis.axis(tickMinStep=1, format="d") if whole else x_axis)
     layers = []
     if band:
         layers.append(
             base.mark_area(opacity=0.15).encode(
                 y=alt.Y("low:Q", title=y_title).scale(y_scale),
                 y2="high:Q",
-                color=_color(colors, legend=False),
+                color=_color(colors, legend=True, symbol="stroke"),  # None would hide the legend
             )
         )
     tips = ["variant:N", f"{x}:Q", alt.Tooltip(f"{y}:Q", format=".4f", title=y_title)]
@@ -171,7 +190,8 @@ def lines_chart(
     y_axis = alt.Y(f"{y}:Q", title=y_title).scale(y_scale)
     color = _color(colors, legend=True, symbol="stroke")
     layers.append(line.encode(y=y_axis, color=color, strokeDash=_dash(colors), tooltip=tips))
-    return alt.layer(*layers, *_rules(rules, field=x, vertical=True)).properties(
+    middle = (float(frame[x].min()) + float(frame[x].max())) / 2 if len(frame) else None
+    return alt.layer(*layers, *_rules(rules, field=x, right_of=middle)).properties(
         title=_title(title, subtitle), height=height, autosize=FIT_WIDTH, usermeta=_SVG
     )
 
@@ -200,9 +220,9 @@ def ranking_chart(
         color=_color(colors, legend=False),
         opacity=alt.Opacity("ranked:N").scale(domain=[True, False], range=[1.0, 0.35]).legend(None),
     )
-    x = alt.X("low:Q", title="held-out accuracy on unseen positions").scale(domain=[0, 1])
+    x = alt.X("low:Q", title="accuracy, unseen positions").scale(domain=[0, 1])
     bars = base.mark_rule(strokeWidth=3).encode(x=x, x2="high:Q")
-    seen = base.mark_point(size=90, filled=False, strokeWidth=2).encode(x="in_range:Q")
+    seen = base.mark_point(size=260, filled=False, strokeWidth=2).encode(x="in_range:Q")
     tips = [
         "variant:N",
         alt.Tooltip("mean:Q", format=".3f", title="unseen positions"),
@@ -211,7 +231,7 @@ def ranking_chart(
         alt.Tooltip("in_range:Q", format=".3f", title="seen positions"),
     ]
     unseen = base.mark_point(size=120, filled=True).encode(x="mean:Q", tooltip=tips)
-    return alt.layer(bars, seen, unseen).properties(
+    return alt.layer(bars, unseen, seen).properties(
         title=_title(title, subtitle),
         height=max(140, 56 * len(order)),
         autosize=FIT_WIDTH,

@@ -75,18 +75,18 @@ def _values(rows: list, *, digits: int = 2) -> str:
     return _names([f"{r.label} ({r.mean:.{digits}f})" for r in rows])
 
 
-def _extrapolation_clause(cell: Cell, q: Question) -> str:
+def _extrapolation_clause(cell: Cell, result: LabResult) -> str:
     """Who keeps its accuracy past the training length (with the unseen-position accuracy),
     who does not, and which arms are not ranked (under-trained, or not defined there)."""
     ranked = {r.arm for r in cell.ranking}
     holding = [r for r in cell.ranking if r.holds]
     losing = [r for r in cell.ranking if not r.holds]
     under, undefined = [], []
-    for v in q.variants:
-        values = cell.metrics.get(v.id, {}).get("accuracy_unseen", ())
-        if v.id not in ranked:
+    for arm in result.arms:
+        values = cell.metrics.get(arm.id, {}).get("accuracy_unseen", ())
+        if arm.id not in ranked:
             defined = len(values) and np.isfinite(values).all()
-            (under if defined else undefined).append(v.label)
+            (under if defined else undefined).append(arm.label)
     parts = [
         f"{_values(holding)} keep{'s' if len(holding) == 1 else ''} at least {HOLDS:.0%} of "
         "their seen-position accuracy on unseen positions"
@@ -132,7 +132,7 @@ _WITHOUT = {
     "b": "does worse without positions",
     "a": "does better without positions",
     "tie": "does as well without positions",
-    "undecided": "is undecided, under-trained,",
+    "undecided": "is undecided: under-trained",
 }
 
 
@@ -153,7 +153,7 @@ def cell_clause(result: LabResult, cell: Cell, *, head: bool = True) -> str:
     if q.kind == "pair":
         return _pair_clause(cell, labels, head=head)
     if q.kind == "extrapolation":
-        return _extrapolation_clause(cell, q)
+        return _extrapolation_clause(cell, result)
     if q.kind == "rare_rows":
         return _rare_rows_clause(cell)
     return _need_positions_clause(cell)
@@ -271,13 +271,14 @@ def grid(result: LabResult) -> Styler:
     rows, differs = [], []
     for cell in result.cells:
         row = {names[a]: short_setting(cell, a) for a in axes}
-        under = [result.label(a) for a, ok in cell.converged.items() if not ok]
-        row["under-trained"] = ", ".join(under) or "—"
         flags = dict.fromkeys(row, "")
-        for f in result.findings:
+        for index, f in enumerate(result.findings):
             row[f.topic] = f.shorts.get(cell.id, "")
             same = f.keys.get(cell.id) == f.keys.get(result.default_cell.id)
             flags[f.topic] = "" if same else DIFFERS_STYLE
+            if index == 0:  # the arms left out, right after the verdict they are left out of
+                under = [result.label(a) for a, ok in cell.converged.items() if not ok]
+                row["under-trained"], flags["under-trained"] = ", ".join(under) or "—", ""
         rows.append(row)
         differs.append(flags)
     frame = pd.DataFrame(rows)

@@ -41,12 +41,16 @@ class Shown:
     note: str = ""
 
 
-def arm_colors(q: Question) -> dict[str, str]:
-    """``arm label → colour`` for every chart of a question's page: controls grey, the others a
-    palette colour each (named families keep theirs: sinusoid orange, RoPE green, …)."""
-    others = [v.label for v in q.variants if v.role != "control"]
+def arm_colors(arms: Question | LabResult) -> dict[str, str]:
+    """``arm label → colour`` for every chart of a page: controls grey, the others a palette
+    colour each (named families keep theirs: sinusoid orange, RoPE green, …). A stored run
+    colours its own arms (its labels may predate the preset's current ones)."""
+    pairs = [
+        (a.label, a.role) for a in (arms.variants if isinstance(arms, Question) else arms.arms)
+    ]
+    others = [label for label, role in pairs if role != "control"]
     palette = dict(zip(others, series_colors(others), strict=True))
-    return {v.label: palette.get(v.label, CONTROL_COLOR) for v in q.variants}
+    return {label: palette.get(label, CONTROL_COLOR) for label, _ in pairs}
 
 
 def _instances(result: LabResult, cell: Cell) -> dict[str, Instance]:
@@ -253,7 +257,7 @@ def _positions_figure(result: LabResult, cell: Cell, colors: dict) -> Shown:
     else:
         rules, note = [], "Band: ± 1 std over seeds."
     chart = charts.lines_chart(
-        frame, x="position", y="mean", x_title="position in the held-out sequence",
+        frame, x="position", y="mean", x_title="position in the held-out sequence", whole=True,
         y_title="held-out accuracy", colors=colors, title="Held-out accuracy by position",
         subtitle=short_label(cell), band=True, unit=True, rules=rules,
     )  # fmt: skip
@@ -282,7 +286,7 @@ def _movement_figure(result: LabResult, cell: Cell, colors: dict) -> Shown | Non
         return None
     trained = question(result.question_id).sweep.tasks[0].config(result.config).max_len
     chart = charts.lines_chart(
-        frame, x="position", y="mean", x_title="row of the learned table (position)",
+        frame, x="position", y="mean", x_title="row of the learned table (position)", whole=True,
         y_title="movement ÷ early-row movement", colors=colors,
         title="How far training moved each row", subtitle=short_label(cell), band=True,
         rules=[(trained, "never used from here")],
@@ -300,7 +304,7 @@ def _layer_figure(result: LabResult, colors: dict) -> Shown:
     layer_colors = {probe.label: colors.get(probe.label, CONTROL_COLOR)}
     layer_colors[probe.control_label] = CONTROL_COLOR
     chart = charts.lines_chart(
-        frame, x="layer", y="mean", x_title="layer (0 = the input)", y_title="probe R²",
+        frame, x="layer", y="mean", x_title="layer (0 = the input)", y_title="probe R²", whole=True,
         colors=layer_colors, title="Where position appears without positions",
         subtitle=f"{probe.label}: 95% interval over seeds", band=True,
     )  # fmt: skip
@@ -314,7 +318,7 @@ def _layer_figure(result: LabResult, colors: dict) -> Shown:
 def hero(result: LabResult, cell_id: str) -> Shown:
     """The chart that carries a cell's verdict."""
     q, cell = question(result.question_id), result.cell(cell_id)
-    colors = arm_colors(q)
+    colors = arm_colors(result)
     if q.kind == "extrapolation":
         return _ranking_figure(result, cell, colors)
     if q.kind == "rare_rows":
@@ -329,7 +333,7 @@ def hero(result: LabResult, cell_id: str) -> Shown:
 def evidence(result: LabResult, cell_id: str) -> list[Shown]:
     """The cell's other charts, below the hero (one colour per arm, as the hero's)."""
     q, cell = question(result.question_id), result.cell(cell_id)
-    colors = arm_colors(q)
+    colors = arm_colors(result)
     out: list[Shown | None] = []
     if q.kind == "pair":
         speed = cell.verdict.key.startswith("ceiling")
@@ -380,7 +384,7 @@ def probe_shown(
 ) -> list[Shown]:
     """The probe charts of :func:`probe_frames`: R² per step (the slider's step marked) and the
     error by position of the final tables."""
-    colors = {**arm_colors(question(result.question_id)), probe.CONTROL: CONTROL_COLOR}
+    colors = {**arm_colors(result), probe.CONTROL: CONTROL_COLOR}
     score_colors = {k: colors[k] for k in dict.fromkeys(scores["variant"])}
     error_colors = {k: colors[k] for k in dict.fromkeys(errors["variant"])}
     r2 = charts.lines_chart(
@@ -389,7 +393,7 @@ def probe_shown(
         subtitle="1 = exactly; below 0 = worse than guessing the mean", rules=[(step, "shown")],
     )  # fmt: skip
     error = charts.lines_chart(
-        errors, x="position", y="abs_error", x_title="position (row of the table)",
+        errors, x="position", y="abs_error", x_title="position (row of the table)", whole=True,
         y_title="|predicted − actual| (positions)", colors=error_colors,
         title="Probe error by position", subtitle="final tables, this seed",
     )  # fmt: skip
