@@ -283,7 +283,7 @@ def test_a_linked_run_and_its_cell_render_without_training(lab_dir, no_training)
     assert at.number_input(key="lab_learned_seeds").value == 3
     assert at.query_params["lab_learned_cell"] == other.id
     shown = "\n".join(texts(at, "markdown"))
-    assert answer.short_setting(other, "init") in shown.replace("\\", "")
+    assert figures.short_setting(other, "init") in shown.replace("\\", "")
     numbers = at.dataframe[1].value  # the selected cell's comparisons
     assert list(numbers["difference"].round(6)) == [round(c.estimate, 6) for c in other.comparisons]
     assert all(line[:60] in all_text(at).replace("\\", "") for line in result.answer.splitlines())

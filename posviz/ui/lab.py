@@ -161,7 +161,7 @@ def question_page(question_id: str) -> None:
     if result is None:
         plan = question_plan(question.id, config)
         with top:
-            lab_views.no_answer(question, config, plan, preset=config == question.default)
+            show_verdict(answer.no_answer(question.id, config, preset=config == question.default))
             lab_runs.run_controls(
                 run_id, plan, store_root=str(store.root), key_prefix=key_prefix,
                 work=runs.question_work(question.id, config),
@@ -177,7 +177,7 @@ def question_page(question_id: str) -> None:
     lab_views.show_question(question, config)
     lab_views.show_evidence(result, cell, key_prefix=key_prefix)
     lab_views.watch_table_form(result, store, key_prefix=key_prefix)
-    lab_views.show_run_facts(result, stored=stored)
+    st.caption(answer.run_facts(result, stored=stored))
     lab_views.next_link(question.id)
 
 

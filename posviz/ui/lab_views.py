@@ -14,7 +14,7 @@ from posviz.lab import QUESTIONS, LabConfig, LabResult, Question, RunStore, load
 from posviz.lab.cards import card_run_id, stored_cards
 from posviz.lab.papers import PAPER_CHECKS
 from posviz.lab.views import answer, cards, figures, runs
-from posviz.lab.views.live import RunPlan, card_plan, question_plan
+from posviz.lab.views.live import card_plan
 from posviz.references import cite
 from posviz.tables import PositionTable
 from posviz.ui import lab_runs
@@ -55,16 +55,6 @@ def show_answer(result: LabResult, cell: str, *, key_prefix: str) -> None:
     with right:
         hero = figures.hero(result, cell)
         show_hero(hero.figure, key=f"{key_prefix}hero", note=hero.note)
-
-
-def no_answer(question: Question, config: LabConfig, plan: RunPlan, *, preset: bool) -> None:
-    """What the answer slot says when nothing is stored for these settings (never blank)."""
-    which = "the preset's settings" if preset else "these settings"
-    show_verdict(
-        f"No answer for {which} is stored on this server yet: press Run to train "
-        f"{plan.models} small models ({plan.estimate_text()}); the answer is kept, so the next "
-        "visitor sees it at once."
-    )
 
 
 def pick_cell(result: LabResult, *, key_prefix: str) -> str:
@@ -137,16 +127,6 @@ def show_evidence(result: LabResult, cell: str, *, key_prefix: str) -> None:
         _bullets(result.answer.splitlines(), max_len=3000)
         for note in result.notes:
             st.caption(safe_md(note, max_len=600))
-
-
-def show_run_facts(result: LabResult, *, stored: bool) -> None:
-    """Where the numbers come from: run id, code version, seeds, wall time."""
-    how = "read from the run store (no training)" if stored else "just trained"
-    st.caption(
-        f"Run `{result.run_id}` · code version `{result.code_version}` · "
-        f"{result.config.seeds} seeds · trained in {result.wall_s:.1f} s · {how}. "
-        "The same settings give the same numbers on a CPU; copy this page's address to share it."
-    )
 
 
 def next_link(question_id: str) -> None:
@@ -229,20 +209,11 @@ def watch_table_form(result: LabResult, store: RunStore, *, key_prefix: str) -> 
 
 def index_answers(answers: dict[str, LabResult | None]) -> None:
     """The lab's front page: a count of answers, then each question with its answer."""
-    done = sum(r is not None for r in answers.values())
-    show_verdict(
-        f"{len(answers)} questions about positions that only training can answer, each across a "
-        f"sweep of the settings its verdict could depend on; {done} answered on this server."
-    )
+    show_verdict(answer.index_headline(answers))
     for question in QUESTIONS.values():
-        result = answers[question.id]
         with st.container(border=True):
             st.page_link(page_path(question.id), label=question.title, icon=":material/science:")
-            if result is None:
-                estimate = question_plan(question.id, question.default).estimate_text()
-                st.markdown(f"Not computed on this server yet: training takes {estimate}.")
-            else:
-                st.markdown(safe_md(answer.headline(result), max_len=900))
+            st.markdown(safe_md(answer.index_line(question.id, answers[question.id]), max_len=900))
             st.caption("Asked in " + " · ".join(cite(key) for key in question.source_keys))
     with st.container(border=True):
         st.page_link(PAPERS_PAGE, label="Paper checks", icon=":material/fact_check:")

@@ -22,6 +22,8 @@ from posviz.lab.answer import AXIS_NAMES, CEILING, HOLDS, nearest_other
 from posviz.lab.config import MAX_BATCH, MAX_SEEDS, LabConfig
 from posviz.lab.presets import Question, question
 from posviz.lab.results import Cell, Comparison, Finding, LabResult, summary_frame
+from posviz.lab.views.figures import short_setting
+from posviz.lab.views.live import question_plan
 from posviz.settings import settings
 
 #: how a cell whose verdict differs from the preset's shows in the grid (readable in both themes).
@@ -251,17 +253,6 @@ def _setting_columns(result: LabResult) -> list[str]:
     ]
 
 
-def short_setting(cell: Cell, axis: str) -> str:
-    """A setting's label without the words its column already says ("table init …")."""
-    label = cell.setting(axis).label
-    return label.removeprefix("table init ") if axis == "init" else label
-
-
-def short_label(cell: Cell) -> str:
-    """``"reverse (length 12) · N(0, 0.02²) (BERT/GPT-2) · 200 steps (preset)"``."""
-    return " · ".join(short_setting(cell, s.axis) for s in cell.settings)
-
-
 def grid(result: LabResult) -> Styler:
     """The sweep at a glance: one row per cell (the preset's first), its settings, each
     finding's verdict there and the arms under-trained there; verdicts that differ from the
@@ -418,4 +409,42 @@ def caps_text() -> str:
         f"{caps.lab_max_steps:,} steps (POSVIZ_LAB_MAX_STEPS), width {caps.lab_max_width} "
         f"(POSVIZ_LAB_MAX_WIDTH) and sequences of {caps.lab_max_len} tokens (POSVIZ_LAB_MAX_LEN); "
         f"{caps.max_jobs} training run(s) at once (POSVIZ_MAX_JOBS), the rest wait in a queue."
+    )
+
+
+def index_headline(answers: dict[str, LabResult | None]) -> str:
+    """The lab's front page in one sentence: how many questions are answered on this server."""
+    done = sum(r is not None for r in answers.values())
+    return (
+        f"{len(answers)} questions about positions that only training can answer, each across a "
+        f"sweep of the settings its verdict could depend on; {done} answered on this server."
+    )
+
+
+def index_line(question_id: str, result: LabResult | None) -> str:
+    """One question's line on the front page: its answer, or how long it takes to compute."""
+    if result is not None:
+        return headline(result)
+    estimate = question_plan(question_id, question(question_id).default).estimate_text()
+    return f"Not computed on this server yet: training takes {estimate}."
+
+
+def run_facts(result: LabResult, *, stored: bool) -> str:
+    """Where a page's numbers come from: run id, code version, seeds, wall time."""
+    how = "read from the run store (no training)" if stored else "just trained"
+    return (
+        f"Run `{result.run_id}` · code version `{result.code_version}` · "
+        f"{result.config.seeds} seeds · trained in {result.wall_s:.1f} s · {how}. "
+        "The same settings give the same numbers on a CPU; copy this page's address to share it."
+    )
+
+
+def no_answer(question_id: str, config: LabConfig, *, preset: bool) -> str:
+    """What a page says in place of its answer when none is stored for these settings."""
+    plan = question_plan(question_id, config)
+    which = "the preset's settings" if preset else "these settings"
+    return (
+        f"No answer for {which} is stored on this server yet: press Run to train "
+        f"{plan.models} small models ({plan.estimate_text()}); the answer is kept, so the next "
+        "visitor sees it at once."
     )

@@ -29,7 +29,6 @@ from posviz.lab.presets import Question, question
 from posviz.lab.results import Bound, Cell, Instance, LabResult
 from posviz.lab.rows import movement_frame, row_movement
 from posviz.lab.tasks import length_probabilities
-from posviz.lab.views.answer import short_label
 
 
 @dataclass(frozen=True)
@@ -68,6 +67,17 @@ def bound_for(result: LabResult, cell: Cell) -> Bound | None:
     if not found and len({c.setting("task").key for c in result.cells}) == 1:
         found = list(result.bounds)
     return found[0] if found else None
+
+
+def short_setting(cell: Cell, axis: str) -> str:
+    """A setting's label without the words its column already says ("table init …")."""
+    label = cell.setting(axis).label
+    return label.removeprefix("table init ") if axis == "init" else label
+
+
+def short_label(cell: Cell) -> str:
+    """``"reverse (length 12) · N(0, 0.02²) (BERT/GPT-2) · 200 steps (preset)"``."""
+    return " · ".join(short_setting(cell, s.axis) for s in cell.settings)
 
 
 # --------------------------------------------------------------------------- frames of one cell
