@@ -87,7 +87,10 @@ def _top(page, selector: str) -> float | None:
 
 
 def test_run_progress_result_and_reload(servers):
-    query = "&".join(f"lab_learned_{k}={v}" for k, v in {**TINY, "seeds": 3}.items())
+    """Run: one count for the whole run, every arm's live loss updated in place (the chart is
+    not redrawn on each poll), then the answer; the run's link shows it at once."""
+    settings = {**TINY, "seeds": 3, "steps": 400, "width": 16}
+    query = "&".join(f"lab_learned_{k}={v}" for k, v in settings.items())
     with sync_playwright() as playwright:
         chromium = launch_chromium(playwright)
         page = chromium.new_page(viewport={"width": DESKTOP[0], "height": DESKTOP[1]})
@@ -97,15 +100,26 @@ def test_run_progress_result_and_reload(servers):
         page.get_by_role("button", name="Run to reproduce").click()
         progress = page.locator('[data-testid="stProgress"]')
         progress.wait_for(timeout=60_000)
+        live = page.locator("[data-testid='stVegaLiteChart'] svg.marks").first
+        live.wait_for(timeout=120_000)
+        assert "Training these settings now" in page.inner_text(".st-key-verdict")
         said = progress.inner_text()
-        assert "in all" in said or "Starting" in said or "Waiting" in said, said
+        assert " in all" in said, said
+        for label in ("learned table", "fixed sinusoid", "no positions (control)"):
+            assert page.get_by_text(label, exact=True).count() >= 1
+        live.evaluate("svg => { svg.dataset.first = 'yes'; }")
+        page.wait_for_timeout(2500)  # two polls
+        assert progress.count() == 1, "the run ended before its live view could be checked"
+        assert progress.inner_text() != said  # the one count moved on
+        assert page.locator("svg.marks[data-first='yes']").count() == 1  # the same chart
         grid = page.get_by_role("heading", name="The sweep at a glance")
         failed = page.get_by_text("The run failed").or_(page.get_by_text("Stopped"))
         grid.or_(failed).first.wait_for(timeout=TRAIN_TIMEOUT_MS)
         assert grid.count() == 1, page.locator('[data-testid="stAlert"]').all_inner_texts()
+        page.wait_for_function("() => location.search.includes('lab_learned_cell=')")
         answer = page.inner_text(".st-key-verdict")
         link = page.url
-        assert "lab_learned_run=" in link and "lab_learned_cell=" in link
+        assert "lab_learned_run=" in link
 
         page.goto(link)  # the run's URL, opened again: the stored answer at once
         wait_for_app(page)

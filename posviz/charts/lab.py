@@ -256,5 +256,6 @@ def live_loss_spec(colors: Mapping[str, str], *, title: str) -> dict:
         .properties(title=_title(title, ()), height=_HEIGHT, autosize=FIT_WIDTH, usermeta=_SVG)
     )
     spec = chart.to_dict(validate=False)
-    spec.pop("data", None)
+    for key in ("data", "datasets"):  # Altair's placeholder dataset would hide the page's data
+        spec.pop(key, None)
     return spec

@@ -161,7 +161,10 @@ def question_page(question_id: str) -> None:
     if result is None:
         plan = question_plan(question.id, config)
         with top:
-            show_verdict(answer.no_answer(question.id, config, preset=config == question.default))
+            job = runs.get_job(str(store.root), run_id)
+            running = job is not None and not job.finished
+            preset = config == question.default
+            show_verdict(answer.no_answer(question.id, config, preset=preset, running=running))
             lab_runs.run_controls(
                 run_id, plan, store_root=str(store.root), key_prefix=key_prefix,
                 work=runs.question_work(question.id, config),

@@ -62,4 +62,4 @@ def run_controls(
             run_id, plan, store_root=store_root, session_id=compat.current_session_id(),
             work=work, session_active=compat.session_active,
         )  # fmt: skip
-        watch(store_root, run_id, key_prefix)
+        st.rerun()  # the page now shows the run's live view instead of the button

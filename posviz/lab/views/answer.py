@@ -439,10 +439,15 @@ def run_facts(result: LabResult, *, stored: bool) -> str:
     )
 
 
-def no_answer(question_id: str, config: LabConfig, *, preset: bool) -> str:
+def no_answer(question_id: str, config: LabConfig, *, preset: bool, running: bool) -> str:
     """What a page says in place of its answer when none is stored for these settings."""
     plan = question_plan(question_id, config)
     which = "the preset's settings" if preset else "these settings"
+    if running:
+        return (
+            f"Training {which} now ({plan.models} small models); the answer appears here when "
+            "the run ends, and is kept for the next visitor."
+        )
     return (
         f"No answer for {which} is stored on this server yet: press Run to train "
         f"{plan.models} small models ({plan.estimate_text()}); the answer is kept, so the next "
