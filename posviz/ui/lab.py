@@ -20,7 +20,7 @@ from posviz.lab.views.live import question_plan
 from posviz.references import cite
 from posviz.settings import settings
 from posviz.ui import lab_runs, lab_views
-from posviz.ui.answer import show_verdict
+from posviz.ui.answer import show_verdict, waiting
 from posviz.ui.cache import cached_data
 from posviz.ui.lab_views import page_path
 from posviz.ui.state import url_int_list, url_number
@@ -154,7 +154,8 @@ def question_page(question_id: str) -> None:
         return
     store = RunStore()
     run_id = store.run_id(question.id, config)
-    result, stored = _current_result(store, run_id, linked, config)
+    with top, waiting("Reading the stored answer…"):
+        result, stored = _current_result(store, run_id, linked, config)
     shown = result.run_id if result is not None else run_id
     if st.query_params.get(f"{key_prefix}run") != shown:
         st.query_params[f"{key_prefix}run"] = shown
@@ -203,7 +204,8 @@ def question_cards(*, columns: int = 2) -> None:
 def index_page() -> None:
     """The lab's front page: every question with its stored answer, the paper checks, runs."""
     st.title("Position lab")
-    answers = default_results()
+    with waiting("Reading the stored answers…"):
+        answers = default_results()
     lab_views.index_answers(answers)
     st.caption(answer.caps_text())
     runs = [s for s in RunStore().list() if s.question_id in QUESTIONS]

@@ -18,7 +18,7 @@ from posviz.lab.views.live import card_plan
 from posviz.references import cite
 from posviz.tables import PositionTable
 from posviz.ui import lab_runs
-from posviz.ui.answer import show_hero, show_verdict
+from posviz.ui.answer import show_hero, show_verdict, waiting
 from posviz.ui.cache import cached_data
 from posviz.ui.display import show_chart, user_errors
 from posviz.ui.learned_views import show_view
@@ -189,7 +189,8 @@ def watch_table_form(result: LabResult, store: RunStore, *, key_prefix: str) -> 
                            query_params={"prb_t_src": "lab", "prb_t_lab": spec})  # fmt: skip
         st.caption(f"Table source: `{spec}` (also `python -m posviz info {spec}`).")
         if table.matrix.shape[0] >= MIN_ROWS:
-            frames = probe_frames(root, result.run_id, variant, seed)
+            with waiting("Probing this table at every saved step (once; then cached)…"):
+                frames = probe_frames(root, result.run_id, variant, seed)
             charts = st.columns(2)
             for column, item in zip(
                 charts, figures.probe_shown(result, variant, step, *frames), strict=True
