@@ -230,8 +230,9 @@ def _show_card(view: cards.CardView, store: RunStore) -> None:
         left, right = st.columns(2)
         with left:
             st.markdown("**Published**")
-            if len(view.published):
-                st.dataframe(view.published, hide_index=True)
+            for heading, numbers in view.published:
+                st.caption(safe_md(heading, max_len=600))
+                st.dataframe(numbers, hide_index=True)
             st.caption(safe_md(view.published_note, max_len=600))
         with right:
             st.markdown("**This run**")

@@ -32,7 +32,7 @@ class CardView:
     caveat: str
     outcome: str
     agrees: bool | None
-    published: pd.DataFrame
+    published: tuple[tuple[str, pd.DataFrame], ...]
     published_note: str
     this_run: tuple[str, ...]
     conditions: tuple[str, ...]
@@ -41,14 +41,16 @@ class CardView:
     run_id: str
 
 
-def published_frame(check_id: str) -> pd.DataFrame:
-    """The paper's numbers as printed: ``table, setting, row, value, unit``."""
-    rows = [
-        {"table": t.table, "setting": t.setting, "row": row, "value": value, "unit": t.unit}
+def published_tables(check_id: str) -> tuple[tuple[str, pd.DataFrame], ...]:
+    """The paper's numbers as printed, one ``(table, setting and unit; rows)`` per table read;
+    each frame has ``row, value``."""
+    return tuple(
+        (
+            f"{t.table}: {t.setting}. Values: {t.unit}.",
+            pd.DataFrame(t.numbers, columns=["row", "value"]),
+        )
         for t in paper_check(check_id).published
-        for row, value in t.numbers
-    ]
-    return pd.DataFrame(rows, columns=["table", "setting", "row", "value", "unit"])
+    )
 
 
 def _rule(c: Condition) -> str:
@@ -97,7 +99,7 @@ def card_view(check_id: str, card: CardResult | None) -> CardView:
         caveat=check.caveat,
         outcome=card.verdict if card else NOT_RUN,
         agrees=card.agrees if card else None,
-        published=published_frame(check_id),
+        published=published_tables(check_id),
         published_note=check.published_note or "",
         this_run=card.this_run if card else (),
         conditions=tuple(
