@@ -144,7 +144,7 @@ def question_page(question_id: str) -> None:
     st.title(question.title)
     top, glance = st.container(), st.container()
     linked = _linked_result(question, key_prefix)
-    with st.expander("Run your own settings (the preset's answer is shown above)"):
+    with st.expander("Run your own settings (seeds, steps, model size, lengths)"):
         base = linked.config if linked else question.default
         config, problem = run_settings(question, key_prefix=key_prefix, base=base)
     if config is None:
@@ -208,10 +208,10 @@ def index_page() -> None:
         answers = default_results()
     lab_views.index_answers(answers)
     st.caption(answer.caps_text())
-    runs = [s for s in RunStore().list() if s.question_id in QUESTIONS]
-    if runs:
+    kept = [s for s in RunStore().list() if s.question_id in QUESTIONS]
+    if kept:
         st.subheader("Runs stored on this server")
-        for summary in runs[:20]:
+        for summary in kept[:20]:
             st.page_link(
                 page_path(summary.question_id),
                 label=f"{QUESTIONS[summary.question_id].title} — {summary.seeds} seeds, "
