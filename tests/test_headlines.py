@@ -18,7 +18,7 @@ from posviz.analysis.headlines import (
     sinusoid_verdict,
 )
 from posviz.analysis.probes import ProbeReport
-from posviz.encodings.sinusoidal import sinusoidal
+from posviz.encodings.sinusoidal import MAX_POSITIONS, sinusoidal
 
 
 def test_sinusoid_verdict_quotes_its_measured_wavelengths_and_rotation_error():
@@ -28,6 +28,14 @@ def test_sinusoid_verdict_quotes_its_measured_wavelengths_and_rotation_error():
     assert verdict.numbers["rotation_error"] < 1e-12
     assert verdict.numbers["similarity_spread_over_p"] < 1e-12
     assert "256 sin/cos pairs" in verdict.sentence and "6.28" in verdict.sentence
+
+
+@pytest.mark.parametrize("n", [2, 3, MAX_POSITIONS])
+def test_sinusoid_verdict_works_from_the_smallest_to_the_largest_table_allowed(n):
+    """The rotation check stays inside the table the page may show (a clamped link once asked
+    it for MAX_POSITIONS + 1 rows and raised)."""
+    verdict = sinusoid_verdict(n, 8)
+    assert verdict.numbers["rotation_error"] < 1e-9
 
 
 def _seamed_table(n: int = 256, seam: int = 100, d: int = 32) -> np.ndarray:

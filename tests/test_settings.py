@@ -131,7 +131,7 @@ def test_table_picker_offers_local_paths_only_when_allowed(env, address, offered
     code = (
         "from streamlit import config; "
         f"config.set_option('server.address', {address!r}); "
-        "import posviz.ui.table_source as t; print('path' in t._modes())"
+        "import posviz.ui.table_source as t; print(t.local_paths_off_reason() is None)"
     )
     clean = {k: v for k, v in os.environ.items() if k not in _VARS}
     out = subprocess.run(

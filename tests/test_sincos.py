@@ -58,3 +58,13 @@ def test_bad_inputs_name_the_limit():
         sine_collision(512, pair=256, n_positions=10)
     with pytest.raises(ValueError, match="shift ≥ 1"):
         rotation_check(10, 8, 0)
+
+
+def test_the_why_panel_works_on_the_largest_table_the_page_allows():
+    """The panel's rotation check stays inside the table (it once asked for MAX_POSITIONS + 5
+    rows, a traceback on a clamped link)."""
+    from posviz.analysis.sincos import sincos_panel
+    from posviz.encodings.sinusoidal import MAX_POSITIONS
+
+    panel = sincos_panel(MAX_POSITIONS, 8)
+    assert panel.sines.shape[0] == MAX_POSITIONS and panel.check.pair_error < 1e-9

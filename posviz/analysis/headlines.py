@@ -49,12 +49,13 @@ def sinusoid_verdict(
 ) -> Verdict:
     """Wavelengths, the shift-as-rotation identity and the distance-only similarity, measured.
 
-    The rotation is checked for ``k = 1`` on every position (:func:`~posviz.analysis.sincos.
-    rotation_check`); the similarity's dependence on ``p`` is the widest spread over ``p`` of
+    The rotation is checked for ``k = 1`` on every consecutive pair of the ``n_positions`` rows
+    shown (:func:`~posviz.analysis.sincos.rotation_check`, so the largest table allowed still
+    works); the similarity's dependence on ``p`` is the widest spread over ``p`` of
     ``cos(PE(p), PE(p+k))`` for ``k < n`` (0 up to float rounding for a sinusoid).
     """
     wavelengths = sinusoid_wavelengths(d_model, base=base, layout=layout)
-    check = rotation_check(max(n_positions, 2), d_model, 1, base=base, layout=layout)
+    check = rotation_check(max(n_positions - 1, 2), d_model, 1, base=base, layout=layout)
     numbers = {
         "pairs": d_model // 2,
         "fastest_wavelength": float(wavelengths[0]),

@@ -203,7 +203,8 @@ def sincos_panel(
     shift: int = 5,
 ) -> SinCosPanel:
     """The illustrative pair of an ``(n_positions, d_model)`` sinusoid, two positions its sine
-    confuses, and the rotation check for ``shift`` (at least 3 positions are used)."""
+    confuses, and the rotation check for ``shift`` on every pair ``(p, p + shift)`` inside the
+    table (at least 3 positions are used; a table of ``MAX_POSITIONS`` rows stays in range)."""
     n = max(int(n_positions), 3)
     pair = illustrative_pair(d_model, n_positions=n, base=base, layout=layout)
     table = sinusoidal(n, d_model, base=base, layout=layout)
@@ -213,5 +214,5 @@ def sincos_panel(
         sines=table[:, sin_cols[pair]],
         cosines=table[:, cos_cols[pair]],
         collision=sine_collision(d_model, pair=pair, n_positions=n, base=base, layout=layout),
-        check=rotation_check(n, d_model, shift, base=base, layout=layout),
+        check=rotation_check(max(n - shift, 2), d_model, shift, base=base, layout=layout),
     )
