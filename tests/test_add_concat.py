@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from conftest import app_test, assert_no_exception
@@ -119,11 +121,34 @@ def test_minilm_positions_avoid_the_word_subspace():
     assert np.median(report.angles_deg) > 80
 
 
+def _title(spec: dict) -> str:
+    title = spec.get("title", "")
+    return title if isinstance(title, str) else title.get("text", "")
+
+
 def test_page_shows_subword_split_and_errors():
     at = app_test("pages/add_vs_concat.py", query={"avc_word": "posvizzy"})
     assert_no_exception(at)
     assert any("not one token" in info.value for info in at.info)
-    assert len(at.get("vega_lite_chart")) >= 2 and len(at.dataframe) >= 2
+    assert at.selectbox(key="avc_piece").value == "po"  # the first piece, picked by default
+    titles = [_title(json.loads(chart.proto.spec)) for chart in at.get("vega_lite_chart")]
+    assert "'po' + PE[p], p = 0…127" in titles  # the cloud of the chosen piece
+    assert "Magnitude per dimension" in titles
+    # both tables: the subspace report (a static table, so its sentences wrap, never cut) with
+    # MiniLM, the sinusoid and the random control side by side, and tensor2tensor #1591's table
+    (report,) = (table.value for table in at.table)
+    assert list(report.columns) == [
+        "quantity",
+        "MiniLM's learned position table",
+        "sinusoid of the same width (384)",
+        "random Gaussian (control)",
+    ]
+    assert len(report) == 6
+    assert report.iloc[2, 0] == "share of PE variance inside WE's subspace"
+    assert report.iloc[2, 1:].str.contains("random subspaces: ").all()
+    (last,) = (frame.value for frame in at.dataframe)
+    assert {"layout", "dimension", "max change"} <= set(last.columns)
+    assert set(last.layout) == {"interleaved", "tensor2tensor"}
     at.text_input(key="avc_word").set_value("   ").run()
     assert_no_exception(at)
     assert any("Type a word" in e.value for e in at.error)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import re
+
 import numpy as np
 import pytest
 from conftest import app_test, assert_no_exception
@@ -249,6 +252,35 @@ def test_ols_kfold_sits_at_its_interpolation_threshold():
     assert spread(tuned.block_mae).high < spread(ols.block_mae).low
 
 
+def _chart_titles(at) -> list[str]:
+    titles = [json.loads(chart.proto.spec).get("title", "") for chart in at.get("vega_lite_chart")]
+    return [t if isinstance(t, str) else t.get("text", "") for t in titles]
+
+
+def _in_order(node):
+    """Every element under ``node`` in page order."""
+    children = getattr(node, "children", {})
+    if not children:
+        yield node
+    for child in children.values():
+        yield from _in_order(child)
+
+
+def _verdicts_under_results(at) -> dict[str, list[str]]:
+    """The verdicts listed right under the results table ("- table: verdict" lines: a sentence
+    in a table cell would be cut), by table."""
+    elements = list(_in_order(at.main))
+    first = next(i for i, e in enumerate(elements) if getattr(e, "type", "") == "dataframe")
+    listed = elements[first + 1]
+    assert getattr(listed, "type", "") == "markdown", listed
+    verdicts: dict[str, list[str]] = {}
+    for line in listed.value.split("\n"):
+        line = re.sub(r"\\(.)", r"\1", line.removeprefix("- "))  # safe_md's escapes undone
+        table, _, verdict = line.partition(": ")
+        verdicts.setdefault(table, []).append(verdict)
+    return verdicts
+
+
 def test_probing_page_shows_every_number_with_its_control():
     at = app_test(
         "pages/probing.py", query={"prb_proto": "shuffled k-fold CV, rounded (Wang & Chen 2020)"}
@@ -261,12 +293,18 @@ def test_probing_page_shows_every_number_with_its_control():
     # mean ± std beside the random table's, and a verdict that says what the intervals support
     assert " ± " in minilm["MAE (positions)"] and " ± " in minilm["MAE, random table"]
     assert " ± " in minilm["order error (chance 0.5)"]
-    assert "lower than random table (better" in minilm["MAE verdict"]
+    verdicts = _verdicts_under_results(at)
+    assert list(verdicts) == list(results.table)  # each table's verdicts, in the table's order
+    (mae,) = (v for v in verdicts[minilm.table] if v.startswith("MAE (5-fold CV)"))
+    assert "lower than random table (better" in mae
     sinusoid = results[results.table.str.startswith("sinusoid")].iloc[0]
     assert sinusoid["MAE (positions)"] == "0 ± 0"
-    assert len(at.get("vega_lite_chart")) >= 2
+    titles = _chart_titles(at)
+    assert "Predicted vs actual position" in titles
+    assert any(title.startswith("Error by position") for title in titles)
     at.multiselect(key="prb_cmp").set_value([]).run()
     assert len(at.dataframe[0].value) == 1
+    assert list(_verdicts_under_results(at)) == [minilm.table]
 
 
 def test_probing_page_in_sample_protocol_is_labelled():
@@ -293,7 +331,9 @@ def test_probing_page_tuned_ridge_and_pairs_protocol():
     assert_no_exception(at)
     assert not at.error
     row = at.dataframe[0].value.iloc[0]
-    assert row["MAE verdict"].startswith("MAE (even→odd)")
+    (verdicts,) = _verdicts_under_results(at).values()
+    assert any(verdict.startswith("MAE (even→odd)") for verdict in verdicts)
+    assert any(verdict.startswith("order error (held-out pairs)") for verdict in verdicts)
     assert " ± " in row["order error, random table"]
 
 

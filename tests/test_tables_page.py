@@ -14,12 +14,39 @@ from hub_server import FakeHub, HubServer
 PAGE = "pages/learned.py"
 
 
+def _chart_elements(node, *, in_hero: bool = False):
+    """Every chart under ``node`` in page order, each with whether it sits in the answer's hero
+    box (the container keyed ``hero``: Streamlit ids it ``$$ID-<hash>-hero``)."""
+    key = getattr(getattr(node, "proto", None), "id", "")
+    in_hero = in_hero or (isinstance(key, str) and key.endswith("-hero"))
+    if getattr(node, "type", "") == "vega_lite_chart":
+        yield node, in_hero
+    for child in getattr(node, "children", {}).values():
+        yield from _chart_elements(child, in_hero=in_hero)
+
+
+def _view_charts(at) -> list:
+    """The charts of the chosen view (both tables' sides), not the linked hero above them."""
+    return [chart for chart, in_hero in _chart_elements(at.main) if not in_hero]
+
+
+def _hero_specs(at) -> list[dict]:
+    return [json.loads(chart.proto.spec) for chart, hero in _chart_elements(at.main) if hero]
+
+
 def _specs(at) -> list[dict]:
-    return [json.loads(chart.proto.spec) for chart in at.get("vega_lite_chart")]
+    return [json.loads(chart.proto.spec) for chart in _view_charts(at)]
 
 
 def _subtitle(spec: dict) -> str:
-    return " ".join(spec["title"].get("subtitle", []))
+    """The subtitle's lines as one line (the heatmap splits "a; b" into short lines)."""
+    return "; ".join(spec["title"].get("subtitle", []))
+
+
+def _assert_linked_hero(at) -> None:
+    """The learned hero: one linked spec drawn side by side (wide) and one stacked (tall)."""
+    shapes = [next(k for k in ("hconcat", "vconcat") if k in s) for s in _hero_specs(at)]
+    assert shapes == ["hconcat", "vconcat"], shapes
 
 
 def _marks(spec: dict) -> list[str]:
@@ -34,21 +61,25 @@ def test_default_shows_minilm_next_to_a_sinusoid_of_the_same_width():
     captions = " ".join(c.value for c in at.caption)
     assert "bundled (512×384)" in captions and "sinusoidal:512x384" in captions
     assert "embeddings.position_embeddings.weight" in captions
-    charts = at.get("vega_lite_chart")
-    # MiniLM on its true scale, MiniLM with saturated colours (two outliers at position 0 make
-    # the true scale nearly white), the sinusoid (no outliers: one chart)
+    _assert_linked_hero(at)
+    charts = _view_charts(at)
+    # MiniLM with saturated colours first (two outliers at position 0 make the true scale nearly
+    # white), then MiniLM on its true scale, then the sinusoid (no outliers: one chart)
     assert len(charts) == 3
     for chart in charts:  # the shared 1:1 image heatmap, not a strided rect heatmap
         spec = json.loads(chart.proto.spec)
         assert _marks(spec)[0] == "image"
-        assert "1:1 — each of the 512×384 cells is one pixel" in _subtitle(spec)
+        assert "1:1; each of the 512×384 cells is one pixel" in _subtitle(spec)
         assert chart.proto.ByteSize() < 300_000  # spec + inlined PNG; the goal is ≤ 1 MB
-    true, contrast, sinusoid = (json.loads(chart.proto.spec) for chart in charts)
+    contrast, true, sinusoid = (json.loads(chart.proto.spec) for chart in charts)
     assert "colour ±1.87 " in _subtitle(true) and "colour ±1 " in _subtitle(sinusoid)
-    assert "colours saturated at ±0.0648" in contrast["title"]["text"]
+    assert "more contrast" in contrast["title"]["text"]
+    assert "colours saturated at ±0.0648" in _subtitle(contrast)
+    assert "more contrast" not in true["title"]["text"] + sinusoid["title"]["text"]
     assert at.toggle(key="lrn_a_hm_contrast").value
     at.toggle(key="lrn_a_hm_contrast").set_value(False).run()
-    assert len(at.get("vega_lite_chart")) == 2 and at.query_params["lrn_a_hm_contrast"]
+    assert len(_view_charts(at)) == 2 and at.query_params["lrn_a_hm_contrast"]
+    assert not any("more contrast" in spec["title"]["text"] for spec in _specs(at))
 
 
 @pytest.mark.parametrize(
@@ -59,17 +90,18 @@ def test_every_view_draws_both_tables(view):
     at = app_test(PAGE, query={"lrn_view": view})
     assert_no_exception(at)
     assert not at.error
-    assert len(at.get("vega_lite_chart")) == (3 if view == "heatmap" else 2)
+    _assert_linked_hero(at)  # above every view
+    assert len(_view_charts(at)) == (3 if view == "heatmap" else 2)
 
 
 def test_similarity_of_minilm_is_drawn_one_to_one():
     at = app_test(PAGE, query={"lrn_view": "similarity", "lrn_cmp": "false"})
     assert_no_exception(at)
-    (chart,) = at.get("vega_lite_chart")
+    (chart,) = _view_charts(at)
     spec = json.loads(chart.proto.spec)
     assert _marks(spec)[0] == "image"
     assert spec["title"]["text"] == "cos(PE(p), PE(q)), 512×512"
-    assert "1:1 — each of the 512×512 cells is one pixel; colour ±1" in _subtitle(spec)
+    assert "1:1; each of the 512×512 cells is one pixel; colour ±1" in _subtitle(spec)
     assert chart.proto.ByteSize() < 600_000
 
 
@@ -87,7 +119,7 @@ def test_similarity_of_a_long_table_is_a_1to1_window():
     assert "1024 of them are compared 1:1" in at.info[0].value
     (spec,) = _specs(at)
     assert "positions 512…1535" in spec["title"]["text"]
-    assert "1:1 — each of the 1024×1024 cells" in _subtitle(spec)
+    assert "1:1; each of the 1024×1024 cells" in _subtitle(spec)
 
 
 def test_url_reproduces_both_tables_views():
@@ -129,7 +161,7 @@ def test_bad_link_parameters_do_not_break_the_page():
     at = app_test(PAGE, query={"lrn_a_src": "nonsense", "lrn_view": "zzz", "lrn_a_n": "abc"})
     assert_no_exception(at)
     assert at.warning  # the user is told which link parameter was ignored
-    assert len(at.get("vega_lite_chart")) == 3
+    assert len(_view_charts(at)) == 3  # the default view: contrast + true scale + sinusoid
 
 
 @pytest.fixture(scope="module")
@@ -192,7 +224,7 @@ def test_hub_errors_are_shown_not_raised(tiny_hub, monkeypatch, tmp_path):
     # the offline default still works in the same session
     at.selectbox(key="lrn_a_src").set_value("bundled").run()
     assert_no_exception(at)
-    assert not at.error and len(at.get("vega_lite_chart")) == 2  # true scale + contrast
+    assert not at.error and len(_view_charts(at)) == 2  # true scale + contrast
 
 
 def test_local_paths_are_offered_only_when_allowed(monkeypatch, tmp_path):
