@@ -511,3 +511,37 @@ def test_replicas_asking_for_one_lab_run_train_it_once(tmp_path: Path) -> None:
     assert events.count("training") == 1 and events.count("claimed") == 3, events
     entries = [p for p in tmp_path.iterdir() if p.is_dir() and not p.name.startswith(".")]
     assert [p.name for p in entries] == [answers[0].split()[0]]
+
+
+@pytest.mark.slow
+def test_sessions_asking_for_one_paper_check_train_it_once(tmp_path: Path, monkeypatch) -> None:
+    """Two sessions pressing Run on one uncached paper check: one trains (the claims log says
+    so), the other waits on the claim and reads the stored card."""
+    from dataclasses import replace
+
+    from posviz.lab import RunStore, cards, papers
+
+    check = papers.paper_check("press_2022")
+    tiny = replace(
+        check,
+        arms=tuple(
+            replace(arm, config=replace(arm.config, steps=4, batch=4, eval_batch=8, seeds=2))
+            for arm in check.arms
+        ),
+    )
+    monkeypatch.setattr(cards, "paper_check", lambda _id: tiny)
+    store = RunStore(tmp_path)
+    results: list = []
+    threads = [
+        threading.Thread(
+            target=lambda: results.append(cards.run_paper_check("press_2022", store=store))
+        )
+        for _ in range(2)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(300)
+    assert len(results) == 2 and results[0].run_id == results[1].run_id
+    events = [line.split()[1] for line in _log_lines(tmp_path / ".claims")]
+    assert events.count("training") == 1 and events.count("claimed") == 2, events

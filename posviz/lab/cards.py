@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from posviz.analysis.evidence import spread
-from posviz.jobs import JobCancelled, job_slot
+from posviz.jobs import JobCancelled, claim, job_slot
 from posviz.lab import metrics as m
 from posviz.lab.papers import PAPER_CHECKS, CardArm, PaperCheck, card_values, paper_check
 from posviz.lab.results import CardResult, LabStopped, Progress
@@ -72,14 +72,28 @@ def run_paper_check(
     marks = sorted({round(PLATEAU_AT * steps), steps})
     start = time.perf_counter()
     try:
-        with job_slot("lab", should_stop=should_stop):
-            outputs = _train(check, steps, marks, _reporter(on_progress, start, steps, check.id),
-                             should_stop)  # fmt: skip
+        # One training per check across replicas sharing the store, as for questions
+        # (posviz.jobs.claim): a second replica waits, then reads what the first stored.
+        with claim(store.root / ".claims", run_id, should_stop=should_stop) as held:
+            if (stored := _stored_card(store, run_id)) is not None:
+                return stored
+            held.note("training")
+            with job_slot("lab", should_stop=should_stop):
+                report = _reporter(on_progress, start, steps, check.id)
+                outputs = _train(check, steps, marks, report, should_stop)
+            result = _card(check, run_id, outputs, time.perf_counter() - start)
+            store.save(result)  # before the claim is released: its waiters find it
     except JobCancelled as stop:
         raise LabStopped(f"Paper check {check.id} stopped before it finished.") from stop
-    result = _card(check, run_id, outputs, time.perf_counter() - start)
-    store.save(result)
     return result
+
+
+def _stored_card(store: RunStore, run_id: str) -> CardResult | None:
+    """The stored card, or None (also when corrupted: it is then retrained and replaced)."""
+    try:
+        return store.load_card(run_id)
+    except CorruptEntry:
+        return None
 
 
 def _halves(check: PaperCheck) -> list[list[CardArm]]:

@@ -43,6 +43,8 @@ _ALSO_HASHED = (
     "posviz.labfiles",
     "posviz.analysis.evidence",
     "posviz.analysis.probes",
+    "posviz.analysis.difference",  # decides every verdict
+    "posviz.data.lab_text",  # the character tasks' text (its SHA-256 is in the module)
     "posviz.encodings.families",
 )
 

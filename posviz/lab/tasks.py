@@ -7,9 +7,9 @@ count (padding and undefined targets do not):
 * ``kback`` — ``y[t] = x[t−k]`` for ``t ≥ k``: needs a relative offset only.
 * ``count`` — ``y[t] = #{s : x[s] = x[t]}``: a histogram, the same for any order of the tokens —
   the control where positions cannot help.
-* ``lm`` — ``y[t] = c[t+1]``: next character of the bundled public-domain texts
-  (:mod:`posviz.data.texts`); training windows come from the first 90 %, held-out ones from the
-  last 10 %.
+* ``lm`` — ``y[t] = c[t+1]``: next character of the lab's public-domain text (five narrative
+  books of the King James Version, :mod:`posviz.data.lab_text`, 416,058 characters); training
+  windows come from the first 90 %, held-out ones from the last 10 % (books never trained on).
 * ``mlm`` — masked characters (for an encoder): in a window of the same texts (same 90 % / 10 %
   split), ``round(0.15·n)`` characters (at least one) are replaced by a mask token and only those
   count, ``y[t] = c[t]``. 15 % is BERT's rate (Devlin et al. 2019, §3.1); unlike BERT every chosen
@@ -28,7 +28,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from posviz.data.texts import corpus
+from posviz.data.lab_text import lab_text
 from posviz.lab.config import LabConfig
 
 SHORT_DECAY = 0.8
@@ -51,7 +51,7 @@ class Batch:
 
 @lru_cache(maxsize=1)
 def _alphabet() -> tuple[str, np.ndarray]:
-    text = corpus()
+    text = lab_text()
     chars = "".join(sorted(set(text)))
     codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
     lookup = {ord(c): i for i, c in enumerate(chars)}
