@@ -1,27 +1,48 @@
-"""The experiment pages' figures: a result drawn by its chart, with the data its Export menu offers.
+"""The pages' figures: a result drawn by its chart, with the data its Export menu offers.
 
 ``posviz.analysis`` computes and ``posviz.charts`` draws arrays it is given; these functions sit
 one layer above both and pair each chart with its export data (a
-:class:`posviz.charts.figure.Figure`), and each page's verdict with its hero chart.
+:class:`posviz.charts.figure.Figure`), each page's verdict with its hero chart, and each view of a
+position table with the caption that reads its numbers. ``posviz.ui`` caches and lays them out.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
 from posviz.analysis import add_concat_views
 from posviz.analysis.add_concat import ConcatReport, word_position_cloud
 from posviz.analysis.headlines import (
+    Outliers,
+    Seam,
     Verdict,
     concat_hero_frame,
     concat_verdict,
+    find_seam,
+    learned_verdict,
     permutation_verdict,
     plain_table,
     probe_hero_frame,
     probe_verdict,
+    similarity_summary,
+    sinusoid_verdict,
 )
 from posviz.analysis.permutation import PermutationResult
 from posviz.analysis.probe_views import Reports, probe_chart_frame
+from posviz.analysis.sincos import SinCosPanel
+from posviz.analysis.stats import PCAResult
+from posviz.analysis.table_views import (
+    PCA_ROWS,
+    Trajectory,
+    ValueSpread,
+    norm_summary,
+    principal_pair,
+    similarity_window,
+)
+from posviz.charts.circle import unit_circle_figure
 from posviz.charts.experiments import (
     cloud_chart,
     evidence_chart,
@@ -31,6 +52,29 @@ from posviz.charts.experiments import (
     probe_error_chart,
 )
 from posviz.charts.figure import Figure
+from posviz.charts.heatmap import MAX_SIDE_1TO1, heatmap_chart
+from posviz.charts.heroes import (
+    LinkedHero,
+    pca_path_figure,
+    similarity_figure,
+    similarity_linked,
+    sinusoid_clock_figure,
+    sinusoid_table_figure,
+)
+from posviz.charts.sincos import sine_cosine_chart, sine_only_chart
+from posviz.charts.trajectory import norm_chart, pca_3d_chart, pca_trajectory_chart
+
+SinCosColumns = tuple[np.ndarray, np.ndarray]  # (sine columns, cosine columns), one per pair
+
+#: what to notice in each PCA view of a table.
+PCA_NOTES = {
+    "pca2": "Each dot is one position projected on two principal components of the table, joined "
+    "in order (colour = position). A smooth curve means neighbouring positions are neighbours in "
+    "the embedding space; a sinusoid traces Lissajous loops, GPT-2's table a helix-like spiral.",
+    "pca3": "The first three principal components, drawn as an orthographic projection seen from "
+    "the chosen angle (nearer points larger). It is a flat picture of a 3-D path: turn and tilt "
+    "to judge its shape — GPT-2's table winds like a helix.",
+}
 
 
 def probe_figures(reports: Reports) -> tuple[Figure, Figure]:
@@ -103,3 +147,211 @@ def permutation_hero(result: PermutationResult) -> tuple[Verdict, Figure]:
     distances = result.per_token[["distance_without_positions", "distance_with_positions"]]
     figure = Figure(permutation_chart(result.per_token), plain_table(distances), "permutation")
     return permutation_verdict(result), figure
+
+
+# ---------------------------------------------------------------------- the table pages' heroes
+
+
+def sinusoid_hero(
+    table: np.ndarray, *, base: float, layout: str, current: int, height: int
+) -> tuple[Verdict, Figure, Figure]:
+    """The Sinusoid page's verdict, its annotated table and the clock hands (with ▶ play), the
+    charts at most ``height`` pixels tall."""
+    n, d = np.shape(table)
+    heat = sinusoid_table_figure(table, base=base, layout=layout, height=min(height, max(160, n)))
+    clock = sinusoid_clock_figure(table, base=base, layout=layout, current=current, size=height)
+    return sinusoid_verdict(n, d, base=base, layout=layout), heat, clock
+
+
+def why_sin_and_cos(panel: SinCosPanel) -> tuple[Figure, Figure]:
+    """The "why sin and cos?" panel's charts: a sine alone, where two positions collide, beside
+    the (sin, cos) pair that tells them apart."""
+    pair, positions = panel.pair, (panel.collision.first, panel.collision.second)
+    alone = sine_only_chart(panel.sines, pair=pair, positions=positions, height=260)
+    both = sine_cosine_chart(panel.sines, panel.cosines, pair=pair, positions=positions, height=260)
+    return (
+        Figure(alone, panel.sines, f"sine-alone-pair{pair}"),
+        Figure(both, panel.data, f"sine-cosine-pair{pair}"),
+    )
+
+
+class TableSummary(NamedTuple):
+    """What both heroes of a learned table draw, computed once per table."""
+
+    similarity: np.ndarray  # (m, m): cosine similarity of the first m ≤ MAX_SIDE_1TO1 positions
+    seam: Seam | None  # where the similarity of neighbours breaks, if it does
+    pca: PCAResult  # the first two principal components of every position
+
+    @property
+    def edges(self) -> tuple[int, int] | None:
+        """The seam's first and last position (``None``: no seam)."""
+        return (self.seam.first, self.seam.last) if self.seam is not None else None
+
+
+def table_summary(matrix: np.ndarray) -> TableSummary:
+    """:class:`TableSummary` of a position table ``(n_positions, d_model)``."""
+    first = np.asarray(matrix)[:MAX_SIDE_1TO1]
+    return TableSummary(similarity_summary(first), find_seam(first), principal_pair(matrix))
+
+
+def learned_hero(
+    matrix: np.ndarray, summary: TableSummary, *, name: str, height: int
+) -> tuple[Verdict, Figure, Figure]:
+    """The Learned page's verdict, the annotated similarity matrix and the PCA path (with ▶
+    play, starting at the seam's end when there is one), at most about ``height`` pixels tall."""
+    edges, pca = summary.edges, summary.pca
+    similarity = similarity_figure(
+        summary.similarity, n_positions=len(matrix), seam=edges, height=height + 60
+    )
+    path = pca_path_figure(
+        pca.scores,
+        explained=pca.explained_variance_ratio,
+        current=edges[1] if edges else 0,
+        height=height,
+    )
+    return learned_verdict(matrix, name=name), similarity, path
+
+
+def learned_linked_hero(summary: TableSummary, *, n_positions: int) -> LinkedHero:
+    """The similarity matrix and the PCA path linked, starting at the seam's end if there is one
+    (:func:`posviz.charts.heroes.similarity_linked`)."""
+    edges = summary.edges
+    return similarity_linked(
+        summary.similarity,
+        summary.pca.scores,
+        n_positions=n_positions,
+        seam=edges,
+        explained=summary.pca.explained_variance_ratio,
+        current=edges[1] if edges else 0,
+    )
+
+
+# --------------------------------------------------------------------------- views of any table
+
+
+def similarity_window_figure(matrix: np.ndarray, start: int, stop: int, *, name: str) -> Figure:
+    """Cosine similarity of positions ``start … stop − 1`` with each other as a heatmap, every
+    pair its own pixel (``stop − start`` ≤ 1024), with the ``(m, m)`` matrix as its export."""
+    similarity = similarity_window(matrix, start, stop)
+    m = stop - start
+    shown = "" if (start, stop) == (0, len(matrix)) else f" — positions {start}…{stop - 1}"
+    offset = f" (axes count from position {start})" if start else ""
+    chart = heatmap_chart(
+        similarity,
+        vmax=1.0,
+        title=f"cos(PE(p), PE(q)), {m}×{m}{shown}{offset}",
+        x_title="position q",
+        y_title="position p",
+        value_title="cosine",
+        height=min(720, max(240, m)),
+    )
+    return Figure(chart, similarity, f"{name}_cosine")
+
+
+def pca_view_figure(
+    trajectory: Trajectory, view: str, options: Mapping[str, float], *, name: str
+) -> tuple[Figure, str]:
+    """A table's PCA path, ``view`` ``"pca2"`` (``options`` x, y: 0-based components) or
+    ``"pca3"`` (``options`` azimuth, elevation in degrees), and the caption saying what to notice
+    and which positions were fitted."""
+    result, step = trajectory.pca, trajectory.step
+    common = {"explained": result.explained_variance_ratio, "positions": trajectory.positions}
+    if view == "pca2":
+        x, y = int(options["x"]), int(options["y"])
+        chart = pca_trajectory_chart(result.scores, x=x, y=y, **common)
+    else:
+        angles = {"azimuth": options["azimuth"], "elevation": options["elevation"]}
+        chart = pca_3d_chart(result.scores, **angles, **common)
+    thinned = (
+        f" PCA of positions 0, {step}, {2 * step}, … ({PCA_ROWS} at most)." if step > 1 else ""
+    )
+    return Figure(chart, result.scores, f"{name}_{view}"), PCA_NOTES[view] + thinned
+
+
+def norms_figure(matrix: np.ndarray, *, name: str) -> tuple[Figure, str]:
+    """‖PE(p)‖ of every position as a chart, and the caption giving its range and mean."""
+    summary = norm_summary(matrix)
+    note = (
+        f"‖PE(p)‖ from {summary.low:.3f} to {summary.high:.3f} (mean {summary.mean:.3f}). "
+        "A sinusoid has the same norm √(d/2) at every position; learned tables don't."
+    )
+    return Figure(norm_chart(summary.norms), summary.norms, f"{name}_norms"), note
+
+
+def contrast_figure(matrix: np.ndarray, spread: ValueSpread, *, name: str) -> Figure:
+    """The table with colours saturating at the 99th percentile of |value| (no export: the
+    faithful heatmap beside it exports the same data)."""
+    n, d = np.shape(matrix)
+    chart = heatmap_chart(
+        matrix,
+        vmax=spread.p99,
+        reduce="absmax",
+        title=f"{n}×{d} table, more contrast",
+        subtitle=[f"colours saturated at ±{spread.p99:.3g}"],
+        value_title="PE[p, i]",
+    )
+    return Figure(chart, None, f"{name}_contrast")
+
+
+def contrast_note(spread: ValueSpread, few: Outliers) -> str:
+    """Why the contrast heatmap is shown first, with the outliers' size and place and the
+    percentile the colours saturate at (MiniLM: two cells of ±1.87 against 99% within ±0.065)."""
+    rows = ", ".join(str(r) for r in few.rows[:5]) + (" …" if len(few.rows) > 5 else "")
+    return (
+        f"Shown with more contrast by default: {few.count} outlier cell(s) of up to "
+        f"±{spread.top:.3g} (position {rows}) would set the colour scale, while 99% of the "
+        f"values lie within ±{spread.p99:.3g}, so on the faithful scale (below) almost every "
+        f"cell is white. Here colours saturate at ±{spread.p99:.3g}; the {spread.beyond:.1%} of "
+        "cells beyond it are full red or blue."
+    )
+
+
+def sin_cos_hands_figure(
+    matrix: np.ndarray,
+    columns: SinCosColumns,
+    *,
+    pairs: Sequence[int],
+    current: int,
+    wavelengths: np.ndarray | None,
+    name: str,
+) -> Figure:
+    """The sin/cos pairs ``pairs`` (the first the main hand) of a table as clock hands at
+    position ``current``, the subtitle giving each pair's columns and wavelength λ."""
+    sines, cosines = columns
+    lines = [
+        f"pair {i} (dims {sines[i]}, {cosines[i]}): λ = {wavelengths[i]:,.4g}"
+        for i in (pairs if wavelengths is not None else [])
+    ]
+    return unit_circle_figure(
+        matrix,
+        (int(sines[pairs[0]]), int(cosines[pairs[0]])),
+        current=current,
+        extra_pairs=[(int(sines[i]), int(cosines[i])) for i in pairs[1:]],
+        labels=[f"pair {i}" for i in pairs],
+        subtitle=[*lines, "λ: positions per full turn"] if lines else [],
+        name=f"{name}-pairs",
+    )
+
+
+def coordinate_pair_figure(
+    matrix: np.ndarray, dims: tuple[int, int] | None, *, current: int, name: str
+) -> Figure:
+    """Two columns ``dims`` of a table against each other, or (``dims=None``) its first two
+    principal components with the variance each explains, one point per position."""
+    if dims is not None:
+        data, pair, titles, subtitle = matrix, dims, (f"dim {dims[0]}", f"dim {dims[1]}"), ""
+    else:
+        result = principal_pair(matrix)
+        ratio = result.explained_variance_ratio
+        data, pair, titles = result.scores, (0, 1), ("PC 1", "PC 2")
+        subtitle = f"PC 1 explains {ratio[0]:.1%}, PC 2 {ratio[1]:.1%} of the variance"
+    return unit_circle_figure(
+        data,
+        pair,
+        current=current,
+        circle=False,
+        axis_titles=titles,
+        labels=[f"{titles[0]} / {titles[1]}"],
+        subtitle=subtitle,
+        name=f"{name}-pair",
+    )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 T = TypeVar("T")
 Show = Callable[[str], str]
@@ -20,6 +20,19 @@ TRUE = ("true", "1", "yes", "on")
 FALSE = ("false", "0", "no", "off")
 #: at most this many allowed choices are listed in a message.
 LISTED_CHOICES = 20
+
+
+class NumberField(NamedTuple):
+    """A numeric setting of a page: its widget's label, its link key (after the page's prefix),
+    the limits ``lo … hi`` a link value is clamped to, its default and its step (``None``: the
+    widget's own)."""
+
+    label: str
+    key: str
+    lo: float
+    hi: float
+    default: float
+    step: float | None = None
 
 
 def _as_is(text: str) -> str:

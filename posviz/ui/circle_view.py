@@ -10,12 +10,12 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from posviz.analysis.table_views import principal_pair
-from posviz.charts.circle import MAX_HANDS, unit_circle_figure
+from posviz import figures
+from posviz.charts.circle import MAX_HANDS
+from posviz.charts.figure import Figure
 from posviz.ui.display import show_chart, user_errors
-from posviz.ui.state import url_int_list, url_number, url_select, url_slider
-
-SinCosColumns = tuple[np.ndarray, np.ndarray]  # (sine columns, cosine columns), one per pair
+from posviz.ui.state import url_int_list, url_numbers, url_select, url_slider
+from posviz.urlparams import NumberField
 
 
 def unit_circle_view(
@@ -23,7 +23,7 @@ def unit_circle_view(
     *,
     key_prefix: str,
     pairs_are_sin_cos: bool,
-    sin_cos_columns: SinCosColumns | None = None,
+    sin_cos_columns: figures.SinCosColumns | None = None,
     wavelengths: np.ndarray | None = None,
     name: str = "table",
     prose: str | None = None,
@@ -72,14 +72,13 @@ def _sin_cos_figure(
     *,
     key_prefix: str,
     position: int,
-    columns: SinCosColumns,
+    columns: figures.SinCosColumns,
     wavelengths: np.ndarray | None,
     name: str,
     prose: str | None,
-):
+) -> Figure:
     """Widgets for the hands of sin/cos pairs; returns their Figure."""
-    sin_cols, cos_cols = columns
-    pairs = len(sin_cols)
+    pairs = len(columns[0])
     st.markdown(
         prose
         or "Each sin/cos pair turns like a clock hand: plotting (sin, cos) puts every position on "
@@ -99,26 +98,14 @@ def _sin_cos_figure(
         max_items=MAX_HANDS - 1,
     )
     chosen = [main, *[i for i in extra if i != main]]
-    lines = [
-        f"pair {i} (dims {sin_cols[i]}, {cos_cols[i]}): λ = {wavelengths[i]:,.4g}"
-        for i in (chosen if wavelengths is not None else [])
-    ]
-    if lines:
-        lines.append("λ: positions per full turn")
-    return unit_circle_figure(
-        matrix,
-        (int(sin_cols[main]), int(cos_cols[main])),
-        current=position,
-        extra_pairs=[(int(sin_cols[i]), int(cos_cols[i])) for i in chosen[1:]],
-        labels=[f"pair {i}" for i in chosen],
-        subtitle=lines,
-        name=f"{name}-pairs",
+    return figures.sin_cos_hands_figure(
+        matrix, columns, pairs=chosen, current=position, wavelengths=wavelengths, name=name
     )
 
 
 def _free_pair_figure(
     matrix: np.ndarray, *, key_prefix: str, position: int, name: str, prose: str | None
-):
+) -> Figure:
     """Widgets for any two dimensions or the first two principal components; their Figure."""
     _n, d = np.shape(matrix)
     st.markdown(
@@ -135,33 +122,12 @@ def _free_pair_figure(
         radio=True,
         horizontal=True,
     )
+    dims = None
     if mode == "dimensions":
-        left, right = st.columns(2)
-        with left:
-            a = url_number(
-                "x: dimension", key=f"{key_prefix}circ_x", min_value=0, max_value=d - 1, default=0
-            )
-        with right:
-            b = url_number(
-                "y: dimension",
-                key=f"{key_prefix}circ_y",
-                min_value=0,
-                max_value=d - 1,
-                default=min(1, d - 1),
-            )
-        data, pair, titles, sub = matrix, (int(a), int(b)), (f"dim {a}", f"dim {b}"), ""
-    else:
-        result = principal_pair(matrix)
-        ratio = result.explained_variance_ratio
-        data, pair, titles = result.scores, (0, 1), ("PC 1", "PC 2")
-        sub = f"PC 1 explains {ratio[0]:.1%}, PC 2 {ratio[1]:.1%} of the variance"
-    return unit_circle_figure(
-        data,
-        pair,
-        current=position,
-        circle=False,
-        axis_titles=titles,
-        labels=[f"{titles[0]} / {titles[1]}"],
-        subtitle=sub,
-        name=f"{name}-pair",
-    )
+        fields = (
+            NumberField("x: dimension", "circ_x", 0, d - 1, 0),
+            NumberField("y: dimension", "circ_y", 0, d - 1, min(1, d - 1)),
+        )
+        a, b = url_numbers(fields, key_prefix=key_prefix)
+        dims = (int(a), int(b))
+    return figures.coordinate_pair_figure(matrix, dims, current=position, name=name)

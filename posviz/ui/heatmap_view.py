@@ -11,13 +11,15 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from posviz.analysis.headlines import Outliers, outliers
+from posviz import figures
+from posviz.analysis.headlines import outliers
 from posviz.analysis.table_views import ValueSpread, value_spread
 from posviz.charts.figure import Figure
 from posviz.charts.heatmap import MAX_SIDE_1TO1, color_limit, heatmap_chart, lod_factors
 from posviz.ui.cache import cached_data
 from posviz.ui.display import show_chart, user_errors
-from posviz.ui.state import url_checkbox, url_number, url_select
+from posviz.ui.state import url_checkbox, url_numbers, url_select
+from posviz.urlparams import NumberField
 
 Window = tuple[int, int, int, int]  # first row, stop row, first column, stop column
 
@@ -55,24 +57,13 @@ def _window_controls(n: int, d: int, key_prefix: str) -> Window | None:
     )
     if not zoom:
         return None
-    fields = (  # label, key, lowest, highest, default
-        ("First position", "hm_r0", 0, n - 1, 0),
-        ("Positions shown", "hm_rows", 1, min(n, MAX_SIDE_1TO1), min(n, 16)),
-        ("First dimension", "hm_c0", 0, d - 1, 0),
-        ("Dimensions shown", "hm_cols", 1, min(d, MAX_SIDE_1TO1), min(d, 16)),
+    fields = (
+        NumberField("First position", "hm_r0", 0, n - 1, 0),
+        NumberField("Positions shown", "hm_rows", 1, min(n, MAX_SIDE_1TO1), min(n, 16)),
+        NumberField("First dimension", "hm_c0", 0, d - 1, 0),
+        NumberField("Dimensions shown", "hm_cols", 1, min(d, MAX_SIDE_1TO1), min(d, 16)),
     )
-    values = []
-    for column, (label, key, lowest, highest, default) in zip(st.columns(4), fields, strict=True):
-        with column:
-            value = url_number(
-                label,
-                key=f"{key_prefix}{key}",
-                min_value=lowest,
-                max_value=highest,
-                default=default,
-            )
-            values.append(int(value))
-    r0, rows, c0, cols = values
+    r0, rows, c0, cols = (int(value) for value in url_numbers(fields, key_prefix=key_prefix))
     r0, c0 = min(r0, n - 1), min(c0, d - 1)
     return r0, min(n, r0 + rows), c0, min(d, c0 + cols)
 
@@ -81,7 +72,7 @@ def heatmap_view(
     matrix: np.ndarray,
     *,
     key_prefix: str,
-    cache_key: str | None = None,
+    cache_key: str,
     title: str = "Heatmap",
     name: str = "table",
     x_title: str = "dimension",
@@ -119,17 +110,7 @@ def heatmap_view(
     window = _window_controls(n, d, key_prefix) or (0, n, 0, d)
     labels = (x_title, y_title, value_title)
     with user_errors("Heatmap"):
-        if cache_key is not None:
-            chart = _cached_heatmap(cache_key, window, reduce, labels, matrix)
-        else:
-            chart = heatmap_chart(
-                matrix,
-                window=window,
-                reduce=reduce,
-                x_title=x_title,
-                y_title=y_title,
-                value_title=value_title,
-            )
+        chart = _cached_heatmap(cache_key, window, reduce, labels, matrix)
         show_chart(Figure(chart, np.asarray(matrix), name), key=f"{key_prefix}heatmap_chart")
     _cell_inspector(matrix, key_prefix=key_prefix, x_title=x_title, y_title=y_title)
 
@@ -152,15 +133,12 @@ def _cached_spread(cache_key: str, _matrix: np.ndarray) -> ValueSpread:
 
 
 @cached_data()
-def _cached_contrast_chart(cache_key: str, vmax: float, _matrix: np.ndarray):
-    n, d = np.shape(_matrix)
-    return heatmap_chart(
-        _matrix,
-        vmax=vmax,
-        reduce="absmax",
-        title=f"{n}×{d} table, more contrast",
-        subtitle=[f"colours saturated at ±{vmax:.3g}"],
-        value_title="PE[p, i]",
+def _cached_contrast(cache_key: str, name: str, _matrix: np.ndarray) -> tuple[Figure, str]:
+    """The contrast heatmap and its caption (:func:`posviz.figures.contrast_figure`)."""
+    spread = _cached_spread(cache_key, _matrix)
+    return (
+        figures.contrast_figure(_matrix, spread, name=name),
+        figures.contrast_note(spread, outliers(_matrix)),
     )
 
 
@@ -185,21 +163,7 @@ def contrast_heatmap(matrix: np.ndarray, cache_key: str, *, key_prefix: str, nam
         "the limit take the end colour; hover still shows the true values.",
     )
     if show:
-        few = _cached_outliers(cache_key, matrix)
-        rows = ", ".join(str(r) for r in few.rows[:5]) + (" …" if len(few.rows) > 5 else "")
-        st.caption(
-            f"Shown with more contrast by default: {few.count} outlier cell(s) of up to "
-            f"±{top:.3g} (position {rows}) would set the colour scale, while 99% of the values "
-            f"lie within ±{p99:.3g}, so on the faithful scale (below) almost every cell is "
-            f"white. Here colours saturate at ±{p99:.3g}; the {spread.beyond:.1%} of cells "
-            "beyond it are full red or blue."
-        )
-        chart = _cached_contrast_chart(cache_key, p99, matrix)
-        figure = Figure(chart, None, f"{name}_contrast")  # same data as the heatmap below
+        figure, note = _cached_contrast(cache_key, name, matrix)
+        st.caption(note)
         show_chart(figure, key=f"{key_prefix}contrast_chart")
     return True
-
-
-@cached_data()
-def _cached_outliers(cache_key: str, _matrix: np.ndarray) -> Outliers:
-    return outliers(_matrix)

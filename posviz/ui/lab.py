@@ -23,8 +23,9 @@ from posviz.ui import lab_runs, lab_views
 from posviz.ui.answer import show_verdict, waiting
 from posviz.ui.cache import cached_data
 from posviz.ui.lab_views import page_path
-from posviz.ui.state import url_int_list, url_number
+from posviz.ui.state import url_int_list, url_number, url_numbers
 from posviz.ui.text import safe_md
+from posviz.urlparams import NumberField
 
 
 def prefix(question_id: str) -> str:
@@ -91,14 +92,14 @@ def run_settings(question: Question, *, key_prefix: str, base: LabConfig) -> tup
     if st.button("Back to the preset's settings", key=f"{key_prefix}reset"):
         _reset(question, key_prefix)
         st.rerun()
-    cols, values = st.columns(4), {}
-    for i, (name, label, lo, top) in enumerate(answer.setting_limits()):
-        with cols[i % 4]:
-            default = min(max(int(getattr(base, name)), lo), top)
-            values[name] = int(
-                url_number(label, key=f"{key_prefix}{name}", min_value=lo, max_value=top,
-                           default=default)
-            )  # fmt: skip
+    limits = answer.setting_limits()  # (name, label, lowest, highest)
+    fields = [
+        NumberField(label, name, lo, top, min(max(int(getattr(base, name)), lo), top))
+        for name, label, lo, top in limits
+    ]
+    cols = st.columns(4)
+    numbers = url_numbers(fields, key_prefix=key_prefix, columns=cols)
+    values = {name: int(value) for (name, *_), value in zip(limits, numbers, strict=True)}
     with cols[1]:
         values["lr"] = float(
             url_number("Learning rate", key=f"{key_prefix}lr", min_value=1e-5, max_value=1.0,

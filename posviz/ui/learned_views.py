@@ -9,17 +9,11 @@ from __future__ import annotations
 
 import streamlit as st
 
+from posviz import figures
 from posviz.analysis.stats import relative_threshold
-from posviz.analysis.table_views import (
-    PCA_ROWS,
-    Trajectory,
-    norm_summary,
-    pca_trajectory,
-    similarity_window,
-)
-from posviz.charts import trajectory as charts
+from posviz.analysis.table_views import Trajectory, pca_trajectory
 from posviz.charts.figure import Figure
-from posviz.charts.heatmap import MAX_SIDE_1TO1, heatmap_chart
+from posviz.charts.heatmap import MAX_SIDE_1TO1
 from posviz.tables import PositionTable
 from posviz.tables.picker import table_cache_key
 from posviz.ui.cache import cached_data
@@ -27,7 +21,8 @@ from posviz.ui.circle_view import unit_circle_view
 from posviz.ui.display import show_chart, user_errors
 from posviz.ui.heatmap_view import contrast_heatmap, heatmap_view
 from posviz.ui.line_views import dimensions_view, shift_similarity_view, variance_view
-from posviz.ui.state import url_number, url_slider
+from posviz.ui.state import url_number, url_numbers
+from posviz.urlparams import NumberField
 
 #: view id -> label. heatmap/pair/dims/variance/shift are the shared table views (the
 #: sinusoidal page uses them too); the rest are this page's own.
@@ -47,15 +42,6 @@ TABLE_VIEWS: dict[str, str] = {
 #: (which splits its width between a round plot and its controls).
 FULL_WIDTH_VIEWS: frozenset[str] = frozenset({"heatmap", "similarity", "pair"})
 
-_PCA_NOTES = {
-    "pca2": "Each dot is one position projected on two principal components of the table, joined "
-    "in order (colour = position). A smooth curve means neighbouring positions are neighbours in "
-    "the embedding space; a sinusoid traces Lissajous loops, GPT-2's table a helix-like spiral.",
-    "pca3": "The first three principal components, drawn as an orthographic projection seen from "
-    "the chosen angle (nearer points larger). It is a flat picture of a 3-D path: turn and tilt "
-    "to judge its shape — GPT-2's table winds like a helix.",
-}
-
 
 def view_controls(view: str, *, key: str) -> dict[str, float]:
     """Widgets shared by both sides (PCA axes and viewing angle), URL-synced under ``key_…``.
@@ -64,29 +50,17 @@ def view_controls(view: str, *, key: str) -> dict[str, float]:
     """
     if view not in ("pca2", "pca3"):
         return {}
-    if view == "pca2":  # label, key, lowest, highest, default, step; shown as 1-based PCs
+    if view == "pca2":  # shown as 1-based PCs
         fields = [
-            ("Horizontal axis: PC", "pcx", 1, 10, 1, 1),
-            ("Vertical axis: PC", "pcy", 1, 10, 2, 1),
+            NumberField("Horizontal axis: PC", "pcx", 1, 10, 1, 1),
+            NumberField("Vertical axis: PC", "pcy", 1, 10, 2, 1),
         ]
     else:
         fields = [
-            ("Turn (azimuth, °)", "az", -180, 180, 30, 5),
-            ("Tilt (elevation, °)", "el", -90, 90, 20, 5),
+            NumberField("Turn (azimuth, °)", "az", -180, 180, 30, 5),
+            NumberField("Tilt (elevation, °)", "el", -90, 90, 20, 5),
         ]
-    values = []
-    for column, (label, name, lo, hi, default, step) in zip(st.columns(2), fields, strict=True):
-        with column:
-            values.append(
-                url_slider(
-                    label,
-                    key=f"{key}_{name}",
-                    min_value=lo,
-                    max_value=hi,
-                    default=default,
-                    step=step,
-                )
-            )
+    values = url_numbers(fields, key_prefix=f"{key}_", slider=True)
     if view == "pca2":
         return {"x": values[0] - 1, "y": values[1] - 1}
     return {"azimuth": values[0], "elevation": values[1]}
@@ -143,22 +117,9 @@ def show_view(
 
 
 @cached_data()
-def _cached_similarity(cache_key: str, start: int, stop: int, _matrix):
-    """Cosine similarity of positions ``start … stop-1`` and its heatmap: ``(chart, (m, m))``."""
-    similarity = similarity_window(_matrix, start, stop)
-    m = stop - start
-    shown = "" if (start, stop) == (0, len(_matrix)) else f" — positions {start}…{stop - 1}"
-    offset = f" (axes count from position {start})" if start else ""
-    chart = heatmap_chart(
-        similarity,
-        vmax=1.0,
-        title=f"cos(PE(p), PE(q)), {m}×{m}{shown}{offset}",
-        x_title="position q",
-        y_title="position p",
-        value_title="cosine",
-        height=min(720, max(240, m)),
-    )
-    return chart, similarity
+def _similarity_figure(cache_key: str, start: int, stop: int, name: str, _matrix) -> Figure:
+    """:func:`posviz.figures.similarity_window_figure`, cached by the table's identity."""
+    return figures.similarity_window_figure(_matrix, start, stop, name=name)
 
 
 def _similarity_view(
@@ -189,8 +150,8 @@ def _similarity_view(
         )
         start = min(int(start), n - MAX_SIDE_1TO1)
     stop = min(n, start + MAX_SIDE_1TO1)
-    chart, similarity = _cached_similarity(table_cache_key(table), start, stop, table.matrix)
-    show_chart(Figure(chart, similarity, f"{name}_cosine"), key=f"{key_prefix}sim_chart")
+    figure = _similarity_figure(table_cache_key(table), start, stop, name, table.matrix)
+    show_chart(figure, key=f"{key_prefix}sim_chart")
 
 
 @cached_data()
@@ -204,31 +165,15 @@ def _pca_view(
     st.subheader(TABLE_VIEWS[view])
     wanted = 3 if view == "pca3" else 1 + max(int(options["x"]), int(options["y"]))
     trajectory = _cached_trajectory(table_cache_key(table), wanted, table.matrix)
-    result, step = trajectory.pca, trajectory.step
-    common = {"explained": result.explained_variance_ratio, "positions": trajectory.positions}
-    if view == "pca2":
-        chart = charts.pca_trajectory_chart(
-            result.scores, x=int(options["x"]), y=int(options["y"]), **common
-        )
-    else:
-        chart = charts.pca_3d_chart(
-            result.scores, azimuth=options["azimuth"], elevation=options["elevation"], **common
-        )
-    show_chart(Figure(chart, result.scores, f"{name}_{view}"), key=f"{key_prefix}{view}_chart")
-    thinned = (
-        f" PCA of positions 0, {step}, {2 * step}, … ({PCA_ROWS} at most)." if step > 1 else ""
-    )
-    st.caption(_PCA_NOTES[view] + thinned)
+    figure, note = figures.pca_view_figure(trajectory, view, options, name=name)
+    show_chart(figure, key=f"{key_prefix}{view}_chart")
+    st.caption(note)
 
 
 def _norms_view(
     table: PositionTable, view: str, options: dict, *, key_prefix: str, name: str
 ) -> None:
     st.subheader("Norm per position")
-    summary = norm_summary(table.matrix)
-    figure = Figure(charts.norm_chart(summary.norms), summary.norms, f"{name}_norms")
+    figure, note = figures.norms_figure(table.matrix, name=name)
     show_chart(figure, key=f"{key_prefix}norms_chart")
-    st.caption(
-        f"‖PE(p)‖ from {summary.low:.3f} to {summary.high:.3f} (mean {summary.mean:.3f}). "
-        "A sinusoid has the same norm √(d/2) at every position; learned tables don't."
-    )
+    st.caption(note)

@@ -85,54 +85,48 @@ def _url_numeric(widget: Callable[..., T], label: str, **options: Any) -> T:
     return value
 
 
-def url_slider(
-    label: str,
-    *,
-    key: str,
-    min_value: T,
-    max_value: T,
-    default: T,
-    step: T | None = None,
-    help: str | None = None,
-    **kwargs: Any,
-) -> T:
-    """A slider whose value is read from and written to the URL under ``key``."""
-    return _url_numeric(
-        st.slider,
-        label,
-        key=key,
-        min_value=min_value,
-        max_value=max_value,
-        default=default,
-        step=step,
-        help=help,
-        **kwargs,
-    )
+def url_slider(label: str, *, key: str, min_value: T, max_value: T, default: T, **kwargs: Any) -> T:
+    """A slider whose value is read from and written to the URL under ``key``.
+
+    ``default`` sets the type (an ``int`` slider unless it is a ``float``); ``step``, ``help`` and
+    Streamlit's other slider options pass through.
+    """
+    bounds = {"min_value": min_value, "max_value": max_value, "default": default}
+    return _url_numeric(st.slider, label, key=key, **bounds, **kwargs)
 
 
-def url_number(
-    label: str,
+def url_number(label: str, *, key: str, min_value: T, max_value: T, default: T, **kwargs: Any) -> T:
+    """A number box whose value is read from and written to the URL under ``key`` (options as
+    for :func:`url_slider`)."""
+    bounds = {"min_value": min_value, "max_value": max_value, "default": default}
+    return _url_numeric(st.number_input, label, key=key, **bounds, **kwargs)
+
+
+def url_numbers(
+    fields: Sequence[urlparams.NumberField],
     *,
-    key: str,
-    min_value: T,
-    max_value: T,
-    default: T,
-    step: T | None = None,
-    help: str | None = None,
-    **kwargs: Any,
-) -> T:
-    """A number box whose value is read from and written to the URL under ``key``."""
-    return _url_numeric(
-        st.number_input,
-        label,
-        key=key,
-        min_value=min_value,
-        max_value=max_value,
-        default=default,
-        step=step,
-        help=help,
-        **kwargs,
-    )
+    key_prefix: str,
+    slider: bool = False,
+    columns: Sequence[Any] | None = None,
+) -> list[Any]:
+    """One URL-synced number box (or slider) per field, keyed ``<key_prefix><field.key>``, side by
+    side: in ``columns`` (in turn) or one new column each."""
+    widget = url_slider if slider else url_number
+    places = columns or st.columns(len(fields))
+    values = []
+    for index, field in enumerate(fields):
+        with places[index % len(places)]:
+            values.append(
+                widget(
+                    field.label,
+                    key=f"{key_prefix}{field.key}",
+                    min_value=field.lo,
+                    max_value=field.hi,
+                    default=field.default,
+                    step=field.step,
+                )
+            )
+    return values
 
 
 def url_select(

@@ -18,8 +18,9 @@ from posviz.tables import picker as choices
 from posviz.ui.cache import cached_data
 from posviz.ui.display import user_errors
 from posviz.ui.loaders import cached_table, cached_upload
-from posviz.ui.state import url_number, url_select, url_text
+from posviz.ui.state import url_numbers, url_select, url_text
 from posviz.ui.text import safe_md
+from posviz.urlparams import NumberField
 
 
 def local_paths_off_reason() -> str | None:
@@ -35,24 +36,11 @@ def _sinusoid_source(key: str, default: str) -> str:
     n0, d0, note = choices.sinusoid_shape(default)
     if note:
         st.info(note, icon=":material/straighten:")
-    left, right = st.columns(2)
-    with left:
-        n = url_number(
-            "Positions",
-            key=f"{key}_n",
-            min_value=1,
-            max_value=choices.SINUSOID_MAX_POSITIONS,
-            default=n0,
-        )
-    with right:
-        d = url_number(
-            "Width d",
-            key=f"{key}_d",
-            min_value=2,
-            max_value=choices.SINUSOID_MAX_WIDTH,
-            default=d0,
-            step=2,
-        )
+    fields = (
+        NumberField("Positions", "_n", 1, choices.SINUSOID_MAX_POSITIONS, n0),
+        NumberField("Width d", "_d", 2, choices.SINUSOID_MAX_WIDTH, d0, 2),
+    )
+    n, d = url_numbers(fields, key_prefix=key)
     return SyntheticShape(int(n), int(d) - int(d) % 2).source
 
 
