@@ -76,6 +76,14 @@ def magnitudes(table: np.ndarray, words: np.ndarray, word_vector: np.ndarray) ->
     return Magnitudes(frame, float(frame.pe_std.median()), float(frame.we_std.median()))
 
 
+#: the tables of the subspace report, by column title: MiniLM's, a sinusoid, a random control.
+REPORT_TABLES = {
+    "MiniLM's learned position table": "learned",
+    "sinusoid of the same width (384)": "sinusoid",
+    "random Gaussian (control)": "random",
+}
+
+
 def side_by_side(frames: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """Reports (each a ``ConcatReport.frame()``) merged: one ``value`` column per name."""
     merged = None

@@ -14,6 +14,11 @@ from posviz.encodings.t5 import t5_bias_matrix, t5_bucket_spans, t5_relative_buc
 
 VARIANTS = {"bidirectional (encoder)": True, "causal (decoder)": False}
 MAX_SPAN = 2048
+#: where a T5 checkpoint keeps each stack's learned bias (block 0 holds it; later blocks reuse it).
+T5_BIAS_KEYS = {
+    "encoder": "encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight",
+    "decoder": "decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight",
+}
 
 
 def check_bucket_settings(*, num_buckets: int, max_distance: int) -> None:

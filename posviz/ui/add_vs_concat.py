@@ -15,13 +15,6 @@ from posviz.governor import heavy_work
 from posviz.ui.cache import cached_data
 from posviz.ui.model_handles import bundled_arrays, bundled_tokenizer, bundled_word_axes
 
-#: the tables of the subspace report, by column title: MiniLM's, a sinusoid, a random control.
-REPORT_TABLES = {
-    "MiniLM's learned position table": "learned",
-    "sinusoid of the same width (384)": "sinusoid",
-    "random Gaussian (control)": "random",
-}
-
 
 def word_pieces(word: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
     """MiniLM's WordPiece pieces of ``word`` and their ids (no special tokens)."""
@@ -69,6 +62,6 @@ def concat_reports(n_positions: int, fraction: float) -> pd.DataFrame:
     return views.side_by_side(
         {
             name: concat_result(kind, n_positions, fraction).frame()
-            for name, kind in REPORT_TABLES.items()
+            for name, kind in views.REPORT_TABLES.items()
         }
     )

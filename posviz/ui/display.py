@@ -1,4 +1,4 @@
-"""Showing results: charts with their Export menu, and user-facing errors."""
+"""Showing results: charts with their Export menu, bullet lists, and user-facing errors."""
 
 from __future__ import annotations
 
@@ -32,6 +32,12 @@ def user_errors(what: str = "") -> Iterator[None]:
     except ValueError as exc:
         prefix = f"{what}: " if what else ""
         st.error(safe_md(f"{prefix}{exc}", max_len=MAX_ERROR_CHARS), icon="⚠️")
+
+
+def bullets(lines: tuple[str, ...] | list[str], *, max_len: int = 900) -> None:
+    """A bullet list of ``lines``, each escaped (they may quote a table's or a run's name)."""
+    if lines:
+        st.markdown("\n".join(f"- {safe_md(line, max_len=max_len)}" for line in lines))
 
 
 def show_chart(

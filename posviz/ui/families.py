@@ -22,6 +22,7 @@ from posviz.analysis.comparison import (
 )
 from posviz.analysis.family_inputs import learned_comparison_table
 from posviz.analysis.rope_views import describe_frequencies
+from posviz.analysis.t5_views import T5_BIAS_KEYS
 from posviz.encodings.families import presets_for
 from posviz.encodings.model_config import RopeConfig
 from posviz.encodings.rope import RopeFrequencies
@@ -35,10 +36,6 @@ SOURCES = {
     "preset": "Preset (hand-written config)",
     "hub": "Hub model's config.json",
     "manual": "Manual values",
-}
-T5_BIAS_KEYS = {
-    "encoder": "encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight",
-    "decoder": "decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight",
 }
 LEARNED_LABEL = "Learned (MiniLM)"
 

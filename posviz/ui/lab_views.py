@@ -20,7 +20,7 @@ from posviz.tables import PositionTable
 from posviz.ui import lab_runs
 from posviz.ui.answer import show_hero, show_verdict, waiting
 from posviz.ui.cache import cached_data
-from posviz.ui.display import show_chart, user_errors
+from posviz.ui.display import bullets, show_chart, user_errors
 from posviz.ui.learned_views import show_view
 from posviz.ui.state import url_select, url_select_slider
 from posviz.ui.text import safe_md
@@ -34,17 +34,12 @@ def page_path(question_id: str) -> str:
     return f"pages/lab_{question_id}.py"
 
 
-def _bullets(lines: tuple[str, ...] | list[str], *, max_len: int = 900) -> None:
-    if lines:
-        st.markdown("\n".join(f"- {safe_md(line, max_len=max_len)}" for line in lines))
-
-
 def show_answer(result: LabResult, cell: str, *, key_prefix: str) -> None:
     """The answer across the sweep beside the chart that carries the selected cell's verdict."""
     left, right = st.columns([4, 5], gap="large")
     with left:
         show_verdict(answer.headline(result))
-        _bullets(answer.support_lines(result))
+        bullets(answer.support_lines(result))
         if result.diverged:
             names = ", ".join(result.label(v) for v in result.diverged)
             st.warning(
@@ -101,7 +96,7 @@ def show_cell(result: LabResult, cell_id: str) -> None:
             answer.results_frame(result, cell_id), hide_index=True,
             column_config={name: number for name in ("mean", "±", "low", "high")},
         )  # fmt: skip
-        _bullets(answer.convergence_lines(result, cell_id))
+        bullets(answer.convergence_lines(result, cell_id))
 
 
 def show_question(question: Question, config: LabConfig) -> None:
@@ -124,7 +119,7 @@ def show_evidence(result: LabResult, cell: str, *, key_prefix: str) -> None:
             show_chart(item.figure, key=f"{key_prefix}{item.key}")
             st.caption(item.note)
     with st.expander("The answer in full: every finding with its numbers"):
-        _bullets(result.answer.splitlines(), max_len=3000)
+        bullets(result.answer.splitlines(), max_len=3000)
         for note in result.notes:
             st.caption(safe_md(note, max_len=600))
 
@@ -236,11 +231,11 @@ def _show_card(view: cards.CardView, store: RunStore) -> None:
             st.caption(safe_md(view.published_note, max_len=600))
         with right:
             st.markdown("**This run**")
-            _bullets(view.this_run or ("Not run on this server yet.",))
+            bullets(view.this_run or ("Not run on this server yet.",))
         st.markdown(
             f"**Criterion, fixed in code before the run.** {safe_md(view.criterion, max_len=1500)}"
         )
-        _bullets(view.conditions)
+        bullets(view.conditions)
         if view.differ:
             st.markdown(f"**What it would take to differ.** {safe_md(view.differ, max_len=900)}")
         st.caption(f"Why a tiny model may differ: {safe_md(view.caveat, max_len=900)}")

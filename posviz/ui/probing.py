@@ -4,7 +4,8 @@ progress shown, and the results table."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -13,13 +14,13 @@ import streamlit as st
 
 from posviz.analysis.headlines import split_verdicts
 from posviz.analysis.heavy_probes import queued_layer_probe, queued_probe
-from posviz.analysis.probe_views import Reports, probe_results_frame
+from posviz.analysis.probe_views import Reports, probe_results_frame, queue_text
 from posviz.analysis.probes import ProbeReport
 from posviz.jobs import JobCancelled
 from posviz.settings import settings
 from posviz.ui.cache import cached_data
 from posviz.ui.compat import this_session_gone
-from posviz.ui.display import user_errors
+from posviz.ui.display import bullets, user_errors
 from posviz.ui.model_handles import loaded_model
 from posviz.ui.text import safe_md
 
@@ -58,20 +59,22 @@ def probe_report(
     )
 
 
-def queue_note(note: Any, what: str) -> Callable[[int], None]:
-    """An ``on_wait(position)`` that shows ``what`` waits at that place in the job queue
-    (0: the same probe is being computed for another session; this one waits for its result)."""
+@contextlib.contextmanager
+def queued(what: str) -> Iterator[tuple[Any, Callable[[int], None]]]:
+    """A slot and an ``on_wait(position)`` showing in it where ``what`` waits in the job queue
+    (the slot may then show the job's progress); cleared when the job is done. A job given up
+    because the browser left stops the script: nobody is there to show it to."""
+    slot = st.empty()
 
-    def waiting(position: int) -> None:
-        if not position:
-            note.info(f"{what} is being computed for another visitor; its result shows here.")
-            return
-        note.info(
-            f"{what} waits for a free slot — place {position} in the queue "
-            f"({settings().max_jobs} run at once on this server)."
-        )
+    def on_wait(position: int) -> None:
+        slot.info(queue_text(position, what=what, slots=settings().max_jobs))
 
-    return waiting
+    try:
+        yield slot, on_wait
+    except JobCancelled:
+        st.stop()
+    finally:
+        slot.empty()
 
 
 def run_probe_reports(
@@ -91,37 +94,27 @@ def run_probe_reports(
     """
     reports = []
     for index, (name, (matrix, labels)) in enumerate(matrices.items()):
-        note, bar = st.empty(), st.empty()
+        with user_errors(name), queued(f"{safe_md(name)}: a large probe") as (slot, on_wait):
 
-        def progress(
-            fraction: float, what: str, index: int = index, bar: Any = bar, note: Any = note
-        ) -> None:
-            note.empty()
-            bar.progress(
-                (index + fraction) / len(matrices),
-                text=f"Table {index + 1} of {len(matrices)}: {what}",
-            )
-
-        with user_errors(name):
-            try:
-                report = probe_report(
-                    matrix,
-                    train=train,
-                    test=test,
-                    folds=folds,
-                    alpha=alpha,
-                    seed=seed,
-                    labels=labels,
-                    hold_out=hold_out,
-                    _on_wait=queue_note(note, f"{safe_md(name)}: a large probe"),
-                    _should_stop=this_session_gone,
-                    _progress=progress,
+            def progress(fraction: float, what: str, index: int = index, slot: Any = slot) -> None:
+                slot.progress(
+                    (index + fraction) / len(matrices),
+                    text=f"Table {index + 1} of {len(matrices)}: {what}",
                 )
-            except JobCancelled:
-                st.stop()  # the browser left while queued: nobody is there to show it to
-            finally:
-                note.empty()
-                bar.empty()
+
+            report = probe_report(
+                matrix,
+                train=train,
+                test=test,
+                folds=folds,
+                alpha=alpha,
+                seed=seed,
+                labels=labels,
+                hold_out=hold_out,
+                _on_wait=on_wait,
+                _should_stop=this_session_gone,
+                _progress=progress,
+            )
             reports.append((name, report))
     return reports
 
@@ -130,7 +123,7 @@ def show_probe_results(reports: Reports) -> None:
     """The results table (numbers only: a sentence in a cell is cut) and each verdict below it."""
     frame, verdicts = split_verdicts(probe_results_frame(reports))
     st.dataframe(frame, hide_index=True, width="stretch")
-    st.markdown("\n".join(f"- {safe_md(line, max_len=400)}" for line in verdicts))
+    bullets(verdicts, max_len=400)
 
 
 @cached_data()
@@ -158,17 +151,7 @@ def layer_probe(
 
 def layer_probe_queued(model_id: str, text: str, window: int, zero_positions: bool) -> pd.DataFrame:
     """:func:`layer_probe` with its place in the job queue shown while it waits."""
-    note = st.empty()
-    try:
+    with queued("This probe") as (_slot, on_wait):
         return layer_probe(
-            model_id,
-            text,
-            window,
-            zero_positions,
-            _on_wait=queue_note(note, "This probe"),
-            _should_stop=this_session_gone,
+            model_id, text, window, zero_positions, _on_wait=on_wait, _should_stop=this_session_gone
         )
-    except JobCancelled:
-        st.stop()  # the browser left while queued
-    finally:
-        note.empty()
