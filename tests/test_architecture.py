@@ -309,12 +309,6 @@ def test_ui_files_stay_small() -> None:
     assert not over, f"over {UI_MAX_FILE_LINES} lines: {over}; move what computes to the library"
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="posviz/ui is still over 3,000 lines while its owners shrink the lab files (lab.py, "
-    "lab_views.py, lab_runs.py) and the linked views (heroes.py, heatmap_view.py, circle_view.py, "
-    "learned_views.py, line_views.py); remove this mark when the total is under",
-)
 def test_ui_stays_under_its_line_budget() -> None:
     lines = _ui_lines()
     total = sum(lines.values())
