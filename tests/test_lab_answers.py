@@ -160,13 +160,17 @@ def test_extrapolation_ranks_on_unseen_positions_with_the_relative_schemes_train
         assert {c.metric for c in cell.comparisons} <= {"accuracy_unseen"}  # unseen only
         holding = {r.arm for r in cell.ranking if r.holds}
         assert "sinusoid" not in holding and "learned" not in {r.arm for r in cell.ranking}
+        assert all(cell.converged[r.arm] for r in cell.ranking)  # only trained arms ranked
         if cell.setting("task").key == "kback":
             assert holding == {"alibi", "rope", "t5"}  # NoPE under-trained: left out
-        else:
-            assert holding == {"alibi", "rope", "t5", "nope"}
+    # the character LM on the KJV text is still improving at 200 steps for every arm: no
+    # ranking there (not "none holds"); by 600 steps the arms that trained are ranked
+    for init in ("small", "matched"):
+        assert _cell(result, task="lm", init=init).verdict.key == "undecided"
+        assert _cell(result, task="lm", init=init).ranking == ()
     assert "learned table: not defined on unseen positions" in result.answer
     assert _within(preset.metrics["sinusoid"]["accuracy_unseen"], 0.168)
-    assert set(result.findings[0].depends_on) == {"task"}
+    assert set(result.findings[0].depends_on) == {"task", "budget"}
 
 
 def test_rare_rows_are_untrained_rows_not_unseen_lengths(lab_store) -> None:
@@ -190,10 +194,12 @@ def test_positions_emerge_in_the_causal_decoder_without_any(lab_store) -> None:
     assert np.all(probe.score[0] <= 0.05)  # the input: no position by construction
     deeper = probe.score[1:].mean(axis=1)
     assert deeper.max() > probe.control[1:].mean(axis=1).max() + 0.05
-    # 300 steps: the masked LM with a table is still learning and no better yet (undecided);
-    # 900: it is, by a relative gap larger than the causal decoder's, whose no-position arm then
-    # memorises the small corpus less and is better on held-out text
-    assert result.default_cell.verdict.key == "enc:undecided|dec:b|gap:undecided"
+    # 400 steps: the masked LM with a table has only begun to use positions (undecided); 1,200:
+    # it is decided better than without positions. The causal LMs still improve at both budgets
+    # (the KJV text is not memorised), so the decoder's gap is reported but left undecided.
+    assert result.default_cell.verdict.key == "enc:undecided|dec:undecided|gap:undecided"
     for init in ("small", "matched"):
-        assert _cell(result, init=init, budget="x3").verdict.key == "enc:b|dec:a|gap:a"
+        assert _cell(result, init=init, budget="x3").verdict.key.startswith("enc:b|dec:undecided")
+    gap = next(c for c in result.default_cell.comparisons if "dec_nope" in (c.a, c.b))
+    assert gap.low > 0  # the decoder without positions trails at every seed's pairing
     assert result.findings[0].depends_on == ("budget",)

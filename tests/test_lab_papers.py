@@ -89,11 +89,19 @@ def test_run_settings_match_the_shapes_they_test() -> None:
 
 
 def test_arms_with_different_budgets_are_run_in_separate_groups() -> None:
-    groups = step_groups(HAVIV_2022)
+    two_budgets = replace(
+        HAVIV_2022,
+        arms=tuple(
+            replace(a, config=replace(a.config, steps=200)) if a.config.task == "lm" else a
+            for a in HAVIV_2022.arms
+        ),
+    )
+    groups = step_groups(two_budgets)
     assert sorted(groups) == [200, 1500]
     assert {a.config.task for a in groups[1500]} == {"mlm"}
     assert {a.config.task for a in groups[200]} == {"lm"}
-    assert list(step_groups(PRESS_2022)) == [200]
+    assert list(step_groups(HAVIV_2022)) == [1500]  # one budget for both halves of the claim
+    assert list(step_groups(PRESS_2022)) == [400]
 
 
 def test_thresholds_read_the_papers_own_tables_as_agreeing() -> None:

@@ -261,6 +261,13 @@ def judge_extrapolation(cell: CellInput) -> Judged:
         if _finite(cell.metrics.get(v.id, {}).get("accuracy_unseen"))
         and cell.converged.get(v.id, False)
     ]
+    if not defined:  # every arm with unseen-position numbers is still improving: no ranking
+        under = [
+            cell.labels[v.id]
+            for v in q.variants
+            if _finite(cell.metrics.get(v.id, {}).get("accuracy_unseen"))
+        ]
+        return Judged((), (), _undecided(under))
     order = sorted(defined, key=lambda arm: -float(np.mean(cell.metrics[arm]["accuracy_unseen"])))
     ranking, comparisons, rank = [], [], 1
     for i, arm in enumerate(order):

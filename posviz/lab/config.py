@@ -126,8 +126,9 @@ class LabConfig:
     Attributes:
         task: ``"reverse"`` (absolute order), ``"kback"`` (token ``k`` back: relative offsets),
             ``"count"`` (how often the token occurs: order does not matter, the control) or
-            ``"lm"`` (next character of the bundled public-domain texts; decoder only) or
-            ``"mlm"`` (masked characters of the same texts; encoder only).
+            ``"lm"`` (next character of the lab's public-domain text,
+            :mod:`posviz.data.lab_text`; decoder only) or ``"mlm"`` (masked characters of the
+            same text; encoder only).
         vocab: content tokens of the synthetic tasks (ignored by ``lm``).
         k: the offset of ``kback``.
         min_len, max_len: training sequence lengths (inclusive).

@@ -33,7 +33,7 @@ from posviz.lab.config import LabConfig
 
 SHORT_DECAY = 0.8
 LM_HELD_OUT = 0.1
-TEXT_TASKS: tuple[str, ...] = ("lm", "mlm")  # windows of the bundled texts
+TEXT_TASKS: tuple[str, ...] = ("lm", "mlm")  # windows of the lab's text (posviz.data.lab_text)
 #: Fraction of a window's characters that ``mlm`` masks (BERT's 15 %, Devlin et al. 2019 §3.1).
 MLM_MASK_FRACTION = 0.15
 TRAIN_STREAM, EVAL_STREAM = 0, 1  # disjoint random streams: held-out data is never trained on
