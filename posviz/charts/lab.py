@@ -14,8 +14,11 @@ import textwrap
 from collections.abc import Mapping, Sequence
 
 import altair as alt
+import numpy as np
 import pandas as pd
 
+from posviz.charts.figure import WithParams
+from posviz.charts.linked import POSITION_PARAM, position_params
 from posviz.charts.style import ADAPTIVE_TEXT, FIT_WIDTH, GUIDE_COLOR
 
 _HEIGHT = 260
@@ -259,3 +262,65 @@ def live_loss_spec(colors: Mapping[str, str], *, title: str) -> dict:
     for key in ("data", "datasets"):  # Altair's placeholder dataset would hide the page's data
         spec.pop(key, None)
     return spec
+
+
+def table_forming_chart(
+    snapshots: np.ndarray, steps: Sequence[int], *, title: str, width: int = 420
+) -> WithParams:
+    """A learned table at every saved training step, one heatmap, stepped through in the browser.
+
+    ``snapshots``: ``(s, rows, p)`` the table at ``steps`` (``s`` values). Every snapshot ships in
+    the spec; the ``pos`` parameter (a slider and a ▶ play switch, :func:`posviz.charts.linked.
+    position_params`) picks the one drawn, so playing sends nothing to the server. The colour
+    scale is fixed over all snapshots (symmetric, clipped at the 99th percentile of ``|value|``),
+    so what changes between frames is the table, not the scale.
+
+    Raises:
+        ValueError: ``snapshots`` is not 3-D, or ``steps`` does not match its first axis.
+    """
+    values = np.asarray(snapshots, dtype=np.float64)
+    if values.ndim != 3 or len(steps) != values.shape[0] or values.shape[0] == 0:
+        raise ValueError(
+            f"snapshots of shape {values.shape} need one step each (got {len(steps)} steps)."
+        )
+    s, rows, p = values.shape
+    index, row, col = np.meshgrid(np.arange(s), np.arange(rows), np.arange(p), indexing="ij")
+    frame = pd.DataFrame(
+        {
+            "snapshot": index.ravel(),
+            "step": np.asarray(steps)[index.ravel()],
+            "position": row.ravel(),
+            "dimension": col.ravel(),
+            "value": values.ravel(),
+        }
+    )
+    vmax = float(np.quantile(np.abs(values), 0.99)) or 1.0
+    now = alt.Chart(frame).transform_filter(f"datum.snapshot == {POSITION_PARAM}")
+    cells = now.mark_rect().encode(
+        alt.X("dimension:O")
+        .title("dimension")
+        .axis(labelOverlap=True, values=list(range(0, p, 8))),
+        alt.Y("position:O").title("position").axis(values=list(range(0, rows, 4))),
+        alt.Color("value:Q")
+        .scale(scheme="redblue", domain=[-vmax, vmax], clamp=True, reverse=True)
+        .legend(title=None, gradientLength=120),
+        tooltip=["step:Q", "position:Q", "dimension:Q", alt.Tooltip("value:Q", format=".3f")],
+    )
+    label = (
+        now.transform_filter("datum.position == 0 && datum.dimension == 0")
+        .transform_calculate(text="'training step ' + datum.step")
+        .mark_text(
+            align="left",
+            baseline="bottom",
+            dy=-6,
+            fontWeight="bold",
+            color=alt.ExprRef(ADAPTIVE_TEXT["expr"]),
+        )
+        .encode(x=alt.value(0), y=alt.value(0), text="text:N")
+    )
+    chart = (cells + label).properties(
+        width=width, height=max(120, min(6 * rows, 320)), title=_title(title, ())
+    )
+    return WithParams(
+        chart, position_params(current=s - 1, last=s - 1, label="snapshot", hover=False)
+    )

@@ -160,7 +160,8 @@ def watch_table_form(result: LabResult, store: RunStore, *, key_prefix: str) -> 
     st.subheader("Watch the table form")
     st.markdown(
         "The learned position table (an `nn.Embedding`) was saved at evenly spaced training "
-        "steps. Move the slider to see it change from random noise."
+        "steps. Press ▶ play (in your browser, no reload) or move the slider to see it change "
+        "from random noise."
     )
     root, cols = str(store.root), st.columns([2, 1, 3])
     with cols[0]:
@@ -169,6 +170,7 @@ def watch_table_form(result: LabResult, store: RunStore, *, key_prefix: str) -> 
     with cols[1]:
         seeds = figures.seed_options(result)
         seed = int(url_select("Seed", seeds, key=f"{key_prefix}ts", default=seeds[0]))
+    show_chart(figures.table_forming(result, variant, seed), key=f"{key_prefix}forming")
     with cols[2]:
         steps = [int(s) for s in result.snapshot_steps]
         step = url_select_slider("Training step", steps, key=f"{key_prefix}step")

@@ -373,6 +373,20 @@ def seed_options(result: LabResult) -> list[str]:
     return [str(seed) for seed in range(result.config.seeds)]
 
 
+def table_forming(result: LabResult, variant: str, seed: int) -> Figure:
+    """One learned table at every saved step, stepped through (▶ play) in the browser.
+
+    Returns:
+        a :class:`Figure` whose data is the ``(snapshots, rows, p)`` array it draws.
+    """
+    tables = np.round(np.asarray(result.snapshots[variant][seed], dtype=np.float64), 4)
+    steps = [int(s) for s in result.snapshot_steps]
+    chart = charts.table_forming_chart(
+        tables, steps, title=f"{result.label(variant)}, seed {seed}: the table during training"
+    )
+    return Figure(chart, tables.reshape(len(steps), -1), f"{result.run_id}-{variant}-forming")
+
+
 def probe_frames(result: LabResult, variant: str, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The lab's probe (:mod:`posviz.lab.probe`) on one learned table at every snapshot, and its
     error by position on every learned arm's final table (this seed), each beside the control.
