@@ -265,7 +265,12 @@ def live_loss_spec(colors: Mapping[str, str], *, title: str) -> dict:
 
 
 def table_forming_chart(
-    snapshots: np.ndarray, steps: Sequence[int], *, title: str, width: int = 420
+    snapshots: np.ndarray,
+    steps: Sequence[int],
+    *,
+    title: str,
+    subtitle: str | Sequence[str] = (),
+    width: int = 420,
 ) -> WithParams:
     """A learned table at every saved training step, one heatmap, stepped through in the browser.
 
@@ -296,15 +301,20 @@ def table_forming_chart(
     )
     vmax = float(np.quantile(np.abs(values), 0.99)) or 1.0
     now = alt.Chart(frame).transform_filter(f"datum.snapshot == {POSITION_PARAM}")
-    cells = now.mark_rect().encode(
-        alt.X("dimension:O")
-        .title("dimension")
-        .axis(labelOverlap=True, values=list(range(0, p, 8))),
-        alt.Y("position:O").title("position").axis(values=list(range(0, rows, 4))),
-        alt.Color("value:Q")
-        .scale(scheme="redblue", domain=[-vmax, vmax], clamp=True, reverse=True)
-        .legend(title=None, gradientLength=120),
-        tooltip=["step:Q", "position:Q", "dimension:Q", alt.Tooltip("value:Q", format=".3f")],
+    # quantitative cells (x..x+1, y..y+1): discrete scales collapsed in Streamlit's renderer
+    cells = (
+        now.transform_calculate(x2="datum.dimension + 1", y2="datum.position + 1")
+        .mark_rect()
+        .encode(
+            alt.X("dimension:Q").title("dimension").scale(domain=[0, p], nice=False),
+            alt.X2("x2:Q"),
+            alt.Y("position:Q").title("position").scale(domain=[rows, 0], nice=False),
+            alt.Y2("y2:Q"),
+            alt.Color("value:Q")
+            .scale(scheme="redblue", domain=[-vmax, vmax], clamp=True, reverse=True)
+            .legend(title=None, gradientLength=120),
+            tooltip=["step:Q", "position:Q", "dimension:Q", alt.Tooltip("value:Q", format=".3f")],
+        )
     )
     label = (
         now.transform_filter("datum.position == 0 && datum.dimension == 0")
@@ -319,7 +329,10 @@ def table_forming_chart(
         .encode(x=alt.value(0), y=alt.value(0), text="text:N")
     )
     chart = (cells + label).properties(
-        width=width, height=max(120, min(6 * rows, 320)), title=_title(title, ())
+        # Streamlit sizes the whole chart to fit (title, labels, axes included): ~110 px of frame
+        width=width,
+        height=110 + max(96, min(8 * rows, 320)),
+        title=_title(title, subtitle),
     )
     return WithParams(
         chart, position_params(current=s - 1, last=s - 1, label="snapshot", hover=False)

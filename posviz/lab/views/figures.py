@@ -382,7 +382,7 @@ def table_forming(result: LabResult, variant: str, seed: int) -> Figure:
     tables = np.round(np.asarray(result.snapshots[variant][seed], dtype=np.float64), 4)
     steps = [int(s) for s in result.snapshot_steps]
     chart = charts.table_forming_chart(
-        tables, steps, title=f"{result.label(variant)}, seed {seed}: the table during training"
+        tables, steps, title=result.label(variant), subtitle=f"seed {seed}, during training"
     )
     return Figure(chart, tables.reshape(len(steps), -1), f"{result.run_id}-{variant}-forming")
 
