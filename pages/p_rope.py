@@ -10,14 +10,14 @@ from posviz.encodings.p_rope import MAX_FRACTION, MIN_FRACTION, PRopeConfig
 from posviz.encodings.rope import HEAD_DIM_STEP, MAX_HEAD_DIM, MIN_HEAD_DIM
 from posviz.references import cite
 from posviz.ui import show_chart, url_number, url_select, url_slider, user_errors
+from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict
 from posviz.ui.families import pick_config
 from posviz.ui.text import safe_md
 
 GEMMA4 = "Gemma 4 full-attention layers (p = 0.25, θ = 10⁶; transformers' Gemma4TextConfig)"
 
 st.title("p-RoPE: RoPE without its slowest frequencies")
-answer_slot = st.empty()
-hero = st.container()
+answer = answer_slot()  # the verdict and the hero, drawn once the settings below are read
 st.markdown(
     "RoPE turns pair *i* of every query and key by *m·θᵢ* at position *m*. "
     f"{cite('barbero_2025')} find that Gemma builds its positional attention patterns on the "
@@ -85,9 +85,9 @@ max_dist = url_slider(
     default=min(2 * context, MAX_SCORE_DISTANCE),
 )
 distances = score_distances(max_dist)
-answer_slot.markdown(f"**{views.answer(config)}**")
-with hero:
-    show_chart(
+with answer:
+    show_verdict(views.answer(config))
+    show_hero(
         lines_figure(
             distances,
             views.band_similarity(config, distances),
@@ -99,10 +99,11 @@ with hero:
             log_x=True,
         ),
         key="prope_band_chart",
-    )
-    st.caption(
-        "Mean cos(m·θᵢ) over a band of pairs: how alike a query and a key with the same content "
-        "in those pairs still look *m* tokens apart. The pairs p-RoPE leaves unrotated stay at 1."
+        note=(
+            "Mean cos(m·θᵢ) over a band of pairs: how alike a query and a key with the same "
+            "content in those pairs still look *m* tokens apart. The pairs p-RoPE leaves "
+            "unrotated stay at 1."
+        ),
     )
 
 st.header("Score between a fixed query and key vs their distance")
@@ -134,3 +135,5 @@ show_chart(
 
 st.header("Every pair")
 st.dataframe(views.pair_table(config), hide_index=True, height=300)
+
+next_question("pages/p_rope.py")

@@ -316,7 +316,8 @@ def test_one_colour_per_arm_across_every_chart_of_a_page(lab_dir, no_training):
     def walk(node):
         if isinstance(node, dict):
             color = node.get("color")
-            if isinstance(color, dict) and "scale" in color and "domain" in color["scale"]:
+            scale = color.get("scale", {}) if isinstance(color, dict) else {}
+            if "domain" in scale and "range" in scale:  # a categorical (arm) scale, not a ramp
                 for label, c in zip(color["scale"]["domain"], color["scale"]["range"], strict=True):
                     colours.setdefault(label, set()).add(c)
             for value in node.values():

@@ -33,7 +33,7 @@ _ADAPTIVE = alt.ExprRef(ADAPTIVE_TEXT["expr"])
 _SVG = {"embedOptions": {"renderer": "svg"}}
 
 
-def _title(title: str, subtitle: str | Sequence[str]) -> alt.Title:
+def _title(title: str | list[str], subtitle: str | Sequence[str]) -> alt.Title:
     """A chart title whose subtitle lines wrap (a phone-wide chart cuts long ones with "…")."""
     lines = [subtitle] if isinstance(subtitle, str) else list(subtitle)
     wrapped = []
@@ -145,7 +145,7 @@ def interval_chart(
         ],
     )
     return alt.layer(bars, points, *_rules(rules, field="low")).properties(
-        title=_title(title, subtitle),
+        title=_title(textwrap.wrap(title, 30) or title, subtitle),  # fits a phone-wide chart
         height=max(120, 52 * len(order)),
         autosize=FIT_WIDTH,
         usermeta=_SVG,
@@ -235,7 +235,7 @@ def ranking_chart(
     ]
     unseen = base.mark_point(size=120, filled=True).encode(x="mean:Q", tooltip=tips)
     return alt.layer(bars, unseen, seen).properties(
-        title=_title(title, subtitle),
+        title=_title(textwrap.wrap(title, 30) or title, subtitle),  # fits a phone-wide chart
         height=max(140, 56 * len(order)),
         autosize=FIT_WIDTH,
         usermeta=_SVG,
@@ -332,7 +332,7 @@ def table_forming_chart(
         # Streamlit sizes the whole chart to fit (title, labels, axes included): ~110 px of frame
         width=width,
         height=110 + max(96, min(8 * rows, 320)),
-        title=_title(title, subtitle),
+        title=_title(textwrap.wrap(title, 30) or title, subtitle),  # fits a phone-wide chart
     )
     return WithParams(
         chart, position_params(current=s - 1, last=s - 1, label="snapshot", hover=False)

@@ -170,9 +170,7 @@ def watch_table_form(result: LabResult, store: RunStore, *, key_prefix: str) -> 
     with cols[1]:
         seeds = figures.seed_options(result)
         seed = int(url_select("Seed", seeds, key=f"{key_prefix}ts", default=seeds[0]))
-    show_chart(
-        figures.table_forming(result, variant, seed), key=f"{key_prefix}forming", width="content"
-    )
+    show_chart(figures.table_forming(result, variant, seed), key=f"{key_prefix}forming")
     with cols[2]:
         steps = [int(s) for s in result.snapshot_steps]
         step = url_select_slider("Training step", steps, key=f"{key_prefix}step")
