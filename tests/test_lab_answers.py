@@ -203,3 +203,32 @@ def test_positions_emerge_in_the_causal_decoder_without_any(lab_store) -> None:
     gap = next(c for c in result.default_cell.comparisons if "dec_nope" in (c.a, c.b))
     assert gap.low > 0  # the decoder without positions trails at every seed's pairing
     assert result.findings[0].depends_on == ("budget",)
+
+
+def _comparison(cell, metric: str, arms: set[str]):
+    return next(c for c in cell.comparisons if c.metric == metric and {c.a, c.b} == arms)
+
+
+def test_the_readme_numbers_are_what_the_stored_runs_compute(lab_store) -> None:
+    """README's lab table quotes these differences (paired over seeds, 95% intervals)."""
+    learned = default("learned", lab_store)
+    speed = _comparison(learned.default_cell, "train_loss_mean", {"learned", "sinusoid"})
+    assert abs(speed.estimate - 0.79) < 0.01 and abs(speed.low - 0.68) < 0.01
+    matched = _comparison(
+        _cell(learned, init="matched"), "train_loss_mean", {"learned", "sinusoid"}
+    )
+    assert abs(matched.estimate + 0.31) < 0.01
+    concat = _comparison(
+        default("concat", lab_store).default_cell, "train_loss_mean", {"add", "concat"}
+    )
+    assert abs(concat.estimate - 0.41) < 0.01
+    rows = default("rare_rows", lab_store).default_cell
+    uniform = _comparison(rows, "accuracy_late", {"uniform", "short"})
+    free = _comparison(rows, "accuracy_late", {"rope_short", "short"})
+    assert abs(uniform.estimate - 0.87) < 0.01 and abs(free.estimate - 0.90) < 0.01
+    need = default("need_positions", lab_store)
+    enc = _comparison(_cell(need, budget="x3"), "loss", {"enc_nope", "enc_learned"})
+    dec = _comparison(need.default_cell, "loss", {"dec_nope", "dec_learned"})
+    assert abs(enc.estimate - 0.75) < 0.01 and abs(dec.estimate - 0.17) < 0.01
+    ranking = {r.arm: r for r in default("extrapolation", lab_store).default_cell.ranking}
+    assert abs(ranking["alibi"].mean - 0.981) < 0.002 and abs(ranking["rope"].mean - 0.879) < 0.002

@@ -69,3 +69,15 @@ def test_check_command_prints_published_and_this_run(tiny_haviv, tmp_path: Path)
     assert "Published, Table 4 (p. 5)" in text and "147.18" in text  # read from the paper
     assert "This run:" in text and "Criterion (fixed before the run):" in text
     assert "Verdict:" in text
+
+
+@pytest.mark.slow
+def test_press_card_agrees_in_shape_as_the_readme_says(tmp_path: Path) -> None:
+    """The real Press et al. check (about 25 s): the sinusoid's perplexity at 4x the training
+    length rises (README: 1.88x, 95% interval 1.66-2.13), ALiBi's stays flat (0.97x, 0.94-1.00)."""
+    import math
+
+    card = cards.run_paper_check("press_2022", store=RunStore(tmp_path))
+    assert card.verdict == "agrees in shape"
+    sinusoid, alibi = (math.exp(c.numbers["estimate"]) for c in card.conditions)
+    assert 1.66 <= sinusoid <= 2.13 and 0.94 <= alibi <= 1.00
