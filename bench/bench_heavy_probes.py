@@ -1,4 +1,4 @@
-"""Benchmark: does a light page stay fast while heavy probes run? (issue #13 item 4)
+"""Benchmark: does a light page stay fast while heavy probes run?
 
     .venv/bin/python bench/bench_heavy_probes.py [--loads 5] [--heavy 3] [--jobs 1]
 

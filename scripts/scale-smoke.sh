@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Beyond one process, proved on this machine without Docker (issue #12):
+# Beyond one process, proved on this machine without Docker:
 #   3 posviz replicas (streamlit run, hosted profile, one cookie secret, shared HF cache and lab
 #   store) + HAProxy with the repository's own config (deploy/compose/haproxy/haproxy.cfg rendered
 #   for loopback ports), everything on 127.0.0.1; then the websocket load test through the proxy:

@@ -252,7 +252,7 @@ def test_hostile_uploads_end_in_a_clear_message(case):
 
 @pytest.mark.parametrize("case", UPLOADS)
 def test_upload_errors_name_the_file_once_and_render_it_literally(case):
-    """Issue #13.6 (``x.safetensors/x.safetensors``) and #13.2 (file names are user input)."""
+    """A doubled name (``x.safetensors/x.safetensors``), and file names are user input."""
     from markdown_it import MarkdownIt
 
     from posviz.tables.picker import check_upload_size

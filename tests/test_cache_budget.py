@@ -1,4 +1,4 @@
-"""The UI cache's byte budget (issue #13.1): eviction unit tests and a real server under attack."""
+"""The UI cache's byte budget: eviction unit tests and a real server under attack."""
 
 from __future__ import annotations
 

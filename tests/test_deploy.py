@@ -2,7 +2,7 @@
 
 * every manifest in ``deploy/kubernetes`` validates (strict: unknown fields are errors) against the
   Kubernetes 1.32 and 1.37 schemas shipped inside ``kubernetes-validate`` (offline), and carries
-  what issue #12 asks for: non-root, read-only root file system, requests/limits, probes on
+  what a hosted deployment needs: non-root, read-only root file system, requests/limits, probes on
   ``/_stcore/health``, cookie affinity and long websocket timeouts on the Ingress, a shared PVC,
   an HPA, the cookie secret from a Secret;
 * the compose file's structure (no Docker needed; ``docker compose config`` too where the plugin

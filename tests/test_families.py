@@ -243,7 +243,7 @@ def _number_range(at, key: str) -> tuple[float, float]:
     ],
 )
 def test_widget_ranges_are_the_library_limits(page, query, key, module, low, high):
-    """#13.5: a widget offers exactly what the library accepts (one constant for both)."""
+    """A widget offers exactly what the library accepts (one constant for both)."""
     import importlib
 
     encodings = importlib.import_module(f"posviz.encodings.{module}")

@@ -117,7 +117,7 @@ def test_the_space_readme_runs_the_docker_image_on_streamlits_port():
         ({"POSVIZ_HOSTED": "1"}, "127.0.0.1", False),
         ({"POSVIZ_HOSTED": "1", "POSVIZ_ALLOW_LOCAL_PATHS": "1"}, "127.0.0.1", True),
         ({}, "127.0.0.1", True),  # the default of scripts/run-app.sh
-        # a server others can reach (issue #13.7): off unless explicitly allowed
+        # a server others can reach: off unless explicitly allowed
         ({}, "0.0.0.0", False),
         ({}, "", False),  # empty: every interface
         ({"POSVIZ_ALLOW_LOCAL_PATHS": "0"}, "192.168.1.5", False),
@@ -150,7 +150,7 @@ def test_table_picker_offers_local_paths_only_when_allowed(env, address, offered
     ("env", "address"), [({}, "127.0.0.1"), ({"POSVIZ_ADDRESS": "0.0.0.0"}, "0.0.0.0")]
 )
 def test_run_app_script_binds_loopback_unless_told_otherwise(tmp_path, env, address):
-    """Issue #13.7: the README's start command listens on 127.0.0.1 by default.
+    """The README's start command listens on 127.0.0.1 by default.
 
     The script runs as written, in a copy of scripts/ whose .venv python only prints its arguments.
     """

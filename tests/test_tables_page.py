@@ -261,7 +261,7 @@ def test_variance_threshold_starts_relative_to_each_tables_scale():
 
 @pytest.mark.parametrize("address", ["", "0.0.0.0", "10.1.2.3"])
 def test_exposed_server_keeps_local_paths_off_and_says_why(monkeypatch, tmp_path, address):
-    """Issue #13.7: reachable by others -> no path source, no path through the hub box either."""
+    """Reachable by others -> no path source, no path through the hub box either."""
     path = tmp_path / "table.npy"
     np.save(path, np.random.default_rng(0).normal(size=(20, 6)))
     # set (to "no") so that monkeypatch removes what the app writes there when the test ends
@@ -286,7 +286,7 @@ def test_exposed_server_keeps_local_paths_off_and_says_why(monkeypatch, tmp_path
 
 
 def test_comparison_sinusoid_matches_a_large_table_and_says_when_clamped(tmp_path):
-    """Issue #13.5: OPT-2.7b's 2050×2560 table used to get a silent 8192×2 / 1×2 sinusoid."""
+    """OPT-2.7b's 2050×2560 table used to get a silent 8192×2 / 1×2 sinusoid."""
     from posviz.tables.picker import SINUSOID_MAX_WIDTH, sinusoid_shape
 
     n, d, note = sinusoid_shape("sinusoidal:2050x2560")
