@@ -29,7 +29,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 PAGES = (
     "sinusoidal", "learned", "probing", "add_vs_concat", "permutation", "layers",
-    "embedding_lookup", "rope", "alibi", "t5_buckets", "nope", "vit_grid", "compare",
+    "embedding_lookup", "rope", "p_rope", "alibi", "t5_buckets", "nope", "vit_grid", "compare",
 )  # fmt: skip
 DESKTOP, PHONE = (1440, 900), (390, 844)
 WIDGETS = (
