@@ -50,3 +50,29 @@ def test_every_start_here_card_has_an_answer():
     for page, _question in GUIDED_PATH[:START_HERE]:
         assert page in STORED_PAGES or page in ("pages/sinusoidal.py", "pages/learned.py")
         assert len(card_answer(page)) > 40, page
+
+
+def test_home_page_without_the_offline_table_says_how_to_get_it(monkeypatch):
+    """An install without the bundled MiniLM (the core + app extras of the wheel) still draws the
+    home page: the learned-table card says how to install it instead of raising."""
+    from posviz.tables import bundled
+    from posviz.ui import home_cards
+
+    def missing(source: str, **_kwargs):
+        assert source == "bundled"
+        bundled.bundled_model_dir()  # the real check, made to fail below
+        raise AssertionError("bundled_model_dir should have raised")
+
+    def not_installed():
+        raise ValueError("The offline default model is not installed. Run `pip install x`.")
+
+    monkeypatch.setattr(home_cards, "load_table", missing)
+    monkeypatch.setattr(bundled, "bundled_model_dir", not_installed)
+    home_cards.card_thumbnail.clear()  # a picture cached by an earlier test would hide it
+    try:
+        assert "not installed" in card_answer("pages/learned.py")
+        at = app_test("pages/home.py")
+        assert_no_exception(at)
+        assert any("not installed" in c.value for c in at.caption)
+    finally:
+        home_cards.card_thumbnail.clear()  # later tests get the learned card's picture back

@@ -37,7 +37,11 @@ def _live(page: str) -> tuple[str, Any] | None:
         verdict, table, _clock = sinusoid_hero(128, 512, 10000.0, "interleaved", 10)
         return verdict.sentence, table.chart
     if page == "pages/learned.py":
-        verdict, similarity, _path = learned_hero_for(load_table("bundled"))
+        try:
+            table = load_table("bundled")
+        except ValueError as error:  # e.g. an install without the offline MiniLM: say how
+            return str(error), None
+        verdict, similarity, _path = learned_hero_for(table)
         return verdict.sentence, similarity.chart
     return None
 
@@ -54,7 +58,10 @@ def card_answer(page: str) -> str:
 def card_thumbnail(page: str) -> bytes | None:
     """PNG of the page's hero chart at its defaults, small (``None`` when there is none)."""
     live = _live(page)
-    spec = export.chart_spec(live[1]) if live is not None else ANSWERS.get(page, {}).get("hero")
+    if live is not None:
+        spec = export.chart_spec(live[1]) if live[1] is not None else None
+    else:
+        spec = ANSWERS.get(page, {}).get("hero")
     if spec is None:
         return None
     try:
