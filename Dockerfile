@@ -27,7 +27,7 @@ RUN python3 -m venv /opt/venv
 # The RUN installs CPU torch first (so requirements.txt's pin is already met), fails if any CUDA wheel
 # crept in, and trims what the app never runs: torch's C++ headers and test binaries (~180 MB), the
 # test suites of numpy/pandas/pyarrow/scipy/sklearn/sympy (~85 MB), pip.
-COPY requirements.txt .build-extr[a] /tmp/build/
+COPY requirements.txt requirements-checkpoints.txt .build-extr[a] /tmp/build/
 RUN set -eu; cd /tmp/build; \
     if [ -f ca.pem ]; then export PIP_CERT=/tmp/build/ca.pem; fi; \
     pip="/opt/venv/bin/pip"; \
@@ -37,6 +37,7 @@ RUN set -eu; cd /tmp/build; \
         "$pip" install --index-url "$TORCH_INDEX_URL" "torch==${TORCH_VERSION}"; \
     fi; \
     "$pip" install -r requirements.txt; \
+    "$pip" install --no-deps -r requirements-checkpoints.txt; \
     if "$pip" list 2>/dev/null | grep -qi '^nvidia-'; then echo "CUDA wheels crept in" >&2; exit 1; fi; \
     site="$(/opt/venv/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')"; \
     rm -rf "$site/torch/include" "$site/torch/test" "$site"/torch/bin/test_* \
