@@ -16,10 +16,11 @@ seed ``s`` of one arm is paired with seed ``s`` of the other. Losses are per-cha
 cross-entropy in nats; perplexity ratios are ``exp`` of loss differences, so a ratio threshold
 does not depend on the loss's scale.
 
-Where the numbers were read: a public, section-by-section transcription of each paper (it gives
-the paper's page for each table), linked in :attr:`Published.read_at`; not checked against the
-PDF. Where no table could be read, :attr:`PaperCheck.published_note` says so and the card keeps
-only the claim as its abstract states it.
+Where the numbers were read: each paper's PDF (the arXiv version kept in a public repository of
+paper copies, linked in :attr:`Published.read_at`), text extracted with ``pdftotext -layout``; every
+number on a card is the PDF's, with the table and the PDF page it is printed on
+(:attr:`Published.table`). Where no table could be read, :attr:`PaperCheck.published_note` says so
+and the card keeps only the claim as its abstract states it.
 """
 
 from __future__ import annotations
@@ -55,20 +56,15 @@ TRAINED_ACCURACY = 0.95
 
 Values = Mapping[str, Mapping[str, np.ndarray]]  # arm id → input name → (E,) per seed
 
-_TRANSCRIPTION = "https://github.com/viktor-shcherb/msc_thesis/blob/"
-_PRESS_READ_AT = (
-    _TRANSCRIPTION + "d8817a6820bcae602b820efdcab2cdf4bb5ee9ca/references/"
-    "2022-04-alibi-train-short-test-long/sections/08_appendix-a.md"
+#: The PDFs the published numbers were read in (arXiv versions), at one commit of a public
+#: repository of paper copies.
+_PDFS = (
+    "https://github.com/viktor-shcherb/msc_thesis/blob/76c5ebcd6ff0977ef824ac57734299a0f7a59db2/"
+    "references/"
 )
-_HAVIV_SECTIONS = (
-    _TRANSCRIPTION + "7336389f4624bb79f6d9df83750dc5ac529c73c0/references/"
-    "2022-12-nope-transformers-learn-positions/sections/"
-)
-_KAZEMNEJAD_ABSTRACT = "https://ar5iv.org/html/2305.19466"
-_KAZEMNEJAD_SECTIONS = (
-    _TRANSCRIPTION + "7336389f4624bb79f6d9df83750dc5ac529c73c0/references/"
-    "2023-12-positional-encoding-length-generalization/sections/"
-)
+_PRESS_PDF = _PDFS + "2022-04-alibi-train-short-test-long/2108.12409.pdf"
+_HAVIV_PDF = _PDFS + "2022-12-nope-transformers-learn-positions/2203.16634.pdf"
+_KAZEMNEJAD_PDF = _PDFS + "2023-12-positional-encoding-length-generalization/2305.19466.pdf"
 
 
 @dataclass(frozen=True)
@@ -76,11 +72,11 @@ class Published:
     """Numbers as a paper prints them in one table, with the setting they hold for.
 
     Attributes:
-        table: the table and page, e.g. ``"Appendix Table 2 (p. 16)"``.
+        table: the table and the PDF page it is printed on, e.g. ``"Appendix Table 2 (p. 16)"``.
         setting: model, data, training length and metric of the table.
         numbers: ``(row label, value)`` pairs, exactly as printed.
         unit: what the values are (e.g. validation perplexity; lower is better).
-        read_at: where they were read (a URL), never from memory.
+        read_at: the PDF they were read in (a URL), never from memory.
     """
 
     table: str
@@ -333,7 +329,7 @@ PRESS_2022 = PaperCheck(
         "longer than it was trained on, while one with ALiBi stays flat far past the training "
         "length."
     ),
-    claim_read_at=_PRESS_READ_AT,
+    claim_read_at=_PRESS_PDF,
     published=(
         Published(
             table="Appendix Table 2 (p. 16)",
@@ -357,7 +353,7 @@ PRESS_2022 = PaperCheck(
                 ("ALiBi, L_valid = 15512", 18.31),
             ),
             unit="validation perplexity (lower is better)",
-            read_at=_PRESS_READ_AT,
+            read_at=_PRESS_PDF,
         ),
     ),
     published_note=None,
@@ -487,7 +483,7 @@ HAVIV_2022 = PaperCheck(
         "position-aware ones, while masked language models without them fail: the causal mask "
         "lets a model infer position, which a bidirectional encoder cannot."
     ),
-    claim_read_at=_HAVIV_SECTIONS + "06_conjecture.md",
+    claim_read_at=_HAVIV_PDF,
     published=(
         Published(
             table="Table 4 (p. 5)",
@@ -502,7 +498,7 @@ HAVIV_2022 = PaperCheck(
                 ("ALiBi", 4.00),
             ),
             unit="validation MLM perplexity (lower is better)",
-            read_at=_HAVIV_SECTIONS + "06_conjecture.md",
+            read_at=_HAVIV_PDF,
         ),
         Published(
             table="Table 1 (p. 3)",
@@ -521,7 +517,26 @@ HAVIV_2022 = PaperCheck(
                 ("The Pile, ALiBi", 12.51),
             ),
             unit="validation perplexity (lower is better)",
-            read_at=_HAVIV_SECTIONS + "04_results.md",
+            read_at=_HAVIV_PDF,
+        ),
+        Published(
+            table="Table 2 (p. 3)",
+            setting=(
+                "causal LMs of Brown et al.'s architecture at four sizes on the Pile, 1024-token "
+                "sequences: the gap between no positions and the others shrinks as the model grows"
+            ),
+            numbers=(
+                ("125M, NoPos", 22.15),
+                ("125M, Sinusoidal", 21.49),
+                ("350M, NoPos", 16.87),
+                ("350M, Sinusoidal", 16.58),
+                ("760M, NoPos", 14.29),
+                ("760M, Sinusoidal", 14.04),
+                ("1.3B, NoPos", 13.10),
+                ("1.3B, Sinusoidal", 12.93),
+            ),
+            unit="validation perplexity (lower is better)",
+            read_at=_HAVIV_PDF,
         ),
     ),
     published_note=None,
@@ -675,16 +690,36 @@ KAZEMNEJAD_2023 = PaperCheck(
         "ones better than the explicit encodings; among those, T5's relative bias does best and "
         "APE and Rotary generalize poorly."
     ),
-    claim_read_at=_KAZEMNEJAD_ABSTRACT,
-    published=(),
-    published_note=(
-        "published numbers not shown: no stored copy of a table of them could be read — the "
-        "paper reports these results as figures (mean rank, Figures 1–2; accuracy against "
-        "length, Figure 3 and Appendix F), read only as the abstract and Section 4 state them "
-        f"({_KAZEMNEJAD_ABSTRACT}; {_KAZEMNEJAD_SECTIONS}04_effect-of-positional-encoding.md). "
-        "Their setting (Section 3): ~107M-parameter decoders trained from scratch per task on "
-        "lengths up to L = 20, tested up to 2L, three seeds per task and encoding."
+    claim_read_at=_KAZEMNEJAD_PDF,
+    published=(
+        Published(
+            table="Appendix Table 3 (p. 29)",
+            setting=(
+                "the paper's post-submission check at scale (Appendix F): three 1.3B-parameter "
+                "decoders pretrained on code (StarCoder data) with a context of 1024 tokens, "
+                "scored on the last tokens of documents 2,750–3,000 tokens long with the context "
+                "size given; past 1024 the model sees more context than it was trained on. Its "
+                "small-model task results (Section 4) are figures only, so they are not quoted"
+            ),
+            numbers=(
+                ("NoPE, context 1024", 2.666),
+                ("NoPE, context 1400", 2.504),
+                ("NoPE, context 1800", 41.194),
+                ("NoPE, context 2560", 536.225),
+                ("ALiBi, context 1024", 2.735),
+                ("ALiBi, context 1400", 2.741),
+                ("ALiBi, context 1800", 13.814),
+                ("ALiBi, context 2560", 150.322),
+                ("Rotary, context 1024", 2.607),
+                ("Rotary, context 1400", 156.282),
+                ("Rotary, context 1800", 674.506),
+                ("Rotary, context 2560", 760.104),
+            ),
+            unit="perplexity (lower is better)",
+            read_at=_KAZEMNEJAD_PDF,
+        ),
     ),
+    published_note=None,
     arms=tuple(
         CardArm(
             s, _KAZEMNEJAD_LABELS[s], ModelConfig(kind="decoder", scheme=s), _kazemnejad_config()
