@@ -18,9 +18,17 @@ from posviz.encodings.rope import default_inv_freq, rope_rotate
 from posviz.encodings.sinusoidal import sinusoidal
 from posviz.encodings.t5 import t5_bias_matrix
 from posviz.lab import model as lab_model
+from posviz.lab import train as lab_train
 from posviz.lab.config import ABSOLUTE_SCHEMES, SCHEMES, LabConfig, ModelConfig
 from posviz.lab.model import KEY_ALIGN, LabModel, Member
 from posviz.lab.train import build_model, masked_loss
+
+
+@pytest.fixture(autouse=True)
+def _on_the_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The model's math is checked on the CPU (the lab's target) even where CUDA is present."""
+    monkeypatch.setattr(lab_train, "device", lambda: torch.device("cpu"))
+
 
 SMALL = LabConfig(task="reverse", min_len=8, max_len=8, eval_lengths=(8,), width=16, seeds=2)
 KBACK = LabConfig(task="kback", min_len=6, max_len=10, eval_lengths=(10,), width=16, heads=4)

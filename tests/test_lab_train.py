@@ -155,7 +155,7 @@ def test_one_diverging_member_leaves_the_others_untouched(monkeypatch: pytest.Mo
         if torch.is_grad_enabled():  # a training step, not an evaluation
             steps.append(1)
             if len(steps) >= 3:  # member 1 (learned, seed 1) turns NaN at step 3, gradients too
-                return loss * torch.tensor([1.0, math.nan, 1.0, 1.0])
+                return loss * loss.new_tensor([1.0, math.nan, 1.0, 1.0])
         return loss
 
     monkeypatch.setattr(lab_train, "masked_loss", poisoned)
@@ -281,7 +281,7 @@ def test_hidden_states_of_a_causal_nope_arm() -> None:
     ]
     model = out["nope"].model
     for seed in range(2):  # the input state of a NoPE model is its token embedding alone
-        embedding = model.tok[seed].detach().numpy()[tokens[seed]]
+        embedding = model.tok[seed].detach().cpu().numpy()[tokens[seed]]
         np.testing.assert_array_equal(states[0][seed], embedding)
 
 
