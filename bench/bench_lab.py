@@ -1,7 +1,7 @@
 """The lab's training speed, every ratio measured side by side in this one run.
 
     .venv/bin/python bench/bench_lab.py [--steps 40] [--repeats 3]
-        [--only batching,throughput,reference,threads,presets]
+        [--only batching,throughput,reference,threads,presets,flops]
 
 * ``batching``    each reference arm set trained as ONE call of :func:`posviz.lab.train.train_arms`
                   (every arm × seed of one shape in one batched model) vs the per-variant
@@ -18,6 +18,13 @@
                   what the batching machinery costs a single model.
 * ``threads``     a batched reverse model (E = 10) on 1 vs 2 torch threads, as found and beside
                   one busy process: why the lab trains on one thread (``use_one_thread``).
+* ``flops``       the training's achieved FLOP/s against this machine's measured matmul peak, in
+                  the same run: FLOPs of one Adam step counted by torch's ``FlopCounterMode``
+                  (every matmul of the forward and backward pass), the step timed without the
+                  counter; the peak is the best float32 ``torch.mm`` of square matrices (256 to
+                  2048) on the same thread count. Then a ``torch.profiler`` breakdown of a step's
+                  CPU time: matrix products, element-wise maths, copies and indexing, the
+                  optimiser, the rest.
 * ``presets``     each question from an empty store in a fresh process (``python -m posviz lab
                   run Q --store <empty dir>``: Python start, torch import and the whole sweep
                   included): wall seconds (goal ≤ 60 on 2 quiet cores).
@@ -337,11 +344,118 @@ def bench_presets() -> list[dict]:
     return rows
 
 
+_MATMUL_OPS = ("aten::mm", "aten::bmm", "aten::addmm", "aten::baddbmm", "aten::linear")
+_COPY_OPS = (
+    "aten::copy_", "aten::cat", "aten::index", "aten::index_select", "aten::clone",
+    "aten::contiguous", "aten::to", "aten::_to_copy", "aten::embedding", "aten::gather",
+    "aten::scatter", "aten::index_put_", "aten::expand", "aten::reshape", "aten::view",
+    "aten::_reshape_alias", "aten::embedding_backward", "aten::embedding_dense_backward",
+    "aten::index_fill_", "aten::fill_", "aten::zero_", "aten::zeros", "aten::empty",
+)  # fmt: skip
+
+
+def matmul_peak(threads: int, repeats: int = 5) -> tuple[float, int]:
+    """Best float32 ``torch.mm`` GFLOP/s over square sizes 256–2048 on ``threads`` threads."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    best, best_n = 0.0, 0
+    try:
+        for n in (256, 512, 1024, 2048):
+            a, b = torch.randn(n, n), torch.randn(n, n)
+            torch.mm(a, b)
+            for _ in range(repeats):
+                t = time.perf_counter()
+                torch.mm(a, b)
+                rate = 2 * n**3 / (time.perf_counter() - t) / 1e9
+                if rate > best:
+                    best, best_n = rate, n
+    finally:
+        torch.set_num_threads(before)
+    return best, best_n
+
+
+def _step_flops(arms: list[Arm]) -> float:
+    """FLOPs of one training step of these arms (forward + backward matmuls), counted by torch."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    counts = []
+    for steps in (2, 4):  # the difference removes anything counted once per call
+        with FlopCounterMode(display=False) as counter:
+            train_arms(arms, steps=steps, checkpoints=())
+        counts.append(counter.get_total_flops())
+    return (counts[1] - counts[0]) / 2
+
+
+def _profile_shares(arms: list[Arm], steps: int) -> dict[str, float]:
+    """Share of a training run's self CPU time per kind of operator."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        train_arms(arms, steps=steps, checkpoints=())
+    totals = {"matrix products": 0.0, "copies and indexing": 0.0, "optimiser": 0.0,
+              "element-wise and reductions": 0.0}  # fmt: skip
+    for event in prof.key_averages():
+        name, t = event.key, event.self_cpu_time_total
+        if name in _MATMUL_OPS:
+            totals["matrix products"] += t
+        elif name in _COPY_OPS:
+            totals["copies and indexing"] += t
+        elif "_foreach_" in name or "Optimizer" in name:
+            totals["optimiser"] += t
+        elif name.startswith("aten::"):
+            totals["element-wise and reductions"] += t
+    whole = sum(e.self_cpu_time_total for e in prof.key_averages())
+    shares = {k: v / whole for k, v in totals.items()}
+    shares["Python and dispatch (the rest)"] = 1 - sum(shares.values())
+    return shares
+
+
+def bench_flops(steps: int, repeats: int) -> list[dict]:
+    threads = torch.get_num_threads()
+    peak, peak_n = matmul_peak(threads)
+    rows = [
+        {
+            "metric": f"matmul peak, float32, {threads} thread(s)",
+            "value": round(peak, 1),
+            "unit": "GFLOP/s",
+            "detail": f"best at {peak_n}×{peak_n}",
+        }
+    ]
+    print(f"matmul peak: {peak:.1f} GFLOP/s at n = {peak_n}, {threads} thread(s)", flush=True)
+    for name, (config, models) in SHAPES.items():
+        arms = _arms(config, models, len(models), SEEDS)
+        flops = _step_flops(arms)
+        _batched_seconds(arms, 2)
+        best = min(_batched_seconds(arms, steps).wall for _ in range(repeats))
+        achieved = flops * steps / best / 1e9
+        rows.append(
+            {
+                "metric": f"achieved / peak, {name}, {len(arms)} arms × {SEEDS} seeds",
+                "value": round(achieved / peak, 3),
+                "unit": "of peak",
+                "detail": f"{achieved:.1f} GFLOP/s; {flops / 1e6:.1f} MFLOP per step "
+                f"({flops / len(arms) / SEEDS / 1e6:.2f} per member-step), "
+                f"{best / steps * 1e3:.1f} ms per step",
+            }
+        )
+        print(f"{rows[-1]['metric']}: {rows[-1]['value']} ({rows[-1]['detail']})", flush=True)
+        shares = _profile_shares(arms, max(5, steps // 4))
+        rows.append(
+            {
+                "metric": f"where a step's CPU time goes, {name}",
+                "value": "; ".join(f"{k} {v:.0%}" for k, v in shares.items()),
+                "unit": "",
+            }
+        )
+        print(f"  {rows[-1]['value']}", flush=True)
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--only", default="batching,throughput,reference,threads,presets")
+    parser.add_argument("--only", default="batching,throughput,reference,threads,presets,flops")
     args = parser.parse_args()
     threads = use_one_thread()
     parts = set(args.only.split(","))
@@ -357,6 +471,8 @@ def main() -> None:
         rows += bench_threads(args.steps)
     if "presets" in parts:
         rows += bench_presets()
+    if "flops" in parts:
+        rows += bench_flops(args.steps, args.repeats)
     after = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(
         f"\ntorch {torch.__version__}, {threads} torch thread(s), numpy {np.__version__}, "
