@@ -156,11 +156,11 @@ def sinusoid_hero(
     table: np.ndarray, *, base: float, layout: str, current: int, height: int
 ) -> tuple[Verdict, Figure, Figure]:
     """The Sinusoid page's verdict, its annotated table and the clock hands (with ▶ play), the
-    charts at most ``height`` pixels tall."""
-    n, d = np.shape(table)
+    charts at most ``height`` pixels tall (``table`` float64, at least 3 rows: the home card)."""
+    n, _d = np.shape(table)
     heat = sinusoid_table_figure(table, base=base, layout=layout, height=min(height, max(160, n)))
     clock = sinusoid_clock_figure(table, base=base, layout=layout, current=current, size=height)
-    return sinusoid_verdict(n, d, base=base, layout=layout), heat, clock
+    return sinusoid_verdict(table, base=base, layout=layout), heat, clock
 
 
 def why_sin_and_cos(panel: SinCosPanel) -> tuple[Figure, Figure]:

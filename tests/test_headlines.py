@@ -9,20 +9,24 @@ import pytest
 
 from posviz.analysis.evidence import evidence
 from posviz.analysis.headlines import (
+    FIRST_SENTENCE_WORDS,
+    Verdict,
     find_seam,
+    first_sentence,
     layers_verdict,
     learned_verdict,
     lookup_verdict,
     neighbour_cosines,
     probe_verdict,
     sinusoid_verdict,
+    verdict_rows,
 )
 from posviz.analysis.probes import ProbeReport
 from posviz.encodings.sinusoidal import MAX_POSITIONS, sinusoidal
 
 
 def test_sinusoid_verdict_quotes_its_measured_wavelengths_and_rotation_error():
-    verdict = sinusoid_verdict(128, 512)
+    verdict = sinusoid_verdict(sinusoidal(128, 512))
     assert verdict.numbers["pairs"] == 256
     assert verdict.numbers["fastest_wavelength"] == pytest.approx(2 * np.pi)
     assert verdict.numbers["rotation_error"] < 1e-12
@@ -34,8 +38,25 @@ def test_sinusoid_verdict_quotes_its_measured_wavelengths_and_rotation_error():
 def test_sinusoid_verdict_works_from_the_smallest_to_the_largest_table_allowed(n):
     """The rotation check stays inside the table the page may show (a clamped link once asked
     it for MAX_POSITIONS + 1 rows and raised)."""
-    verdict = sinusoid_verdict(n, 8)
+    verdict = sinusoid_verdict(sinusoidal(verdict_rows(n), 8), n_positions=n)
     assert verdict.numbers["rotation_error"] < 1e-9
+
+
+def test_sinusoid_verdict_says_why_sin_and_cos_after_a_plain_first_sentence():
+    verdict = sinusoid_verdict(sinusoidal(64, 16))
+    assert len(verdict.first_sentence.split()) <= FIRST_SENTENCE_WORDS
+    assert "a sine alone is ambiguous" in verdict.sentence
+
+
+def test_first_sentence_ends_at_a_full_stop_not_a_decimal_point():
+    assert first_sentence("Turns every 6.28 positions. Then 0.5.") == "Turns every 6.28 positions."
+    assert first_sentence("No stop at all") == "No stop at all"
+
+
+def test_a_verdict_defines_the_terms_it_uses_and_only_those():
+    terms = Verdict("Fits well. R² = 0.9, MAE 3 positions.").terms
+    assert len(terms) == 2 and terms[0].startswith("R²") and terms[1].startswith("MAE")
+    assert Verdict("Plain words only.").terms == []
 
 
 def _seamed_table(n: int = 256, seam: int = 100, d: int = 32) -> np.ndarray:

@@ -8,6 +8,7 @@ support ("no difference within the spread" included).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,19 +19,56 @@ from posviz.analysis.add_concat import ConcatReport
 from posviz.analysis.evidence import Spread
 from posviz.analysis.permutation import PermutationResult
 from posviz.analysis.probes import ProbeReport
-from posviz.analysis.sincos import rotation_check
+from posviz.analysis.sincos import rotation_check_of
 from posviz.analysis.stats import cosine_similarity_matrix, shift_similarity
 from posviz.encodings.rope import pair_regimes
-from posviz.encodings.sinusoidal import Layout, sinusoid_wavelengths, sinusoidal
+from posviz.encodings.sinusoidal import Layout, sinusoid_wavelengths
 from posviz.encodings.t5 import t5_relative_bucket
+
+#: The longest plain first sentence a verdict may open with (issue 23: read in ten seconds).
+FIRST_SENTENCE_WORDS = 15
+
+#: Terms a verdict may use after its plain first sentence, each with the definition a reader
+#: gets on hover (:attr:`Verdict.terms`).
+GLOSSARY = {
+    "R²": "R² (coefficient of determination): the share of the variance a fit explains; 1 is "
+    "perfect, 0 is no better than predicting the mean.",
+    "MAE": "MAE (mean absolute error): the average size of a prediction's miss, here in positions.",
+    "OLS": "OLS (ordinary least squares): the straight-line fit that minimises the summed "
+    "squared misses.",
+    "N(0, ": "N(0, σ²): a normal (Gaussian) distribution with mean 0 and standard deviation σ.",
+    "‖": "‖v‖: the length (Euclidean norm) of the vector v, √(v₁² + … + v_d²).",
+    "cos(": "cos(u, v): cosine similarity, u·v / (‖u‖‖v‖): 1 for the same direction, 0 for "
+    "perpendicular vectors.",
+    "PCA": "PCA (principal component analysis): the directions along which the rows vary most.",
+}
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+
+
+def first_sentence(text: str) -> str:
+    """``text`` up to its first full stop, question or exclamation mark followed by a space (a
+    decimal point such as 6.28 does not end a sentence)."""
+    return _SENTENCE_END.split(text.strip(), maxsplit=1)[0]
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """A page's answer: ``sentence`` (Markdown-safe plain text) and the numbers it quotes."""
+    """A page's answer: ``sentence`` (Markdown-safe plain text: a plain first sentence of at most
+    :data:`FIRST_SENTENCE_WORDS` words, then the numbers) and the numbers it quotes."""
 
     sentence: str
     numbers: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def first_sentence(self) -> str:
+        """The plain opening sentence (:func:`first_sentence`)."""
+        return first_sentence(self.sentence)
+
+    @property
+    def terms(self) -> list[str]:
+        """Definitions (:data:`GLOSSARY`) of the terms the sentence uses, in glossary order."""
+        return [definition for term, definition in GLOSSARY.items() if term in self.sentence]
 
 
 def _sig(value: float, digits: int = 3) -> str:
@@ -44,18 +82,36 @@ def _sig(value: float, digits: int = 3) -> str:
 # --------------------------------------------------------------------------- sinusoid
 
 
+def verdict_rows(n_positions: int) -> int:
+    """Rows of the sinusoid :func:`sinusoid_verdict` reads: ``n_positions``, at least 3 (the
+    rotation check for ``k = 1`` needs two consecutive pairs)."""
+    return max(n_positions - 1, 2) + 1
+
+
 def sinusoid_verdict(
-    n_positions: int, d_model: int, *, base: float = 10000.0, layout: Layout = "interleaved"
+    table: np.ndarray,
+    *,
+    base: float = 10000.0,
+    layout: Layout = "interleaved",
+    n_positions: int | None = None,
 ) -> Verdict:
-    """Wavelengths, the shift-as-rotation identity and the distance-only similarity, measured.
+    """Wavelengths, the shift-as-rotation identity and the distance-only similarity, measured on
+    ``table``: a float64 sinusoid of this ``base`` and ``layout``
+    (:func:`posviz.encodings.sinusoidal.sinusoidal`) whose first ``n_positions`` rows (default:
+    all) are shown, with at least :func:`verdict_rows` rows.
 
     The rotation is checked for ``k = 1`` on every consecutive pair of the ``n_positions`` rows
-    shown (:func:`~posviz.analysis.sincos.rotation_check`, so the largest table allowed still
-    works); the similarity's dependence on ``p`` is the widest spread over ``p`` of
-    ``cos(PE(p), PE(p+k))`` for ``k < n`` (0 up to float rounding for a sinusoid).
+    shown (:func:`~posviz.analysis.sincos.rotation_check_of`); the similarity's dependence on
+    ``p`` is the widest spread over ``p`` of ``cos(PE(p), PE(p+k))`` for ``k < n`` (0 up to float
+    rounding for a sinusoid). Why both sin and cos: ``sin a = sin(π − a)`` (Vaswani et al. 2017,
+    §3.5 for the rotation; :mod:`posviz.analysis.sincos`).
     """
+    n_positions = len(table) if n_positions is None else int(n_positions)
+    d_model = np.shape(table)[1]
     wavelengths = sinusoid_wavelengths(d_model, base=base, layout=layout)
-    check = rotation_check(max(n_positions - 1, 2), d_model, 1, base=base, layout=layout)
+    check = rotation_check_of(
+        table, 1, n_positions=max(n_positions - 1, 2), base=base, layout=layout
+    )
     numbers = {
         "pairs": d_model // 2,
         "fastest_wavelength": float(wavelengths[0]),
@@ -63,15 +119,16 @@ def sinusoid_verdict(
         "rotation_error": check.pair_error,
     }
     if n_positions >= 2:
-        shifts = shift_similarity(
-            sinusoidal(n_positions, d_model, base=base, layout=layout), min(n_positions - 1, 64)
-        )
+        shifts = shift_similarity(table[:n_positions], min(n_positions - 1, 64))
         numbers["similarity_spread_over_p"] = float(np.nanmax(shifts.max - shifts.min))
     sentence = (
-        f"Every position gets its own pattern of {d_model // 2} sin/cos pairs, clock hands "
-        f"turning from once every {_sig(wavelengths[0])} to once every {_sig(wavelengths[-1])} "
-        f"positions; moving k positions turns every hand by a fixed angle, so how alike two "
-        f"positions are depends only on their distance (checked at every p, to "
+        "Every position gets its own set of clock hands, so only distance sets similarity. "
+        "Why sin and cos: a sine alone is ambiguous (sin a = sin(π − a) gives two positions "
+        "the same value), its cosine tells them apart, and the pair turns a shift into a "
+        f"rotation. The {d_model // 2} sin/cos pairs turn from once every "
+        f"{_sig(wavelengths[0])} to once every {_sig(wavelengths[-1])} positions; moving k "
+        "positions turns every hand by a fixed angle, so how alike two positions are depends "
+        "only on their distance (checked at every p, to "
         f"{max(check.pair_error, numbers.get('similarity_spread_over_p', 0.0)):.0e})"
     )
     return Verdict(sentence + ".", numbers)

@@ -92,7 +92,8 @@ def rotation_check(
     base: float = 10000.0,
     layout: Layout = "interleaved",
 ) -> RotationCheck:
-    """Check ``PE(p+k) = R(k)·PE(p)`` on every ``p`` of an ``(n_positions + shift, d_model)`` table.
+    """Check ``PE(p+k) = R(k)·PE(p)`` on every ``p`` of an ``(n_positions + shift, d_model)`` table
+    it builds (:func:`rotation_check_of` on a table already built).
 
     Raises:
         ValueError: ``shift < 1`` or fewer than 2 positions.
@@ -102,7 +103,34 @@ def rotation_check(
             f"shift={shift}, n_positions={n_positions}: need a shift ≥ 1 and ≥ 2 positions."
         )
     table = sinusoidal(n_positions + shift, d_model, base=base, layout=layout)
-    now, later = table[:n_positions], table[shift:]
+    return rotation_check_of(table, shift, n_positions=n_positions, base=base, layout=layout)
+
+
+def rotation_check_of(
+    table: np.ndarray,
+    shift: int,
+    *,
+    n_positions: int,
+    base: float = 10000.0,
+    layout: Layout = "interleaved",
+) -> RotationCheck:
+    """Check ``PE(p+k) = R(k)·PE(p)`` for ``p = 0 … n_positions − 1`` on the rows of ``table``,
+    a float64 sinusoid of this ``base`` and ``layout`` with at least ``n_positions + shift`` rows.
+
+    Raises:
+        ValueError: ``shift < 1``, fewer than 2 positions, or too few rows.
+    """
+    if shift < 1 or n_positions < 2:
+        raise ValueError(
+            f"shift={shift}, n_positions={n_positions}: need a shift ≥ 1 and ≥ 2 positions."
+        )
+    if len(table) < n_positions + shift:
+        raise ValueError(
+            f"the table has {len(table)} rows; the check needs n_positions + shift = "
+            f"{n_positions + shift}."
+        )
+    d_model = np.shape(table)[1]
+    now, later = table[:n_positions], table[shift : n_positions + shift]
     pair_error = float(
         np.abs(later - shift_by_rotation(now, shift, base=base, layout=layout)).max()
     )
@@ -194,6 +222,13 @@ class SinCosPanel:
         return np.column_stack([self.sines, self.cosines])
 
 
+def panel_rows(n_positions: int, shift: int = 5) -> int:
+    """Rows of the sinusoid :func:`sincos_panel_of` reads for an ``n_positions`` table: 3 for a
+    collision, ``max(n − shift, 2) + shift`` for the rotation check (``n`` itself from 7 rows)."""
+    n = max(int(n_positions), 3)
+    return max(n, max(n - shift, 2) + shift)
+
+
 def sincos_panel(
     n_positions: int,
     d_model: int,
@@ -202,17 +237,36 @@ def sincos_panel(
     layout: Layout = "interleaved",
     shift: int = 5,
 ) -> SinCosPanel:
+    """:func:`sincos_panel_of` an ``(n_positions, d_model)`` sinusoid it builds."""
+    table = sinusoidal(panel_rows(n_positions, shift), d_model, base=base, layout=layout)
+    return sincos_panel_of(table, n_positions=n_positions, base=base, layout=layout, shift=shift)
+
+
+def sincos_panel_of(
+    table: np.ndarray,
+    *,
+    n_positions: int,
+    base: float = 10000.0,
+    layout: Layout = "interleaved",
+    shift: int = 5,
+) -> SinCosPanel:
     """The illustrative pair of an ``(n_positions, d_model)`` sinusoid, two positions its sine
     confuses, and the rotation check for ``shift`` on every pair ``(p, p + shift)`` inside the
-    table (at least 3 positions are used; a table of ``MAX_POSITIONS`` rows stays in range)."""
+    table (at least 3 positions are used; a table of ``MAX_POSITIONS`` rows stays in range).
+
+    ``table`` is that sinusoid in float64 with at least :func:`panel_rows` rows (the page's own
+    table when it has 7 rows or more).
+    """
     n = max(int(n_positions), 3)
+    d_model = np.shape(table)[1]
     pair = illustrative_pair(d_model, n_positions=n, base=base, layout=layout)
-    table = sinusoidal(n, d_model, base=base, layout=layout)
     sin_cols, cos_cols = pair_columns(d_model, layout=layout)
     return SinCosPanel(
         pair=pair,
-        sines=table[:, sin_cols[pair]],
-        cosines=table[:, cos_cols[pair]],
+        sines=np.array(table[:n, sin_cols[pair]]),
+        cosines=np.array(table[:n, cos_cols[pair]]),
         collision=sine_collision(d_model, pair=pair, n_positions=n, base=base, layout=layout),
-        check=rotation_check(max(n - shift, 2), d_model, shift, base=base, layout=layout),
+        check=rotation_check_of(
+            table, shift, n_positions=max(n - shift, 2), base=base, layout=layout
+        ),
     )

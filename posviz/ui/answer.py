@@ -30,10 +30,14 @@ def answer_slot() -> st.delta_generator.DeltaGenerator:
 
 
 def show_verdict(verdict: Verdict | str) -> None:
-    """The page's answer in one bold sentence (escaped: it may quote a table's name)."""
+    """The page's answer in bold (escaped: it may quote a table's name), a plain first sentence
+    then the numbers; the terms it uses (R², MAE, ‖…‖ …) are defined in its hover help."""
     sentence = verdict.sentence if isinstance(verdict, Verdict) else verdict
+    terms = Verdict(sentence).terms
     with st.container(key="verdict"):
-        st.markdown(f"**{safe_md(sentence, max_len=900)}**")
+        st.markdown(
+            f"**{safe_md(sentence, max_len=900)}**", help="\n\n".join(terms) if terms else None
+        )
 
 
 def show_hero(figure: Figure, *, key: str, note: str = "", width: str = "stretch") -> None:

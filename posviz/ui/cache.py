@@ -56,6 +56,22 @@ def cached_resource(
     )
 
 
+def cached_model(build: Callable[..., R], key: str, data: object, **settings: object) -> R:
+    """A page model ``build(data, **settings)``, cached by the model's name, ``key`` (what
+    identifies ``data``: its settings or its source) and ``settings``; ``data`` itself is not
+    hashed (a big table would cost more to hash than a hit saves).
+    """
+    name = f"{build.__module__}.{build.__qualname__}"
+    return _cached_model(name, key, tuple(sorted(settings.items())), _build=build, _data=data)
+
+
+@cached_data()
+def _cached_model(
+    name: str, key: str, settings: tuple, *, _build: Callable[..., R], _data: object
+) -> R:
+    return _build(_data, **dict(settings))
+
+
 def clear_caches() -> None:
     """Forget every ``cached_data`` value of this process (``cached_resource`` handles stay)."""
     _STORE.clear()

@@ -27,24 +27,24 @@ def unit_circle_view(
     wavelengths: np.ndarray | None = None,
     name: str = "table",
     prose: str | None = None,
+    position: int | None = None,
 ) -> None:
     """Two columns against each other, one point per position, the chosen position as a hand.
 
     ``pairs_are_sin_cos=True``: the pair is a sin/cos pair ``i`` (``sin_cos_columns`` gives the
     columns, ``wavelengths`` the wavelength per pair); several hands can be shown. Otherwise the
     reader picks any two dimensions, or the first two principal components of the positions.
+    ``position``: the page's one position (:func:`position_slider`), shown without a slider of
+    its own; ``None`` gives the view its own "Current position" slider.
     """
     n, _d = np.shape(matrix)
     st.subheader("Clock hands" if pairs_are_sin_cos else "Two coordinates against each other")
     plot, controls = st.columns([11, 9], gap="large")  # a half-width column keeps circles round
     with controls:
-        position = url_slider(
-            "Current position",
-            key=f"{key_prefix}pos",
-            min_value=0,
-            max_value=max(n - 1, 1),
-            default=min(10, n - 1),
-        )
+        if position is None:
+            position = position_slider(n, key=f"{key_prefix}pos", label="Current position")
+        else:
+            st.caption(f"At position {position}: the page's Position slider above moves it.")
         position = min(int(position), n - 1)
         with user_errors("Circle"):
             if pairs_are_sin_cos:
@@ -65,6 +65,21 @@ def unit_circle_view(
                 )
             with plot:
                 show_chart(figure, key=f"{key_prefix}circle_chart")
+
+
+def position_slider(
+    n_positions: int, *, key: str, label: str = "Position", default: int = 10, help: str = ""
+) -> int:
+    """The one position control of a page (kept in the URL under ``key``), ``0 … n − 1``."""
+    value = url_slider(
+        label,
+        key=key,
+        min_value=0,
+        max_value=max(n_positions - 1, 1),
+        default=min(default, n_positions - 1),
+        help=help or None,
+    )
+    return min(int(value), n_positions - 1)
 
 
 def _sin_cos_figure(

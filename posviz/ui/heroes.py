@@ -12,9 +12,8 @@ import streamlit as st
 
 from posviz import figures
 from posviz.analysis.headlines import Verdict
-from posviz.analysis.sincos import SinCosPanel, sincos_panel
 from posviz.charts.figure import Figure
-from posviz.charts.heroes import WIDE_HERO_MIN, LinkedHero, sinusoid_linked
+from posviz.charts.heroes import WIDE_HERO_MIN, LinkedHero
 from posviz.tables import PositionTable
 from posviz.tables.picker import table_cache_key
 from posviz.ui.answer import HERO_HEIGHT
@@ -52,20 +51,6 @@ def sinusoid_hero(
     return figures.sinusoid_hero(
         table, base=base, layout=layout, current=current, height=HERO_HEIGHT
     )
-
-
-@cached_data()
-def sinusoid_linked_hero(n: int, d: int, base: float, layout: str, current: int) -> LinkedHero:
-    """The table and the clock hands linked (:func:`posviz.charts.heroes.sinusoid_linked`)."""
-    table = cached_sinusoidal(n, d, base, layout)
-    return sinusoid_linked(table, base=base, layout=layout, current=min(current, n - 1))
-
-
-@cached_data()
-def why_sin_and_cos(n: int, d: int, base: float, layout: str) -> tuple[Figure, Figure, SinCosPanel]:
-    """The "why sin and cos?" panel: sine alone vs the pair, and the rotation check."""
-    panel = sincos_panel(n, d, base=base, layout=layout)
-    return (*figures.why_sin_and_cos(panel), panel)
 
 
 @cached_data()

@@ -51,5 +51,6 @@ def _cached_upload(digest: str, filename: str, *, _data: bytes) -> PositionTable
 
 @cached_data()
 def cached_sinusoidal(n_positions: int, d_model: int, base: float, layout: str) -> np.ndarray:
-    """``posviz.sinusoidal`` as float32, shared read-only between sessions (byte-budgeted)."""
-    return sinusoidal(n_positions, d_model, base=base, layout=layout, dtype=np.float32)
+    """``posviz.sinusoidal`` in float64 (the page's checks hold to float64 rounding), shared
+    read-only between sessions (byte-budgeted): the sinusoid page's one table per setting."""
+    return sinusoidal(n_positions, d_model, base=base, layout=layout)

@@ -5,16 +5,17 @@ Kept out of ``pages/sinusoidal.py`` so that the page only reads widgets and show
 
 from __future__ import annotations
 
-import numpy as np
+import pandas as pd
 import streamlit as st
 
-from posviz.analysis.sinusoid_columns import slow_columns_frame
 from posviz.references import cite
 
 
-def slow_columns_view(table: np.ndarray, *, layout: str, active: int) -> None:
-    """The "do the last dimensions barely change?" section, with the table above and its source."""
-    d = table.shape[1]
+def slow_columns_view(slow_columns: pd.DataFrame, *, active: int, d_model: int) -> None:
+    """The "do the last dimensions barely change?" section: its source, the slow columns' table
+    (:func:`posviz.analysis.sinusoid_columns.slow_columns_frame`, from the page's model) and
+    how many of the ``d_model`` dimensions the variance view counts as ``active``."""
+    d = d_model
     st.subheader("Do the last dimensions barely change?")
     st.markdown(
         f"A comment in {cite('t2t_1591')} ran tensor2tensor's encoding with d = 512 and 128 "
@@ -22,9 +23,7 @@ def slow_columns_view(table: np.ndarray, *, layout: str, active: int) -> None:
         "only about half of the vector really carries position. Below: how far the slowest "
         "columns of *this* table move between position 0, the middle and the end."
     )
-    st.dataframe(
-        slow_columns_frame(table, layout=layout).style.format(precision=5), hide_index=True
-    )
+    st.dataframe(slow_columns.style.format(precision=5), hide_index=True)
     st.markdown(
         "With the comment's setting ([d = 512, 128 positions](?sin_n=128&sin_d=512&sin_base=10000"
         "&sin_layout=interleaved)) the slowest **sines** move 0.0065 … 0.0074 between position 0 "

@@ -1,0 +1,12 @@
+"""Page models: for each page, one builder that takes the page's data (a table, not its settings)
+and returns everything the page shows — verdict, hero, figures, captions — computed once.
+
+A page script reads its widgets, gets its data through :mod:`posviz.ui` (cached loaders), calls
+its model (through :func:`posviz.ui.cache.cached_model`) and lays the result out; it imports from
+nothing else (``tests/test_page_models.py`` checks). "Model" here means the page's model, never
+a neural network (those are :mod:`posviz.models`); "view" means one section of a page with its
+own controls (``posviz/ui/*_view.py``).
+
+This layer sits above :mod:`posviz.analysis` (numbers), :mod:`posviz.charts` (drawing) and
+:mod:`posviz.figures` (a chart with its export) and below :mod:`posviz.ui`.
+"""

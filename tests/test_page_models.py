@@ -1,0 +1,142 @@
+"""Page models (issue 22 item 2): a page imports from its model and posviz.ui only, its model
+computes each thing once (the sinusoid table is built once per render), and every model's
+verdict opens with a plain sentence of at most 15 words (issue 23 item 3)."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from posviz.analysis.headlines import FIRST_SENTENCE_WORDS
+from posviz.encodings import sinusoidal as sinusoid_module
+from posviz.page_models.sinusoidal import sinusoid_page
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = ROOT / "pages"
+#: the two places a page may import from (besides streamlit and the standard library).
+ALLOWED = {"posviz.page_models", "posviz.ui"}
+#: pages owned by others or not yet split into a model and its layout (each must still import
+#: from more than two layers: remove a page from here when it is converted).
+NOT_YET_CONVERTED = {
+    "add_vs_concat.py",
+    "alibi.py",
+    "compare.py",
+    "embedding_lookup.py",
+    "home.py",
+    "layers.py",
+    "learned.py",
+    "nope.py",
+    "p_rope.py",
+    "permutation.py",
+    "probing.py",
+    "rope.py",
+    "t5_buckets.py",
+    "vit_grid.py",
+}
+
+
+def posviz_layers(path: Path) -> set[str]:
+    """The top-level ``posviz.<layer>`` modules a page script imports from."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            names = [node.module or ""]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            continue
+        found |= {".".join(n.split(".")[:2]) for n in names if n.startswith("posviz")}
+    return found
+
+
+def test_layer_check_sees_each_kind_of_import(tmp_path: Path) -> None:
+    page = tmp_path / "page.py"
+    page.write_text(
+        "import posviz.tables\nfrom posviz.ui.answer import x\nfrom posviz import figures\n"
+        "import streamlit as st\n"
+    )
+    assert posviz_layers(page) == {"posviz.tables", "posviz.ui", "posviz"}
+
+
+@pytest.mark.parametrize("path", sorted(PAGES.glob("*.py")), ids=lambda p: p.name)
+def test_a_page_imports_only_its_model_and_posviz_ui(path: Path) -> None:
+    layers = posviz_layers(path)
+    if path.name in NOT_YET_CONVERTED:
+        assert not layers <= ALLOWED, f"{path.name} is converted: remove it from the list"
+    else:
+        assert layers <= ALLOWED, f"{path.name} imports {sorted(layers - ALLOWED)}"
+
+
+# --------------------------------------------------------------------------- computed once
+
+
+def _count_sinusoid_builds(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
+    """Replace :func:`posviz.encodings.sinusoidal.sinusoidal` wherever a module holds it by a
+    wrapper that records each table's shape; returns the (growing) list of shapes."""
+    original = sinusoid_module.sinusoidal
+    built: list[tuple[int, int]] = []
+
+    def counting(n_positions, d_model, **kwargs):
+        built.append((int(n_positions), int(d_model)))
+        return original(n_positions, d_model, **kwargs)
+
+    for module in list(sys.modules.values()):
+        for name, value in list(vars(module).items()) if module is not None else []:
+            if value is original:
+                monkeypatch.setattr(module, name, counting)
+    return built
+
+
+@pytest.mark.slow
+def test_a_sinusoid_page_render_builds_its_table_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from conftest import app_test, assert_no_exception
+
+    from posviz.ui.cache import clear_caches
+
+    at = app_test()
+    clear_caches()  # a cold render: nothing left from the home page's cards
+    built = _count_sinusoid_builds(monkeypatch)
+    at.switch_page("pages/sinusoidal.py").run()
+    assert_no_exception(at)
+    assert len(at.get("vega_lite_chart")) >= 9  # the page really drew its hero and views
+    assert built == [(128, 512)]
+    at.slider(key="sin_pos").set_value(77).run()  # moving the position rebuilds nothing
+    assert built == [(128, 512)]
+
+
+def test_the_sinusoid_model_reads_the_table_it_is_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    table = sinusoid_module.sinusoidal(64, 16, layout="split")
+    built = _count_sinusoid_builds(monkeypatch)
+    page = sinusoid_page(table, base=10000.0, layout="split", position=77)
+    assert built == []
+    assert page.position == 63  # clamped to the table
+    assert page.panel.sines.shape == (64,)
+
+
+def test_a_tiny_sinusoid_is_extended_for_the_checks_only() -> None:
+    """Two rows cannot show a collision or a rotation: the checks read 7 rows (built once), the
+    hero and the slow columns the 2 shown."""
+    page = sinusoid_page(sinusoid_module.sinusoidal(2, 8), base=10000.0, layout="interleaved")
+    assert page.n == 2 and "PE[1]" in page.slow_columns.columns  # the 2 rows shown
+    assert page.panel.check.pair_error < 1e-12
+
+
+# --------------------------------------------------------------------------- plain first lines
+
+
+def _models() -> dict[str, object]:
+    """Each page model built on a small table."""
+    sinusoid = sinusoid_module.sinusoidal(32, 16)
+    return {"sinusoidal": sinusoid_page(sinusoid, base=10000.0, layout="interleaved")}
+
+
+@pytest.mark.parametrize(("name", "model"), sorted(_models().items()))
+def test_every_page_models_verdict_opens_with_a_plain_sentence(name: str, model) -> None:
+    first = model.verdict.first_sentence
+    assert first.endswith(".") and len(first.split()) <= FIRST_SENTENCE_WORDS, first
+    assert not set(first) & set("²‖σ"), f"{name}: notation belongs after the first sentence"
+    assert np.isfinite(list(model.verdict.numbers.values())).all()
