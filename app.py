@@ -3,6 +3,7 @@
 import streamlit as st
 
 from posviz.ui import PAGES
+from posviz.ui.display import PAGE_STYLE
 
 st.set_page_config(page_title="posviz: positional encodings, seen", page_icon="🧭", layout="wide")
 navigation = st.navigation(
@@ -20,4 +21,5 @@ navigation = st.navigation(
         for section, specs in PAGES.items()
     }
 )
+st.html(PAGE_STYLE)  # contrast and chart toolbars, on every page
 navigation.run()

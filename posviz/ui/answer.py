@@ -43,7 +43,7 @@ def show_verdict(verdict: Verdict | str) -> None:
 def show_hero(figure: Figure, *, key: str, note: str = "", width: str = "stretch") -> None:
     """The page's hero chart (with its Export menu) and an optional caption of what to notice."""
     with st.container(key="hero"):
-        show_chart(figure, key=key, width=width)
+        show_chart(figure, key=key, width=width, description=note)
         if note:
             st.caption(note)
 

@@ -37,7 +37,7 @@ def show_linked_hero(hero: LinkedHero, *, key: str, note: str = "") -> None:
     with st.container(key="hero"):
         for shape, figure in (("wide", hero.wide), ("tall", hero.tall)):
             with st.container(key=f"hero_{shape}"):
-                show_chart(figure, key=f"{key}_{shape}")
+                show_chart(figure, key=f"{key}_{shape}", description=note)
         if note:
             st.caption(note)
 

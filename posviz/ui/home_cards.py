@@ -81,10 +81,10 @@ def start_here_cards() -> None:
     for number, ((page, question), slot) in enumerate(zip(path, slots, strict=True), start=1):
         with slot, st.container(border=True, key=f"card_{number}"):
             st.markdown(f"**{number} · {safe_md(question, max_len=200)}**")
-            pictures.append((page, st.empty()))
+            pictures.append((page, question, st.empty()))
             st.caption(safe_md(card_answer(page), max_len=600))
             st.page_link(page, label="Open the answer", icon=":material/arrow_forward:")
-    for page, place in pictures:  # the text first, then the pictures as they render
+    for page, question, place in pictures:  # the text first, then the pictures as they render
         png = card_thumbnail(page)
-        if png is not None:
-            place.image(png, width="stretch")
+        if png is not None:  # alt text: screen readers announce what the picture answers
+            place.image(png, width="stretch", alt=f"The chart that answers: {question}")
