@@ -50,6 +50,12 @@ PAGES: dict[str, list[PageSpec]] = {
             ":material/table_chart:",
             "embedding_lookup",
         ),
+        PageSpec(
+            "pages/sibling_diff.py",
+            "What did fine-tuning change?",
+            ":material/difference:",
+            "sibling_diff",
+        ),
     ],
     "Lab": [
         PageSpec("pages/lab.py", "Position lab", ":material/science:", "lab"),
