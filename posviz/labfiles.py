@@ -4,7 +4,8 @@ One directory per run id (16 lower-case hex digits) under the store's root::
 
     <root>/<run_id>/result.json    the run's metadata: config, numbers, text (strict JSON)
     <root>/<run_id>/<name>.npy     one array per name (``np.save``, ``allow_pickle=False``)
-    <root>/<run_id>/manifest.json  {"format": 2, "sha256": {"result.json": hex, "<name>.npy": hex}}
+    <root>/<run_id>/manifest.json  {"format": 3, "sha256": {"result.json": hex, "<name>.npy": hex},
+                                    "hmac": hex}
 
 An entry is written into a temporary directory next to its final place (each file fsynced) and
 renamed into place with ``os.replace``, so a reader sees a whole entry or none. Writers on several
@@ -12,8 +13,14 @@ processes (replicas sharing the directory) serialise on ``<root>/.lock`` (``fcnt
 that already holds a readable entry is never overwritten (write-once); a corrupted one is moved to
 ``<root>/.corrupt/`` when its replacement is written, and no other entry is touched.
 
-Every read verifies the SHA-256 of ``result.json``'s bytes and of every ``.npy`` against the
-manifest, and that nothing is missing: an edited number is a :class:`CorruptEntry`, never a result.
+Every read verifies the manifest's HMAC-SHA256 (keyed with the store's secret, over the run id
+and every file's SHA-256), then the SHA-256 of ``result.json``'s bytes and of every ``.npy``
+against the manifest, and that nothing is missing: an edited number is a :class:`CorruptEntry`,
+never a result, even when whoever edited it recomputed the checksums. The key
+(:func:`store_key`) is ``$POSVIZ_LAB_SECRET`` or ``<root>/.secret`` (32 random bytes, created
+0600 on the first save, refused when others may read or write it). The read-only warm root is
+read with its own ``.secret``, baked with it into the Docker image: a store is only ever as
+trustworthy as the directory that holds its key, and the warm one cannot be written at all.
 Arrays are decoded from the bytes that were hashed (no second read) and never unpickled. Messages
 name the run id and the file, never a path on the server.
 
@@ -30,10 +37,12 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import hmac
 import io
 import json
 import os
 import re
+import secrets
 import shutil
 import tempfile
 import time
@@ -45,7 +54,10 @@ from typing import Any
 
 import numpy as np
 
-FORMAT = 2
+FORMAT = 3
+SECRET = ".secret"
+#: the environment variable that, when set, keys the writable store instead of its .secret file.
+SECRET_ENV = "POSVIZ_LAB_SECRET"
 RESULT = "result.json"
 MANIFEST = "manifest.json"
 PREFIX = "lab:"
@@ -148,6 +160,57 @@ def has_entry(root: Path, run_id: str) -> bool:
     return (entry_dir(root, run_id) / RESULT).is_file()
 
 
+def _is_warm(root: Path) -> bool:
+    warm = warm_root()
+    return warm is not None and warm.resolve() == Path(root).resolve()
+
+
+def store_key(root: Path, *, create: bool = False) -> bytes | None:
+    """The key that signs the manifests under ``root`` (see the module's docstring).
+
+    ``$POSVIZ_LAB_SECRET`` keys the writable store when set; otherwise ``<root>/.secret``, which
+    ``create`` makes (32 random bytes as hex, mode 0600) when it is missing. None: no key yet.
+
+    Raises:
+        ValueError: the writable store's key file may be read or written by others, or is not
+            this user's (the message says how to fix it).
+    """
+    root = Path(root)
+    warm = _is_warm(root)
+    env = os.environ.get(SECRET_ENV)
+    if env and not warm:
+        return env.encode("utf-8")
+    path = root / SECRET
+    if create and not warm and not path.exists():
+        root.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            pass  # another process made it first: read theirs
+        else:
+            with os.fdopen(fd, "w", encoding="ascii") as handle:
+                handle.write(secrets.token_hex(32))
+                handle.flush()
+                os.fsync(handle.fileno())
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        return None
+    if not warm and (info.st_mode & 0o077 or info.st_uid != os.geteuid()):
+        raise ValueError(
+            f"the lab store's key file {SECRET} may be read or changed by other users (mode "
+            f"{info.st_mode & 0o777:o}); run `chmod 600` on it as its owner, or set {SECRET_ENV}."
+        )
+    key = path.read_bytes().strip()
+    return key or None
+
+
+def _signature(key: bytes, run_id: str, hashes: dict[str, str]) -> str:
+    """HMAC-SHA256 over the run id, the format and every file's SHA-256 (canonical JSON)."""
+    body = json.dumps({"format": FORMAT, "run_id": run_id, "sha256": hashes}, sort_keys=True)
+    return hmac.new(key, body.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -165,8 +228,11 @@ def _fsync_write(path: Path, data: bytes) -> None:
         os.fsync(handle.fileno())
 
 
-def entry_files(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> dict[str, bytes]:
-    """Every file of an entry, by name, manifest included (what :func:`write_entry` writes).
+def entry_files(
+    meta: dict[str, Any], arrays: dict[str, np.ndarray], *, run_id: str, key: bytes
+) -> dict[str, bytes]:
+    """Every file of an entry, by name, manifest included (what :func:`write_entry` writes),
+    the manifest signed with ``key`` (:func:`store_key`).
 
     Raises:
         ValueError: an unsafe array name, or metadata that is not strict JSON (NaN/inf must be
@@ -182,7 +248,8 @@ def entry_files(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> dict[str
     files = {RESULT: text.encode("utf-8")}
     for name, array in arrays.items():
         files[f"{check_name(name)}.npy"] = _npy_bytes(array)
-    manifest = {"format": FORMAT, "sha256": {n: _sha256(b) for n, b in sorted(files.items())}}
+    hashes = {n: _sha256(b) for n, b in sorted(files.items())}
+    manifest = {"format": FORMAT, "sha256": hashes, "hmac": _signature(key, run_id, hashes)}
     files[MANIFEST] = json.dumps(manifest, indent=1, sort_keys=True).encode("utf-8")
     return files
 
@@ -216,8 +283,11 @@ def write_entry(
         ValueError: a bad run id or array name, or metadata that is not strict JSON.
     """
     final = entry_dir(root, run_id)
-    files = entry_files(meta, arrays)  # validates before anything touches the disk
+    entry_files(meta, arrays, run_id=run_id, key=b"-")  # validates before the disk is touched
     Path(root).mkdir(parents=True, exist_ok=True)
+    key = store_key(root, create=True)
+    assert key is not None  # created above (or set in the environment)
+    files = entry_files(meta, arrays, run_id=run_id, key=key)
     with _locked(Path(root)):
         if final.exists():
             try:
@@ -259,6 +329,20 @@ def _manifest(folder: Path, run_id: str) -> dict[str, str]:
     hashes = manifest.get("sha256")
     if not isinstance(hashes, dict) or RESULT not in hashes:
         raise CorruptEntry(run_id, f"{MANIFEST} lists no checksum for {RESULT}")
+    try:
+        key = store_key(folder.parent)
+    except ValueError as error:
+        raise CorruptEntry(run_id, str(error)) from None
+    if key is None:
+        raise CorruptEntry(run_id, f"its store has no key ({SECRET}) to verify it with")
+    signature = manifest.get("hmac")
+    expected = _signature(key, run_id, {str(k): str(v) for k, v in hashes.items()})
+    if not isinstance(signature, str) or not hmac.compare_digest(signature, expected):
+        raise CorruptEntry(
+            run_id,
+            f"{MANIFEST}'s signature does not match this store's key: the entry was changed "
+            "after it was written (checksums recomputed or not), or written with another key",
+        )
     for name in hashes:
         if name != RESULT and not (name.endswith(".npy") and _NAME.match(name[:-4])):
             raise CorruptEntry(run_id, f"{MANIFEST} lists an unexpected file {name[:40]!r}")

@@ -134,3 +134,63 @@ def test_bad_specs_say_what_exists(tmp_path: Path, spec: str, words: str) -> Non
     _entry(tmp_path)
     with pytest.raises(ValueError, match=words):
         labfiles.read_table(spec.format(run=RUN), root=tmp_path)
+
+
+# --------------------------------------------------------------------------- keyed manifests
+
+
+def _rehash(root: Path, edit) -> None:
+    """Edit result.json and recompute its SHA-256 in the manifest, as a forger would."""
+    folder = root / RUN
+    result = folder / labfiles.RESULT
+    result.write_text(edit(result.read_text(encoding="utf-8")), encoding="utf-8")
+    manifest = json.loads((folder / labfiles.MANIFEST).read_text())
+    manifest["sha256"][labfiles.RESULT] = labfiles._sha256(result.read_bytes())
+    (folder / labfiles.MANIFEST).write_text(json.dumps(manifest))
+
+
+def test_an_edit_with_its_checksum_recomputed_is_refused(tmp_path: Path) -> None:
+    _entry(tmp_path)
+    _rehash(tmp_path, lambda text: text.replace("0.75", "0.95"))
+    with pytest.raises(CorruptEntry, match="signature does not match this store's key") as caught:
+        labfiles.read_entry(tmp_path, RUN)
+    assert "retrained and replaced" in str(caught.value) and str(tmp_path) not in str(caught.value)
+
+
+def test_an_entry_copied_under_another_run_id_is_refused(tmp_path: Path) -> None:
+    _entry(tmp_path)
+    other = "fedcba9876543210"
+    (tmp_path / RUN).rename(tmp_path / other)
+    with pytest.raises(CorruptEntry, match="signature"):
+        labfiles.read_entry(tmp_path, other)
+
+
+def test_the_key_is_made_private_on_first_save_and_a_shared_key_is_refused(tmp_path: Path) -> None:
+    _entry(tmp_path)
+    key = tmp_path / labfiles.SECRET
+    assert key.stat().st_mode & 0o777 == 0o600 and len(key.read_bytes()) == 64
+    key.chmod(0o644)
+    with pytest.raises(CorruptEntry, match="chmod 600"):
+        labfiles.read_entry(tmp_path, RUN)
+
+
+def test_another_key_cannot_read_it_and_the_environment_key_is_used(
+    tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.setenv(labfiles.SECRET_ENV, "one server's secret")
+    _entry(tmp_path)
+    assert not (tmp_path / labfiles.SECRET).exists()
+    assert labfiles.read_entry(tmp_path, RUN)[0]["run_id"] == RUN
+    monkeypatch.setenv(labfiles.SECRET_ENV, "another secret")
+    with pytest.raises(CorruptEntry, match="signature"):
+        labfiles.read_entry(tmp_path, RUN)
+
+
+def test_the_read_only_warm_store_is_read_with_its_own_key(tmp_path: Path, monkeypatch) -> None:
+    warm = tmp_path / "warm"
+    _entry(warm)  # built as the image builds it: a store of its own, key beside it
+    warm.joinpath(labfiles.SECRET).chmod(0o444)  # the image makes it world-readable
+    monkeypatch.setenv("POSVIZ_LAB_WARM_DIR", str(warm))
+    monkeypatch.setenv(labfiles.SECRET_ENV, "the running server's own secret")
+    root = labfiles.find_root(tmp_path / "data", RUN)
+    assert root == warm and labfiles.read_entry(root, RUN)[0]["run_id"] == RUN
