@@ -2,22 +2,18 @@
 
 import streamlit as st
 
-from posviz.tables.picker import comparison_default
+from posviz.page_models import learned as model
 from posviz.ui import safe_md, url_checkbox, url_select, user_errors
 from posviz.ui.answer import answer_slot, next_question, show_verdict, waiting
-from posviz.ui.heroes import learned_hero_for, learned_linked_hero_for, show_linked_hero
+from posviz.ui.cache import cached_model
+from posviz.ui.circle_view import position_slider
+from posviz.ui.heroes import learned_hero_at, show_linked_hero
 from posviz.ui.learned_views import FULL_WIDTH_VIEWS, TABLE_VIEWS, show_view, view_controls
 from posviz.ui.table_source import describe_table, pick_table
 
 st.title("Learned position tables")
 answer = answer_slot()  # the verdict and the hero, drawn once the table below is chosen
-st.markdown(
-    "BERT, GPT-2, RoBERTa and friends do not compute positions from a formula: they *learn* a "
-    "table, one vector per position, added to the token embedding. Here is that table from a real "
-    "model — MiniLM-L6 ships with posviz and works offline; any hub model with a learned table is "
-    "read in seconds (only its header and this one tensor are fetched). Compare it with a sinusoid "
-    "of the same width to see what training found on its own."
-)
+st.markdown(model.INTRO)
 
 left, right = st.columns([1, 3])
 with left:
@@ -40,26 +36,31 @@ with columns[0]:
 second = None
 if compare:
     with columns[1]:
-        second = pick_table("Compare with", key="lrn_b", default=comparison_default(first))
+        second = pick_table("Compare with", key="lrn_b", default=model.comparison_default(first))
 
 for column, table in zip(columns, (first, second), strict=False):
     with column:
         if table is not None:
             describe_table(table)
 
-with answer, user_errors("Summary"):
+page, position = None, None
+with user_errors("Summary"):
     if first is not None:
-        with waiting("Comparing every position with every other one …"):
-            verdict, _similarity, _path = learned_hero_for(first)
-        show_verdict(verdict)
-        show_linked_hero(
-            learned_linked_hero_for(first),
-            key="lrn_hero",
-            note="Red: the two positions point the same way; blue: opposite ways. The path: "
-            "the positions on the table's first two principal components, in order (colour = "
-            "position). Point at a row of the matrix or a dot on the path, or press ▶ play: "
-            "the crossed row and column and the ringed dot follow the same position.",
+        with answer, waiting("Comparing every position with every other one …"):
+            key = model.table_cache_key(first)
+            page = cached_model(model.learned_page, key, first)
+        position = position_slider(
+            page.n,
+            key="lrn_pos",
+            label="Position",
+            default=page.start_position,
+            help="The position the hero and the Two coordinates view show; the link keeps it.",
         )
+        with answer:
+            show_verdict(page.verdict)
+            show_linked_hero(
+                learned_hero_at(key, position, _page=page), key="lrn_hero", note=model.HERO_NOTE
+            )
 
 # Each side's own widgets (zoom window, dimensions, threshold …) live under lrn_a_… / lrn_b_…,
 # so a copied link reproduces both tables' views. Image views (every cell one pixel) get the full
@@ -75,6 +76,6 @@ for place, table, side in zip(places, (first, second), ("a", "b"), strict=False)
             continue
         if stacked and compare:
             st.markdown(f"#### {safe_md(table.label, max_len=120)}")
-        show_view(table, view, options, key_prefix=f"lrn_{side}_")
+        show_view(table, view, options, key_prefix=f"lrn_{side}_", position=position)
 
 next_question("pages/learned.py")

@@ -12,7 +12,6 @@ from posviz.ui.heatmap_view import heatmap_view
 from posviz.ui.heroes import show_linked_hero
 from posviz.ui.line_views import dimensions_view, shift_similarity_view, variance_view
 from posviz.ui.loaders import cached_sinusoidal
-from posviz.ui.sinusoid_views import slow_columns_view
 
 st.title("Sinusoidal position encodings")
 answer = answer_slot()  # the verdict and the hero, drawn once the settings below are read
@@ -128,7 +127,10 @@ unit_circle_view(
 
 active = variance_view(table, key_prefix="sin_", name=page.name)
 
-slow_columns_view(page.slow_columns, active=active, d_model=page.d)
+st.subheader("Do the last dimensions barely change?")
+st.markdown(model.SLOW_COLUMNS_INTRO)
+st.dataframe(page.slow_columns.style.format(precision=5), hide_index=True)
+st.markdown(model.slow_columns_note(active, page.d))
 
 shift_similarity_view(table, key_prefix="sin_", name=page.name, prose=model.SHIFT_PROSE)
 

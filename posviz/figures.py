@@ -212,17 +212,21 @@ def learned_hero(
     return learned_verdict(matrix, name=name), similarity, path
 
 
-def learned_linked_hero(summary: TableSummary, *, n_positions: int) -> LinkedHero:
-    """The similarity matrix and the PCA path linked, starting at the seam's end if there is one
-    (:func:`posviz.charts.heroes.similarity_linked`)."""
+def learned_linked_hero(
+    summary: TableSummary, *, n_positions: int, current: int | None = None
+) -> LinkedHero:
+    """The similarity matrix and the PCA path linked, starting at ``current`` (default: the
+    seam's end if there is one, else 0) (:func:`posviz.charts.heroes.similarity_linked`)."""
     edges = summary.edges
+    if current is None:
+        current = edges[1] if edges else 0
     return similarity_linked(
         summary.similarity,
         summary.pca.scores,
         n_positions=n_positions,
         seam=edges,
         explained=summary.pca.explained_variance_ratio,
-        current=edges[1] if edges else 0,
+        current=current,
     )
 
 

@@ -13,7 +13,9 @@ import pytest
 
 from posviz.analysis.headlines import FIRST_SENTENCE_WORDS
 from posviz.encodings import sinusoidal as sinusoid_module
+from posviz.page_models.learned import learned_page
 from posviz.page_models.sinusoidal import sinusoid_page
+from posviz.tables import PositionTable, load_table
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ROOT / "pages"
@@ -28,7 +30,6 @@ NOT_YET_CONVERTED = {
     "embedding_lookup.py",
     "home.py",
     "layers.py",
-    "learned.py",
     "nope.py",
     "p_rope.py",
     "permutation.py",
@@ -129,9 +130,15 @@ def test_a_tiny_sinusoid_is_extended_for_the_checks_only() -> None:
 
 
 def _models() -> dict[str, object]:
-    """Each page model built on a small table."""
+    """Each page model built on a small table (the learned page's on the bundled MiniLM and on a
+    table whose neighbours are not alike, so both of its openings are checked)."""
     sinusoid = sinusoid_module.sinusoidal(32, 16)
-    return {"sinusoidal": sinusoid_page(sinusoid, base=10000.0, layout="interleaved")}
+    noise = np.random.default_rng(0).normal(size=(64, 16))
+    return {
+        "sinusoidal": sinusoid_page(sinusoid, base=10000.0, layout="interleaved"),
+        "learned": learned_page(load_table("bundled")),
+        "learned-unlike": learned_page(PositionTable(noise, source="noise")),
+    }
 
 
 @pytest.mark.parametrize(("name", "model"), sorted(_models().items()))
@@ -140,3 +147,50 @@ def test_every_page_models_verdict_opens_with_a_plain_sentence(name: str, model)
     assert first.endswith(".") and len(first.split()) <= FIRST_SENTENCE_WORDS, first
     assert not set(first) & set("²‖σ"), f"{name}: notation belongs after the first sentence"
     assert np.isfinite(list(model.verdict.numbers.values())).all()
+
+
+def test_the_learned_hero_moves_to_the_position_and_starts_at_the_seam() -> None:
+    page = learned_page(load_table("bundled"))
+    assert page.start_position == (page.summary.edges[1] if page.summary.edges else 0)
+    spec = page.hero_at(77).wide.chart.to_dict()
+    pos = next(p for p in spec["params"] if p["name"] == "pos")
+    assert pos["value"] == 77
+    clamped = page.hero_at(10**6).wide.chart.to_dict()
+    assert next(p for p in clamped["params"] if p["name"] == "pos")["value"] == page.n - 1
+
+
+# --------------------------------------------------------------------------- one position
+
+
+def _hero_position(at) -> int:
+    """Where the page's linked hero starts (its shared ``pos`` parameter)."""
+    import json
+
+    spec = json.loads(at.get("vega_lite_chart")[0].proto.spec)
+    return next(p for p in spec["params"] if p["name"] == "pos")["value"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("page", "key", "circle_view"),
+    [("pages/sinusoidal.py", "sin_pos", {}), ("pages/learned.py", "lrn_pos", {"lrn_view": "pair"})],
+)
+def test_one_position_drives_the_page_and_lives_in_the_link(page, key, circle_view) -> None:
+    """Set the position, share the link, open it: the same position in the hero and the clock
+    or coordinates view (issue 23: set 77, shared, came back as 10)."""
+    import json
+
+    from conftest import app_test, assert_no_exception
+
+    at = app_test(page, query=circle_view)
+    assert len(at.slider(key=key).label) and _hero_position(at) != 77
+    at.slider(key=key).set_value(77).run()
+    assert_no_exception(at)
+    link = {k: at.query_params[k] for k in at.query_params}
+    assert link[key] == "77"
+    shared = app_test(page, query=link)
+    assert_no_exception(shared)
+    assert shared.slider(key=key).value == 77 and _hero_position(shared) == 77
+    titles = [json.loads(c.proto.spec).get("title") for c in shared.get("vega_lite_chart")]
+    assert any("77" in json.dumps(t) for t in titles[2:]), "the circle view follows"
+    assert [s.key for s in shared.slider if s.key.endswith("pos")] == [key]  # one control

@@ -202,7 +202,8 @@ def half_similarity_distance(matrix: np.ndarray, *, max_shift: int = 256) -> int
 
 
 def learned_verdict(matrix: np.ndarray, *, name: str) -> Verdict:
-    """What a learned table encodes: neighbours alike, how fast that fades, any seam, outliers."""
+    """What a learned table encodes: neighbours alike, how fast that fades, any seam, outliers;
+    a plain first sentence (:data:`FIRST_SENTENCE_WORDS`), then the numbers."""
     table = np.asarray(matrix, dtype=np.float64)
     cosines = neighbour_cosines(table)
     typical = float(np.median(cosines))
@@ -213,13 +214,13 @@ def learned_verdict(matrix: np.ndarray, *, name: str) -> Verdict:
     numbers: dict[str, float] = {"neighbour_cosine_median": typical, "max_abs": top, "p99": p99}
     if typical > 0.5:
         sentence = (
-            f"{name} learned a table in which neighbouring positions point the same way "
-            f"(median cos(PE(p), PE(p+1)) = {typical:.2f})"
+            f"In {name}, nearby positions look alike. It learned a table in which neighbouring "
+            f"positions point the same way (median cos(PE(p), PE(p+1)) = {typical:.2f})"
         )
     else:
         sentence = (
-            f"In {name}'s table neighbouring positions are not much alike "
-            f"(median cos(PE(p), PE(p+1)) = {typical:.2f})"
+            f"In {name}, nearby positions look little alike. Neighbouring positions are not "
+            f"much alike (median cos(PE(p), PE(p+1)) = {typical:.2f})"
         )
     if half is not None:
         numbers["half_similarity_distance"] = half

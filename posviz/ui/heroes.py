@@ -14,6 +14,7 @@ from posviz import figures
 from posviz.analysis.headlines import Verdict
 from posviz.charts.figure import Figure
 from posviz.charts.heroes import WIDE_HERO_MIN, LinkedHero
+from posviz.page_models.learned import LearnedPage, table_name
 from posviz.tables import PositionTable
 from posviz.tables.picker import table_cache_key
 from posviz.ui.answer import HERO_HEIGHT
@@ -28,6 +29,13 @@ _WIDE_OR_TALL = f"""<style>
 @container (width < {WIDE_HERO_MIN}px) {{ .st-key-hero_wide {{ display: none !important; }} }}
 @container (width >= {WIDE_HERO_MIN}px) {{ .st-key-hero_tall {{ display: none !important; }} }}
 </style>"""
+
+
+@cached_data()
+def learned_hero_at(cache_key: str, position: int, *, _page: LearnedPage) -> LinkedHero:
+    """:meth:`posviz.page_models.learned.LearnedPage.hero_at`, cached by the table's identity
+    and the position."""
+    return _page.hero_at(position)
 
 
 def show_linked_hero(hero: LinkedHero, *, key: str, note: str = "") -> None:
@@ -66,23 +74,6 @@ def learned_hero(cache_key: str, name: str, _matrix: np.ndarray) -> tuple[Verdic
     return figures.learned_hero(_matrix, summary, name=name, height=HERO_HEIGHT)
 
 
-@cached_data()
-def learned_linked_hero(cache_key: str, _matrix: np.ndarray) -> LinkedHero:
-    """The similarity matrix and the PCA path linked, from the seam's end if there is one."""
-    summary = _matrix_summary(cache_key, _matrix)
-    return figures.learned_linked_hero(summary, n_positions=len(_matrix))
-
-
-def table_name(table: PositionTable) -> str:
-    """How a verdict names a table: the bundled one by its model, others by their label."""
-    return "MiniLM-L6 (bundled)" if table.source == "bundled" else table.label
-
-
 def learned_hero_for(table: PositionTable) -> tuple[Verdict, Figure, Figure]:
     """:func:`learned_hero` of a loaded table (cached by the table's identity)."""
     return learned_hero(table_cache_key(table), table_name(table), table.matrix)
-
-
-def learned_linked_hero_for(table: PositionTable) -> LinkedHero:
-    """:func:`learned_linked_hero` of a loaded table (cached by the table's identity)."""
-    return learned_linked_hero(table_cache_key(table), table.matrix)

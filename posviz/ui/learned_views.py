@@ -67,12 +67,19 @@ def view_controls(view: str, *, key: str) -> dict[str, float]:
 
 
 def show_view(
-    table: PositionTable, view: str, options: dict[str, float], *, key_prefix: str
+    table: PositionTable,
+    view: str,
+    options: dict[str, float],
+    *,
+    key_prefix: str,
+    position: int | None = None,
 ) -> None:
     """Draw one of :data:`TABLE_VIEWS` for ``table``; widgets are URL-synced under ``key_prefix``.
 
     ``options`` come from :func:`view_controls` (shared by both sides); ``key_prefix`` (e.g.
-    ``"lrn_a_"``) must differ between two tables on one page.
+    ``"lrn_a_"``) must differ between two tables on one page. ``position``: the page's one
+    position, which the position-indexed views show (clamped to this table); ``None`` gives them
+    their own slider.
     """
     matrix, name = table.matrix, table.source
     if view == "heatmap":
@@ -93,7 +100,10 @@ def show_view(
             "position at all.",
         )
     elif view == "pair":
-        unit_circle_view(matrix, key_prefix=key_prefix, pairs_are_sin_cos=False, name=name)
+        at = None if position is None else min(position, table.n_positions - 1)
+        unit_circle_view(
+            matrix, key_prefix=key_prefix, pairs_are_sin_cos=False, name=name, position=at
+        )
     elif view == "dims":
         dimensions_view(matrix, key_prefix=key_prefix, name=name)
     elif view == "variance":
