@@ -131,3 +131,14 @@ def test_the_page_leads_with_the_verdict():
     assert "Positions 0–127 moved; positions 128–511 only shrank together." in first
     assert any("Why 128?" in m.value for m in at.markdown)
     assert len(at.dataframe) == 1
+    links = {link.proto.page for link in at.get("page_link")}
+    assert {"learned", "lab_rare_rows"} <= links  # the seam's page and the lab's question
+
+
+def test_the_lab_rare_rows_question_links_here():
+    from posviz.lab.views.answer import REAL_CHECKPOINTS
+    from posviz.navigation import all_pages
+
+    page, label = REAL_CHECKPOINTS["rare_rows"]
+    assert page == "pages/sibling_diff.py" and page in {spec.path for spec in all_pages()}
+    assert label.startswith("The same effect in real checkpoints")

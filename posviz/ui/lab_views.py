@@ -105,6 +105,9 @@ def show_question(question: Question, config: LabConfig) -> None:
     st.markdown(f"> {question.question}")
     st.markdown("**Sources:** " + " · ".join(cite(key) for key in question.source_keys))
     st.markdown(f"**How it is measured.** {question.explain}")
+    if question.id in answer.REAL_CHECKPOINTS:  # shown with or without a stored answer
+        page, label = answer.REAL_CHECKPOINTS[question.id]
+        st.page_link(page, label=label, icon=":material/difference:")
     st.dataframe(answer.arms_frame(question, config), hide_index=True)
     st.caption(answer.run_caption(config))
 

@@ -130,6 +130,16 @@ def _rare_rows_clause(cell: Cell) -> str:
     )
 
 
+#: Where a question's effect shows in real checkpoints: question id -> (page, link label).
+REAL_CHECKPOINTS = {
+    "rare_rows": (
+        "pages/sibling_diff.py",
+        "The same effect in real checkpoints: MiniLM's rows past 128, never in its fine-tuning "
+        "inputs, only shrank",
+    ),
+}
+
+
 _WITHOUT = {
     "b": "does worse without positions",
     "a": "does better without positions",
