@@ -74,17 +74,14 @@ position = position_slider(
     default=model.DEFAULT_POSITION,
     help="The position the hero and the clock hands show; the link keeps it.",
 )
-page = cached_model(
-    model.sinusoid_page,
-    f"sin:{n}:{d}:{base!r}:{layout}",
-    table,
-    base=float(base),
-    layout=layout,
-    position=position,
+key = f"sin:{n}:{d}:{base!r}:{layout}"
+page = cached_model(model.sinusoid_page, key, table, base=float(base), layout=layout)
+hero = cached_model(
+    model.sinusoid_hero, key, table, base=float(base), layout=layout, position=position
 )
 with answer:
     show_verdict(page.verdict)
-    show_linked_hero(page.hero, key="sin_hero", note=model.HERO_NOTE)
+    show_linked_hero(hero, key="sin_hero", note=model.HERO_NOTE)
 
 st.subheader("Why sin *and* cos?")
 st.markdown(page.why_text)
@@ -100,7 +97,7 @@ st.markdown(page.summary)
 heatmap_view(
     table,
     key_prefix="sin_",
-    cache_key=f"sin:{n}:{d}:{base!r}:{layout}",
+    cache_key=key,
     title="The whole table",
     name=page.name,
     prose=model.HEATMAP_PROSE,
@@ -122,7 +119,7 @@ unit_circle_view(
     sin_cos_columns=(page.sin_columns, page.cos_columns),
     wavelengths=page.wavelengths,
     name=page.name,
-    position=page.position,
+    position=position,
 )
 
 active = variance_view(table, key_prefix="sin_", name=page.name)

@@ -14,7 +14,7 @@ import pytest
 from posviz.analysis.headlines import FIRST_SENTENCE_WORDS
 from posviz.encodings import sinusoidal as sinusoid_module
 from posviz.page_models.learned import learned_page
-from posviz.page_models.sinusoidal import sinusoid_page
+from posviz.page_models.sinusoidal import sinusoid_hero, sinusoid_page
 from posviz.tables import PositionTable, load_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -112,9 +112,11 @@ def test_a_sinusoid_page_render_builds_its_table_once(monkeypatch: pytest.Monkey
 def test_the_sinusoid_model_reads_the_table_it_is_given(monkeypatch: pytest.MonkeyPatch) -> None:
     table = sinusoid_module.sinusoidal(64, 16, layout="split")
     built = _count_sinusoid_builds(monkeypatch)
-    page = sinusoid_page(table, base=10000.0, layout="split", position=77)
+    page = sinusoid_page(table, base=10000.0, layout="split")
+    hero = sinusoid_hero(table, base=10000.0, layout="split", position=77)
     assert built == []
-    assert page.position == 63  # clamped to the table
+    pos = next(p for p in hero.wide.chart.to_dict()["params"] if p["name"] == "pos")
+    assert pos["value"] == 63  # clamped to the table
     assert page.panel.sines.shape == (64,)
 
 

@@ -39,6 +39,7 @@ __all__ = [
     "SINUSOID_LAYOUTS",
     "SinusoidPage",
     "check_width",
+    "sinusoid_hero",
     "sinusoid_page",
     "slow_columns_note",
 ]
@@ -137,9 +138,7 @@ class SinusoidPage:
     n: int
     d: int
     layout: str
-    position: int  # the position the hero and the clock hands show
     verdict: Verdict
-    hero: LinkedHero
     why_alone: Figure  # a sine alone: two positions share a value
     why_both: Figure  # the (sin, cos) pair tells them apart
     why_text: str  # the collision, in numbers
@@ -167,11 +166,18 @@ class SinusoidPage:
         return column_label(self.d, column, layout=self.layout)
 
 
-def sinusoid_page(
+def sinusoid_hero(
     table: np.ndarray, *, base: float, layout: str, position: int = DEFAULT_POSITION
-) -> SinusoidPage:
+) -> LinkedHero:
+    """The page's linked hero (the table and its clock hands) at ``position``, clamped to the
+    table: apart from :func:`sinusoid_page`, so moving the position computes nothing else."""
+    current = min(max(int(position), 0), len(table) - 1)
+    return sinusoid_linked(table, base=base, layout=layout, current=current)
+
+
+def sinusoid_page(table: np.ndarray, *, base: float, layout: str) -> SinusoidPage:
     """The page's model of ``table``, an ``(n, d)`` float64 sinusoid of this ``base`` and
-    ``layout``, showing ``position`` (clamped to the table) in the hero and the clock hands.
+    ``layout`` (its hero at the page's position: :func:`sinusoid_hero`).
 
     Every number is computed here once, from ``table``'s rows: the verdict
     (:func:`~posviz.analysis.headlines.sinusoid_verdict`), the panel
@@ -179,7 +185,6 @@ def sinusoid_page(
     (:func:`~posviz.analysis.sinusoid_columns.slow_columns_frame`).
     """
     n, d = np.shape(table)
-    position = min(max(int(position), 0), n - 1)
     rows = max(panel_rows(n), verdict_rows(n))
     checked = table if n >= rows else sinusoidal(rows, d, base=base, layout=layout)
     verdict = sinusoid_verdict(checked, base=base, layout=layout, n_positions=n)
@@ -210,9 +215,7 @@ def sinusoid_page(
         n=n,
         d=d,
         layout=layout,
-        position=position,
         verdict=verdict,
-        hero=sinusoid_linked(table, base=base, layout=layout, current=position),
         why_alone=alone,
         why_both=both,
         why_text=why_text,
