@@ -81,3 +81,17 @@ def test_press_card_agrees_in_shape_as_the_readme_says(tmp_path: Path) -> None:
     assert card.verdict == "agrees in shape"
     sinusoid, alibi = (math.exp(c.numbers["estimate"]) for c in card.conditions)
     assert 1.66 <= sinusoid <= 2.13 and 0.94 <= alibi <= 1.00
+
+
+def test_a_stored_card_is_judged_again_when_it_is_loaded(tiny_haviv, tmp_path: Path) -> None:
+    """The judge is not in the run id: a stored verdict is recomputed from the stored numbers."""
+    store = RunStore(tmp_path)
+    card = cards.run_paper_check("haviv_2022", store=store)
+    stale = RunStore(tmp_path / "stale")
+    stale.save(replace(card, verdict="stale words", reason="stale", this_run=("stale",)))
+    again = stale.load_card(card.run_id)
+    assert (again.verdict, again.reason, again.this_run) == (
+        card.verdict,
+        card.reason,
+        card.this_run,
+    )

@@ -205,3 +205,68 @@ def test_stored_json_has_no_nan_tokens(stored) -> None:
     store, result = stored
     text = (store.path(result.run_id) / "result.json").read_text(encoding="utf-8")
     json.loads(text, parse_constant=lambda name: pytest.fail(f"non-standard JSON {name}"))
+
+
+def _run_ids_with(monkeypatch, edited: str | None) -> tuple[str, str]:
+    """A question's and a paper check's run ids when the source the hash reads of the file
+    named ``edited`` (None: nothing) has one more line."""
+    from posviz.lab import store as store_module
+    from posviz.lab.cards import card_run_id
+    from posviz.lab.papers import PAPER_CHECKS
+
+    real = store_module.read_source
+
+    def read(file: Path) -> bytes:
+        text = real(file)
+        return text + b"\n# an edit\n" if edited and file.name == edited else text
+
+    monkeypatch.setattr(store_module, "read_source", read)
+    store_module.code_version.cache_clear()
+    try:
+        q = QUESTIONS["learned"]
+        return RunStore().run_id(q.id, q.default), card_run_id(PAPER_CHECKS["press_2022"])
+    finally:
+        store_module.code_version.cache_clear()
+
+
+def test_run_ids_keep_through_cli_views_and_judging_edits_and_change_with_the_engine(
+    monkeypatch,
+) -> None:
+    """The run id hashes what changes a run's numbers (engine, studies, data, formulas), not the
+    CLI's help text, the views or the judging (judged again on every load)."""
+    from posviz.lab.store import code_files
+
+    before = _run_ids_with(monkeypatch, None)
+    hashed = {p.name for p in code_files()}
+    for kept in ("cli.py", "answer.py", "summarise.py", "metrics.py", "frames.py", "runs.py"):
+        assert _run_ids_with(monkeypatch, kept) == before, kept
+    assert {"tasks.py", "train.py", "model.py", "presets.py", "papers.py"} <= hashed
+    for changed in ("tasks.py", "presets.py", "papers.py", "lab_text.py"):
+        after = _run_ids_with(monkeypatch, changed)
+        assert after[0] != before[0] and after[1] != before[1], changed
+
+
+def test_questions_and_paper_checks_share_one_run_id_function() -> None:
+    from posviz.lab.cards import CardStudy
+    from posviz.lab.papers import PAPER_CHECKS
+    from posviz.lab.run import QuestionStudy
+    from posviz.lab.store import study_run_id
+
+    q = QUESTIONS["learned"]
+    assert QuestionStudy(q, q.default).run_id == RunStore().run_id(q.id, q.default)
+    assert QuestionStudy(q, q.default).run_id == study_run_id("question", q.id, q.default.to_dict())
+    check = PAPER_CHECKS["press_2022"]
+    arms = [[a.id, a.model.to_dict(), a.config.to_dict()] for a in check.arms]
+    assert CardStudy(check).run_id == study_run_id("paper_check", check.id, arms)
+    assert study_run_id("question", q.id, q.default.to_dict(), part="panel") != RunStore().run_id(
+        q.id, q.default
+    )
+
+
+def test_a_stored_run_is_judged_again_when_it_is_loaded(stored, tmp_path: Path) -> None:
+    """The judging is not in the run id: the answer and verdicts come from the stored arrays."""
+    _, result = stored
+    stale = RunStore(tmp_path)
+    stale.save(replace(result, answer="stale words", findings=()))
+    again = stale.load(result.run_id)
+    assert again.answer == result.answer and again.findings == result.findings

@@ -1,31 +1,31 @@
-"""Paper checks run through the lab's machinery: trained, judged, stored and warmed like questions.
+"""Paper checks as studies of the lab's one runner: trained, judged, stored and warmed like
+questions (:func:`posviz.lab.run.run_study`).
 
 Each check of :mod:`posviz.lab.papers` defines its arms (model + full settings), the per-seed
-numbers its judge reads and the criterion, fixed in code before any run. :func:`run_paper_check`
-trains the arms with :func:`posviz.lab.train.train_arms` (deterministic on the CPU), hands the
-held-out results to the check's own extractor and judge, and stores a :class:`CardResult`: the
-published numbers beside this run's, and "agrees in shape" / "does not agree in shape" / "cannot
-be judged". The run id hashes the check id, every arm's settings and the code version.
+numbers its judge reads and the criterion, fixed in code before any run. :class:`CardStudy` trains
+the arms (one unit, balanced over the training threads like a question's), hands the held-out
+results to the check's own extractor and judge, and builds a :class:`CardResult`: the published
+numbers beside this run's, and "agrees in shape" / "does not agree in shape" / "cannot be judged".
+Its run id is :func:`posviz.lab.store.study_run_id` of the check id and every arm's settings. A
+stored card is judged again from its stored per-seed numbers whenever it is loaded
+(:func:`rejudge_card`), so the judge's code is not part of the run id.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
+import dataclasses
 import math
-import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import numpy as np
 
 from posviz.analysis.evidence import spread
-from posviz.jobs import JobCancelled, claim, job_slot
 from posviz.lab import metrics as m
-from posviz.lab.papers import PAPER_CHECKS, CardArm, PaperCheck, card_values, paper_check
-from posviz.lab.results import CardResult, LabStopped, Progress
-from posviz.lab.run import TRAIN_THREADS, train_module
-from posviz.lab.store import RunStore, code_version
+from posviz.lab.papers import PAPER_CHECKS, PaperCheck, card_values, paper_check
+from posviz.lab.results import CardResult, Progress
+from posviz.lab.run import Unit, UnitOutput, run_study
+from posviz.lab.store import RunStore, code_version, study_run_id
 from posviz.labfiles import CorruptEntry
 from posviz.references import cite_plain
 
@@ -33,14 +33,39 @@ from posviz.references import cite_plain
 PLATEAU_AT = 0.75
 
 
+@dataclass(frozen=True)
+class CardStudy:
+    """One paper check as a study of :func:`posviz.lab.run.run_study`."""
+
+    check: PaperCheck
+    part: str = "default"
+    kind: str = "paper_check"
+
+    @property
+    def id(self) -> str:
+        return self.check.id
+
+    @property
+    def run_id(self) -> str:
+        arms = [[a.id, a.model.to_dict(), a.config.to_dict()] for a in self.check.arms]
+        return study_run_id(self.kind, self.id, arms, part=self.part)
+
+    def units(self) -> list[Unit]:
+        steps = max(a.config.steps for a in self.check.arms)
+        marks = tuple(sorted({round(PLATEAU_AT * steps), steps}))
+        return [Unit(self.check.id, tuple(self.check.arms), steps, marks)]
+
+    def build(self, trained: list[UnitOutput], run_id: str, wall: float) -> CardResult:
+        outputs = {k: v for part in trained for k, v in part.outputs.items()}
+        return _card(self.check, run_id, outputs, wall)
+
+    def load(self, store: RunStore, run_id: str) -> CardResult | None:
+        return store.load_card(run_id)
+
+
 def card_run_id(check: PaperCheck) -> str:
-    """Hash (16 hex digits) of the check id, every arm's model and settings, and the code."""
-    key = {
-        "paper_check": check.id,
-        "arms": [[a.id, a.model.to_dict(), a.config.to_dict()] for a in check.arms],
-        "code": code_version(),
-    }
-    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
+    """The run id of a check (:func:`posviz.lab.store.study_run_id` of its id and arms)."""
+    return CardStudy(check).run_id
 
 
 def run_paper_check(
@@ -57,89 +82,10 @@ def run_paper_check(
         ValueError: unknown check id.
         LabStopped: ``should_stop()`` returned true (nothing is stored).
     """
-    check = paper_check(check_id)
-    store = store or RunStore()
-    run_id = card_run_id(check)
-    try:
-        stored = store.load_card(run_id)
-    except CorruptEntry as error:
-        stored = None
-        if on_corrupt is not None:
-            on_corrupt(error)
-    if stored is not None:
-        return stored
-    steps = max(a.config.steps for a in check.arms)
-    marks = sorted({round(PLATEAU_AT * steps), steps})
-    start = time.perf_counter()
-    try:
-        # One training per check across replicas sharing the store, as for questions
-        # (posviz.jobs.claim): a second replica waits, then reads what the first stored.
-        with claim(store.root / ".claims", run_id, should_stop=should_stop) as held:
-            if (stored := _stored_card(store, run_id)) is not None:
-                return stored
-            held.note("training")
-            with job_slot("lab", should_stop=should_stop):
-                report = _reporter(on_progress, start, steps, check.id)
-                outputs = _train(check, steps, marks, report, should_stop)
-            result = _card(check, run_id, outputs, time.perf_counter() - start)
-            store.save(result)  # before the claim is released: its waiters find it
-    except JobCancelled as stop:
-        raise LabStopped(f"Paper check {check.id} stopped before it finished.") from stop
-    return result
-
-
-def _stored_card(store: RunStore, run_id: str) -> CardResult | None:
-    """The stored card, or None (also when corrupted: it is then retrained and replaced)."""
-    try:
-        return store.load_card(run_id)
-    except CorruptEntry:
-        return None
-
-
-def _halves(check: PaperCheck) -> list[list[CardArm]]:
-    """The check's arms in :data:`posviz.lab.run.TRAIN_THREADS` groups of about equal work."""
-    groups: list[list[CardArm]] = [[] for _ in range(min(TRAIN_THREADS, len(check.arms)))]
-    for arm in sorted(check.arms, key=lambda a: -a.config.seeds * a.config.max_len):
-        lightest = min(groups, key=lambda g: sum(a.config.seeds * a.config.max_len for a in g))
-        lightest.append(arm)
-    return groups
-
-
-def _train(
-    check: PaperCheck,
-    steps: int,
-    marks: list[int],
-    report: Callable[[int, int, dict[str, float]], None] | None,
-    should_stop: Callable[[], bool] | None,
-) -> dict:
-    """Every arm of the check, its arms split over :data:`TRAIN_THREADS` training threads."""
-    train = train_module()
-
-    def one(group: list[CardArm]) -> dict:
-        train.use_one_thread()
-        arms = [train.Arm(a.id, a.model, a.config) for a in group]
-        return train.train_arms(
-            arms, steps=steps, checkpoints=marks, on_step=report, should_stop=should_stop
-        )
-
-    with ThreadPoolExecutor(max_workers=TRAIN_THREADS, thread_name_prefix="lab") as pool:
-        parts = [f.result() for f in [pool.submit(one, g) for g in _halves(check)]]
-    return {arm_id: out for part in parts for arm_id, out in part.items()}
-
-
-def _reporter(
-    on_progress: Callable[[Progress], None] | None, start: float, steps: int, what: str
-) -> Callable[[int, int, dict[str, float]], None] | None:
-    if on_progress is None:
-        return None
-
-    def report(done: int, total: int, losses: dict[str, float]) -> None:
-        # one of the training threads' own count: a share of that thread's work
-        elapsed = time.perf_counter() - start
-        eta = elapsed / done * (total - done) if done else math.nan
-        on_progress(Progress(round(steps * done / total), steps, losses, elapsed, eta, what))
-
-    return report
+    return run_study(
+        CardStudy(paper_check(check_id)), store=store, on_progress=on_progress,
+        should_stop=should_stop, on_corrupt=on_corrupt,
+    )  # fmt: skip
 
 
 def _plateau(loss: np.ndarray) -> str:
@@ -219,3 +165,25 @@ def stored_cards(*, store: RunStore | None = None) -> dict[str, CardResult]:
         if card is not None:
             out[check_id] = card
     return out
+
+
+def rejudge_card(card: CardResult) -> CardResult:
+    """A stored card judged again by the current code from its stored per-seed numbers (the
+    verdict, conditions, reason and this run's numbers in words; nothing trains)."""
+    check = paper_check(card.check_id)
+    values = {
+        arm: {name: np.asarray(v, dtype=np.float64) for name, v in by_name.items()}
+        for arm, by_name in card.inputs.items()
+    }
+    outcome = check.check(values)
+    return dataclasses.replace(
+        card,
+        citation=cite_plain(check.reference),
+        criterion=check.criterion,
+        caveat=check.caveat,
+        this_run=_this_run(check, values),
+        verdict=outcome.verdict,
+        agrees=outcome.agrees,
+        conditions=outcome.conditions,
+        reason=outcome.reason,
+    )

@@ -166,6 +166,8 @@ class Cell:
         comparisons: the differences that decide the verdict.
         ranking: arms ranked (extrapolation: on unseen positions), best first.
         verdict: the answer in this cell.
+        status: ``arm → training status`` (``trained``, ``improving``, ``stalled``,
+            ``collapsed``, ``diverged``; :func:`posviz.lab.metrics.convergence`).
     """
 
     id: str
@@ -180,6 +182,7 @@ class Cell:
     comparisons: tuple[Comparison, ...]
     ranking: tuple[RankRow, ...]
     verdict: Verdict
+    status: dict[str, str] = field(default_factory=dict)
 
     def setting(self, axis: str) -> Setting:
         """This cell's value of one axis."""
@@ -330,6 +333,7 @@ class LabResult:
         instances: the trained instances' raw arrays.
         notes: facts shown with the result.
         wall_s: seconds the training took.
+        part: which part of the study (``default``; ``panel``: a later run of extra settings).
     """
 
     run_id: str
@@ -348,6 +352,7 @@ class LabResult:
     instances: dict[str, Instance]
     notes: tuple[str, ...] = ()
     wall_s: float = 0.0
+    part: str = "default"
 
     # ------------------------------------------------------------------ the preset's own cell
 

@@ -1,22 +1,33 @@
-"""Answer a question: train its arms over the sweep (or load the stored run), judge, store.
+"""The lab's one runner: a study (a question or a paper check) is claimed, loaded or trained,
+built into its result and stored, by :func:`run_study`.
 
-One call trains every instance the question's :class:`~posviz.lab.sweep.Sweep` needs (an arm per
-task and, if it has a learned table, per initial scale) for the longest budget with held-out
-checkpoints, through :func:`posviz.lab.train.train_arms` (all instances of one task shape as one
-batched model). Each cell then reads its arms at its budget's checkpoint, judges convergence and
-the verdict (:mod:`posviz.lab.answer`), and the findings say which verdicts hold across the sweep.
+A study says what it trains (:class:`Unit`: members of one task shape trained as one batched
+model by :func:`posviz.lab.train.train_arms`, with their held-out checkpoints), how its run id is
+keyed (:func:`posviz.lab.store.study_run_id`: kind, id, part, settings) and how the trained
+outputs become its result; the runner does the rest the same way for both kinds: the stored
+result at once, else one training per run id across replicas sharing the store
+(:func:`posviz.jobs.claim`), a job slot (:func:`posviz.jobs.job_slot`), the units balanced over
+:data:`TRAIN_THREADS` threads, one progress count, the save before the claim is released.
+
+A question (:class:`QuestionStudy`) trains every instance its :class:`~posviz.lab.sweep.Sweep`
+needs for the longest budget; each cell then reads its arms at its budget's checkpoint, judges
+convergence and the verdict (:mod:`posviz.lab.answer`), and the findings say which verdicts hold
+across the sweep. A question's ``panel`` part (when its preset defines ``panel``, a second sweep
+of held-out settings) is a run of its own, trained after every default. Paper checks are
+:class:`posviz.lab.cards.CardStudy`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -37,54 +48,106 @@ from posviz.lab.results import (
     LayerProbe,
     Progress,
 )
-from posviz.lab.store import RunStore, code_version
+from posviz.lab.store import RunStore, code_version, study_run_id
 from posviz.lab.summarise import findings_and_answer
 from posviz.labfiles import CorruptEntry
 
 #: held-out sequences whose hidden states the layer probe reads (per seed).
 PROBE_SEQUENCES = 48
+#: training threads of one run: its work units (a task's instances, or halves of them) train on
+#: this many cores at once, one torch thread each (no intra-op barrier to stall on a busy box).
+TRAIN_THREADS = 2
+#: the parts of a study, in the order they are computed (``panel``: extra settings, later).
+PARTS = ("default", "panel")
 
 
-def run_question(
-    question_id: str,
+@dataclass(frozen=True)
+class Unit:
+    """One ``train_arms`` call: members of one task shape (same steps and checkpoints).
+
+    ``members`` have ``id``, ``model`` and ``config`` (:class:`posviz.lab.sweep.Planned`,
+    :class:`posviz.lab.papers.CardArm`); ``probe``: the member whose hidden states are read
+    after training (its id, the sequence length), or None.
+    """
+
+    group: str
+    members: tuple[Any, ...]
+    steps: int
+    checkpoints: tuple[int, ...]
+    probe: tuple[str, int] | None = None
+
+    @property
+    def cost(self) -> int:
+        """Member-steps × longest training length: the work, for balancing."""
+        return sum(m.config.seeds * m.config.steps * m.config.max_len for m in self.members)
+
+    @property
+    def model_steps(self) -> int:
+        return sum(m.config.seeds * m.config.steps for m in self.members)
+
+
+@dataclass(frozen=True)
+class UnitOutput:
+    """What one unit's training produced: the engine's outputs by member id, hidden states."""
+
+    unit: Unit
+    outputs: Any
+    hidden: dict[str, list[np.ndarray]]
+
+
+class Study(Protocol):
+    """What the runner needs of a study (a question's part or a paper check)."""
+
+    kind: str
+    id: str
+    part: str
+
+    @property
+    def run_id(self) -> str: ...
+
+    def units(self) -> list[Unit]: ...
+
+    def build(self, trained: list[UnitOutput], run_id: str, wall: float) -> Any: ...
+
+    def load(self, store: RunStore, run_id: str) -> Any: ...
+
+
+def run_study(
+    study: Study,
     *,
-    config: LabConfig | None = None,
     store: RunStore | None = None,
     on_progress: Callable[[Progress], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
     on_corrupt: Callable[[CorruptEntry], None] | None = None,
-) -> LabResult:
-    """Train every arm of a question over its sweep and seeds, evaluate held-out, judge, store.
+) -> Any:
+    """Load a study's stored result, or train it once across every replica and store it.
 
-    Returns the stored result at once when one exists for (question, config, code version); a
-    corrupted stored entry is retrained and replaced (``on_corrupt`` hears of it first). While
-    waiting for a job slot (:func:`posviz.jobs.job_slot`) ``on_progress`` gets
+    A corrupted stored entry is retrained and replaced (``on_corrupt`` hears of it first). While
+    waiting for another replica's claim or a job slot ``on_progress`` gets
     ``Progress(queue_position=n)``.
 
     Raises:
-        ValueError: unknown question or invalid config (the message names the setting).
+        ValueError: an invalid study (the message names the setting).
         LabStopped: ``should_stop()`` returned true (nothing is stored).
     """
-    q = get_question(question_id)
-    config = config or q.default
     store = store or RunStore()
-    run_id = store.run_id(q.id, config)
+    run_id = study.run_id
     try:
-        stored = store.load(run_id)
+        stored = study.load(store, run_id)
     except CorruptEntry as error:
         stored = None  # retrained below; save() moves the bad entry aside
         if on_corrupt is not None:
             on_corrupt(error)
     if stored is not None:
         return stored
-    groups = sweep.plan(q.arm_specs(), q.sweep, config)  # validates every instance's config
+    units = study.units()  # validates every member's config before anything waits
     start = time.perf_counter()
+    steps = max(u.steps for u in units)
 
     def waiting(position: int) -> None:
         if on_progress is not None:
-            on_progress(
-                Progress(0, config.steps, {}, time.perf_counter() - start, math.nan, "", position)
-            )
+            elapsed = time.perf_counter() - start
+            on_progress(Progress(0, steps, {}, elapsed, math.nan, "", position))
 
     try:
         # One training per run id across replicas sharing the store: wait for another's claim
@@ -92,23 +155,23 @@ def run_question(
         claimed = claim(store.root / ".claims", run_id, should_stop=should_stop,
                         on_wait=lambda place: waiting(max(place, 1)))  # fmt: skip
         with claimed as held:
-            if (stored := _stored(store, run_id)) is not None:
+            if (stored := _stored(study, store, run_id)) is not None:
                 return stored
             held.note("training")
             with job_slot("lab", on_wait=waiting, should_stop=should_stop):
                 train_module().use_one_thread()
-                trained = _train_groups(q, config, groups, on_progress, should_stop)
-            result = build_result(q, config, groups, trained, run_id, time.perf_counter() - start)
+                trained = train_units(units, on_progress, should_stop)
+            result = study.build(trained, run_id, time.perf_counter() - start)
             store.save(result)  # before the claim is released: its waiters find it
     except JobCancelled as stop:
-        raise LabStopped(f"Lab run {run_id} ({q.id}) stopped before it finished.") from stop
+        raise LabStopped(f"Lab run {run_id} ({study.id}) stopped before it finished.") from stop
     return result
 
 
-def _stored(store: RunStore, run_id: str) -> LabResult | None:
+def _stored(study: Study, store: RunStore, run_id: str) -> Any:
     """The stored run, or None (also when it is corrupted: it is then retrained and replaced)."""
     try:
-        return store.load(run_id)
+        return study.load(store, run_id)
     except CorruptEntry:
         return None
 
@@ -119,6 +182,210 @@ def train_module() -> ModuleType:
     from posviz.lab import train
 
     return train
+
+
+def balance(units: Sequence[Unit], *, threads: int) -> list[Unit]:
+    """The training calls of a run, largest first; a run with fewer units than threads splits
+    its largest unit's members into halves of about equal work (members are exactly
+    independent, so a split changes no number's meaning, and a fixed split is deterministic)."""
+    units = list(units)
+
+    def weight(members: Sequence[Any]) -> int:
+        return sum(m.config.seeds * m.config.max_len for m in members)
+
+    while len(units) < threads:
+        largest = max(units, key=lambda u: u.cost)
+        if len(largest.members) < 2:
+            break
+        ordered = sorted(largest.members, key=lambda m: -m.config.seeds * m.config.max_len)
+        halves: tuple[list[Any], list[Any]] = ([], [])
+        for member in ordered:  # greedy: each member to the lighter half
+            min(halves, key=weight).append(member)
+        units.remove(largest)
+        for half in halves:
+            keep = (
+                largest.probe
+                if largest.probe and any(m.id == largest.probe[0] for m in half)
+                else None
+            )
+            units.append(dataclasses.replace(largest, members=tuple(half), probe=keep))
+    return sorted(units, key=lambda u: -u.cost)
+
+
+def train_units(
+    units: Sequence[Unit],
+    on_progress: Callable[[Progress], None] | None,
+    should_stop: Callable[[], bool] | None,
+) -> list[UnitOutput]:
+    """Train every unit on :data:`TRAIN_THREADS` threads (balanced), one progress count."""
+    units = balance(units, threads=TRAIN_THREADS)
+    progress = _Progress(on_progress, units)
+    with ThreadPoolExecutor(max_workers=TRAIN_THREADS, thread_name_prefix="lab") as pool:
+        futures = [pool.submit(_train_unit, u, progress, should_stop) for u in units]
+        results = [f.result() for f in futures]  # re-raises a unit's error (LabStopped too)
+    if should_stop is not None and should_stop():
+        raise LabStopped("Stopped before every arm finished training.")
+    return results
+
+
+def _train_unit(
+    unit: Unit, progress: _Progress, should_stop: Callable[[], bool] | None
+) -> UnitOutput:
+    """One ``train_arms`` call (in a worker thread), and the probed member's hidden states."""
+    train = train_module()
+    train.use_one_thread()
+    arms = [train.Arm(m.id, m.model, m.config) for m in unit.members]
+    outputs = train.train_arms(
+        arms,
+        steps=unit.steps,
+        checkpoints=list(unit.checkpoints),
+        on_step=progress.reporter(unit),
+        should_stop=should_stop,
+    )
+    hidden = {}
+    if unit.probe is not None:
+        probe_id, length = unit.probe
+        states = outputs.hidden_states(probe_id, length, PROBE_SEQUENCES)
+        hidden[probe_id] = [np.asarray(h, dtype=np.float64) for h in states]
+    return UnitOutput(unit, outputs, hidden)
+
+
+class _Progress:
+    """The units' ``on_step(done, total, losses)`` reports, as one :class:`Progress` of the run:
+    ``step`` of ``total_steps`` is the reporting unit's optimiser step (every model of the unit
+    takes it together), and ``eta_s`` is this run's measured pace so far (model-steps of every
+    unit per second) applied to the model-steps left, so a loaded machine's estimate grows with
+    it; ``elapsed / (elapsed + eta)`` is the share of model-steps done."""
+
+    def __init__(self, on_progress: Callable[[Progress], None] | None, units: list[Unit]) -> None:
+        self.on_progress = on_progress
+        self.start = time.perf_counter()
+        self.done = dict.fromkeys(range(len(units)), 0)
+        self.sizes = {i: u.model_steps for i, u in enumerate(units)}
+        self.units = units
+        self.losses: dict[str, float] = {}
+        self.last = -1.0
+        self.lock = threading.Lock()
+
+    def reporter(self, unit: Unit) -> Callable[[int, int, dict[str, float]], None] | None:
+        if self.on_progress is None:
+            return None
+        index = self.units.index(unit)
+        what = f"{unit.group}: {len(unit.members)} arms × {unit.members[0].config.seeds} seeds"
+        size, steps = self.sizes[index], unit.steps
+
+        def report(done: int, total: int, losses: dict[str, float]) -> None:
+            with self.lock:
+                self.done[index] = round(size * done / total) if total else 0
+                self.losses.update(losses)
+                elapsed = time.perf_counter() - self.start
+                if done < total and elapsed - self.last < 0.2:
+                    return  # a few reports a second are plenty
+                self.last = elapsed
+                finished, whole = sum(self.done.values()), sum(self.sizes.values())
+                eta = elapsed / finished * (whole - finished) if finished else math.nan
+                step = round(steps * done / total) if total else 0
+                update = Progress(step, steps, dict(self.losses), elapsed, eta, what)
+            self.on_progress(update)
+
+        return report
+
+
+# --------------------------------------------------------------------------- questions
+
+
+@dataclass(frozen=True)
+class QuestionStudy:
+    """A question's run with ``config``: its sweep (``part="default"``) or its panel."""
+
+    question: Question
+    config: LabConfig
+    part: str = "default"
+    kind: str = "question"
+
+    @property
+    def id(self) -> str:
+        return self.question.id
+
+    @property
+    def run_id(self) -> str:
+        return study_run_id(self.kind, self.id, self.config.to_dict(), part=self.part)
+
+    @property
+    def swept(self) -> Question:
+        """The question with the sweep this part trains (its panel's for ``panel``)."""
+        return question_part(self.question, self.part)
+
+    def units(self) -> list[Unit]:
+        q = self.swept
+        groups = sweep.plan(q.arm_specs(), q.sweep, self.config)
+        units = []
+        for task, planned in groups.items():
+            steps = planned[0].config.steps
+            marks = tuple(sweep.checkpoints(steps // q.sweep.longest, q.sweep))
+            probe = None
+            if q.layer_probe and task == q.sweep.tasks[0].key:
+                probe_id = sweep.instance_id(q.layer_probe, task, None, sweep=q.sweep)
+                member = next((p for p in planned if p.id == probe_id), None)
+                if member is not None:
+                    probe = (probe_id, member.config.eval_lengths[0])
+            units.append(Unit(task, tuple(planned), steps, marks, probe))
+        return units
+
+    def build(self, trained: list[UnitOutput], run_id: str, wall: float) -> LabResult:
+        q = self.swept
+        groups = sweep.plan(q.arm_specs(), q.sweep, self.config)
+        return build_result(q, self.config, groups, _collect(trained), run_id, wall, part=self.part)
+
+    def load(self, store: RunStore, run_id: str) -> LabResult | None:
+        return store.load(run_id)
+
+
+def question_part(q: Question, part: str) -> Question:
+    """``q`` itself for ``default``; for ``panel`` the question with its panel's sweep.
+
+    Raises:
+        ValueError: an unknown part, or a question without a panel.
+    """
+    if part == "default":
+        return q
+    if part != "panel":
+        raise ValueError(f"unknown part {part!r} of a study; choose one of {', '.join(PARTS)}.")
+    panel = getattr(q, "panel", None)
+    if panel is None:
+        raise ValueError(f"Question {q.id!r} has no panel of held-out settings.")
+    return dataclasses.replace(q, sweep=panel)
+
+
+def question_parts(q: Question) -> tuple[str, ...]:
+    """The parts a question has: ``default``, and ``panel`` when its preset defines one."""
+    return PARTS if getattr(q, "panel", None) is not None else PARTS[:1]
+
+
+def run_question(
+    question_id: str,
+    *,
+    config: LabConfig | None = None,
+    store: RunStore | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    on_corrupt: Callable[[CorruptEntry], None] | None = None,
+    part: str = "default",
+) -> LabResult:
+    """Train every arm of a question over its sweep and seeds, evaluate held-out, judge, store
+    (:func:`run_study`); the stored result at once when there is one.
+
+    Raises:
+        ValueError: unknown question or part, or invalid config (the message names the setting).
+        LabStopped: ``should_stop()`` returned true (nothing is stored).
+    """
+    q = get_question(question_id)
+    study = QuestionStudy(q, config or q.default, part)
+    study.swept  # noqa: B018 -- validates the part before anything runs
+    return run_study(
+        study, store=store, on_progress=on_progress, should_stop=should_stop,
+        on_corrupt=on_corrupt,
+    )  # fmt: skip
 
 
 class Trained:
@@ -132,137 +399,21 @@ class Trained:
         self.hidden: dict[str, list[np.ndarray]] = {}  # instance id → per-layer states
 
 
-#: training threads of one run: its work units (a task's instances, or halves of them) train on
-#: this many cores at once, one torch thread each (no intra-op barrier to stall on a busy box).
-TRAIN_THREADS = 2
-
-
-@dataclass(frozen=True)
-class Unit:
-    """One ``train_arms`` call: instances of one task (same steps and checkpoints)."""
-
-    task: str
-    planned: tuple[sweep.Planned, ...]
-
-    @property
-    def cost(self) -> int:
-        """Member-steps × longest training length: the work, for balancing."""
-        return sum(p.config.seeds * p.config.steps * p.config.max_len for p in self.planned)
-
-
-def work_units(groups: dict[str, list[sweep.Planned]], *, threads: int) -> list[Unit]:
-    """The training calls of a run, largest first: one per task; a run with fewer tasks than
-    threads splits its tasks' instances into halves of about equal work (members are exactly
-    independent, so a split changes no number's meaning, and a fixed split is deterministic)."""
-    units = [Unit(task, tuple(planned)) for task, planned in groups.items()]
-    while len(units) < threads:
-        largest = max(units, key=lambda u: u.cost)
-        if len(largest.planned) < 2:
-            break
-        ordered = sorted(largest.planned, key=lambda p: -p.config.seeds * p.config.max_len)
-        halves: tuple[list[sweep.Planned], list[sweep.Planned]] = ([], [])
-        for p in ordered:  # greedy: each instance to the lighter half
-            lighter = min(halves, key=lambda h: sum(x.config.seeds * x.config.max_len for x in h))
-            lighter.append(p)
-        units.remove(largest)
-        units.extend(Unit(largest.task, tuple(h)) for h in halves)
-    return sorted(units, key=lambda u: -u.cost)
-
-
-def _train_groups(
-    q: Question,
-    config: LabConfig,
-    groups: dict[str, list[sweep.Planned]],
-    on_progress: Callable[[Progress], None] | None,
-    should_stop: Callable[[], bool] | None,
-) -> Trained:
-    units = work_units(groups, threads=TRAIN_THREADS)
-    progress = _Progress(on_progress, units)
-    with ThreadPoolExecutor(max_workers=TRAIN_THREADS, thread_name_prefix="lab") as pool:
-        futures = [pool.submit(_train_unit, q, u, progress, should_stop) for u in units]
-        results = [f.result() for f in futures]  # re-raises a unit's error (LabStopped too)
-    if should_stop is not None and should_stop():
-        raise LabStopped("Stopped before every arm finished training.")
-    trained = Trained()
-    for unit, (outputs, hidden) in zip(units, results, strict=True):
-        for p in unit.planned:
-            trained.instances[p.id] = _instance(p, outputs[p.id])
-        first = outputs[unit.planned[0].id]
-        trained.curve_steps[unit.task] = np.asarray(first.curve_steps)
-        trained.checkpoint_steps[unit.task] = np.asarray(first.checkpoint_steps)
-        snapped = [outputs[p.id] for p in unit.planned if outputs[p.id].snapshots is not None]
+def _collect(trained: list[UnitOutput]) -> Trained:
+    out = Trained()
+    for part in trained:
+        unit, outputs = part.unit, part.outputs
+        for p in unit.members:
+            out.instances[p.id] = _instance(p, outputs[p.id])
+        first = outputs[unit.members[0].id]
+        out.curve_steps[unit.group] = np.asarray(first.curve_steps)
+        out.checkpoint_steps[unit.group] = np.asarray(first.checkpoint_steps)
+        snapped = [outputs[p.id] for p in unit.members if outputs[p.id].snapshots is not None]
         if snapped:
-            trained.snapshot_steps[unit.task] = np.asarray(snapped[0].snapshot_steps)
-        trained.snapshot_steps.setdefault(unit.task, np.zeros(0, dtype=np.int64))
-        trained.hidden.update(hidden)
-    return trained
-
-
-def _train_unit(
-    q: Question, unit: Unit, progress: _Progress, should_stop: Callable[[], bool] | None
-) -> tuple[Any, dict[str, list[np.ndarray]]]:
-    """One ``train_arms`` call (in a worker thread), and the layer probe's hidden states."""
-    train = train_module()
-    train.use_one_thread()
-    steps = unit.planned[0].config.steps
-    marks = sweep.checkpoints(steps // q.sweep.longest, q.sweep)
-    arms = [train.Arm(p.id, p.model, p.config) for p in unit.planned]
-    outputs = train.train_arms(
-        arms,
-        steps=steps,
-        checkpoints=marks,
-        on_step=progress.reporter(unit),
-        should_stop=should_stop,
-    )
-    hidden = {}
-    if q.layer_probe and unit.task == q.sweep.tasks[0].key:
-        probe_id = sweep.instance_id(q.layer_probe, unit.task, None, sweep=q.sweep)
-        planned = next((p for p in unit.planned if p.id == probe_id), None)
-        if planned is not None:
-            states = outputs.hidden_states(
-                probe_id, planned.config.eval_lengths[0], PROBE_SEQUENCES
-            )
-            hidden[probe_id] = [np.asarray(h, dtype=np.float64) for h in states]
-    return outputs, hidden
-
-
-class _Progress:
-    """The units' ``on_step(done, total, losses)`` reports, as one :class:`Progress` of the run."""
-
-    def __init__(self, on_progress: Callable[[Progress], None] | None, units: list[Unit]) -> None:
-        self.on_progress = on_progress
-        self.start = time.perf_counter()
-        self.done = dict.fromkeys(range(len(units)), 0)
-        self.sizes = {
-            i: sum(p.config.seeds * p.config.steps for p in u.planned) for i, u in enumerate(units)
-        }
-        self.units = units
-        self.losses: dict[str, float] = {}
-        self.last = -1.0
-        self.lock = threading.Lock()
-
-    def reporter(self, unit: Unit) -> Callable[[int, int, dict[str, float]], None] | None:
-        if self.on_progress is None:
-            return None
-        index = self.units.index(unit)
-        steps = unit.planned[0].config.steps
-        what = f"{unit.task}: {len(unit.planned)} arms × {unit.planned[0].config.seeds} seeds"
-
-        def report(done: int, total: int, losses: dict[str, float]) -> None:
-            with self.lock:
-                self.done[index] = done
-                self.losses.update(losses)
-                elapsed = time.perf_counter() - self.start
-                if done < total and elapsed - self.last < 0.2:
-                    return  # a few reports a second are plenty
-                self.last = elapsed
-                finished, whole = sum(self.done.values()), sum(self.sizes.values())
-                eta = elapsed / finished * (whole - finished) if finished else math.nan
-                step = round(steps * done / total) if total else 0
-                update = Progress(step, steps, dict(self.losses), elapsed, eta, what)
-            self.on_progress(update)
-
-        return report
+            out.snapshot_steps[unit.group] = np.asarray(snapped[0].snapshot_steps)
+        out.snapshot_steps.setdefault(unit.group, np.zeros(0, dtype=np.int64))
+        out.hidden.update(part.hidden)
+    return out
 
 
 def _instance(p: sweep.Planned, out: Any) -> Instance:
@@ -317,6 +468,7 @@ def build_result(
     wall: float,
     *,
     layer: LayerProbe | None = None,
+    part: str = "default",
 ) -> LabResult:
     """Measure every cell, judge it, and assemble the :class:`LabResult` (``layer``: a layer
     probe already computed, else it is computed from ``trained.hidden``)."""
@@ -349,6 +501,7 @@ def build_result(
         instances=trained.instances,
         notes=_notes(q, trained),
         wall_s=wall,
+        part=part,
     )
 
 
@@ -356,7 +509,7 @@ def rejudge(result: LabResult) -> LabResult:
     """Every cell, verdict, finding and the answer recomputed from a run's stored arrays, with
     the current code and no training: a stored answer is a function of its numbers only (the
     tests check that a stored run and its rejudged self agree)."""
-    q = get_question(result.question_id)
+    q = question_part(get_question(result.question_id), result.part)
     groups = sweep.plan(q.arm_specs(), q.sweep, result.config)
     trained = Trained()
     trained.instances = dict(result.instances)
@@ -364,8 +517,9 @@ def rejudge(result: LabResult) -> LabResult:
     trained.checkpoint_steps = dict(result.checkpoint_steps)
     trained.snapshot_steps = dict(result.snapshot_steps_by_task)
     return build_result(
-        q, result.config, groups, trained, result.run_id, result.wall_s, layer=result.layer_probe
-    )
+        q, result.config, groups, trained, result.run_id, result.wall_s,
+        layer=result.layer_probe, part=result.part,
+    )  # fmt: skip
 
 
 def _cell(
@@ -377,7 +531,7 @@ def _cell(
     labels: dict[str, str],
     bound: Bound | None,
 ) -> Cell:
-    metrics, notes, converged, how = {}, {}, {}, {}
+    metrics, notes, converged, how, status = {}, {}, {}, {}, {}
     for arm, instance_id in plan.instances.items():
         inst, planned = trained.instances[instance_id], by_id[instance_id]
         measured = measure(
@@ -393,10 +547,11 @@ def _cell(
         notes.update({f"{arm}/{k}": v for k, v in measured.notes.items()})
         converged[arm] = measured.convergence.converged
         how[arm] = measured.convergence.text
+        status[arm] = measured.convergence.status
     task_setting = next(t for t in q.sweep.tasks if t.key == task)
     metric = task_setting.metric or q.metric
     inputs = judge.CellInput(
-        q, task, metric, metrics, converged, labels, None if bound is None else bound.value
+        q, task, metric, metrics, converged, labels, None if bound is None else bound.value, status
     )
     judged = judge.JUDGES[q.kind](inputs)
     order = [v.id for v in q.variants]
@@ -413,6 +568,7 @@ def _cell(
         comparisons=judged.comparisons,
         ranking=judged.ranking,
         verdict=judged.verdict,
+        status=status,
     )
 
 

@@ -6,10 +6,15 @@ The files, their SHA-256 manifest, atomic write-once saves and verified reads li
 number included) raises :class:`~posviz.labfiles.CorruptEntry` naming the run; it is moved aside to
 ``<root>/.corrupt/`` when its replacement is saved, and no other entry is touched.
 
-The run id is a hash of the question, the full :class:`~posviz.lab.config.LabConfig` and the code
-version: a hash of the lab's sources, the store's file format and the statistics the answers use,
-and every family's formula module (:func:`posviz.encodings.families.code_modules`), so a changed
-formula, preset or estimator never returns an old result.
+The run id (:func:`study_run_id`, one function for questions and paper checks) hashes what
+changes a run's numbers: the study (kind, id, part and every setting it trains), the store's
+format and :func:`code_version` — the engine (model, tasks, training, the raw measurements and
+the layer probe), the study definitions (presets, paper checks), the lab text and every family's
+formula module (:func:`posviz.encodings.families.code_modules`). It does not hash the CLI, the
+views, help text or the judging (:mod:`posviz.lab.answer`, ``metrics``, ``summarise``,
+``bounds``): stored runs keep their raw per-seed arrays and every verdict is judged again from
+them when a run is loaded (:func:`posviz.lab.run.rejudge`), so rewording or re-judging never
+retrains a stored answer.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import functools
 import hashlib
 import importlib.util
 import json
+import logging
 import math
 import types
 import typing
@@ -35,18 +41,38 @@ from posviz.lab.results import CardResult, LabResult
 from posviz.labfiles import CorruptEntry, default_root
 
 T = TypeVar("T", LabResult, CardResult)
+_log = logging.getLogger(__name__)
 
-__all__ = ["CorruptEntry", "RunStore", "RunSummary", "code_version", "default_root"]
+__all__ = [
+    "CorruptEntry",
+    "RunStore",
+    "RunSummary",
+    "code_version",
+    "default_root",
+    "study_run_id",
+]
 
-#: modules besides posviz/lab/*.py whose code decides a run's numbers or its answer's words.
-_ALSO_HASHED = (
-    "posviz.labfiles",
-    "posviz.analysis.evidence",
+#: the modules whose code decides a stored run's numbers (judging is not here: it is redone on
+#: every load from the stored arrays). Engine, study definitions, data; then the formula modules.
+HASHED_MODULES = (
+    "posviz.lab.config",
+    "posviz.lab.model",
+    "posviz.lab.train",
+    "posviz.lab.tasks",
+    "posviz.lab.sweep",
+    "posviz.lab.measure",
+    "posviz.lab.rows",
+    "posviz.lab.probe",
+    "posviz.lab.emergence",  # the layer probe is computed at training time and stored
+    "posviz.analysis.evidence",  # its ridge probe (emergence, probe)
     "posviz.analysis.probes",
-    "posviz.analysis.difference",  # decides every verdict
+    "posviz.lab.presets",  # study definitions
+    "posviz.lab.papers",
     "posviz.data.lab_text",  # the character tasks' text (its SHA-256 is in the module)
     "posviz.encodings.families",
 )
+#: the stored entry's layout (bump when the result types change incompatibly).
+STORE_FORMAT = 3
 
 
 def _module_file(name: str) -> Path:
@@ -58,14 +84,18 @@ def _module_file(name: str) -> Path:
 
 def code_files() -> list[Path]:
     """The source files hashed into :func:`code_version`, in a fixed order."""
-    lab = sorted(Path(__file__).parent.glob("*.py"))
-    modules = dict.fromkeys((*_ALSO_HASHED, *code_modules()))
-    return lab + [_module_file(name) for name in modules]
+    modules = dict.fromkeys((*HASHED_MODULES, *code_modules()))
+    return [_module_file(name) for name in modules]
+
+
+def read_source(file: Path) -> bytes:
+    """A hashed file's bytes (the one place :func:`code_version` reads; tests replace it)."""
+    return file.read_bytes()
 
 
 @functools.cache
 def code_version() -> str:
-    """Hash of :func:`code_files` (12 hex digits): the lab, its statistics, every formula.
+    """Hash of :func:`code_files` (12 hex digits): the engine, the studies, every formula.
 
     Computed once per process: the code that trains is the code that was imported, and a run
     id must not change under a running job when the files on disk are edited (the page then
@@ -79,8 +109,24 @@ def code_version() -> str:
         except ValueError:
             name = file.name
         digest.update(name.encode())
-        digest.update(file.read_bytes())
+        digest.update(read_source(file))
     return digest.hexdigest()[:12]
+
+
+def study_run_id(kind: str, study_id: str, settings: Any, *, part: str = "default") -> str:
+    """The run id (16 hex digits) of one study's run: its kind (``question``, ``paper_check``),
+    id, part (``default``; a later part such as ``panel`` is a run of its own), every setting it
+    trains (JSON-able), the store format and :func:`code_version`."""
+    key = {
+        "study": kind,
+        "id": study_id,
+        "part": part,
+        "settings": settings,
+        "format": STORE_FORMAT,
+        "code": code_version(),
+    }
+    blob = json.dumps(key, sort_keys=True).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -114,10 +160,8 @@ class RunStore:
         self.root = Path(root) if root is not None else default_root()
 
     def run_id(self, question_id: str, config: LabConfig) -> str:
-        """Hash (16 hex digits) of the question id, the full config and :func:`code_version`."""
-        key = {"question": question_id, "config": config.to_dict(), "code": code_version()}
-        blob = json.dumps(key, sort_keys=True).encode()
-        return hashlib.sha256(blob).hexdigest()[:16]
+        """A question's run id with ``config`` (:func:`study_run_id`)."""
+        return study_run_id("question", question_id, config.to_dict())
 
     def path(self, run_id: str) -> Path:
         """The entry's directory.
@@ -159,9 +203,16 @@ class RunStore:
                 run_id, f"it holds a {meta.get('type')!r} run, not a {_TYPES[kind]!r} run"
             )
         try:
-            return _decode(_content(meta), kind, arrays)
+            result = _decode(_content(meta), kind, arrays)
         except (ValueError, KeyError, TypeError, IndexError, AttributeError) as error:
             raise CorruptEntry(run_id, f"its contents do not form a lab result: {error}") from None
+        try:
+            return _rejudged(result)
+        except (ValueError, KeyError, IndexError, TypeError) as error:
+            # A judging bug, not a damaged entry: retraining would not help. The run is shown
+            # as it was judged when it was trained, and the server log says why.
+            _log.warning("stored lab run %s could not be judged again: %s", run_id, error)
+            return result
 
     def save(self, result: LabResult | CardResult) -> Path:
         """Write a run atomically; a readable entry with the same id is kept (write-once).
@@ -189,6 +240,19 @@ class RunStore:
                 why = f"its contents do not form a lab result: {error}"
                 out.append(_corrupt_summary(status.run_id, status.created, why))
         return out
+
+
+def _rejudged(result: T) -> T:
+    """The result judged again from its stored arrays by the current judging code: the judging
+    is not in the run id, so a stored verdict is never served as it was written."""
+    # Lazy: the runner and the cards import this module.
+    if isinstance(result, LabResult):
+        from posviz.lab.run import rejudge
+
+        return rejudge(result)
+    from posviz.lab.cards import rejudge_card
+
+    return rejudge_card(result)
 
 
 def _corrupt_summary(run_id: str, created: float, why: str) -> RunSummary:
