@@ -3,7 +3,7 @@
 import streamlit as st
 
 from posviz.analysis.comparison import FAMILIES, SCALINGS, CompareSettings, family_label
-from posviz.analysis.headlines import compare_verdict, plain_table
+from posviz.analysis.headlines import compare_verdict, shown_table
 from posviz.charts.families import lines_figure
 from posviz.encodings.alibi import MAX_HEADS, MIN_HEADS
 from posviz.encodings.t5 import MAX_BUCKETS, MAX_DISTANCE, MIN_BUCKETS, MIN_MAX_DISTANCE
@@ -200,6 +200,6 @@ st.markdown("The chart at the top of the page shows these fractions.")
 
 if not result.summary.empty:
     st.markdown("**Summary** (numbers from the charts above; blank: not defined for the family)")
-    st.dataframe(plain_table(result.summary), hide_index=True)
+    st.dataframe(shown_table(result.summary, first=("family", "beyond L")), hide_index=True)
 
 next_question("pages/compare.py")

@@ -17,7 +17,9 @@ from posviz.analysis.headlines import (
     learned_verdict,
     lookup_verdict,
     neighbour_cosines,
+    plain_table,
     probe_verdict,
+    shown_table,
     sinusoid_verdict,
     verdict_rows,
 )
@@ -147,3 +149,19 @@ def test_family_verdicts_quote_their_own_numbers():
     summary = pd.DataFrame({"family": ["ALiBi", "learned"], "unseen at k=1024": [0.0, 1.0]})
     verdict = compare_verdict(summary, trained=512)
     assert "ALiBi stay within" in verdict.sentence and "learned 100%" in verdict.sentence
+
+
+def test_a_shown_table_keeps_numbers_typed_formats_them_and_puts_verdicts_first():
+    """/compare's summary once mixed "—" into number columns: Arrow failed and Streamlit showed
+    16-digit text. Missing numbers stay NaN underneath and read "—"."""
+    frame = pd.DataFrame(
+        {"family": ["a", "b"], "mean_margin": [0.123456789, np.nan], "beyond L": ["ok", "ends"]}
+    )
+    plain = plain_table(frame, first=("family", "beyond L"))
+    assert list(plain.columns) == ["family", "beyond L", "mean margin"]
+    assert plain["mean margin"].dtype == np.float64
+    html = shown_table(frame, first=("family", "beyond L")).to_html()
+    assert ">0.123<" in html and ">—<" in html and "0.123456789" not in html
+    import pyarrow as pa
+
+    pa.Table.from_pandas(plain)  # Arrow converts every column as it is

@@ -437,16 +437,28 @@ def split_verdicts(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     return frame.drop(columns=columns), lines
 
 
-def plain_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` ready to show: ``snake_case`` column names as words, missing cells as "—".
+def plain_table(frame: pd.DataFrame, *, first: tuple[str, ...] = ()) -> pd.DataFrame:
+    """``frame`` with ``snake_case`` column names as words and the columns named in ``first``
+    (after renaming; the verdict columns) moved to the front, in that order.
 
-    Numbers stay numbers (a column with gaps becomes text only where a cell is missing).
+    Every column keeps its type: a missing number stays NaN (mixing "—" into a number column
+    made Arrow fail and Streamlit fall back to 16-digit text); :func:`shown_table` draws it.
     """
     renamed = frame.rename(columns=lambda c: str(c).replace("_", " ") if "_" in str(c) else c)
-    missing = renamed.isna()
-    if not missing.to_numpy().any():
-        return renamed
-    return renamed.astype(object).where(~missing, "—")
+    front = [c for c in first if c in renamed.columns]
+    return renamed[front + [c for c in renamed.columns if c not in front]]
+
+
+def shown_table(
+    frame: pd.DataFrame, *, first: tuple[str, ...] = (), digits: int = 3
+) -> pd.io.formats.style.Styler:
+    """:func:`plain_table` styled to show: non-integer numbers to ``digits`` significant digits
+    (as the verdicts quote them), missing cells as "—"; the data underneath keeps its types."""
+    table = plain_table(frame, first=first)
+    floats = [c for c in table.columns if pd.api.types.is_float_dtype(table[c])]
+    return table.style.format(lambda v: _sig(v, digits), subset=floats, na_rep="—").format(
+        na_rep="—", subset=[c for c in table.columns if c not in floats]
+    )
 
 
 # --------------------------------------------------------------------------- families
