@@ -43,12 +43,12 @@ if page is not None:
     st.caption(page.diff.captions["evidence"])
     if first.source == "bundled" and second.source == L3 and page.diff.seams == (128,):
         st.markdown(
-            "**Why 128?** The all-MiniLM-L6-v2 model card (shipped in its package) says its "
-            "fine-tuning \u201climited the sequence length to 128 tokens\u201d, so positions 128 "
-            "and beyond never appeared in its training inputs; the boundary found above, from the "
-            "numbers alone, sits at the same row for the L3. Rows 0\u2013127 were trained and "
-            "moved apart; the rows past them only changed length, all by one factor. This is the "
-            "seam the learned page finds at 126\u2013128, and the real-weights answer to the lab's "
+            "**Why 128?** The all-MiniLM-L6-v2 model card (shipped in its package) says of its "
+            "fine-tuning: \u201cThe sequence length was limited to 128 tokens.\u201d Positions 128 "
+            "and beyond never occurred in those inputs. The boundary found above from the numbers "
+            "alone sits exactly there. Rows 0\u2013127 were trained, and the two models moved them "
+            "apart; the rows past them only changed length, all by one factor. This is the seam "
+            "the learned page marks near row 128, and the real-weights answer to the lab's "
             "question whether rarely seen rows stay untrained."
         )
     st.subheader("The two tables side by side")

@@ -142,3 +142,11 @@ def test_the_lab_rare_rows_question_links_here():
     page, label = REAL_CHECKPOINTS["rare_rows"]
     assert page == "pages/sibling_diff.py" and page in {spec.path for spec in all_pages()}
     assert label.startswith("The same effect in real checkpoints")
+
+
+@pytest.mark.slow
+def test_the_page_says_what_to_do_with_tables_of_two_shapes():
+    query = {"sib_b_src": "sinusoid", "sib_b_n": "64", "sib_b_d": "16"}
+    at = app_test("pages/sibling_diff.py", query=query, timeout=180)
+    assert_no_exception(at)
+    assert any("of one shape" in e.value for e in at.error), [e.value for e in at.error]

@@ -23,6 +23,7 @@ tell (the control can fail, and then it wins).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -162,12 +163,14 @@ def sinusoid_like(shape: tuple[int, int]) -> np.ndarray | None:
     return sinusoidal(n, d + d % 2)[:, :d]
 
 
-def random_like(b: np.ndarray, *, draws: int = RANDOM_DRAWS) -> list[np.ndarray]:
-    """``draws`` Gaussian tables with ``B``'s per-column mean and standard deviation."""
+def random_like(b: np.ndarray, *, draws: int = RANDOM_DRAWS) -> Iterator[np.ndarray]:
+    """``draws`` Gaussian tables with ``B``'s per-column mean and standard deviation, one at a
+    time (a big table's draws are never all held at once)."""
     b64 = np.asarray(b, np.float64)
     mean, std = b64.mean(axis=0), b64.std(axis=0)
     rng = np.random.default_rng(_RANDOM_STREAM)
-    return [mean + std * rng.standard_normal(b64.shape) for _ in range(draws)]
+    for _ in range(draws):
+        yield mean + std * rng.standard_normal(b64.shape)
 
 
 @dataclass(frozen=True)
@@ -376,11 +379,13 @@ def _evidence_row(label: str, stats: list[PairStats]) -> dict[str, str]:
     return {
         "Pair": label,
         "Rows only scaled": cell([float(s.scaled_rows) for s in stats], ".0f"),
-        "Median left after row scale": cell([float(np.median(s.residual)) for s in stats], ".2g"),
-        "Scale (only-scaled rows)": cell([s.scale for s in stats], ".5f"),
-        "Its residual": cell([s.scale_residual for s in stats], ".1e"),
-        "Scale (all rows)": cell([s.scale_all for s in stats], ".4f"),
-        "Residual (all rows)": cell([s.residual_all for s in stats], ".2f"),
+        "Median sin∠ (left after row scale)": cell(
+            [float(np.median(s.residual)) for s in stats], ".2g"
+        ),
+        "Scale s (those rows)": cell([s.scale for s in stats], ".5f"),
+        "Residual": cell([s.scale_residual for s in stats], ".1e"),
+        "Scale s (all rows)": cell([s.scale_all for s in stats], ".4f"),
+        "Residual (all)": cell([s.residual_all for s in stats], ".2f"),
     }
 
 

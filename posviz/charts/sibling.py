@@ -33,8 +33,10 @@ def sibling_hero_chart(
     rule at each of ``seams`` (``seam_labels`` one per seam)."""
     present = [s for s in series if s in set(rows["series"])]
     index = [list(series).index(s) for s in present]
-    color = alt.Color("series:N", title=None, sort=present).scale(
-        domain=present, range=[_COLORS[i % len(_COLORS)] for i in index]
+    color = (
+        alt.Color("series:N", title=None, sort=present)
+        .scale(domain=present, range=[_COLORS[i % len(_COLORS)] for i in index])
+        .legend(orient="bottom", direction="vertical", labelLimit=400)
     )
     dash = alt.StrokeDash("series:N", sort=present, legend=None).scale(
         domain=present, range=[_DASHES[i % len(_DASHES)] for i in index]
@@ -45,7 +47,9 @@ def sibling_hero_chart(
         alt.Chart(rows)
         .mark_line(strokeWidth=1.5)
         .encode(
-            x=alt.X("position:Q", title="position p"),
+            x=alt.X("position:Q", title="position p").scale(
+                domain=[0, int(rows["position"].max())], nice=False
+            ),
             y=y,
             color=color,
             strokeDash=dash,
