@@ -61,6 +61,12 @@ with user_errors("Summary"):
             show_linked_hero(
                 learned_hero_at(key, position, _page=page), key="lrn_hero", note=model.HERO_NOTE
             )
+            if page.summary.seam is not None:  # issue 24: where a seam comes from
+                st.page_link(
+                    "pages/sibling_diff.py",
+                    label="Why a seam? What fine-tuning changed, row by row",
+                    icon=":material/difference:",
+                )
 
 # Each side's own widgets (zoom window, dimensions, threshold …) live under lrn_a_… / lrn_b_…,
 # so a copied link reproduces both tables' views. Image views (every cell one pixel) get the full

@@ -150,3 +150,11 @@ def test_the_page_says_what_to_do_with_tables_of_two_shapes():
     at = app_test("pages/sibling_diff.py", query=query, timeout=180)
     assert_no_exception(at)
     assert any("of one shape" in e.value for e in at.error), [e.value for e in at.error]
+
+
+@pytest.mark.slow
+def test_the_learned_page_links_its_seam_here():
+    at = app_test("pages/learned.py", timeout=180)
+    assert_no_exception(at)
+    links = {link.proto.page: link.proto.label for link in at.get("page_link")}
+    assert links.get("sibling_diff", "").startswith("Why a seam?")  # MiniLM-L6 has a seam
