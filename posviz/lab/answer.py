@@ -2,9 +2,14 @@
 
 Every comparison is a paired difference over seeds with its 95 % interval
 (:func:`posviz.analysis.difference.paired_difference`; the arms share each seed's training and
-held-out data) and is decided on that interval: "better" only when it excludes 0, otherwise "no
-difference" with the interval. Arms that did not train to convergence in a cell
-(:func:`posviz.lab.metrics.convergence`) are left out of its verdict and ranking, and said so.
+held-out data) and is decided on that interval: "better" only when it excludes 0; "no
+difference" only when it lies inside ± the metric's equivalence margin
+(:attr:`posviz.lab.metrics.MetricSpec.margin`, stated with it); otherwise "undecided". Arms that
+are not trained in a cell (:func:`posviz.lab.metrics.convergence`: still improving, stalled,
+collapsed or diverged) are left out of its verdict and ranking, and said so; a stalled,
+collapsed or diverged arm never supports a verdict. Rankings are decided pairwise against the
+best arm (every arm whose paired interval against the best contains 0 shares rank 1), never by
+a chain of neighbours.
 
 A :class:`~posviz.lab.results.Finding` states a verdict as holding only where it holds in every
 cell of the sweep; otherwise it names the setting(s) it depends on, with the numbers of the
@@ -17,7 +22,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -32,6 +37,8 @@ CEILING = 0.99  # accuracy at which two arms can no longer be told apart by accu
 #: an arm "keeps its accuracy" past the training length when unseen ÷ seen ≥ this (pre-set here,
 #: between the relative schemes' ≈ 0.8–0.95 and the absolute ones' ≈ 0.2–0.3 on k-back).
 HOLDS = 0.75
+#: equivalence margin of the relative loss gaps (2 % of the loss with positions).
+GAP_MARGIN = 0.02
 AXIS_NAMES = {"task": "the task", "init": "the table's initial scale", "budget": "the budget"}
 
 
@@ -74,7 +81,7 @@ def compare(
             0, "", "undefined", text,
         )  # fmt: skip
     d = paired_difference(va, vb)
-    outcome = _outcome(d, spec.higher_is_better)
+    outcome = _outcome(d, spec.higher_is_better, spec.margin)
     return Comparison(
         a, b, metric, m.label(metric), spec.higher_is_better, float(np.mean(va)),
         float(np.mean(vb)), d.estimate, d.low, d.high, d.p_value, d.n, d.method, outcome,
@@ -82,21 +89,39 @@ def compare(
     )  # fmt: skip
 
 
-def _outcome(d: Difference, higher_is_better: bool) -> str:
+def equivalent(d: Difference, margin: float) -> bool:
+    """Whether the 95% interval of the difference lies inside ``±margin`` (equivalence)."""
+    return math.isfinite(d.low) and -margin < d.low and d.high < margin
+
+
+def _outcome(d: Difference, higher_is_better: bool, margin: float) -> str:
+    """``"a"``/``"b"`` (that arm is better), ``"tie"`` (equivalent within the margin) or
+    ``"unclear"`` (the interval contains 0 but reaches past the margin)."""
     if d.sign() == 0:
-        return "tie"
+        return "tie" if equivalent(d, margin) else "unclear"
     return "a" if (d.sign() > 0) == higher_is_better else "b"
 
 
 def _comparison_text(a: str, b: str, metric: str, d: Difference) -> str:
     """The better arm first, in words (``"sinusoid: lower held-out loss (better) than learned
-    table (…)"``), with the interval of ``a − b``; or "no difference" with it."""
+    table (…)"``), with the interval of ``a − b``; "no difference" only inside the equivalence
+    margin, else "undecided"."""
     interval = (
         f"{a} − {b} = {d.estimate:+.3f}, paired 95% interval {d.low:+.3f} … {d.high:+.3f}, "
         f"{d.n} seeds"
     )
+    margin = m.spec(metric).margin
+    name = m.spec(metric).name
     if not d.decided():
-        return f"{a} vs {b}: no difference in {m.spec(metric).name} ({interval}: contains 0)"
+        if equivalent(d, margin):
+            return (
+                f"{a} vs {b}: no difference in {name} ({interval}: inside ±{margin:g}, the "
+                "equivalence margin)"
+            )
+        return (
+            f"{a} vs {b}: undecided in {name} ({interval}: contains 0 but reaches past "
+            f"±{margin:g}, the equivalence margin)"
+        )
     a_wins = (d.estimate > 0) == m.spec(metric).higher_is_better
     winner, loser, gap = (a, b, d.estimate) if a_wins else (b, a, -d.estimate)
     return f"{winner}: {m.better_word(metric, gap)} than {loser} ({interval})"
@@ -144,6 +169,7 @@ class CellInput:
     converged: dict[str, bool]
     labels: dict[str, str]
     bound: float | None  # the control's position-blind ceiling on accuracy, if it has one
+    status: dict[str, str] = field(default_factory=dict)  # arm → metrics.Convergence.status
 
 
 @dataclass(frozen=True)
@@ -153,8 +179,34 @@ class Judged:
     verdict: Verdict
 
 
+#: statuses that never support a verdict, not even as the winner still improving.
+FAILED = ("stalled", "collapsed", "diverged")
+_STATUS_WORDS = {
+    "improving": "still improving",
+    "stalled": "stalled",
+    "collapsed": "collapsed on some seeds",
+    "diverged": "diverged",
+}
+
+
+def status_of(arm: str, converged: dict[str, bool], status: dict[str, str] | None) -> str:
+    """An arm's training status (``status`` if known, else trained/improving from
+    ``converged``)."""
+    if status and arm in status:
+        return status[arm]
+    return "trained" if converged.get(arm, False) else "improving"
+
+
+def _why(arm: str, converged: dict, status: dict | None, labels: dict[str, str]) -> str:
+    return f"{labels.get(arm, arm)} {_STATUS_WORDS.get(status_of(arm, converged, status), '')}"
+
+
 def _under(cell: CellInput, arms: tuple[str, ...]) -> list[str]:
-    return [cell.labels[a] for a in arms if not cell.converged.get(a, False)]
+    return [
+        _why(a, cell.converged, cell.status, cell.labels)
+        for a in arms
+        if status_of(a, cell.converged, cell.status) != "trained"
+    ]
 
 
 def undecidable(
@@ -164,27 +216,33 @@ def undecidable(
     *,
     ceiling: float | None = None,
     winner_values: tuple[float, ...] = (),
+    status: dict[str, str] | None = None,
 ) -> str:
     """Why ``c`` cannot be stated with these arms' training, or "" when it can.
 
-    Both arms converged: it can. A decided difference whose *losing* arm converged while the
-    winner is still improving can be stated too: more training moves only the winner, so the gap
-    is a lower bound (said in :func:`lower_bound_note`). So can a win over a control whose best
-    possible accuracy is known (``ceiling``, its position-blind ceiling) when every seed of the
-    winner (``winner_values``) is above it: no amount of training lifts the control past it.
-    Anything else waits for more training.
+    Both arms trained: it can. A stalled, collapsed or diverged arm (``status``) never supports
+    a verdict. A decided difference whose *losing* arm is trained while the winner is still
+    improving can be stated: more training moves only the winner, so the gap is a lower bound
+    (said in :func:`lower_bound_note`). So can a win over a control whose best possible accuracy
+    is known (``ceiling``, its position-blind ceiling) when every seed of the winner
+    (``winner_values``) is above it: no amount of training lifts the control past it. Anything
+    else waits for more training.
     """
-    ca, cb = converged.get(c.a, False), converged.get(c.b, False)
-    if c.outcome == "undefined" or (ca and cb):
+    sa, sb = status_of(c.a, converged, status), status_of(c.b, converged, status)
+    if c.outcome == "undefined" or (sa == sb == "trained"):
         return ""
+    failed = [_why(x, converged, status, labels) for x, s in ((c.a, sa), (c.b, sb)) if s in FAILED]
+    if failed:
+        return ", ".join(failed)
     if c.outcome in ("a", "b"):
         loser = c.b if c.outcome == "a" else c.a
-        if converged.get(loser, False):
+        if status_of(loser, converged, status) == "trained":
             return ""
         if ceiling is not None and winner_values and min(winner_values) > ceiling:
             return ""
-    under = [labels.get(x, x) for x, ok in ((c.a, ca), (c.b, cb)) if not ok]
-    return f"{', '.join(under)} under-trained"
+    return ", ".join(
+        _why(x, converged, status, labels) for x, s in ((c.a, sa), (c.b, sb)) if s != "trained"
+    )
 
 
 def lower_bound_note(c: Comparison, converged: dict[str, bool], labels: dict[str, str]) -> str:
@@ -198,11 +256,13 @@ def lower_bound_note(c: Comparison, converged: dict[str, bool], labels: dict[str
 
 
 def _undecided(names: list[str]) -> Verdict:
+    """``names``: each arm with its status (``"ALiBi still improving"``)."""
     who = ", ".join(names)
     return Verdict(
         "undecided",
-        f"undecided ({who} under-trained)",
-        f"undecided: {who} did not train to convergence here, so no verdict.",
+        f"undecided ({who})",
+        f"undecided: {who}, so no verdict (a verdict needs arms that learned and stopped "
+        "improving).",
     )
 
 
@@ -217,9 +277,9 @@ def judge_pair(cell: CellInput) -> Judged:
         if q.control and arm.id != q.control
     )
     main = compare(cell.metrics, a, b, cell.metric, cell.labels)
-    why = undecidable(main, cell.converged, cell.labels)
+    why = undecidable(main, cell.converged, cell.labels, status=cell.status)
     if why:
-        return Judged((main, *extra), (), _undecided(_under(cell, (a, b))))
+        return Judged((main, *extra), (), _undecided([why]))
     ceiling = (
         cell.metric == "accuracy"
         and main.outcome != "undefined"
@@ -244,47 +304,101 @@ def _pair_verdict(c: Comparison, labels: dict[str, str], prefix: str) -> Verdict
         else ""
     )
     winner = {"a": labels[c.a], "b": labels[c.b]}.get(c.outcome, "")
+    margin = f"±{m.spec(c.metric).margin:g}"
     if prefix:
-        short = f"at ceiling; {winner} learns faster" if winner else "at ceiling; same speed"
+        short = (
+            f"at ceiling; {winner} learns faster"
+            if winner
+            else f"at ceiling; same speed (within {margin})"
+            if c.outcome == "tie"
+            else "at ceiling; speed undecided"
+        )
     else:
-        short = f"{winner} better" if winner else "no difference"
+        short = (
+            f"{winner} better"
+            if winner
+            else f"no difference (within {margin})"
+            if c.outcome == "tie"
+            else "undecided (interval too wide)"
+        )
     key = f"{prefix}:{c.outcome}" if prefix else c.outcome
     return Verdict(key, short, head + c.text)
 
 
 def judge_extrapolation(cell: CellInput) -> Judged:
-    """Rank every converged arm on unseen positions (with intervals); which keep their accuracy."""
+    """Rank every trained arm on unseen positions (pairwise against the best, with intervals);
+    which keep their accuracy; who is best, only where no untrained arm could still be."""
     q = cell.question
-    defined = [
-        v.id
-        for v in q.variants
-        if _finite(cell.metrics.get(v.id, {}).get("accuracy_unseen"))
-        and cell.converged.get(v.id, False)
+    measured = [
+        v.id for v in q.variants if _finite(cell.metrics.get(v.id, {}).get("accuracy_unseen"))
     ]
-    if not defined:  # every arm with unseen-position numbers is still improving: no ranking
-        under = [
-            cell.labels[v.id]
-            for v in q.variants
-            if _finite(cell.metrics.get(v.id, {}).get("accuracy_unseen"))
-        ]
-        return Judged((), (), _undecided(under))
-    order = sorted(defined, key=lambda arm: -float(np.mean(cell.metrics[arm]["accuracy_unseen"])))
-    ranking, comparisons, rank = [], [], 1
-    for i, arm in enumerate(order):
-        if i:
-            step = compare(cell.metrics, order[i - 1], arm, "accuracy_unseen", cell.labels)
-            comparisons.append(step)
-            rank = rank if step.outcome == "tie" else i + 1
-        ranking.append(_rank_row(cell, arm, rank))
+    defined = [a for a in measured if status_of(a, cell.converged, cell.status) == "trained"]
+    if not defined:  # every arm with unseen-position numbers is untrained: no ranking
+        return Judged((), (), _undecided(_under(cell, tuple(measured))))
+    comparisons, ranking = rank_pairwise(cell, defined)
     holding = tuple(r.arm for r in ranking if r.holds)
     names = ", ".join(cell.labels[a] for a in holding) or "none"
-    top = ", ".join(r.label for r in ranking if r.rank == 1) or "none"
+    best = best_on_unseen(ranking, cell.metrics, cell.converged, cell.status, cell.labels).text
     text = (
         f"keep ≥ {HOLDS:.0%} of their seen-position accuracy on unseen positions: {names}; "
-        f"best on unseen positions: {top}"
+        f"best on unseen positions: {best}"
     )
     verdict = Verdict("holds:" + ",".join(sorted(holding)), f"hold: {names}", text)
     return Judged(tuple(comparisons), tuple(ranking), verdict)
+
+
+def best_on_unseen(
+    ranking: tuple[RankRow, ...] | list[RankRow],
+    metrics: dict[str, dict[str, tuple[float, ...]]],
+    converged: dict[str, bool],
+    status: dict[str, str],
+    labels: dict[str, str],
+) -> Verdict:
+    """Who is best on unseen positions: the arms of rank 1 (``"top:alibi,rope"``), or
+    ``"undecided"`` when an arm left out as untrained already reaches the best's 95% interval
+    (more training could make it best). Arms left out are named with their status."""
+    ranked = {r.arm for r in ranking}
+    left_out = tuple(
+        a
+        for a, values in metrics.items()
+        if a not in ranked and _finite(values.get("accuracy_unseen"))
+    )
+    whys = {a: _why(a, converged, status, labels) for a in left_out}
+    out = f"; left out: {', '.join(whys.values())}" if left_out else ""
+    top = [r for r in ranking if r.rank == 1]
+    if not top:
+        return Verdict("undecided", "best: undecided", f"undecided{out}")
+    floor = min(r.low for r in top)
+    rivals = [a for a in left_out if float(np.mean(metrics[a]["accuracy_unseen"])) >= floor]
+    if rivals:
+        who = ", ".join(whys[a] for a in rivals)
+        text = f"undecided ({who}, already within the best's interval){out}"
+        return Verdict("undecided", "best: undecided", text)
+    names = ", ".join(r.label for r in top)
+    tied = " (not separated)" if len(top) > 1 else ""
+    key = "top:" + ",".join(sorted(r.arm for r in top))
+    return Verdict(key, f"best: {names}", f"{names}{tied}{out}")
+
+
+def rank_pairwise(cell: CellInput, arms: list[str]) -> tuple[list[Comparison], list[RankRow]]:
+    """Ranks on unseen positions decided **against the best**, never by chains of neighbours:
+    the best remaining arm takes the next rank together with every remaining arm whose paired
+    interval against it contains 0; repeat with the rest (so 0.835 [0.828, 0.841] does not
+    share rank 1 with 0.981 through an arm between them)."""
+    remaining = sorted(arms, key=lambda a: -float(np.mean(cell.metrics[a]["accuracy_unseen"])))
+    comparisons, ranking = [], []
+    while remaining:
+        lead, rest = remaining[0], remaining[1:]
+        rank = len(ranking) + 1
+        group = [lead]
+        for arm in rest:
+            c = compare(cell.metrics, lead, arm, "accuracy_unseen", cell.labels)
+            comparisons.append(c)
+            if c.outcome not in ("a", "b"):
+                group.append(arm)
+        ranking.extend(_rank_row(cell, arm, rank) for arm in group)
+        remaining = [a for a in rest if a not in group]
+    return comparisons, ranking
 
 
 def _rank_row(cell: CellInput, arm: str, rank: int) -> RankRow:
@@ -308,23 +422,33 @@ def judge_rare_rows(cell: CellInput) -> Judged:
     under = _under(cell, ("uniform", "rope_short"))
     if under:
         return Judged(comparisons, (), _undecided(under))
-    if lag.outcome != "a":
-        verdict = Verdict(
-            "no_lag", "no late-position lag", f"The short-trained table does not lag: {lag.text}"
-        )
-    elif free.outcome == "a":
+    # does RoPE on the short lengths lag too? decided against uniform lengths, not by "no
+    # difference from the short-trained table" (an interval that contains 0 proves nothing)
+    free_lag = compare(cell.metrics, "uniform", "rope_short", "accuracy_late", cell.labels)
+    if lag.outcome == "a" and free.outcome == "a":
         verdict = Verdict(
             "rows",
             "rows untrained",
             "The short-trained table lags at the late positions, and RoPE (no table) on the "
             f"same lengths does not: the rows are what is untrained. {lag.text}; {free.text}",
         )
-    else:
+    elif lag.outcome == "a" and free_lag.outcome == "a":
         verdict = Verdict(
             "attention",
             "lengths, not rows",
             "The short-trained table lags at the late positions, but so does RoPE (no table) on "
-            f"the same lengths: attention never saw long sequences. {lag.text}; {free.text}",
+            f"the same lengths: attention never saw long sequences. {lag.text}; {free_lag.text}",
+        )
+    elif lag.outcome in ("b", "tie"):
+        verdict = Verdict(
+            "no_lag", "no late-position lag", f"The short-trained table does not lag: {lag.text}"
+        )
+    else:
+        shown = [c for c in (lag, free, free_lag) if c.outcome not in ("a", "b")]
+        verdict = Verdict(
+            "undecided",
+            "undecided (interval too wide)",
+            "undecided: " + "; ".join(c.text for c in shown),
         )
     return Judged(comparisons, (), verdict)
 
@@ -337,9 +461,9 @@ def judge_need_positions(cell: CellInput) -> Judged:
     gap = _relative_gap_comparison(cell)
     parts = []
     for who, c in (("encoder", enc), ("causal decoder", dec)):
-        why = undecidable(c, cell.converged, cell.labels)
-        if why:
-            parts.append(f"the {who}: undecided ({why})")
+        why = undecidable(c, cell.converged, cell.labels, status=cell.status)
+        if why or c.outcome == "unclear":
+            parts.append(f"the {who}: undecided ({why or 'the interval is too wide'})")
             c = replace(c, outcome="undecided")
             if who == "encoder":
                 enc = c
@@ -350,8 +474,11 @@ def judge_need_positions(cell: CellInput) -> Judged:
         elif c.outcome == "a":
             parts.append(f"the {who} is better without positions")
         else:
-            parts.append(f"the {who}: no difference without positions")
-    if "undecided" in (enc.outcome, dec.outcome):
+            parts.append(
+                f"the {who}: no difference without positions (within ±"
+                f"{m.spec('loss').margin:g} nats)"
+            )
+    if "undecided" in (enc.outcome, dec.outcome) or gap.outcome == "unclear":
         gap = replace(gap, outcome="undecided")
     larger = {"a": "the encoder", "b": "the decoder", "tie": "neither"}.get(
         gap.outcome, "undecided"
@@ -376,6 +503,7 @@ def _arrow(c: Comparison) -> str:
         "b": "needs positions",
         "a": "better without",
         "tie": "no difference",
+        "unclear": "undecided",
         "undecided": "undecided",
     }.get(c.outcome, NOT_DEFINED)
 
@@ -388,11 +516,13 @@ def _relative_gap_comparison(cell: CellInput) -> Comparison:
 
     enc, dec = rel("enc_nope", "enc_learned"), rel("dec_nope", "dec_learned")
     d = paired_difference(enc, dec)
-    outcome = "a" if d.sign() > 0 else "b" if d.sign() < 0 else "tie"
+    outcome = _outcome(d, True, GAP_MARGIN)
+    inside = f"; inside ±{GAP_MARGIN:g}, the equivalence margin)"
+    wide = f"; contains 0 but reaches past ±{GAP_MARGIN:g}, the equivalence margin)"
     text = (
         f"relative loss gap without positions, encoder − decoder = {d.estimate:+.3f} (paired 95% "
         f"interval {d.low:+.3f} … {d.high:+.3f}, {d.n} seeds"
-        + ("; contains 0)" if not d.decided() else ")")
+        + (")" if d.decided() else inside if outcome == "tie" else wide)
     )
     return Comparison(
         "enc_nope", "dec_nope", "loss", "relative held-out loss gap without positions", True,

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
 from posviz.lab import metrics as m
+from posviz.lab.bounds import chance_level
 from posviz.lab.config import LabConfig
 from posviz.lab.presets import Question
 from posviz.lab.probe import late_error
@@ -38,6 +40,13 @@ class Measured:
     values: dict[str, tuple[float, ...]]
     notes: dict[str, str]
     convergence: m.Convergence
+
+
+@lru_cache(maxsize=64)
+def task_chance(config: LabConfig) -> float:
+    """The task's chance accuracy at its first evaluation length (the best input-blind guess,
+    :func:`posviz.lab.bounds.chance_level`): the floor a trained arm must clear by a margin."""
+    return float(chance_level(config, length=config.eval_lengths[0]).value)
 
 
 def late_start(config: LabConfig) -> int:
@@ -85,7 +94,9 @@ def measure(
                 notes[name] = inst.undefined[longest]
     if q.kind == "rare_rows":
         values.update(_rare_rows(inst, config, index, snapshot_steps, steps))
-    convergence = m.convergence(inst, length=first, index=index)
+    role = q.variant(inst.arm).role if inst.arm in {v.id for v in q.variants} else "arm"
+    chance = None if role == "control" else task_chance(config)
+    convergence = m.convergence(inst, length=first, index=index, chance=chance)
     return Measured({k: tuple(float(x) for x in v) for k, v in values.items()}, notes, convergence)
 
 

@@ -37,6 +37,7 @@ from posviz.analysis.difference import Difference, paired_difference
 from posviz.data.lab_text import lab_text
 from posviz.lab.bounds import chance_loss, position_blind_ceiling
 from posviz.lab.config import LabConfig, ModelConfig
+from posviz.lab.results import Condition, Published  # the card types live with the results
 
 AGREES = "agrees in shape"
 DISAGREES = "does not agree in shape"
@@ -68,25 +69,6 @@ _KAZEMNEJAD_PDF = _PDFS + "2023-12-positional-encoding-length-generalization/230
 
 
 @dataclass(frozen=True)
-class Published:
-    """Numbers as a paper prints them in one table, with the setting they hold for.
-
-    Attributes:
-        table: the table and the PDF page it is printed on, e.g. ``"Appendix Table 2 (p. 16)"``.
-        setting: model, data, training length and metric of the table.
-        numbers: ``(row label, value)`` pairs, exactly as printed.
-        unit: what the values are (e.g. validation perplexity; lower is better).
-        read_at: the PDF they were read in (a URL), never from memory.
-    """
-
-    table: str
-    setting: str
-    numbers: tuple[tuple[str, float], ...]
-    unit: str
-    read_at: str
-
-
-@dataclass(frozen=True)
 class CardArm:
     """One arm of a check's run, ready for the lab engine (``Arm(id, model, config)``)."""
 
@@ -94,15 +76,6 @@ class CardArm:
     label: str
     model: ModelConfig
     config: LabConfig
-
-
-@dataclass(frozen=True)
-class Condition:
-    """One pre-registered condition, whether it held, and the numbers it was decided on."""
-
-    text: str
-    holds: bool
-    numbers: dict[str, float]
 
 
 @dataclass(frozen=True)

@@ -149,8 +149,8 @@ def _dec(scheme: str, **kw: int) -> ModelConfig:
 _REVERSE = LabConfig(
     task="reverse", min_len=12, max_len=12, eval_lengths=(12,), steps=200, lr=1e-2, seeds=5
 )
-_KBACK_ENCODER = TaskSetting("kback", "token 2 back (length 12)", (("task", "kback"), ("k", 2)))
-_REVERSE_TASK = TaskSetting("reverse", "reverse (length 12)")
+_KBACK_ENCODER = TaskSetting("kback", (("task", "kback"), ("k", 2)))
+_REVERSE_TASK = TaskSetting("reverse")
 _PAIR_SWEEP = Sweep(tasks=(_REVERSE_TASK, _KBACK_ENCODER), inits=(INIT_SMALL, INIT_MATCHED))
 _NOPE_ENCODER = "no positions (control)"
 
@@ -287,8 +287,8 @@ TRAIN_SHORT_TEST_LONG = Question(
     paper_checks=("press_2022", "kazemnejad_2023"),
     sweep=Sweep(
         tasks=(
-            TaskSetting("kback", "previous token (lengths 8–16)"),
-            TaskSetting("lm", "next character of the KJV text", (("task", "lm"),)),
+            TaskSetting("kback"),
+            TaskSetting("lm", (("task", "lm"),)),
         ),
         inits=(INIT_SMALL, INIT_MATCHED),
     ),
@@ -349,12 +349,12 @@ RARE_ROWS = Question(
         "same lengths does not, the rows are what is untrained; if RoPE lags too, attention "
         "never saw long sequences. Second: how far training moved each row from its start "
         "against how often its position was seen (rows 32–39 are never used, get exactly zero "
-        "gradient and move exactly 0: the built-in check). Sweep: the table's initial scale "
-        "(0.02, the token embeddings' 0.71 and 1) and the budget."
+        "gradient and cannot move, so they are not counted as a check). Sweep: the table's "
+        "initial scale (0.02, the token embeddings' 0.71 and 1) and the budget."
     ),
     kind="rare_rows",
     sweep=Sweep(
-        tasks=(TaskSetting("kback", "token 2 back (lengths 4–32)"),),
+        tasks=(TaskSetting("kback"),),
         inits=(INIT_SMALL, INIT_MATCHED, INIT_LARGE),
     ),
     metric="accuracy_late",
@@ -411,7 +411,7 @@ NEED_POSITIONS = Question(
         "initial scale and the budget."
     ),
     kind="need_positions",
-    sweep=Sweep(tasks=(TaskSetting("text", "characters of the KJV text (length 16)"),)),
+    sweep=Sweep(tasks=(TaskSetting("text"),)),
     metric="loss",
     control="enc_nope",
     layer_probe="dec_nope",

@@ -20,7 +20,6 @@ import pandas as pd
 
 from posviz.jobs import JobCancelled
 from posviz.lab.config import LabConfig
-from posviz.lab.papers import Condition, Published
 
 
 class LabStopped(JobCancelled):
@@ -238,6 +237,34 @@ class LayerProbe:
     control: np.ndarray
     control_label: str
     text: str
+
+
+@dataclass(frozen=True)
+class Published:
+    """Numbers as a paper prints them in one table, with the setting they hold for.
+
+    Attributes:
+        table: the table and the PDF page it is printed on, e.g. ``"Appendix Table 2 (p. 16)"``.
+        setting: model, data, training length and metric of the table.
+        numbers: ``(row label, value)`` pairs, exactly as printed.
+        unit: what the values are (e.g. validation perplexity; lower is better).
+        read_at: the PDF they were read in (a URL), never from memory.
+    """
+
+    table: str
+    setting: str
+    numbers: tuple[tuple[str, float], ...]
+    unit: str
+    read_at: str
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One pre-registered condition, whether it held, and the numbers it was decided on."""
+
+    text: str
+    holds: bool
+    numbers: dict[str, float]
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from posviz.analysis.evidence import spread
 from posviz.lab import answer as judge
 from posviz.lab.config import LabConfig
 from posviz.lab.measure import late_start
+from posviz.lab.metrics import spec as metric_spec
 from posviz.lab.presets import Question
 from posviz.lab.results import Bound, Cell, Comparison, Finding, LayerProbe, Verdict
 from posviz.lab.tasks import one_in, reach_probability
@@ -57,25 +58,66 @@ def _comparison_verdict(
         return Verdict("undefined", judge.NOT_DEFINED, c.text if c else judge.NOT_DEFINED)
     winner = c.a if c.outcome == "a" else c.b
     values = cell.metrics.get(winner, {}).get(c.metric, ()) if c.metric == "accuracy" else ()
-    why = judge.undecidable(c, cell.converged, labels, ceiling=ceiling, winner_values=values)
+    why = judge.undecidable(
+        c, cell.converged, labels, ceiling=ceiling, winner_values=values, status=cell.status
+    )
     if why:
         return Verdict("undecided", "undecided", f"undecided ({why})")
     note = judge.lower_bound_note(c, cell.converged, labels)
-    short = {"a": "better", "b": "worse", "tie": "no difference"}[c.outcome]
-    return Verdict(c.outcome, short, c.text + note)
+    margin = metric_spec(c.metric).margin
+    short = {
+        "a": "better",
+        "b": "worse",
+        "tie": f"no difference (within ±{margin:g})",
+        "unclear": "undecided (interval too wide)",
+    }[c.outcome]
+    key = "undecided" if c.outcome == "unclear" else c.outcome
+    return Verdict(key, short, c.text + note)
+
+
+def _with_positions(q: Question) -> list[str]:
+    """The arms a control's ceiling is read against: same attention kind and task, positions."""
+    control = q.variant(q.control)
+    return [
+        v.id
+        for v in q.variants
+        if v.id != q.control and v.model.kind == control.model.kind and v.task == control.task
+    ]
+
+
+def _can_fail(q: Question, cell: Cell, bound: Bound) -> tuple[bool, str]:
+    """Whether "the control stays under its ceiling" can fail in this cell: only where an arm
+    *with* positions, of the same kind and task, gets above the ceiling (else a model of this
+    size and budget stays under it with or without positions, and staying under says nothing)."""
+    best, label = -np.inf, ""
+    for arm in _with_positions(q):
+        values = cell.metrics.get(arm, {}).get("accuracy")
+        if values is not None and np.isfinite(values).all() and np.mean(values) > best:
+            best, label = float(np.mean(values)), q.variant(arm).label
+    return best > bound.value, f"{label} {best:.3f}"
 
 
 def _bound_verdicts(
     q: Question, cells: tuple[Cell, ...], bounds: dict[str, Bound | None]
 ) -> dict[str, Verdict] | None:
     """Per cell: the control's held-out accuracy against its position-blind ceiling. The control
-    can fail: a 95% interval wholly above the ceiling means position leaks into it."""
+    can fail: a 95% interval wholly above the ceiling means position leaks into it. Where no arm
+    with positions gets above the ceiling either, the check cannot fail there and says so
+    (``"cannot_fail"``); a control check that cannot fail in any cell is dropped (None)."""
     out = {}
     for cell in cells:
         bound = bounds.get(cell.setting("task").key)
         values = cell.metrics.get(q.control, {}).get("accuracy")
         if bound is None or values is None or not np.isfinite(values).all():
             return None
+        informative, best = _can_fail(q, cell, bound)
+        if not informative:
+            text = (
+                f"cannot fail here: the arm with positions ({best}) does not get above the "
+                f"{BOUND_TEXT} {bound.text} either, so a control under it says nothing"
+            )
+            out[cell.id] = Verdict("cannot_fail", "check cannot fail", text)
+            continue
         s = spread(values)
         above = s.low > bound.value
         share = f", {s.mean / bound.value:.0%} of" if bound.value > 0 else " against"
@@ -99,6 +141,8 @@ def _bound_verdicts(
         )
         short = "above its bound!" if above else "within its bound"
         out[cell.id] = Verdict("above" if above else "at_or_below", short, text)
+    if all(v.key == "cannot_fail" for v in out.values()):
+        return None
     return out
 
 
@@ -125,11 +169,11 @@ def _extrapolation_findings(q: Question, cells: tuple[Cell, ...]) -> list[Findin
             {c.id: c.verdict for c in cells},
         )
     ]
+    labels = {v.id: v.label for v in q.variants}
     top = {}
     for cell in cells:
-        best = sorted(r.arm for r in cell.ranking if r.rank == 1)
-        names = ", ".join(r.label for r in cell.ranking if r.rank == 1) or "none"
-        top[cell.id] = Verdict("top:" + ",".join(best), f"best: {names}", f"best: {names}")
+        best = judge.best_on_unseen(cell.ranking, cell.metrics, cell.converged, cell.status, labels)
+        top[cell.id] = Verdict(best.key, best.short, f"best: {best.text}")
     found.append(_topic("Best on unseen positions", cells, top))
     return found
 
@@ -156,7 +200,7 @@ def ranking_lines(q: Question, cell: Cell) -> list[str]:
             )
         else:
             lines.append(
-                f"{v.label}: left out of the ranking, under-trained ({cell.convergence[v.id]})."
+                f"{v.label}: left out of the ranking, not trained ({cell.convergence[v.id]})."
             )
     return lines
 
@@ -168,7 +212,12 @@ def _rare_rows_findings(q: Question, cells: tuple[Cell, ...], config: LabConfig)
     movement = {}
     for cell in cells:
         c = next(c for c in cell.comparisons if (c.a, c.b) == ("short", "uniform"))
-        short = {"a": "moved more", "b": "moved less", "tie": "no difference"}.get(c.outcome, "")
+        short = {
+            "a": "moved more",
+            "b": "moved less",
+            "tie": "no difference",
+            "unclear": "undecided",
+        }.get(c.outcome, "")
         movement[cell.id] = Verdict(c.outcome, short or judge.NOT_DEFINED, c.text)
     found.append(
         _topic("Late-row movement (late ÷ early rows), short vs uniform lengths", cells, movement)
@@ -187,16 +236,8 @@ def rare_rows_lines(q: Question, cells: tuple[Cell, ...], config: LabConfig) -> 
         f"from the length distribution), row {late} with "
         f"{one_in(reach_probability(short, late))}."
     ]
-    unseen = [
-        max(c.metrics[arm].get("movement_unseen_max", (0.0,)))
-        for c in cells
-        for arm in ("short", "uniform")
-    ]
-    lines.append(
-        f"Rows {short.max_len}–{(q.variant('short').model.table_rows or short.max_len) - 1} are "
-        f"never used in training: they moved at most {max(unseen):g} in every cell (no "
-        "gradient, no movement — the built-in check)."
-    )
+    # Rows past the longest training length get no gradient, so they cannot move: not a control
+    # (it cannot fail), so not stated as one.
     default = next(c for c in cells if c.default)
     for arm in ("short", "uniform"):
         rho = default.metrics[arm].get("movement_rank_corr")
@@ -224,6 +265,24 @@ def _need_positions_findings(q: Question, cells: tuple[Cell, ...], bounds: dict)
     return found
 
 
+def dropped_control_line(q: Question, cells: tuple[Cell, ...], bounds: dict) -> str:
+    """Why the control's ceiling check is not shown, when it cannot fail in any cell ("")."""
+    if not q.control or _bound_verdicts(q, cells, bounds) is not None:
+        return ""
+    default = next(c for c in cells if c.default)
+    bound = bounds.get(default.setting("task").key)
+    if bound is None:
+        return ""
+    informative, best = _can_fail(q, default, bound)
+    if informative:
+        return ""
+    return (
+        f"The control's {BOUND_TEXT} ({bound.text}) is not used as a check: no arm with "
+        f"positions gets above it either ({best} with the preset's settings), so a control "
+        "under it could not fail."
+    )
+
+
 def findings_and_answer(
     q: Question,
     cells: tuple[Cell, ...],
@@ -247,6 +306,9 @@ def findings_and_answer(
         lines.extend(ranking_lines(q, default))
     if q.kind == "rare_rows":
         lines.extend(rare_rows_lines(q, cells, config))
+    dropped = dropped_control_line(q, cells, bounds)
+    if dropped:
+        lines.append(dropped)
     if layer is not None:
         lines.append(layer.text)
     under = [
@@ -256,7 +318,7 @@ def findings_and_answer(
     ]
     if under:
         lines.append(
-            "Under-trained with the preset's settings, left out of its verdict: "
+            "Not trained with the preset's settings, left out of its verdict: "
             + "; ".join(under)
             + "."
         )

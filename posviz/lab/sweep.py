@@ -44,15 +44,15 @@ INIT_LARGE = InitSetting("large", "table init N(0, 1)", 1.0)
 
 @dataclass(frozen=True)
 class TaskSetting:
-    """One task a question runs on: its key, label and the config changes it makes.
+    """One task a question runs on: its key and the config changes it makes.
 
     ``changes`` are :class:`LabConfig` fields (task, lengths, evaluation lengths, …) applied on
     top of the question's base config; the preset's own task has none. ``metric``: the metric id
-    that decides a cell on this task ("" = the question's own).
+    that decides a cell on this task ("" = the question's own). Its label is computed from the
+    config it makes (:func:`task_label`), never typed, so a run at another length says so.
     """
 
     key: str
-    label: str
     changes: tuple[tuple[str, object], ...] = ()
     metric: str = ""
 
@@ -168,6 +168,47 @@ class CellPlan:
     instances: dict[str, str]
 
 
+_TASK_NAMES = {
+    "reverse": "reverse",
+    "count": "count earlier copies of the token",
+    "lm": "next character of the KJV text",
+    "mlm": "masked characters of the KJV text",
+}
+
+
+def task_name(config: LabConfig) -> str:
+    """``"token 2 back"``, ``"previous token"``, ``"reverse"`` … from the config."""
+    if config.task == "kback":
+        return "previous token" if config.k == 1 else f"token {config.k} back"
+    return _TASK_NAMES.get(config.task, config.task)
+
+
+def lengths_label(config: LabConfig) -> str:
+    """``"length 12"`` or ``"lengths 4–32, mostly short"``."""
+    if config.min_len == config.max_len:
+        return f"length {config.max_len}"
+    dist = ", mostly short" if config.length_dist == "short" else ""
+    return f"lengths {config.min_len}–{config.max_len}{dist}"
+
+
+def task_label(configs: list[LabConfig] | tuple[LabConfig, ...]) -> str:
+    """A task setting's label from the configs its arms train on: every task named once, with
+    the lengths they share (``"reverse (length 12)"``; ``"masked characters of the KJV text and
+    next character of the KJV text (length 16)"``)."""
+    names = list(dict.fromkeys(task_name(c) for c in configs))
+    lengths = list(dict.fromkeys((c.min_len, c.max_len) for c in configs))
+    base = configs[0]
+    if len(lengths) == 1:
+        length = (
+            f"length {base.max_len}"
+            if base.min_len == base.max_len
+            else f"lengths {base.min_len}–{base.max_len}"
+        )
+    else:
+        length = ", ".join(lengths_label(c) for c in configs)
+    return f"{' and '.join(names)} ({length})"
+
+
 def budget_label(budget: int, steps: int) -> str:
     """``"400 steps (preset)"`` / ``"1,200 steps (3× preset)"``."""
     return f"{steps:,} steps (preset)" if budget == 1 else f"{steps:,} steps ({budget}× preset)"
@@ -178,8 +219,9 @@ def cells(arms: tuple[ArmSpec, ...], sweep: Sweep, base: LabConfig) -> list[Cell
     out = []
     for task, init, budget in itertools.product(sweep.tasks, sweep.inits, sweep.budgets):
         steps = task.config(base).steps * budget
+        label = task_label([replace(task.config(base), **own) for _, _, own in arms])
         settings = (
-            Setting("task", task.key, task.label),
+            Setting("task", task.key, label),
             Setting("init", init.key, init.label),
             Setting("budget", f"x{budget}", budget_label(budget, steps)),
         )

@@ -57,17 +57,32 @@ def _pair_clause(cell: Cell, labels: dict[str, str], *, head: bool = True) -> st
     a, b = labels[c.a], labels[c.b]
     win, lose = (a, b) if c.outcome == "a" else (b, a)
     w, lo = (c.a_mean, c.b_mean) if c.outcome == "a" else (c.b_mean, c.a_mean)
+    margin = m.spec(c.metric).margin
+    interval = f"the difference's 95% interval {c.low:+.3f} … {c.high:+.3f}"
     if _at_ceiling(cell):
         first = f"both reach held-out accuracy ≥ {CEILING:.2f}, and " if head else ""
+        losses = f"{a} {c.a_mean:.3f}, {b} {c.b_mean:.3f}"
         if c.outcome == "tie":
-            losses = f"{a} {c.a_mean:.3f}, {b} {c.b_mean:.3f}"
-            return first + f"they learn equally fast (mean training loss {losses})"
+            return first + (
+                f"they learn equally fast (mean training loss {losses}; {interval} lies "
+                f"inside ±{margin:g}, the equivalence margin)"
+            )
+        if c.outcome == "unclear":
+            return first + (
+                f"which learns faster is undecided (mean training loss {losses}; {interval} "
+                f"contains 0 but reaches past ±{margin:g})"
+            )
         return first + f"{win} learns faster (mean training loss {w:.3f} vs {lo:.3f})"
     name = m.spec(c.metric).name
     if c.outcome == "tie":
         return (
-            f"{a} and {b} do equally well ({name} {c.a_mean:.3f} vs {c.b_mean:.3f}; the "
-            f"difference's 95% interval {c.low:+.3f} … {c.high:+.3f} contains 0)"
+            f"{a} and {b} do equally well ({name} {c.a_mean:.3f} vs {c.b_mean:.3f}; {interval} "
+            f"lies inside ±{margin:g}, the equivalence margin)"
+        )
+    if c.outcome == "unclear":
+        return (
+            f"undecided between {a} and {b} ({name} {c.a_mean:.3f} vs {c.b_mean:.3f}; "
+            f"{interval} contains 0 but reaches past ±{margin:g}, the equivalence margin)"
         )
     side = "higher" if m.spec(c.metric).higher_is_better else "lower"
     return f"{win} reaches {side} {name} than {lose} ({w:.3f} vs {lo:.3f})"
@@ -144,7 +159,8 @@ _WITHOUT = {
     "b": "does worse without positions",
     "a": "does better without positions",
     "tie": "does as well without positions",
-    "undecided": "is undecided: under-trained",
+    "unclear": "is undecided (interval too wide)",
+    "undecided": "is undecided (not trained, or the interval is too wide)",
 }
 
 
@@ -175,9 +191,82 @@ def _capital(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+MAX_FIRST_WORDS = 15
+
+
+def _pair_plain(cell: Cell, labels: dict[str, str]) -> str:
+    c = _deciding(cell)
+    if cell.verdict.key == "undecided" or c is None or c.outcome in ("undefined", "unclear"):
+        return "Undecided: these runs cannot tell them apart yet."
+    a, b = labels[c.a], labels[c.b]
+    win, lose = (a, b) if c.outcome == "a" else (b, a)
+    if _at_ceiling(cell):
+        if c.outcome == "tie":
+            return "Both solve it, and they learn equally fast."
+        return f"Both solve it; the {win} learns faster."
+    if c.outcome == "tie":
+        return f"No difference: the {a} and the {b} do equally well."
+    return f"The {win} does better than the {lose}."
+
+
+def _extrapolation_plain(cell: Cell) -> str:
+    holding = [r.label for r in cell.ranking if r.holds]
+    if not cell.ranking:
+        return "Undecided: too few arms finished training."
+    if not holding:
+        return "No scheme keeps its accuracy past the training length."
+    return f"{_names(holding)} keep their accuracy past the training length."
+
+
+def _rare_rows_plain(cell: Cell) -> str:
+    return {
+        "rows": "Yes: the rarely seen rows are what is untrained.",
+        "attention": "No: attention never saw long sequences; the rows are not the cause.",
+        "no_lag": "No: the short-trained table does not lag at late positions.",
+    }.get(cell.verdict.key, "Undecided: these runs cannot tell yet.")
+
+
+def _need_positions_plain(cell: Cell) -> str:
+    enc, dec = cell.comparisons[0], cell.comparisons[1]
+    words = {"b": "needs positions", "a": "does better without", "tie": "does not need them"}
+    e, d = words.get(enc.outcome), words.get(dec.outcome)
+    if e and d:
+        return f"The encoder {e}; the causal decoder {d}."
+    if e:
+        return f"The encoder {e}; the causal decoder is undecided."
+    if d:
+        return f"The causal decoder {d}; the encoder is undecided."
+    return "Undecided: neither model finished training."
+
+
+def plain_answer(result: LabResult) -> str:
+    """The answer's first sentence: plain words, at most :data:`MAX_FIRST_WORDS` words, the
+    preset's own cell (the numbers and where it holds follow in :func:`headline`)."""
+    q = question(result.question_id)
+    cell = result.default_cell
+    labels = dict(zip(result.variant_ids, result.variant_labels, strict=True))
+    if q.kind == "pair":
+        text = _pair_plain(cell, labels)
+    elif q.kind == "extrapolation":
+        text = _extrapolation_plain(cell)
+    elif q.kind == "rare_rows":
+        text = _rare_rows_plain(cell)
+    else:
+        text = _need_positions_plain(cell)
+    main = result.findings[0]
+    if not main.holds_everywhere:
+        text = f"It depends on {_names([AXIS_NAMES.get(a, a) for a in main.depends_on])}."
+    return _capital(text)
+
+
 def headline(result: LabResult) -> str:
-    """The answer in one sentence: the verdict that holds across the whole sweep, or what it
-    depends on, with the preset's numbers and those of the nearest cell where it differs."""
+    """The answer: a plain first sentence (:func:`plain_answer`), then the verdict that holds
+    across the whole sweep, or what it depends on, with the preset's numbers and those of the
+    nearest cell where it differs."""
+    return f"{plain_answer(result)} {_detail(result)}"
+
+
+def _detail(result: LabResult) -> str:
     main, cells, default = result.findings[0], result.cells, result.default_cell
     here = cell_clause(result, default)
     if main.holds_everywhere:
@@ -193,8 +282,7 @@ def headline(result: LabResult) -> str:
             f"{_names(changed)}, {cell_clause(result, other, head=False)}."
         )
     return (
-        f"It depends on {axes}. With the preset's settings: {here}; with "
-        f"{_names(changed)}: {cell_clause(result, other)}."
+        f"With the preset's settings: {here}; with {_names(changed)}: {cell_clause(result, other)}."
     )
 
 
@@ -312,7 +400,12 @@ def comparisons_frame(result: LabResult, cell_id: str) -> pd.DataFrame:
                 "seeds": c.n,
                 "verdict": f"{winner} better"
                 if decided
-                else {"tie": "no difference"}.get(c.outcome, c.outcome),
+                else {
+                    "tie": f"no difference (within ±{m.spec(c.metric).margin:g})"
+                    if c.metric in m.METRICS
+                    else "no difference",
+                    "unclear": "undecided (interval too wide)",
+                }.get(c.outcome, c.outcome),
             }
         )
     return pd.DataFrame(
