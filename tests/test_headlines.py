@@ -165,3 +165,77 @@ def test_a_shown_table_keeps_numbers_typed_formats_them_and_puts_verdicts_first(
     import pyarrow as pa
 
     pa.Table.from_pandas(plain)  # Arrow converts every column as it is
+
+
+def _every_verdict() -> dict[str, str]:
+    """Each page's verdict (or answer) from small inputs, every branch of its opening."""
+    from types import SimpleNamespace
+
+    from posviz.analysis import p_rope_views, t5_views
+    from posviz.analysis.evidence import Spread
+    from posviz.analysis.headlines import (
+        alibi_verdict,
+        compare_verdict,
+        concat_verdict,
+        nope_verdict,
+        permutation_verdict,
+        rope_verdict,
+        t5_verdict,
+        vit_verdict,
+    )
+    from posviz.analysis.vit import patch_similarity_grid, sincos_2d_table
+    from posviz.encodings.alibi import alibi_slopes
+    from posviz.encodings.p_rope import PRopeConfig
+    from posviz.encodings.rope import rope_frequencies
+
+    out = {}
+    for name, values, control in [
+        ("better", [20, 22, 21], [180, 190, 170]),
+        ("worse", [180, 190, 170], [20, 22, 21]),
+        ("same", [20, 30, 25], [21, 29, 26]),
+    ]:
+        out[f"probe {name}"] = probe_verdict("MiniLM-L6 (bundled)", _report(values, control))
+    scores = pd.DataFrame({"layer": [0, 6], "r2": [0.98, 0.46], "r2_std": [0.01, 0.07],
+                           "control_r2": [0.0, 0.0], "control_r2_std": [0.01, 0.01]})  # fmt: skip
+    out["layers yes"] = layers_verdict(scores)
+    out["layers no"] = layers_verdict(scores.assign(r2=[0.98, 0.0]))
+    changes = pd.DataFrame({"used": [True, False], "learned_change": [0.3, 0.0]})
+    out["lookup"] = lookup_verdict(0.0, changes)
+    for inside in (0.01, 0.5, 0.9):
+        spread = Spread(mean=0.5, std=0.05, n=8, low=0.4, high=0.6)
+        report = SimpleNamespace(pe_in_we=inside, k_we=10, k_pe=5, pe_in_we_chance=0.1,
+                                 pe_in_random=spread)  # fmt: skip
+        out[f"concat {inside}"] = concat_verdict(report, name="MiniLM", n_positions=512)
+    out["concat chance"] = concat_verdict(
+        SimpleNamespace(pe_in_we=0.2, k_we=10, k_pe=5, pe_in_we_chance=0.1, pe_in_random=None),
+        name="MiniLM",
+        n_positions=512,
+    )
+    tokens = ["[CLS]", "the", "cat", "[SEP]"]
+    permuted = SimpleNamespace(tokens_a=tokens, tokens_b=tokens[::-1], max_diff_without=1e-6,
+                               max_diff_with=0.5, rounding_scale=1e-7)  # fmt: skip
+    out["permutation"] = permutation_verdict(permuted)
+    out["rope"] = rope_verdict(rope_frequencies(64), name="Llama")
+    out["alibi"] = alibi_verdict(alibi_slopes(8))
+    relative, curves = t5_views.bucket_curves(200, num_buckets=32, max_distance=128)
+    out["t5"] = t5_verdict(relative, curves["causal (decoder)"], max_distance=128)
+    positions = np.arange(8)
+    out["nope"] = nope_verdict(positions, {"causal: measured": 1 / np.sqrt(positions + 1)})
+    grid = patch_similarity_grid(sincos_2d_table(6, 6, 64), (6, 6))
+    out["vit yes"] = vit_verdict(grid, name="a 2-D table")
+    out["vit no"] = vit_verdict(np.zeros_like(grid), name="zeros")
+    for unseen in ([0.0, 1.0], [0.0, 0.0], [1.0, 1.0]):
+        summary = pd.DataFrame({"family": ["ALiBi", "learned"], "unseen at k=1024": unseen})
+        out[f"compare {unseen}"] = compare_verdict(summary, trained=512)
+    for fraction in (1.0, 0.0, 0.25):
+        config = PRopeConfig(model_type="manual", head_dim=64, fraction=fraction, base=1e4)
+        out[f"p-rope {fraction}"] = p_rope_views.answer(config)
+    return {k: v if isinstance(v, str) else v.sentence for k, v in out.items()}
+
+
+@pytest.mark.parametrize(("name", "sentence"), sorted(_every_verdict().items()))
+def test_every_verdict_opens_with_a_plain_sentence_of_at_most_15_words(name, sentence):
+    first = first_sentence(sentence)
+    assert first != sentence, f"{name}: the numbers follow in their own sentences"
+    assert first.endswith(".") and len(first.split()) <= FIRST_SENTENCE_WORDS, first
+    assert not set(first) & set("²‖σ±"), f"{name}: notation belongs after the first sentence"

@@ -219,8 +219,8 @@ def learned_verdict(matrix: np.ndarray, *, name: str) -> Verdict:
         )
     else:
         sentence = (
-            f"In {name}, nearby positions look little alike. Neighbouring positions are not "
-            f"much alike (median cos(PE(p), PE(p+1)) = {typical:.2f})"
+            f"In {name}, nearby positions are not much alike. The median cos(PE(p), PE(p+1)) "
+            f"is {typical:.2f}"
         )
     if half is not None:
         numbers["half_similarity_distance"] = half
@@ -279,12 +279,19 @@ def probe_verdict(name: str, report: ProbeReport) -> Verdict:
         f"{_sig(control.mean)} ± {_sig(control.std)} for a random table probed the same way"
     )
     if report.mae.better():
-        sentence = f"Yes for {name}: a linear probe reads held-out positions back {pair}."
+        sentence = (
+            f"Yes for {name}: a straight-line readout recovers each token's position. "
+            f"A linear probe reads held-out positions back {pair}."
+        )
     elif report.mae.differs():
-        sentence = f"No for {name}: the probe does worse than on a random table ({pair})."
+        sentence = (
+            f"No for {name}: a straight-line readout does worse than on random numbers. "
+            f"The probe does worse than on a random table ({pair})."
+        )
     else:
         sentence = (
-            f"Not measurably for {name}: the probe is {pair}, no difference within the spread."
+            f"Not measurably for {name}: a readout does no better than on random numbers. "
+            f"The probe is {pair}, no difference within the spread."
         )
     return Verdict(sentence, numbers)
 
@@ -298,23 +305,28 @@ def concat_verdict(report: ConcatReport, *, name: str, n_positions: int) -> Verd
         chance = report.pe_in_we_chance
         numbers["chance"] = chance
         return Verdict(
-            f"{share} lies in the words' {report.k_we}-dimensional principal subspace, where a "
+            f"{'More' if inside > chance else 'Less'} of the position signal lies along the "
+            f"words' main directions than chance. {share} lies in the words' "
+            f"{report.k_we}-dimensional principal subspace, where a "
             f"random subspace of that size would hold {chance:.1%}.",
             numbers,
         )
     numbers |= {"random_mean": random.mean, "random_std": random.std}
     against = f"{random.mean:.1%} ± {random.std:.1%} for random subspaces of that size"
     if inside < random.mean - 2 * random.std:
-        lead = "Mostly apart: only"
+        plain = "Mostly apart: positions and words use different directions."
+        lead = "Only"
         tail = "so the sum behaves much like a concatenation"
     elif inside > random.mean + 2 * random.std:
-        lead = "Not apart:"
+        plain = "Not apart: positions share the words' main directions."
+        lead = "Here"
         tail = "so positions share the words' main directions"
     else:
-        lead = "No clear separation:"
+        plain = "No clear separation between position and word directions."
+        lead = "Here"
         tail = "no difference within the spread"
     return Verdict(
-        f"{lead} {share} lies in the words' {report.k_we}-dimensional principal subspace, "
+        f"{plain} {lead} {share} lies in the words' {report.k_we}-dimensional principal subspace, "
         f"against {against}; {tail}.",
         numbers,
     )
@@ -336,8 +348,9 @@ def permutation_verdict(result: PermutationResult) -> Verdict:
     ]
     a, b = words
     return Verdict(
-        f"Because attention treats its input as a set: without positions “{a}” and “{b}” give "
-        f"the same vectors, permuted (largest difference {result.max_diff_without:.1e}, "
+        "Because attention sees its input as a set: without positions, order is invisible. "
+        f"Without positions “{a}” and “{b}” give the same vectors, permuted (largest "
+        f"difference {result.max_diff_without:.1e}, "
         f"{steps:.1f} float32 rounding steps); with positions the same token differs by up "
         f"to {result.max_diff_with:.2f}.",
         numbers,
@@ -356,9 +369,13 @@ def layers_verdict(scores: Any) -> Verdict:
         "last_layer": int(last.layer),
     }
     readable = last.r2 - 2 * last.r2_std > last.control_r2 + 2 * last.control_r2_std
-    lead = "Yes" if readable else "Not measurably"
+    plain = (
+        "Yes: every layer still knows where each token sits."
+        if readable
+        else "Not measurably: the last layer no longer shows where tokens sit."
+    )
     return Verdict(
-        f"{lead}: a leak-free linear probe reads a token's position with R² "
+        f"{plain} A leak-free linear probe reads a token's position with R² "
         f"{first.r2:.2f} ± {first.r2_std:.2f} at the input and {last.r2:.2f} ± "
         f"{last.r2_std:.2f} after layer {int(last.layer)}, against {last.control_r2:.2f} ± "
         f"{last.control_r2_std:.2f} with the positions shuffled.",
@@ -377,7 +394,8 @@ def lookup_verdict(max_abs_diff: float, changes: Any) -> Verdict:
     }
     exact = "bit for bit" if max_abs_diff == 0 else f"to within {max_abs_diff:.1e}"
     return Verdict(
-        f"Because a lookup is one-hot × table ({exact}), and training moves only the rows that "
+        "Because a lookup just picks a row, and training moves only rows it picked. "
+        f"A lookup is one-hot × table ({exact}), and training moves only the rows that "
         f"were looked up: {len(moved)} rows moved (by at least {numbers['moved_min']:.2g}), the "
         f"other {len(still)} by exactly {numbers['unused_max']:g}.",
         numbers,
@@ -477,7 +495,8 @@ def rope_verdict(freqs: Any, *, name: str) -> Verdict:
         **{k: float(v) for k, v in regimes.items()},
     }
     sentence = (
-        f"Into rotations: {name} turns each of its {wavelengths.size} query/key pairs by p·θᵢ, "
+        "Into rotations: each query and key is turned by an angle growing with position. "
+        f"{name} turns each of its {wavelengths.size} query/key pairs by p·θᵢ, "
         f"from one turn every {_sig(wavelengths.min())} tokens to one every "
         f"{_sig(wavelengths.max())}, so a query·key score depends only on their distance"
     )
@@ -497,7 +516,8 @@ def alibi_verdict(slopes: np.ndarray) -> Verdict:
                "gentlest": float(values.min()), "half_near": float(halves.min()),
                "half_far": float(halves.max())}  # fmt: skip
     return Verdict(
-        f"With no position vectors at all: each of the {values.size} heads subtracts m·distance "
+        "With no position vectors at all: attention is simply penalised for distance. "
+        f"Each of the {values.size} heads subtracts m·distance "
         f"from its attention logits, so a key's weight halves every {_sig(halves.min())} tokens "
         f"for the steepest head (m = {_sig(values.max())}) and every {_sig(halves.max())} for "
         f"the gentlest (m = {_sig(values.min())}).",
@@ -520,7 +540,8 @@ def t5_verdict(relative: np.ndarray, buckets: np.ndarray, *, max_distance: int) 
     numbers = {"buckets_seen": int(np.unique(back).size), "exact_up_to": exact,
                "max_distance": int(max_distance)}  # fmt: skip
     return Verdict(
-        f"By buckets of relative distance: looking back, distances 0 … {exact} each get their "
+        "By buckets of relative distance: near distances are exact, far ones grouped. "
+        f"Looking back, distances 0 … {exact} each get their "
         f"own bucket, farther ones share logarithmically wider buckets, and from {max_distance} "
         "tokens on all distances share one; each head learns one bias per bucket.",
         numbers,
@@ -544,7 +565,8 @@ def nope_verdict(positions: np.ndarray, norms: dict[str, np.ndarray]) -> Verdict
     first, last = float(measured[0]), float(measured[-1])
     numbers = {"norm_first": first, "norm_last": last, "last_position": int(positions[-1])}
     return Verdict(
-        f"A causal mask alone leaks it: with uniform attention the output at position i averages "
+        "A causal mask alone leaks it: each output averages a different number of tokens. "
+        f"With uniform attention the output at position i averages "
         f"i + 1 tokens, so its norm falls from {first:.2f} at position 0 to {last:.2f} at "
         f"position {int(positions[-1])}, and the position can be read back from it; without the "
         "mask every position gets the same vector.",
@@ -563,8 +585,13 @@ def vit_verdict(similarity: np.ndarray, *, name: str) -> Verdict:
     in_line, elsewhere = float(sim[line].mean()), float(sim[rest].mean()) if rest.any() else 0.0
     numbers = {"same_row_or_column": in_line, "elsewhere": elsewhere, "rows": h, "columns": w}
     lead = "Yes" if in_line > elsewhere + 0.05 else "Not clearly"
+    plain = (
+        "patches resemble their own row and column most."
+        if lead == "Yes"
+        else "rows and columns stand out little."
+    )
     return Verdict(
-        f"{lead} for {name}: on its {h}×{w} grid a patch's position vector has mean cosine "
+        f"{lead} for {name}: {plain} On its {h}×{w} grid a patch's position vector has mean cosine "
         f"{in_line:.2f} with the patches of its own row or column, against {elsewhere:.2f} with "
         "all the others.",
         numbers,
@@ -586,4 +613,14 @@ def compare_verdict(summary: pd.DataFrame, *, trained: int) -> Verdict:
         parts.append(f"{', '.join(familiar)} stay within what training produced")
     if unseen:
         parts.append(f"the others meet signals training never produced ({', '.join(unseen)})")
-    return Verdict(f"At twice the trained length L = {trained}: " + "; ".join(parts) + ".", numbers)
+    if familiar and unseen:
+        plain = "Past the trained length, some encodings stay familiar and others meet new signals."
+    elif familiar:
+        plain = (
+            "Past the trained length, every chosen encoding stays within what it was trained on."
+        )
+    else:
+        plain = "Past the trained length, every chosen encoding meets signals it never saw."
+    return Verdict(
+        f"{plain} At twice the trained length L = {trained}: " + "; ".join(parts) + ".", numbers
+    )

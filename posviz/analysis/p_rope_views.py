@@ -62,24 +62,27 @@ def band_similarity(config: PRopeConfig, distances: np.ndarray) -> dict[str, np.
 
 
 def answer(config: PRopeConfig) -> str:
-    """The page's answer, one sentence computed from the settings shown on the page."""
+    """The page's answer computed from the settings shown on the page: a plain first sentence,
+    then the numbers."""
     pairs, kept = config.head_dim // 2, config.kept_pairs
     p = f"p = {config.fraction:g}"
     if kept == pairs:
         return (
-            f"With {p} all {pairs} pairs of a {config.head_dim}-dim head keep RoPE's rotation: "
-            "p-RoPE is RoPE."
+            f"Here p-RoPE is plain RoPE: every pair rotates. With {p} all {pairs} pairs of a "
+            f"{config.head_dim}-dim head keep RoPE's rotation: p-RoPE is RoPE."
         )
     if kept == 0:
         return (
-            f"With {p} none of the {pairs} pairs rotates: every query–key score is the same at "
-            "every distance (no positional encoding)."
+            f"Nothing rotates here, so distance changes no score. With {p} none of the {pairs} "
+            "pairs rotates: every query–key score is the same at every distance (no positional "
+            "encoding)."
         )
     context = context_length(config)
     rope = rope_inv_freq(config)
     drift = float(rope_kernel(np.array([context]), rope[kept:])[0])
     wavelength = 2 * np.pi / rope[kept - 1]
     return (
+        "p-RoPE rotates only the fast pairs; the slow ones match at any distance. "
         f"With {p}, p-RoPE keeps the {kept} fastest of a {config.head_dim}-dim head's {pairs} "
         f"RoPE pairs (wavelengths up to {wavelength:,.0f} tokens) and never rotates the other "
         f"{pairs - kept}: a query and a key with the same content there keep cosine 1 at any "
