@@ -35,12 +35,13 @@ with answer, user_errors("Sibling diff"):
         with waiting("Comparing every row of B with the same row of A …"):
             page = sibling_page_for(first, second)
         show_verdict(page.diff.verdict)
-        show_hero(page.hero, key="sib_hero", note=page.diff.captions["hero"])
+        # captions quote the tables' names (file names, hub ids): escaped like any user text
+        show_hero(page.hero, key="sib_hero", note=safe_md(page.diff.captions["hero"], max_len=900))
 
 if page is not None:
     st.subheader("Against unrelated tables")
     st.dataframe(page.diff.evidence, hide_index=True)
-    st.caption(page.diff.captions["evidence"])
+    st.caption(safe_md(page.diff.captions["evidence"], max_len=900))
     if first.source == "bundled" and second.source == L3 and page.diff.seams == (128,):
         st.markdown(
             "**Why 128?** The all-MiniLM-L6-v2 model card (shipped in its package) says of its "

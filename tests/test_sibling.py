@@ -95,6 +95,16 @@ def test_a_control_that_passes_too_takes_the_claim_away():
     assert diff.verdict.sentence.startswith("The controls pass this test too")
 
 
+def test_a_scaled_copy_and_the_same_table_are_told_apart():
+    a, _ = _made_siblings()
+    assert sibling_diff(a, 0.5 * a).verdict.sentence.startswith(
+        "The two tables are one table times 0.5000."
+    )
+    assert sibling_diff(a, a.copy()).verdict.sentence.startswith(
+        "The two tables are the same table."
+    )
+
+
 def test_tables_of_two_shapes_are_refused():
     with pytest.raises(ValueError, match="one shape"):
         sibling_diff(np.ones((4, 2)), np.ones((5, 2)))

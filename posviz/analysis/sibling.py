@@ -324,6 +324,8 @@ def sibling_verdict(pair: PairStats, controls: Controls, *, names: tuple[str, st
     if kind == "kept direction":
         first = f"{pair.scaled_rows} rows kept their direction, but they share no single scale."
         return Verdict(first + fit + "." + control, numbers)
+    if kind == "scaled copy" and pair.scale_all == 1.0 and pair.residual_all == 0.0:
+        return Verdict("The two tables are the same table." + control, numbers)
     if kind == "scaled copy":
         first = f"The two tables are one table times {pair.scale:.4f}."
         return Verdict(first + fit + "." + control, numbers)
