@@ -56,6 +56,12 @@ PAGES: dict[str, list[PageSpec]] = {
             ":material/difference:",
             "sibling_diff",
         ),
+        PageSpec(
+            "pages/inside_models.py",
+            "Inside real models",
+            ":material/psychology:",
+            "inside_models",
+        ),
     ],
     "Lab": [
         PageSpec("pages/lab.py", "Position lab", ":material/science:", "lab"),

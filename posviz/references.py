@@ -152,6 +152,20 @@ REFERENCES: dict[str, Reference] = {
         url="https://arxiv.org/abs/2112.05814",
         venue="arXiv",
     ),
+    "xiao_2024": Reference(
+        title="Efficient Streaming Language Models with Attention Sinks",
+        author="Xiao, Tian, Chen, Han & Lewis",
+        year=2024,
+        url="https://arxiv.org/abs/2309.17453",
+        venue="ICLR 2024",
+    ),
+    "clark_2019": Reference(
+        title="What Does BERT Look At? An Analysis of BERT's Attention",
+        author="Clark, Khandelwal, Levy & Manning",
+        year=2019,
+        url="https://arxiv.org/abs/1906.04341",
+        venue="BlackboxNLP 2019",
+    ),
 }
 
 # Characters that Markdown would read as syntax inside a link text or emphasis.

@@ -83,14 +83,19 @@ def classify_heads(
 
     ``causal``: the next- and last-token classes are left out (a causal head cannot look ahead).
     """
+    return classify_scores(head_scores(maps), causal=causal, thresholds=thresholds)
+
+
+def classify_scores(
+    scores: dict[str, np.ndarray], *, causal: bool, thresholds: dict[str, float] | None = None
+) -> np.ndarray:
+    """:func:`classify_heads` from :func:`head_scores`' output (any array shape)."""
     thresholds = dict(THRESHOLDS if thresholds is None else thresholds)
     for name in BIDIRECTIONAL_ONLY if causal else ():
         thresholds.pop(name, None)
-    scores = head_scores(maps)
     names = list(thresholds)
-    ratio = np.stack([scores[n] / thresholds[n] for n in names], axis=-1)
-    best = ratio.argmax(axis=-1)
-    labels = np.asarray(names, dtype=object)[best]
+    ratio = np.stack([np.asarray(scores[n]) / thresholds[n] for n in names], axis=-1)
+    labels = np.asarray(names, dtype=object)[ratio.argmax(axis=-1)]
     return np.where(ratio.max(axis=-1) > 1.0, labels, "broad").astype(str)
 
 

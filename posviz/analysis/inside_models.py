@@ -33,7 +33,14 @@ from typing import Any
 
 import numpy as np
 
-from posviz.analysis.heads import CLASSES, attention_by_distance, classify_heads, head_scores
+from posviz.analysis.heads import (
+    CLASSES,
+    attention_by_distance,
+    class_counts,
+    classify_heads,
+    classify_scores,
+    head_scores,
+)
 from posviz.analysis.rope_usage import (
     DecayCurves,
     FrequencyUsage,
@@ -83,6 +90,14 @@ class HeadsResult:
     def labels(self, condition: str = "trained") -> np.ndarray:
         """``(layers, heads)`` head classes of the window-mean maps under ``condition``."""
         return classify_heads(self.maps[CONDITIONS.index(condition)], causal=self.causal)
+
+    def window_counts(self, condition: str = "trained") -> dict[str, np.ndarray]:
+        """Heads per class in each window alone: ``{class: (windows,)}`` (the counts' spread)."""
+        names = [c for c in CLASSES if c != "broad"]
+        per = self.scores[CONDITIONS.index(condition)]  # (classes-1, layers, heads, windows)
+        labels = classify_scores(dict(zip(names, per, strict=True)), causal=self.causal)
+        windows = [class_counts(labels[..., w]) for w in range(labels.shape[-1])]
+        return {c: np.array([n[c] for n in windows]) for c in CLASSES}
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,59 @@
+"""Inside real models: which rotary frequencies SmolLM2 uses, its real-q/k decay, and the
+positional heads of a RoPE model (SmolLM2) and a learned-absolute one (MiniLM-L6) on real text."""
+
+import streamlit as st
+
+from posviz.page_models.inside_models import INSTALL, MEMORY_NOTE, THRESHOLD_NOTE, inside_page
+from posviz.ui import show_chart, user_errors
+from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict
+from posviz.ui.cache import cached_model
+from posviz.ui.inside import inside_result
+
+st.title("Inside real models: RoPE frequencies and positional heads")
+answer = answer_slot()  # the verdict and the hero, drawn once both models' results are here
+st.markdown(
+    "Two real checkpoints, offline: **SmolLM2-135M-Instruct** (Llama architecture, rotary "
+    "positions, causal) and the bundled **MiniLM-L6** (BERT, a learned position table added "
+    "at the input, bidirectional). Which rotary frequencies does a trained RoPE model use? "
+    "Does RoPE's textbook decay with distance hold for its real queries and keys? Which heads "
+    "attend by position — to the previous token, to the first token — and does that survive "
+    "shuffling the words?"
+)
+
+smol = mini = None
+with answer:
+    with user_errors("SmolLM2"):
+        smol = inside_result("smollm2")
+    with user_errors("MiniLM-L6"):
+        mini = inside_result("minilm")
+    if smol is None or mini is None:
+        st.info(INSTALL)
+        st.stop()
+    page = cached_model(inside_page, "smollm2+minilm", (smol, mini))
+    show_verdict(page.verdict)
+    show_hero(page.hero, key="inside_hero", note=page.hero_note)
+
+st.caption(MEMORY_NOTE)
+st.subheader("RoPE's decay with the model's own queries and keys")
+show_chart(page.decay, key="inside_decay", description=page.decay_note)
+st.markdown(page.decay_note)
+
+st.subheader("Attention by distance on real text")
+left, right = st.columns(2)
+with left:
+    show_chart(page.distance[0], key="inside_dist_smol")
+with right:
+    show_chart(page.distance[1], key="inside_dist_mini")
+
+st.subheader("Head classes: RoPE and learned-absolute, side by side")
+st.caption(THRESHOLD_NOTE)
+show_chart(page.classes, key="inside_classes", width="content")
+left, right = st.columns(2)
+with left:
+    show_chart(page.grids[0], key="inside_grid_smol", width="content")
+with right:
+    show_chart(page.grids[1], key="inside_grid_mini", width="content")
+st.dataframe(page.counts, hide_index=True, width="stretch")
+st.markdown(page.story)
+
+next_question("pages/inside_models.py")

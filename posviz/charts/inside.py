@@ -1,0 +1,136 @@
+"""Charts of real models seen from inside (frames computed by
+:mod:`posviz.page_models.inside_models`): lines with a spread band, head-class bars, and a grid of
+head classes per layer and head. Frames in, Altair out; no statistics here."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import altair as alt
+import pandas as pd
+
+from posviz.charts.style import CONTROL_COLOR, FIT_WIDTH, GUIDE_COLOR, PALETTE, chart_title
+
+#: Colours of the head classes (broad is the grey of "nothing in particular").
+CLASS_COLORS = {
+    "previous-token": PALETTE[1],
+    "first-token (sink)": PALETTE[2],
+    "self": PALETTE[4],
+    "next-token": PALETTE[3],
+    "last-token": PALETTE[6],
+    "broad": "#c7c7c7",
+}
+
+
+def _series_scales(series: Sequence[str], controls: Sequence[str]) -> tuple[alt.Color, alt.Color]:
+    colors, dashes, k = [], [], 0
+    for name in series:
+        if name in controls:
+            colors.append(CONTROL_COLOR)
+            dashes.append([6, 3] if controls.index(name) % 2 == 0 else [2, 2])
+        else:
+            colors.append(PALETTE[k % len(PALETTE)])
+            dashes.append([1, 0])
+            k += 1
+    color = (
+        alt.Color("series:N", title=None, sort=list(series))
+        .scale(domain=list(series), range=colors)
+        .legend(orient="bottom", direction="vertical", labelLimit=500)
+    )
+    dash = alt.StrokeDash("series:N", sort=list(series), legend=None).scale(
+        domain=list(series), range=dashes
+    )
+    return color, dash
+
+
+def band_lines_chart(
+    frame: pd.DataFrame,
+    *,
+    x_title: str,
+    y_title: str,
+    title: str,
+    subtitle: str | Sequence[str] = (),
+    controls: Sequence[str] = (),
+    rule: float | None = None,
+    log_x: bool = False,
+    height: int = 280,
+) -> alt.LayerChart:
+    """One line per ``series`` (``frame``: ``x``, ``series``, ``value``, ``lo``, ``hi``) with its
+    ``lo``–``hi`` band; series named in ``controls`` grey and dashed; an optional dashed rule."""
+    series = list(dict.fromkeys(frame["series"]))
+    color, dash = _series_scales(series, list(controls))
+    x = alt.X("x:Q", title=x_title)
+    if log_x:
+        x = x.scale(type="log")
+    base = alt.Chart(frame).encode(x=x)
+    band = base.mark_area(opacity=0.18).encode(
+        y=alt.Y("lo:Q", title=y_title), y2="hi:Q", color=color
+    )
+    lines = base.mark_line(strokeWidth=1.8).encode(
+        y=alt.Y("value:Q", title=y_title),
+        color=color,
+        strokeDash=dash,
+        tooltip=[
+            "series:N",
+            alt.Tooltip("x:Q", title=x_title),
+            alt.Tooltip("value:Q", format=".3g"),
+            alt.Tooltip("lo:Q", format=".3g"),
+            alt.Tooltip("hi:Q", format=".3g"),
+        ],
+    )
+    layers: list[alt.Chart] = [band, lines]
+    if rule is not None:
+        layers.append(
+            alt.Chart(pd.DataFrame({"y": [rule]}))
+            .mark_rule(color=GUIDE_COLOR, strokeDash=[4, 4])
+            .encode(y="y:Q")
+        )
+    return alt.layer(*layers).properties(
+        title=chart_title(title, subtitle), height=height, autosize=FIT_WIDTH
+    )
+
+
+def class_bars_chart(frame: pd.DataFrame, *, title: str, subtitle: str = "") -> alt.Chart:
+    """Heads per class (``frame``: ``model``, ``condition``, ``class``, ``heads``), one row of
+    bars per model and condition, stacked by class."""
+    classes = [c for c in CLASS_COLORS if c in set(frame["class"])]
+    return (
+        alt.Chart(frame)
+        .mark_bar()
+        .encode(
+            y=alt.Y("condition:N", title=None, sort=list(dict.fromkeys(frame["condition"]))),
+            x=alt.X("share:Q", title="share of the model's heads").axis(format="%"),
+            color=alt.Color("class:N", title="head class", sort=classes)
+            .scale(domain=classes, range=[CLASS_COLORS[c] for c in classes])
+            .legend(orient="bottom"),
+            order=alt.Order("order:Q"),
+            row=alt.Row("model:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left")),
+            tooltip=[
+                "model:N",
+                "condition:N",
+                "class:N",
+                "heads:Q",
+                alt.Tooltip("share:Q", format=".0%"),
+            ],
+        )
+        .properties(title=chart_title(title, subtitle), width=520, height=70)
+    )
+
+
+def head_grid_chart(frame: pd.DataFrame, *, title: str) -> alt.Chart:
+    """Each head's class (``frame``: ``layer``, ``head``, ``class``, ``score``), layer down, head
+    across."""
+    classes = [c for c in CLASS_COLORS if c in set(frame["class"])]
+    return (
+        alt.Chart(frame)
+        .mark_rect()
+        .encode(
+            x=alt.X("head:O", title="head"),
+            y=alt.Y("layer:O", title="layer"),
+            color=alt.Color("class:N", title="head class", sort=classes)
+            .scale(domain=classes, range=[CLASS_COLORS[c] for c in classes])
+            .legend(orient="bottom"),
+            tooltip=["layer:O", "head:O", "class:N", alt.Tooltip("score:Q", format=".2f")],
+        )
+        .properties(title=chart_title(title), width=alt.Step(16), height=alt.Step(9))
+    )
