@@ -75,3 +75,39 @@ def test_the_picker_offers_it_and_a_link_to_it_selects_it():
     assert picker.default_mode(L3) == "minilm-l3"
     assert picker.default_mode("bundled") == "bundled"
     assert picker.hub_defaults(L3) == (picker.HUB_SUGGESTIONS[0], "")
+
+
+def _tiny_onnx(path, tensors):
+    import onnx
+    from onnx import helper, numpy_helper
+
+    inits = [numpy_helper.from_array(array, name) for name, array in tensors.items()]
+    graph = helper.make_graph([], "tiny", [], [], initializer=inits)
+    onnx.save(helper.make_model(graph), str(path))
+
+
+def test_onnx_initializers_are_read_by_name_and_refused_clearly(tmp_path):
+    from posviz.tables.onnx_format import onnx_initializer
+
+    table = np.arange(6, dtype=np.float16).reshape(3, 2)
+    _tiny_onnx(tmp_path / "m.onnx", {"pos": table, "ids": np.arange(3, dtype=np.int64)})
+    read = onnx_initializer(tmp_path / "m.onnx", "pos", where="m")
+    np.testing.assert_array_equal(read, table.astype(np.float32))
+    assert read.dtype == np.float32
+    with pytest.raises(ValueError, match=r"no initializer named 'wpe'.*'pos'"):
+        onnx_initializer(tmp_path / "m.onnx", "wpe", where="m")
+    with pytest.raises(ValueError, match="not floating point"):
+        onnx_initializer(tmp_path / "m.onnx", "ids", where="m")
+    (tmp_path / "junk.onnx").write_bytes(b"\xff" * 64)
+    with pytest.raises(ValueError, match="not a readable ONNX model"):
+        onnx_initializer(tmp_path / "junk.onnx", "pos", where="junk")
+
+
+def test_a_missing_onnx_package_says_how_to_install_it(monkeypatch, tmp_path):
+    import sys
+
+    from posviz.tables.onnx_format import onnx_initializer
+
+    monkeypatch.setitem(sys.modules, "onnx", None)  # import onnx now raises ImportError
+    with pytest.raises(ValueError, match=r"needs the onnx package: run `pip install onnx`"):
+        onnx_initializer(tmp_path / "m.onnx", "pos", where="m")

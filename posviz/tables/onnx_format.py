@@ -21,12 +21,19 @@ def onnx_initializer(path: Path, name: str, *, where: str) -> np.ndarray:
     is kept.
 
     Raises:
-        ValueError: the file is not a readable ONNX model, has no such initializer, the
-            initializer's data lies outside the file, or it is not a floating-point tensor.
+        ValueError: the onnx package is missing (with the install command), the file is not a
+            readable ONNX model, has no such initializer, the initializer's data lies outside
+            the file, or it is not a floating-point tensor.
     """
-    import onnx  # lazy: only packaged ONNX checkpoints need it (~0.2 s to import)
-    from google.protobuf.message import DecodeError
-    from onnx import numpy_helper
+    try:
+        import onnx  # lazy: only packaged ONNX checkpoints need it (~0.2 s to import)
+        from google.protobuf.message import DecodeError
+        from onnx import numpy_helper
+    except ImportError:
+        raise ValueError(
+            f"Reading {where} needs the onnx package: run `pip install onnx` (it is in "
+            "requirements.txt and in `pip install .[bundled]`)."
+        ) from None
 
     try:
         model = onnx.load(str(path), load_external_data=False)
