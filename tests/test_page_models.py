@@ -11,8 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from posviz.analysis.families import nope_demo
 from posviz.analysis.headlines import FIRST_SENTENCE_WORDS
 from posviz.encodings import sinusoidal as sinusoid_module
+from posviz.page_models import nope
 from posviz.page_models.learned import learned_page
 from posviz.page_models.sinusoidal import sinusoid_hero, sinusoid_page
 from posviz.tables import PositionTable, load_table
@@ -30,7 +32,6 @@ NOT_YET_CONVERTED = {
     "embedding_lookup.py",
     "home.py",
     "layers.py",
-    "nope.py",
     "p_rope.py",
     "permutation.py",
     "probing.py",
@@ -140,6 +141,7 @@ def _models() -> dict[str, object]:
         "sinusoidal": sinusoid_page(sinusoid, base=10000.0, layout="interleaved"),
         "learned": learned_page(load_table("bundled")),
         "learned-unlike": learned_page(PositionTable(noise, source="noise")),
+        "nope": nope.nope_page(nope_demo(16, 8, n_samples=2, seed=0)),
     }
 
 
