@@ -6,7 +6,7 @@ its hero chart's Vega-Lite spec); ``tests/test_home_answers.py`` checks them aga
 
 ANSWERS: dict[str, dict] = {
     "pages/probing.py": {
-        "verdict": "Yes for MiniLM-L6 (bundled): a linear probe reads held-out positions back 21.5 ± 2.56 positions off, against 183 ± 31.8 for a random table probed the same way.",  # noqa: E501
+        "verdict": "Yes for MiniLM-L6 (bundled): a straight-line readout recovers each token's position. A linear probe reads held-out positions back 21.5 ± 2.56 positions off, against 183 ± 31.8 for a random table probed the same way.",  # noqa: E501
         "hero": {
             "layer": [
                 {
@@ -172,7 +172,7 @@ ANSWERS: dict[str, dict] = {
         },
     },
     "pages/add_vs_concat.py": {
-        "verdict": "Mostly apart: only 7.8% of MiniLM's position variance (positions 0…127) lies in the words' 264-dimensional principal subspace, against 68.9% ± 1.0% for random subspaces of that size; so the sum behaves much like a concatenation.",  # noqa: E501
+        "verdict": "Mostly apart: positions and words use different directions. Only 7.8% of MiniLM's position variance (positions 0…127) lies in the words' 264-dimensional principal subspace, against 68.9% ± 1.0% for random subspaces of that size; so the sum behaves much like a concatenation.",  # noqa: E501
         "hero": {
             "layer": [
                 {
@@ -338,7 +338,7 @@ ANSWERS: dict[str, dict] = {
         },
     },
     "pages/permutation.py": {
-        "verdict": "Because attention treats its input as a set: without positions “tom bit a dog” and “a dog bit tom” give the same vectors, permuted (largest difference 9.5e-07, 0.6 float32 rounding steps); with positions the same token differs by up to 0.92.",  # noqa: E501
+        "verdict": "Because attention sees its input as a set: without positions, order is invisible. Without positions “tom bit a dog” and “a dog bit tom” give the same vectors, permuted (largest difference 9.5e-07, 0.6 float32 rounding steps); with positions the same token differs by up to 0.92.",  # noqa: E501
         "hero": {
             "layer": [
                 {
