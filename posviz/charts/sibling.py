@@ -76,7 +76,7 @@ def sibling_hero_chart(
             .encode(x="position:Q", y=alt.Y("top:Q").scale(type="log"), text="label:N")
         )
     return alt.layer(*layers).properties(
-        title=chart_title(title, "one line per row p; red below the dashed line = only scaled"),
+        title=chart_title(title, "red below the dashed line: only scaled"),
         autosize=FIT_WIDTH,
     )
 
@@ -123,8 +123,8 @@ def side_by_side_figures(
             matrix,
             vmax=vmax,
             reduce="absmax",
-            title=name,
-            subtitle=[f"colours saturate at ±{vmax:.3g} (99th percentile of both tables)"],
+            title=name if len(name) <= 40 else name[:39] + "…",
+            subtitle=[f"colours saturate at ±{vmax:.3g} (p99 of both)"],
             value_title="PE[p, i]",
             height=height,
             annotations=notes,
