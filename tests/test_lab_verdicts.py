@@ -12,7 +12,9 @@ import pytest
 from posviz.lab import answer as judge
 from posviz.lab import metrics as m
 from posviz.lab.presets import QUESTIONS
-from posviz.lab.results import Cell, Instance, Setting, Verdict
+from posviz.lab.results import ArmInfo, Cell, Instance, LabResult, Setting, Verdict
+from posviz.lab.summarise import findings_and_answer, panel_pending, with_panel
+from posviz.lab.sweep import cells as sweep_cells
 
 LABELS = {v.id: v.label for q in QUESTIONS.values() for v in q.variants}
 
@@ -307,3 +309,76 @@ def test_metric_labels_say_which_way_is_better_in_words(metric: str) -> None:
     else:
         assert re.search(r"\((higher|lower) is better\)$", label)
     assert "_" not in label and "@" not in label  # words, never an id like train_loss_mean
+
+
+# --------------------------------------------------------------------------- the held-out panel
+
+
+def _judged_cells(q, sweep, metrics_of) -> list[Cell]:
+    """Cells of ``sweep`` judged on synthetic per-seed values (``metrics_of(cell plan)``)."""
+    labels = {v.id: v.label for v in q.variants}
+    out = []
+    for plan in sweep_cells(q.arm_specs(), sweep, q.default):
+        metrics = metrics_of(plan)
+        ok = dict.fromkeys(metrics, True)
+        cell = judge.CellInput(q, plan.settings[0].key, q.metric, metrics, ok, labels, None)
+        judged = judge.judge_pair(cell)
+        out.append(
+            Cell(plan.id, plan.settings, plan.steps, plan.default, plan.instances, metrics, (),
+                 ok, dict.fromkeys(metrics, "trained"), judged.comparisons, judged.ranking,
+                 judged.verdict, dict.fromkeys(metrics, "trained"))
+        )  # fmt: skip
+    return out
+
+
+def _result(q, cells: list[Cell]) -> LabResult:
+    labels = {v.id: v.label for v in q.variants}
+    cells.sort(key=lambda c: not c.default)
+    found, text = findings_and_answer(q, tuple(cells), labels, {}, None, q.default)
+    arms = tuple(
+        ArmInfo(v.id, v.label, v.role, "encoder", v.model.scheme, "input", "reverse", "12",
+                False, 1)
+        for v in q.variants
+    )  # fmt: skip
+    return LabResult("r", q.id, q.default, "c", arms, tuple(cells), found, text, (), None,
+                     {}, {}, {}, {})  # fmt: skip
+
+
+def _learned_wins(plan) -> dict:
+    return _pair((0.95, 0.96, 0.95, 0.97, 0.96), (0.80, 0.81, 0.79, 0.80, 0.82))
+
+
+def test_a_finding_holds_only_where_it_also_holds_on_the_held_out_panel() -> None:
+    q = QUESTIONS["learned"]
+    default = _result(q, _judged_cells(q, q.sweep, _learned_wins))
+    assert with_panel(default, None).answer.endswith(panel_pending(q))
+    assert "Held-out check pending" in panel_pending(q)
+    same = with_panel(default, _result(q, _judged_cells(q, q.panel, _learned_wins)))
+    main = same.findings[0]
+    assert main.holds_everywhere and "of the sweep and the held-out panel" in main.text
+    assert len(same.cells) == len(default.cells) + 2 * len(q.panel_settings)
+
+    def flips_at_lr_x3(plan) -> dict:
+        if plan.settings[0].key == "lr_x3":  # the sinusoid wins with 3× the learning rate
+            return _pair((0.70, 0.71, 0.69, 0.70, 0.72), (0.90, 0.91, 0.89, 0.90, 0.92))
+        return _learned_wins(plan)
+
+    flipped = with_panel(default, _result(q, _judged_cells(q, q.panel, flips_at_lr_x3)))
+    main = flipped.findings[0]
+    assert not main.holds_everywhere and main.depends_on == ("panel",)
+    assert "depends on a held-out setting" in main.text
+    assert "learning rate 0.03 (3× the preset's 0.01)" in main.text  # what it depends on
+    assert "fixed sinusoid: higher held-out accuracy (better)" in main.text  # with its numbers
+    assert default.findings[0].holds_everywhere  # the sweep alone could not see it
+
+
+def test_task_labels_come_from_the_config() -> None:
+    q = QUESTIONS["learned"]
+    ten = replace(q.default, min_len=10, max_len=10, eval_lengths=(10,))
+    labels = {p.settings[0].label for p in sweep_cells(q.arm_specs(), q.sweep, ten)}
+    assert labels == {"reverse (length 10)", "token 2 back (length 10)"}
+    rare = QUESTIONS["rare_rows"]
+    (label,) = {
+        p.settings[0].label for p in sweep_cells(rare.arm_specs(), rare.sweep, rare.default)
+    }
+    assert label == "token 2 back (lengths 4–32)"

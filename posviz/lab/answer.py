@@ -39,7 +39,12 @@ CEILING = 0.99  # accuracy at which two arms can no longer be told apart by accu
 HOLDS = 0.75
 #: equivalence margin of the relative loss gaps (2 % of the loss with positions).
 GAP_MARGIN = 0.02
-AXIS_NAMES = {"task": "the task", "init": "the table's initial scale", "budget": "the budget"}
+AXIS_NAMES = {
+    "task": "the task",
+    "init": "the table's initial scale",
+    "budget": "the budget",
+    "panel": "a held-out setting",
+}
 
 
 # --------------------------------------------------------------------------- small pieces
@@ -583,10 +588,13 @@ def finding(
     default = next(c for c in cells if c.default)
     axes = depends_on(keys, cells)
     here = verdicts[default.id]
+    where = (
+        "of the sweep and the held-out panel"
+        if any(s.axis == "panel" for s in default.settings)
+        else "of the sweep"
+    )
     if not axes:
-        text = (
-            f"{topic}: {here.text.rstrip('.')} — the same in all {len(cells)} cells of the sweep."
-        )
+        text = f"{topic}: {here.text.rstrip('.')} — the same in all {len(cells)} cells {where}."
         return Finding(topic, True, (), text, keys, shorts)
     other = nearest_other(cells, keys, default)
     names = " and ".join(AXIS_NAMES.get(a, a) for a in axes)

@@ -182,7 +182,7 @@ def _exact_ceiling(config: LabConfig, n: int) -> tuple[float, str]:
 def _held_out_blind_upper(config: LabConfig, n: int) -> tuple[float, float]:
     """``mlm``: the best one-guess-per-sequence accuracy on the held-out windows, ± s.e."""
     best, counted = [], []
-    for seed in range(config.seeds):
+    for seed in config.seed_ids:
         batch = make_batch(config, eval_rng(seed, n), np.full(config.eval_batch, n), held_out=True)
         n_out = vocab_sizes(config)[1]
         for targets, mask in zip(batch.targets, batch.mask, strict=True):
@@ -255,7 +255,7 @@ def _target_distribution(config: LabConfig, n: int) -> tuple[np.ndarray, Method,
         pmf = _binomial_pmf(n - 1, 1 / config.vocab, n - 1)[n - 1]
         return pmf, "exact", "the count is 1 + Binomial(n − 1, 1/V)"
     hits, total = np.zeros(vocab_sizes(config)[1]), 0
-    for seed in range(config.seeds):
+    for seed in config.seed_ids:
         batch = make_batch(config, eval_rng(seed, n), np.full(config.eval_batch, n), held_out=True)
         hits += np.bincount(batch.targets[batch.mask], minlength=hits.size)
         total += int(batch.mask.sum())

@@ -138,7 +138,9 @@ class LabConfig:
             test extrapolation.
         width, heads, layers: model size (``heads`` must divide ``width``).
         steps, batch, lr: optimiser steps (Adam), sequences per step and seed, learning rate.
-        seeds: independent models per variant (seeds ``0 … seeds−1``: init and data).
+        seeds: independent models per variant (seeds ``first_seed … first_seed + seeds − 1``:
+            init and data).
+        first_seed: the first seed (0; a held-out panel uses a fresh set, e.g. 100).
         eval_batch: held-out sequences per seed and evaluation length.
         snapshots: learned-table snapshots kept per run (evenly spaced steps, first and last).
     """
@@ -157,6 +159,7 @@ class LabConfig:
     batch: int = 32
     lr: float = 3e-3
     seeds: int = 3
+    first_seed: int = 0
     eval_batch: int = 256
     snapshots: int = 8
     extra: tuple[tuple[str, str], ...] = field(default_factory=tuple)  # free labels, hashed too
@@ -187,12 +190,18 @@ class LabConfig:
         _whole("steps", self.steps, 1, caps.lab_max_steps, cap_steps)
         _whole("batch", self.batch, 1, MAX_BATCH, "Use e.g. 32 sequences per step.")
         _whole("seeds", self.seeds, 1, MAX_SEEDS, "Use 3 to 5 seeds.")
+        _whole("first_seed", self.first_seed, 0, 10_000, "Use 0, or e.g. 100 for fresh seeds.")
         _whole("eval_batch", self.eval_batch, 1, 4096, "Use e.g. 256 held-out sequences.")
         _whole("snapshots", self.snapshots, 2, 64, "Use e.g. 8 snapshots.")
         if isinstance(self.lr, bool) or not isinstance(self.lr, int | float):
             raise ValueError(f"lr={self.lr!r} must be a number such as 0.003.")
         if not 0 < float(self.lr) <= 1:
             raise ValueError(f"lr={self.lr} is out of range; use 0 < lr ≤ 1 (e.g. 0.003).")
+
+    @property
+    def seed_ids(self) -> range:
+        """The seeds a run trains: ``first_seed … first_seed + seeds − 1``."""
+        return range(self.first_seed, self.first_seed + self.seeds)
 
     @property
     def head_dim(self) -> int:

@@ -24,6 +24,37 @@ from posviz.lab.sweep import (
 )
 
 Kind = Literal["pair", "extrapolation", "rare_rows", "need_positions"]
+
+
+@dataclass(frozen=True)
+class PanelSetting:
+    """One held-out setting: a :class:`LabConfig` field scaled by ``factor`` (learning rate,
+    width) or set to ``value`` (the first seed of a fresh seed set)."""
+
+    key: str
+    field: str
+    factor: float = 0.0
+    value: int = 0
+
+    def change(self, base: LabConfig) -> tuple[str, object]:
+        """``(field, new value)`` for a run whose preset is ``base``."""
+        if self.factor:
+            old = getattr(base, self.field)
+            new = old * self.factor
+            return self.field, (round(new) if isinstance(old, int) else round(new, 8))
+        return self.field, self.value
+
+
+#: The held-out robustness panel: settings *not* used to choose any preset, on which every
+#: stated finding is checked (learning rate × ⅓ and × 3, seeds 100 … never used before, twice
+#: the width). Each is one more "task" row of a second sweep, trained as the question's
+#: ``panel`` part after the default answers (:mod:`posviz.lab.run`).
+PANEL: tuple[PanelSetting, ...] = (
+    PanelSetting("lr_third", "lr", factor=1 / 3),
+    PanelSetting("lr_x3", "lr", factor=3.0),
+    PanelSetting("fresh_seeds", "first_seed", value=100),
+    PanelSetting("width_x2", "width", factor=2.0),
+)
 Role = Literal["arm", "control", "table-free control"]
 
 
@@ -93,6 +124,8 @@ class Question:
         layer_probe: the arm whose hidden states are probed layer by layer ("" for none).
         paper_checks: ids of the :mod:`posviz.lab.papers` checks on this question's topic (their
             cards are shown beside its answer; each is its own run, :mod:`posviz.lab.cards`).
+        panel_settings: the held-out settings every finding is checked on (:data:`PANEL`);
+            ``()`` for none. :attr:`panel` is them as a sweep.
     """
 
     id: str
@@ -110,6 +143,20 @@ class Question:
     probe_tables: bool = False
     layer_probe: str = ""
     paper_checks: tuple[str, ...] = ()
+    panel_settings: tuple[PanelSetting, ...] = PANEL
+
+    @property
+    def panel(self) -> Sweep | None:
+        """The held-out panel as a sweep: each panel setting applied to the preset's own task,
+        at its own init and the sweep's budgets (None without panel settings)."""
+        if not self.panel_settings:
+            return None
+        own = self.sweep.tasks[0]
+        tasks = tuple(
+            TaskSetting(p.key, (*own.changes, p.change(self.default)), own.metric)
+            for p in self.panel_settings
+        )
+        return Sweep(tasks=tasks, inits=self.sweep.inits[:1], budgets=self.sweep.budgets)
 
     @property
     def higher_is_better(self) -> bool:

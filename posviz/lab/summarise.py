@@ -10,6 +10,8 @@ from the run (or, for the ``rare_rows`` reach probability, from
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from posviz.analysis.evidence import spread
@@ -17,8 +19,19 @@ from posviz.lab import answer as judge
 from posviz.lab.config import LabConfig
 from posviz.lab.measure import late_start
 from posviz.lab.metrics import spec as metric_spec
-from posviz.lab.presets import Question
-from posviz.lab.results import Bound, Cell, Comparison, Finding, LayerProbe, Verdict
+from posviz.lab.presets import Question, question
+from posviz.lab.results import (
+    Bound,
+    Cell,
+    Comparison,
+    Finding,
+    Instance,
+    LabResult,
+    LayerProbe,
+    Setting,
+    Verdict,
+)
+from posviz.lab.sweep import change_label
 from posviz.lab.tasks import one_in, reach_probability
 
 #: a control "stays at its bound" unless its 95% interval lies wholly above it.
@@ -161,6 +174,24 @@ def _pair_findings(q: Question, cells: tuple[Cell, ...], bounds: dict) -> list[F
     return found
 
 
+def _rank_one_line(found: Finding, cells: tuple[Cell, ...]) -> Finding:
+    """A "best" finding that varies is stated as a tie of every arm that is best somewhere."""
+    if found.holds_everywhere:
+        return found
+    tops = sorted(
+        {arm for k in found.keys.values() if k.startswith("top:") for arm in k[4:].split(",")}
+    )
+    if len(tops) < 2:
+        return found
+    labels = {r.arm: r.label for c in cells for r in c.ranking}
+    names = ", ".join(labels.get(a, a) for a in tops)
+    text = (
+        f"Best on unseen positions: no single best — {names} each rank first somewhere, so they "
+        f"are stated as tied. {found.text}"
+    )
+    return replace(found, text=text)
+
+
 def _extrapolation_findings(q: Question, cells: tuple[Cell, ...]) -> list[Finding]:
     found = [
         _topic(
@@ -174,7 +205,7 @@ def _extrapolation_findings(q: Question, cells: tuple[Cell, ...]) -> list[Findin
     for cell in cells:
         best = judge.best_on_unseen(cell.ranking, cell.metrics, cell.converged, cell.status, labels)
         top[cell.id] = Verdict(best.key, best.short, f"best: {best.text}")
-    found.append(_topic("Best on unseen positions", cells, top))
+    found.append(_rank_one_line(_topic("Best on unseen positions", cells, top), cells))
     return found
 
 
@@ -333,7 +364,101 @@ def sweep_line(cells: tuple[Cell, ...]) -> str:
         seen = dict.fromkeys(c.setting(axis).label for c in cells)
         return ", ".join(seen)
 
+    panel = [c for c in cells if c.settings[-1].axis == "panel" and c.settings[-1].key != "preset"]
+    held = (
+        f" Held-out panel (settings not used to choose the preset), {len(panel)} more cells: "
+        + ", ".join(dict.fromkeys(c.setting("panel").label for c in panel))
+        + "; a finding holds only where it holds there too."
+        if panel
+        else ""
+    )
+    sweep = [c for c in cells if c not in panel]
     return (
-        f"Sweep: {len(cells)} cells — tasks: {values('task')}; {values('init')}; budgets: "
-        f"{values('budget')}. Every difference is paired over seeds, with its 95% interval."
+        f"Sweep: {len(sweep)} cells — tasks: {values('task')}; {values('init')}; budgets: "
+        f"{values('budget')}.{held} Every difference is paired over seeds, with its 95% interval."
+    )
+
+
+# --------------------------------------------------------------------------- the held-out panel
+
+PANEL_AXIS = "panel"
+PRESET = Setting(PANEL_AXIS, "preset", "the preset's settings")
+
+
+def panel_pending(q: Question) -> str:
+    """What the held-out check will cover, said while it has not run ("" without a panel)."""
+    if not q.panel_settings:
+        return ""
+    names = ", ".join(change_label(*p.change(q.default), q.default) for p in q.panel_settings)
+    return (
+        f"Held-out check pending: every finding will be checked on {names}; until then the "
+        "findings hold on the sweep only."
+    )
+
+
+def _bounds_by_task(q: Question, result: LabResult) -> dict[str, Bound | None]:
+    """The stored bounds, by the sweep's task keys (a bound is stored by its task name)."""
+    if not q.control:
+        return {}
+    out: dict[str, Bound | None] = {}
+    for t in q.sweep.tasks:
+        task = q.variant(q.control).config_for(t.config(result.config)).task
+        out[t.key] = next((b for b in result.bounds if b.task == task), None)
+    return out
+
+
+def _panel_cells(
+    q: Question, default: LabResult, panel: LabResult
+) -> tuple[list[Cell], dict[str, Instance]]:
+    """The panel's cells as cells of the preset's task with one more axis, ``panel``, and their
+    instances renamed ``panel.<id>`` (so they never clash with the sweep's)."""
+    own = default.default_cell.setting("task")
+    labels = {
+        p.key: change_label(*p.change(default.config), default.config) for p in q.panel_settings
+    }
+    cells = []
+    for c in panel.cells:
+        key = c.setting("task").key
+        setting = Setting(PANEL_AXIS, key, labels.get(key, c.setting("task").label))
+        cells.append(
+            replace(
+                c,
+                id=f"panel.{c.id}",
+                settings=(own, c.setting("init"), c.setting("budget"), setting),
+                default=False,
+                instances={arm: f"panel.{i}" for arm, i in c.instances.items()},
+            )
+        )
+    instances = {f"panel.{k}": replace(v, id=f"panel.{k}") for k, v in panel.instances.items()}
+    return cells, instances
+
+
+def with_panel(default: LabResult, panel: LabResult | None) -> LabResult:
+    """The default answer judged together with its held-out panel: every finding holds only
+    where it holds in the sweep *and* on every panel setting, else it names what it depends
+    on, with both cells' numbers. Without a panel result the answer says the check is pending.
+    """
+    q = question(default.question_id)
+    if panel is None:
+        pending = panel_pending(q)
+        return replace(default, answer=f"{default.answer}\n{pending}") if pending else default
+    extra, instances = _panel_cells(q, default, panel)
+    cells = tuple(replace(c, settings=(*c.settings, PRESET)) for c in default.cells) + tuple(extra)
+    labels = {a.id: a.label for a in default.arms}
+    found, answer = findings_and_answer(
+        q, cells, labels, _bounds_by_task(q, default), default.layer_probe, default.config
+    )
+
+    def merged(a: dict, b: dict) -> dict:
+        return {**a, **b}
+
+    return replace(
+        default,
+        cells=cells,
+        findings=found,
+        answer=answer,
+        instances={**default.instances, **instances},
+        curve_steps=merged(default.curve_steps, panel.curve_steps),
+        checkpoint_steps=merged(default.checkpoint_steps, panel.checkpoint_steps),
+        snapshot_steps_by_task=merged(default.snapshot_steps_by_task, panel.snapshot_steps_by_task),
     )

@@ -191,6 +191,32 @@ def lengths_label(config: LabConfig) -> str:
     return f"lengths {config.min_len}–{config.max_len}{dist}"
 
 
+#: LabConfig fields a task setting may change that are not the task itself: held-out panel
+#: settings, said with the preset's value beside them.
+_PANEL_WORDS = {"lr": "learning rate", "width": "width", "layers": "layers", "heads": "heads"}
+
+
+def change_label(name: str, value: object, base: LabConfig) -> str:
+    """``"learning rate 0.0333 (3× the preset's 0.01)"``, ``"seeds 100–104 (fresh)"``."""
+    if name == "first_seed":
+        first = int(value)  # type: ignore[call-overload]
+        last, was = first + base.seeds - 1, base.first_seed
+        return f"seeds {first}–{last} (fresh; the preset's {was}–{was + base.seeds - 1})"
+    was = getattr(base, name)
+    ratio = float(value) / float(was) if was else float("nan")  # type: ignore[arg-type]
+    times = f"{ratio:g}×" if ratio >= 1 else f"{ratio:.2g}×"
+    return f"{_PANEL_WORDS.get(name, name)} {value:.3g} ({times} the preset's {was:.3g})"
+
+
+def _setting_label(task: TaskSetting, arms: tuple[ArmSpec, ...], base: LabConfig) -> str:
+    """A cell's task label: the task from its configs, then any held-out panel change."""
+    label = task_label([replace(task.config(base), **own) for _, _, own in arms])
+    extra = [
+        change_label(k, v, base) for k, v in task.changes if k in (*_PANEL_WORDS, "first_seed")
+    ]
+    return " · ".join([label, *extra])
+
+
 def task_label(configs: list[LabConfig] | tuple[LabConfig, ...]) -> str:
     """A task setting's label from the configs its arms train on: every task named once, with
     the lengths they share (``"reverse (length 12)"``; ``"masked characters of the KJV text and
@@ -219,7 +245,7 @@ def cells(arms: tuple[ArmSpec, ...], sweep: Sweep, base: LabConfig) -> list[Cell
     out = []
     for task, init, budget in itertools.product(sweep.tasks, sweep.inits, sweep.budgets):
         steps = task.config(base).steps * budget
-        label = task_label([replace(task.config(base), **own) for _, _, own in arms])
+        label = _setting_label(task, arms, base)
         settings = (
             Setting("task", task.key, label),
             Setting("init", init.key, init.label),

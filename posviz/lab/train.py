@@ -320,7 +320,7 @@ class _Group:
         member_stream: list[int] = []
         for arm in self.arms:
             start = len(members)
-            for seed in range(arm.config.seeds):
+            for seed in arm.config.seed_ids:
                 members.append(_member(arm.model, arm.config, seed=seed))
                 key = (_data_key(arm.config), seed)
                 if key not in streams:
@@ -405,7 +405,7 @@ class _Group:
         keys = []
         for arm in self.arms:
             size = n or arm.config.eval_batch
-            for seed in range(arm.config.seeds):
+            for seed in arm.config.seed_ids:
                 key = (_eval_key(arm.config), seed, size)
                 if key not in batches:
                     rng = eval_rng(seed, length)
@@ -675,7 +675,7 @@ def build_model(model: ModelConfig, config: LabConfig) -> LabModel:
         ValueError: settings the arm cannot train (see :func:`check_arm`).
     """
     check_arm(model, config)
-    members = [_member(model, config, seed=s) for s in range(config.seeds)]
+    members = [_member(model, config, seed=s) for s in config.seed_ids]
     n_out = vocab_sizes(config)[1]
     return LabModel(
         members, n_out=n_out, width=config.width, heads=config.heads, layers=config.layers

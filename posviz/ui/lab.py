@@ -50,6 +50,22 @@ def find_result(store: RunStore, run_id: str) -> LabResult | None:
     return None
 
 
+@cached_data()
+def _judged(
+    root: str, run_id: str, panel_id: str, _result: LabResult, _panel: LabResult | None
+) -> LabResult:
+    """A stored answer judged with its stored held-out panel (cached by the two run ids)."""
+    return answer.judged(_result, _panel)
+
+
+def with_panel(store: RunStore, result: LabResult) -> LabResult:
+    """``result`` judged together with its held-out panel when one is stored; otherwise as it
+    is, its answer saying the check is pending."""
+    panel_id = answer.panel_run_id(result.question_id, result.config)
+    panel = find_result(store, panel_id)
+    return _judged(str(store.root), result.run_id, panel_id if panel else "", result, panel)
+
+
 def _linked_result(question: Question, key_prefix: str) -> LabResult | None:
     """The stored run named by the link's ``<prefix>run`` parameter (first script run only)."""
     marker = f"{key_prefix}linked"
@@ -157,6 +173,8 @@ def question_page(question_id: str) -> None:
     run_id = store.run_id(question.id, config)
     with top, waiting("Reading the stored answer…"):
         result, stored = _current_result(store, run_id, linked, config)
+        if result is not None:
+            result = with_panel(store, result)
     shown = result.run_id if result is not None else run_id
     if st.query_params.get(f"{key_prefix}run") != shown:
         st.query_params[f"{key_prefix}run"] = shown
@@ -189,7 +207,8 @@ def question_page(question_id: str) -> None:
 def default_results() -> dict[str, LabResult | None]:
     """Every question's stored answer at its preset (None where none is stored)."""
     store = RunStore()
-    return {q.id: find_result(store, store.run_id(q.id, q.default)) for q in QUESTIONS.values()}
+    found = {q.id: find_result(store, store.run_id(q.id, q.default)) for q in QUESTIONS.values()}
+    return {qid: None if r is None else with_panel(store, r) for qid, r in found.items()}
 
 
 def question_cards(*, columns: int = 2) -> None:

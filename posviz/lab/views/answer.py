@@ -22,6 +22,8 @@ from posviz.lab.answer import AXIS_NAMES, CEILING, HOLDS, nearest_other
 from posviz.lab.config import MAX_BATCH, MAX_SEEDS, LabConfig
 from posviz.lab.presets import Question, question
 from posviz.lab.results import Cell, Comparison, Finding, LabResult, summary_frame
+from posviz.lab.store import study_run_id
+from posviz.lab.summarise import PANEL_AXIS, panel_pending, with_panel
 from posviz.lab.views.figures import short_setting
 from posviz.lab.views.live import question_plan
 from posviz.settings import settings
@@ -270,7 +272,8 @@ def _detail(result: LabResult) -> str:
     main, cells, default = result.findings[0], result.cells, result.default_cell
     here = cell_clause(result, default)
     if main.holds_everywhere:
-        return f"{_capital(here)} — in all {len(cells)} settings of the sweep."
+        where = "of the sweep and the held-out panel" if has_panel(result) else "of the sweep"
+        return f"{_capital(here)} — in all {len(cells)} settings {where}."
     other = nearest_other(cells, main.keys, default)
     changed = [s.label for s in other.settings if s.key != default.setting(s.axis).key]
     axes = _names([AXIS_NAMES.get(a, a) for a in main.depends_on])
@@ -324,10 +327,29 @@ def layer_probe_line(result: LabResult) -> str:
     )
 
 
+def panel_run_id(question_id: str, config: LabConfig) -> str:
+    """The run id of a question's held-out panel part with ``config``."""
+    return study_run_id("question", question_id, config.to_dict(), part="panel")
+
+
+def judged(result: LabResult, panel: LabResult | None) -> LabResult:
+    """The stored answer judged together with its held-out panel (None: not computed yet, the
+    answer says the check is pending); see :func:`posviz.lab.summarise.with_panel`."""
+    return with_panel(result, panel)
+
+
+def has_panel(result: LabResult) -> bool:
+    """Whether the result's findings were judged with its held-out panel."""
+    return any(s.axis == PANEL_AXIS for s in result.cells[0].settings)
+
+
 def support_lines(result: LabResult) -> tuple[str, ...]:
     """Short lines under the answer: every other finding across the sweep (a control with its
-    position-blind ceiling), the layer probe."""
+    position-blind ceiling), the layer probe, and the held-out check (or that it is pending)."""
     lines = [_finding_line(f, result) for f in result.findings[1:]]
+    pending = "" if has_panel(result) else panel_pending(question(result.question_id))
+    if pending:
+        lines.append(pending)
     bounds = {b.text for b in result.bounds}
     if bounds:
         lines.append(
@@ -342,12 +364,16 @@ def support_lines(result: LabResult) -> tuple[str, ...]:
 # --------------------------------------------------------------------------- the sweep at a glance
 
 
+_AXIS_COLUMNS = {"task": "task", "init": "table init", "budget": "budget", PANEL_AXIS: "held out"}
+
+
 def _setting_columns(result: LabResult) -> list[str]:
-    axes = {"task": "task", "init": "table init", "budget": "budget"}
+    present = {s.axis for s in result.cells[0].settings}
     return [
         axis
-        for axis in axes
-        if len({c.setting(axis).key for c in result.cells}) > 1 or axis == "budget"
+        for axis in _AXIS_COLUMNS
+        if axis in present
+        and (len({c.setting(axis).key for c in result.cells}) > 1 or axis == "budget")
     ]
 
 
@@ -356,7 +382,7 @@ def grid(result: LabResult) -> Styler:
     finding's verdict there and the arms under-trained there; verdicts that differ from the
     preset's are highlighted."""
     axes = _setting_columns(result)
-    names = {"task": "task", "init": "table init", "budget": "budget"}
+    names = _AXIS_COLUMNS
     rows, differs = [], []
     for cell in result.cells:
         row = {names[a]: short_setting(cell, a) for a in axes}
