@@ -1,0 +1,110 @@
+"""The "Inside real models" page drawn from its cache renders in <= 2x the Sinusoidal page's time;
+what the one-time computation costs (time, peak memory) from an empty cache.
+
+Part 1 (``render``): the results are computed once if missing (not timed), then page loads
+alternate between the Sinusoidal page and /inside_models in one server and one headless Chromium,
+each timed from navigation until the script has finished and every chart is drawn.
+
+Part 2 (``cold``, with ``--cold``): in a fresh process with an empty ``HF_HOME``: SmolLM2's hash
+check, one-time dequantisation and its three forward passes, then MiniLM-L6's; wall time of each
+and the process's peak resident memory.
+
+    .venv/bin/python bench/bench_inside.py [--repeat 7] [--cold]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from run_all import browser, open_page, server  # noqa: E402  (bench helpers, not a package)
+
+ALL_DRAWN = """() => {
+    const charts = [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')];
+    return charts.length > 0 && charts.every(c => c.querySelector('canvas, svg'));
+}"""
+
+COLD = """
+import json, resource, time
+t0 = time.perf_counter()
+from posviz.analysis.inside_models import inside_results
+t1 = time.perf_counter(); inside_results("smollm2")
+t2 = time.perf_counter(); inside_results("minilm")
+t3 = time.perf_counter()
+print(json.dumps({"import_s": t1 - t0, "smollm2_s": t2 - t1, "minilm_s": t3 - t2,
+                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def _load_ms(page, url: str) -> float:
+    start = time.perf_counter()
+    open_page(page, url)
+    page.wait_for_function(ALL_DRAWN, timeout=180_000)
+    page.wait_for_load_state("networkidle")
+    return (time.perf_counter() - start) * 1000
+
+
+def render(repeat: int) -> float:
+    from posviz.analysis.inside_models import inside_results
+
+    for model in ("smollm2", "minilm"):
+        inside_results(model)  # fill the disk cache if it is empty (not timed)
+    with server(ROOT / "app.py", cwd=ROOT) as (port, _), browser() as b:
+        base = f"http://127.0.0.1:{port}"
+        page = b.new_page(viewport={"width": 1280, "height": 1000})
+        _load_ms(page, base + "/sinusoidal")  # warm both (first loads import modules)
+        _load_ms(page, base + "/inside_models")
+        sinusoid, inside = [], []
+        for _ in range(repeat):
+            sinusoid.append(_load_ms(page, base + "/sinusoidal"))
+            inside.append(_load_ms(page, base + "/inside_models"))
+    s_med, i_med = statistics.median(sinusoid), statistics.median(inside)
+    ratio = i_med / s_med
+    print(f"Sinusoidal page: median {s_med:.0f} ms over {repeat} loads")
+    print(f"Inside real models page, from its cache: median {i_med:.0f} ms over {repeat} loads")
+    print(f"ratio {ratio:.2f}x (goal <= 2x)")
+    line = {"metric": "Inside real models page (cached) / Sinusoidal page, load to charts drawn",
+            "value": round(ratio, 3), "goal": "<= 2x", "ok": ratio <= 2.0, "unit": "x"}  # fmt: skip
+    print("BENCH " + json.dumps(line))
+    return ratio
+
+
+def cold() -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as home:
+        env = {**os.environ, "HF_HOME": home, "HF_HUB_OFFLINE": "1"}
+        out = subprocess.run(
+            [sys.executable, "-c", COLD], cwd=ROOT, env=env, capture_output=True, text=True,
+            check=True,
+        )  # fmt: skip
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    print(
+        f"empty cache, fresh process: import {result['import_s']:.1f} s; SmolLM2 (hash check, "
+        f"dequantise, 3 forward passes) {result['smollm2_s']:.1f} s; MiniLM-L6 "
+        f"{result['minilm_s']:.1f} s; peak RSS {result['peak_rss_mb']:.0f} MiB"
+    )
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--cold", action="store_true", help="also time an empty cache")
+    args = parser.parse_args(argv)
+    if args.cold:
+        cold()
+    render(args.repeat)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
