@@ -14,7 +14,7 @@ import pytest
 from posviz.analysis.families import nope_demo
 from posviz.analysis.headlines import FIRST_SENTENCE_WORDS
 from posviz.encodings import sinusoidal as sinusoid_module
-from posviz.page_models import nope
+from posviz.page_models import alibi, nope
 from posviz.page_models.learned import learned_page
 from posviz.page_models.sinusoidal import sinusoid_hero, sinusoid_page
 from posviz.tables import PositionTable, load_table
@@ -27,7 +27,6 @@ ALLOWED = {"posviz.page_models", "posviz.ui"}
 #: from more than two layers: remove a page from here when it is converted).
 NOT_YET_CONVERTED = {
     "add_vs_concat.py",
-    "alibi.py",
     "compare.py",
     "embedding_lookup.py",
     "home.py",
@@ -142,6 +141,7 @@ def _models() -> dict[str, object]:
         "learned": learned_page(load_table("bundled")),
         "learned-unlike": learned_page(PositionTable(noise, source="noise")),
         "nope": nope.nope_page(nope_demo(16, 8, n_samples=2, seed=0)),
+        "alibi": alibi.alibi_page(alibi.alibi_slopes(12)),
     }
 
 
