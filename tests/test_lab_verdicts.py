@@ -15,6 +15,7 @@ from posviz.lab.presets import QUESTIONS
 from posviz.lab.results import ArmInfo, Cell, Instance, LabResult, Setting, Verdict
 from posviz.lab.summarise import findings_and_answer, panel_pending, with_panel
 from posviz.lab.sweep import cells as sweep_cells
+from posviz.lab.views import answer as answer_views
 
 LABELS = {v.id: v.label for q in QUESTIONS.values() for v in q.variants}
 
@@ -382,3 +383,20 @@ def test_task_labels_come_from_the_config() -> None:
         p.settings[0].label for p in sweep_cells(rare.arm_specs(), rare.sweep, rare.default)
     }
     assert label == "token 2 back (lengths 4–32)"
+
+
+def test_the_answer_opens_with_a_plain_sentence_of_at_most_15_words() -> None:
+    q = QUESTIONS["learned"]
+    wins = _result(q, _judged_cells(q, q.sweep, _learned_wins))
+    first = answer_views.plain_answer(wins)
+    assert first == "The learned table does better than the fixed sinusoid."
+    assert len(first.split()) <= answer_views.MAX_FIRST_WORDS
+    assert answer_views.headline(wins).startswith(first + " ")  # then the numbers
+
+    def depends(plan) -> dict:
+        if plan.settings[1].key == "matched":
+            return _pair((0.70, 0.71, 0.69, 0.70, 0.72), (0.90, 0.91, 0.89, 0.90, 0.92))
+        return _learned_wins(plan)
+
+    mixed = _result(q, _judged_cells(q, q.sweep, depends))
+    assert answer_views.plain_answer(mixed) == "It depends on the table's initial scale."

@@ -353,8 +353,32 @@ def findings_and_answer(
             + "; ".join(under)
             + "."
         )
+    lines.extend(longest_budget_lines(q, cells, labels))
     lines.append(sweep_line(cells))
     return tuple(found), "\n".join(lines)
+
+
+def longest_budget_lines(q: Question, cells: tuple[Cell, ...], labels: dict[str, str]) -> list[str]:
+    """Arms still not trained at the sweep's longest budget (the preset's task and init), each
+    with the slope of its held-out loss: why the verdict waits for them, in numbers."""
+    default = next(c for c in cells if c.default)
+    same = [
+        c
+        for c in cells
+        if all(c.setting(a).key == default.setting(a).key for a in ("task", "init"))
+        and all(s.key == "preset" for s in c.settings if s.axis == "panel")
+    ]
+    longest = max(same, key=lambda c: c.steps)
+    if longest.id == default.id:
+        return []
+    return [
+        f"Not trained even at {longest.steps:,} steps ({longest.setting('budget').label}): "
+        f"{labels[arm]} — {longest.convergence[arm]}. The preset's budget is held so that every "
+        "default answer computes within the first start's few minutes on 2 cores; it is left "
+        "out of the verdicts, never counted."
+        for arm, ok in longest.converged.items()
+        if not ok and arm != q.control
+    ]
 
 
 def sweep_line(cells: tuple[Cell, ...]) -> str:
