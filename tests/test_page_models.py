@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 
 from posviz.analysis.families import nope_demo
+from posviz.analysis.family_inputs import synthetic_vit_table
 from posviz.analysis.headlines import FIRST_SENTENCE_WORDS
 from posviz.encodings import sinusoidal as sinusoid_module
-from posviz.page_models import alibi, nope
+from posviz.page_models import alibi, nope, vit_grid
 from posviz.page_models.learned import learned_page
 from posviz.page_models.sinusoidal import sinusoid_hero, sinusoid_page
 from posviz.tables import PositionTable, load_table
@@ -36,7 +37,6 @@ NOT_YET_CONVERTED = {
     "probing.py",
     "rope.py",
     "t5_buckets.py",
-    "vit_grid.py",
 }
 
 
@@ -142,6 +142,7 @@ def _models() -> dict[str, object]:
         "learned-unlike": learned_page(PositionTable(noise, source="noise")),
         "nope": nope.nope_page(nope_demo(16, 8, n_samples=2, seed=0)),
         "alibi": alibi.alibi_page(alibi.alibi_slopes(12)),
+        "vit": vit_grid.vit_page(synthetic_vit_table(4, 5, 64), name="a grid"),
     }
 
 

@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from posviz.analysis.family_inputs import synthetic_vit_table
 from posviz.encodings.sinusoidal import sinusoidal
 from posviz.tables import PositionTable, load_table, table_from_upload
 from posviz.tables.picker import has_revisions
@@ -54,3 +55,10 @@ def cached_sinusoidal(n_positions: int, d_model: int, base: float, layout: str) 
     """``posviz.sinusoidal`` in float64 (the page's checks hold to float64 rounding), shared
     read-only between sessions (byte-budgeted): the sinusoid page's one table per setting."""
     return sinusoidal(n_positions, d_model, base=base, layout=layout)
+
+
+@cached_data()
+def cached_vit_table(h: int, w: int, d_model: int) -> PositionTable:
+    """:func:`posviz.analysis.family_inputs.synthetic_vit_table`, cached (raises ``ValueError``
+    for a grid or width it refuses)."""
+    return synthetic_vit_table(h, w, d_model)
