@@ -40,6 +40,7 @@ PAGES = (
     "pages/nope.py",
     "pages/vit_grid.py",
     "pages/compare.py",
+    "pages/sibling_diff.py",
 )
 
 #: every colour the theme could lend a chart, replaced by ones no chart of posviz uses
