@@ -29,8 +29,6 @@ ALLOWED = {"posviz.page_models", "posviz.ui"}
 NOT_YET_CONVERTED = {
     "add_vs_concat.py",
     "compare.py",
-    "embedding_lookup.py",
-    "home.py",
     "layers.py",
     "p_rope.py",
     "permutation.py",

@@ -3,7 +3,12 @@
 
 from __future__ import annotations
 
-from posviz.analysis.embedding_lookup import LookupCheck, lookup_vs_onehot
+from posviz.analysis.embedding_lookup import (
+    LookupCheck,
+    TrainingDemo,
+    lookup_vs_onehot,
+    train_a_few_steps,
+)
 from posviz.analysis.lookup_views import lookup_table
 from posviz.analysis.permutation import PermutationResult, permutation_test
 from posviz.ui.cache import cached_data
@@ -29,3 +34,9 @@ def permutation(
 def lookup_check(table: str, ids: tuple[int, ...]) -> LookupCheck:
     """``lookup_vs_onehot`` on MiniLM's learned table (``"learned"``) or the 512 × 384 sinusoid."""
     return lookup_vs_onehot(lookup_table(table, learned=bundled_arrays()[1]), list(ids))
+
+
+@cached_data(max_entries=16)
+def training_demo(rows: int, width: int, steps: int, used: tuple[int, ...]) -> TrainingDemo:
+    """``train_a_few_steps`` on a ``rows × width`` table (CPU, deterministic), cached."""
+    return train_a_few_steps(rows, width, steps=steps, used=used)
