@@ -31,7 +31,6 @@ NOT_YET_CONVERTED = {
     "compare.py",
     "layers.py",
     "p_rope.py",
-    "permutation.py",
     "probing.py",
     "rope.py",
     "t5_buckets.py",
