@@ -30,7 +30,6 @@ NOT_YET_CONVERTED = {
     "add_vs_concat.py",
     "compare.py",
     "layers.py",
-    "p_rope.py",
     "probing.py",
     "rope.py",
     "t5_buckets.py",
