@@ -4,8 +4,10 @@ import streamlit as st
 
 from posviz.ui import PAGES
 from posviz.ui.display import PAGE_STYLE
+from posviz.ui.lab_runs import start_warmup
 
 st.set_page_config(page_title="posviz: positional encodings, seen", page_icon="🧭", layout="wide")
+start_warmup()  # POSVIZ_LAB_WARMUP=1 (run-app.sh): the lab's default answers, in the background
 navigation = st.navigation(
     {
         section: [

@@ -29,7 +29,7 @@ from posviz.lab.papers import AGREES, PAPER_CHECKS, Condition
 from posviz.lab.views import answer, cards, figures, runs
 from posviz.lab.views.live import LiveProgress, card_plan, question_plan
 from posviz.references import cite
-from posviz.ui import compat, lab_runs
+from posviz.ui import lab_runs
 from posviz.ui.cache import clear_caches
 from posviz.ui.lab import page_path, prefix
 
@@ -83,9 +83,6 @@ def lab_dir(tmp_path, monkeypatch):
     root = tmp_path / "lab"
     monkeypatch.setenv("POSVIZ_LAB_DIR", str(root))
     monkeypatch.delenv("POSVIZ_LAB_WARM_DIR", raising=False)
-    # AppTest runs no fragment on its timer, so no heartbeat arrives while a test waits for a
-    # worker; liveness itself is tested below with the timeout set explicitly.
-    monkeypatch.setattr(runs, "HEARTBEAT_TIMEOUT_S", 3600.0)
     clear_caches()
     yield root
     assert runs.wait_for_jobs(WAIT_S), "a lab worker thread outlived its test"
@@ -426,38 +423,7 @@ def test_lab_pages_do_not_import_torch_for_a_stored_run():
 
 def _job() -> runs.LabJob:
     plan = question_plan("learned", QUESTIONS["learned"].default)
-    return runs.LabJob("0" * 16, plan, "/x", session_active=compat.session_active)
-
-
-def test_a_watched_job_goes_on():
-    job = _job()
-    job.beat("session-a")
-    assert not job.should_stop()
-
-
-def test_a_job_nobody_watches_stops(monkeypatch):
-    job = _job()
-    job.beat("session-a")
-    monkeypatch.setattr(runs, "HEARTBEAT_TIMEOUT_S", 0.0)  # the heartbeat is now too old
-    assert job.should_stop()
-    assert "nobody was watching" in job.snapshot().message
-
-
-def test_a_job_whose_session_closed_stops_at_once(monkeypatch):
-    class Runtime:
-        @staticmethod
-        def is_active_session(session_id: str) -> bool:
-            return session_id != "closed"
-
-    monkeypatch.setattr(compat.st.runtime, "exists", lambda: True)
-    monkeypatch.setattr(compat.st.runtime, "get_instance", lambda: Runtime)
-    job = _job()
-    job.beat("closed")
-    assert job.should_stop()
-    job = _job()
-    job.beat("still-here")
-    job.beat("closed")
-    assert not job.should_stop()  # one live watcher keeps a shared run alive
+    return runs.LabJob("0" * 16, plan, "/x")
 
 
 def test_progress_reports_drop_non_finite_losses_and_unknown_ids():

@@ -184,6 +184,7 @@ def question_page(question_id: str) -> None:
             job = runs.get_job(str(store.root), run_id)
             running = job is not None and not job.finished
             preset = config == question.default
+            lab_runs.warmup_notice(run_id)  # the first start's background answers, if running
             show_verdict(answer.no_answer(question.id, config, preset=preset, running=running))
             lab_runs.run_controls(
                 run_id, plan, store_root=str(store.root), key_prefix=key_prefix,
@@ -224,6 +225,7 @@ def question_cards(*, columns: int = 2) -> None:
 def index_page() -> None:
     """The lab's front page: every question with its stored answer, the paper checks, runs."""
     st.title("Position lab")
+    lab_runs.warmup_notice()  # the first start's background answers, if running
     with waiting("Reading the stored answers…"):
         answers = default_results()
     lab_views.index_answers(answers)

@@ -1,8 +1,10 @@
 """A lab run's live view: the Run button with its estimate, then one progress count across every
-arm and sweep cell, Stop, and the live loss of every arm under its label.
+arm and sweep cell, Stop, and the live loss of every arm under its label; and the progress line of
+the background warm-up that stores every default answer on the first start.
 
-The runs themselves (worker threads shared by every session, heartbeats, stopping) are
-:mod:`posviz.lab.views.runs`; this module only polls a run's snapshot from a fragment and draws it.
+The runs themselves (worker threads shared by every session, the warm-up, stopping) are
+:mod:`posviz.lab.views.runs`; this module only polls their snapshots from fragments and draws them.
+A run goes on when its tab closes (it is stored for whoever comes next); only Stop ends it.
 """
 
 from __future__ import annotations
@@ -11,13 +13,16 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from posviz.lab.views.live import RunPlan
+from posviz.lab import RunStore
+from posviz.lab.views import runs
+from posviz.lab.views.live import RunPlan, duration_text
 from posviz.lab.views.runs import DONE, FAILED, STOPPED, get_job, start_job
-from posviz.ui import compat
 from posviz.ui.text import safe_md
 
-#: seconds between two polls of a running job (also the heartbeat interval).
+#: seconds between two polls of a running job.
 POLL_S = 1.0
+#: seconds between two polls of the warm-up's progress line.
+WARMUP_POLL_S = 3.0
 
 
 @st.fragment(run_every=POLL_S)
@@ -26,13 +31,12 @@ def watch(store_root: str, run_id: str, key_prefix: str) -> None:
     job = get_job(store_root, run_id)
     if job is None:
         return
-    job.beat(compat.current_session_id())
     view = job.snapshot()
     if view.state in (DONE, STOPPED, FAILED):
         st.rerun(scope="app")  # the whole page now shows the result (or why there is none)
     st.progress(view.live.fraction, text=view.live.text(job.plan))
     if st.button("Stop", key=f"{key_prefix}stop", icon=":material/stop:"):
-        job.stop_event.set()
+        job.stop()
         st.info("Stopping after the current step…")
     if len(view.live.curves):
         # The spec never changes while a run trains: the browser swaps the data in place.
@@ -56,10 +60,50 @@ def run_controls(
             st.error(f"The run failed: {safe_md(view.message, max_len=500)}", icon="⚠️")
         elif view.state == STOPPED:
             st.warning(f"{view.message} Nothing was stored; press Run to start again.")
-    label = f"Run to reproduce, {plan.estimate_text()}"
+    seconds, source = plan.estimate_now()
+    label = f"Run to reproduce, {duration_text(seconds)}"
     if st.button(label, key=f"{key_prefix}go", type="primary", icon=":material/play_arrow:"):
-        start_job(
-            run_id, plan, store_root=store_root, session_id=compat.current_session_id(),
-            work=work, session_active=compat.session_active,
-        )  # fmt: skip
+        start_job(run_id, plan, store_root=store_root, work=work)
         st.rerun()  # the page now shows the run's live view instead of the button
+    st.caption(
+        f"Estimated {source}; once it runs, the estimate follows its measured pace. A started run "
+        "finishes and is stored even if you close the tab; Stop ends it."
+    )
+
+
+def start_warmup() -> None:
+    """Start computing every missing default answer in the background, once per process, when
+    ``POSVIZ_LAB_WARMUP`` asks for it (``scripts/run-app.sh`` does); the app serves meanwhile."""
+    if runs.warmup_enabled():
+        runs.start_warmup(str(RunStore().root))
+
+
+def warmup_notice(run_id: str | None = None) -> None:
+    """The warm-up's progress line ("Computing the stored answers: 4 of 9, about 2 min left"),
+    refreshed while it runs; the whole page reruns once ``run_id`` (the page's own answer) is
+    stored. Nothing when no warm-up runs or everything is stored."""
+    warmup = runs.get_warmup(str(RunStore().root))
+    if warmup is None:
+        return
+    view = warmup.view()
+    if not view.text():
+        return
+    _warmup_line(run_id)
+
+
+@st.fragment(run_every=WARMUP_POLL_S)
+def _warmup_line(run_id: str | None) -> None:
+    warmup = runs.get_warmup(str(RunStore().root))
+    if warmup is None:
+        return
+    view = warmup.view()
+    if run_id is not None and run_id not in view.pending:
+        st.rerun(scope="app")  # this page's answer is now stored
+    text = view.text()
+    if text:
+        fraction = view.stored / view.total if view.total else 1.0
+        st.progress(min(fraction, 1.0), text=text)
+    for title, why in view.failed.items():
+        st.warning(
+            f"{safe_md(title, max_len=80)} could not be computed: {safe_md(why, max_len=300)}"
+        )

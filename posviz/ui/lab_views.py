@@ -255,6 +255,7 @@ def _show_card(view: cards.CardView, store: RunStore) -> None:
 def papers_page() -> None:
     """One card per paper check: claim, criterion, published vs this run, outcome."""
     st.title("Paper checks")
+    lab_runs.warmup_notice()  # the first start's background answers, if running
     store = RunStore()
     stored = stored_cards(store=store)
     show_verdict(cards.cards_headline(stored))

@@ -6,13 +6,21 @@ table, one initial scale) with all their seeds, in a few batched models on two t
 run is (``elapsed / (elapsed + eta)`` is exactly the share of model-steps done) and the latest
 training loss of every instance. :class:`LiveProgress` turns them into ONE count across every arm
 and sweep cell ("step 4,800 of 14,400 in all"), one ETA, and loss curves under the arms' labels.
-:func:`question_plan` and :func:`card_plan` say what a run trains and estimate its seconds.
+:func:`question_plan` and :func:`card_plan` say what a run trains and estimate its seconds: at
+the pace measured on this server by the latest run (:func:`measured_pace`, updated as every run
+trains), else at the pace fitted on two idle cores scaled by the current load average.
+
+Two step counts appear: a model's own optimiser steps (every model of a run takes the same
+number, ``plan.steps``) and model-steps, the sum of every model's steps (``plan.model_steps``,
+the one count the whole run reports, since the models train side by side).
 """
 
 from __future__ import annotations
 
 import math
+import os
 import threading
+import time
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -24,7 +32,7 @@ from posviz.lab.config import LabConfig
 from posviz.lab.papers import paper_check
 from posviz.lab.presets import question
 from posviz.lab.results import Progress
-from posviz.lab.run import TRAIN_THREADS
+from posviz.lab.run import TRAIN_THREADS, question_part
 from posviz.lab.views.figures import arm_colors
 
 #: points kept per arm for the live loss curve (older points are thinned, not dropped).
@@ -36,6 +44,60 @@ MAX_CURVE_POINTS = 400
 CPU_S_PER_UNIT = 6.3e-8
 #: seconds to start training in a fresh process (importing torch, building the models).
 START_S = 4.0
+#: a measured pace is used for this many seconds after it was measured (the load changes).
+PACE_FRESH_S = 900.0
+#: a run's pace is recorded once this share of it is done (its first steps).
+PACE_AFTER = 0.02
+
+
+class _Pace:
+    """The latest measured pace of training on this server: wall seconds per unit of
+    :func:`_size` work, for the two training threads together (thread-safe)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.seconds_per_unit: float | None = None
+        self.when = 0.0
+
+    def record(self, seconds_per_unit: float) -> None:
+        if math.isfinite(seconds_per_unit) and seconds_per_unit > 0:
+            with self.lock:
+                self.seconds_per_unit, self.when = seconds_per_unit, time.monotonic()
+
+    def get(self) -> float | None:
+        with self.lock:
+            fresh = time.monotonic() - self.when < PACE_FRESH_S
+            return self.seconds_per_unit if fresh else None
+
+
+PACE = _Pace()
+_LOAD: list[float] = [-math.inf, 0.0]  # when read (monotonic), the 1-minute load average
+
+
+def _load() -> float:
+    """The 1-minute load average, read at most once a minute (one estimate for every page)."""
+    now = time.monotonic()
+    if now - _LOAD[0] >= 60.0:
+        try:
+            _LOAD[1] = os.getloadavg()[0]
+        except OSError:
+            _LOAD[1] = 0.0
+        _LOAD[0] = now
+    return _LOAD[1]
+
+
+def measured_pace() -> tuple[float, str]:
+    """Wall seconds per unit of work now, and where that number comes from (in words)."""
+    measured = PACE.get()
+    if measured is not None:
+        return measured, "at the pace measured on this server by its latest run"
+    cores, load = os.cpu_count() or 1, _load()
+    # The training threads share the cores with the load already running: on a busy machine
+    # each runnable thread gets about cores / (load + threads) of a core.
+    busy = load + TRAIN_THREADS
+    usable = min(TRAIN_THREADS if busy <= cores else cores * TRAIN_THREADS / busy, cores)
+    pace = CPU_S_PER_UNIT / usable
+    return pace, f"on this machine's current load (load average {load:.1f} on {cores} cores)"
 
 
 @dataclass(frozen=True)
@@ -46,6 +108,8 @@ class RunPlan:
         models: small models trained (every instance × its seeds).
         instances: arm settings trained (an arm under one task and initial scale).
         model_steps: training steps of all models together (the one count a run reports).
+        work: the run's training work in units of :func:`_size` (for the measured pace).
+        steps: optimiser steps of each model (the longest, where budgets differ).
         labels: ``instance id → label`` of the instances drawn live (one per arm: the preset's
             own task and initial scale), in the arms' order.
         estimate_s: seconds the run is expected to take on two idle cores.
@@ -58,6 +122,15 @@ class RunPlan:
     labels: dict[str, str]
     estimate_s: float
     colors: dict[str, str]
+    work: float = 0.0
+    steps: int = 0
+
+    def estimate_now(self) -> tuple[float, str]:
+        """Seconds the run would take if it started now (:func:`measured_pace`), and why."""
+        if self.work <= 0:
+            return self.estimate_s, "on two idle cores"
+        pace, source = measured_pace()
+        return START_S + self.work * pace, source
 
     @property
     def spec(self) -> dict:
@@ -65,9 +138,15 @@ class RunPlan:
         return live_loss_spec(self.colors, title="Training loss (live, mean over seeds)")
 
     def estimate_text(self) -> str:
-        """``"~40 s"`` / ``"~3 min"``."""
-        seconds = self.estimate_s
-        return f"~{seconds:.0f} s" if seconds < 120 else f"~{seconds / 60:.0f} min"
+        """``"~40 s"`` / ``"~3 min"``: the estimate if it started now."""
+        return duration_text(self.estimate_now()[0])
+
+
+def duration_text(seconds: float) -> str:
+    """``"~40 s"`` / ``"~3 min"`` / ``"~2 h"``."""
+    if seconds < 120:
+        return f"~{seconds:.0f} s"
+    return f"~{seconds / 60:.0f} min" if seconds < 7200 else f"~{seconds / 3600:.1f} h"
 
 
 def _size(config: LabConfig) -> int:
@@ -76,20 +155,26 @@ def _size(config: LabConfig) -> int:
     return config.batch * length * config.layers * (config.width + config.heads * length)
 
 
+def _work(configs: list[LabConfig]) -> float:
+    """The training work of every model of ``configs``, in units of :func:`_size`."""
+    return float(sum(c.seeds * c.steps * _size(c) for c in configs))
+
+
 def _estimate(configs: list[LabConfig]) -> float:
     """Wall seconds to train every model of ``configs`` (one per model) on
     :data:`~posviz.lab.run.TRAIN_THREADS` threads of an idle machine."""
-    cpu = sum(c.seeds * c.steps * _size(c) for c in configs) * CPU_S_PER_UNIT
-    return START_S + cpu / TRAIN_THREADS
+    return START_S + _work(configs) * CPU_S_PER_UNIT / TRAIN_THREADS
 
 
-def question_plan(question_id: str, config: LabConfig) -> RunPlan:
-    """What a question's run with ``config`` trains, and its estimated seconds.
+def question_plan(question_id: str, config: LabConfig, *, part: str = "default") -> RunPlan:
+    """What a question's run with ``config`` trains (its ``panel`` part's, with ``part``), and its
+    estimated seconds.
 
     Raises:
-        ValueError: unknown question, or a config the sweep cannot train (names the setting).
+        ValueError: unknown question or part, or a config the sweep cannot train (names the
+            setting).
     """
-    q = question(question_id)
+    q = question_part(question(question_id), part)
     groups = sweep.plan(q.arm_specs(), q.sweep, config)
     planned = [p for group in groups.values() for p in group]
     labels = {p.id: q.variant(p.arm).label for p in planned if p.id == p.arm}
@@ -100,6 +185,8 @@ def question_plan(question_id: str, config: LabConfig) -> RunPlan:
         labels=labels,
         estimate_s=_estimate([p.config for p in planned]),
         colors=arm_colors(q),
+        work=_work([p.config for p in planned]),
+        steps=max(p.config.steps for p in planned),
     )
 
 
@@ -116,6 +203,8 @@ def card_plan(check_id: str) -> RunPlan:
         model_steps=sum(a.config.seeds * a.config.steps for a in check.arms),
         labels={a.id: a.label for a in check.arms},
         estimate_s=_estimate([a.config for a in check.arms]),
+        work=_work([a.config for a in check.arms]),
+        steps=max(a.config.steps for a in check.arms),
         colors=dict(
             zip(
                 [a.label for a in check.arms],
@@ -144,7 +233,7 @@ class LiveView:
     started: bool
 
     def text(self, plan: RunPlan) -> str:
-        """One line: waiting, starting, or the one count and ETA of the whole run."""
+        """One line: waiting, starting, or the one count and the measured ETA of the whole run."""
         if self.queue_position:
             return (
                 f"Waiting for a free training slot: position {self.queue_position} in the queue "
@@ -152,11 +241,17 @@ class LiveView:
             )
         if not self.started:
             return f"Starting: loading the trainer for {plan.models} models…"
-        eta = f", about {self.eta_s:.0f} s left" if self.eta_s is not None else ""
+        eta = (
+            f", about {duration_text(self.eta_s)[1:]} left at the pace measured so far"
+            if self.eta_s is not None
+            else ""
+        )
+        each = f"each model takes {plan.steps:,} optimiser steps; " if plan.steps else ""
         return (
-            f"Training {plan.models} models ({plan.instances} arm settings × their seeds) at "
-            f"once: step {self.done:,} of {self.total:,} in all; {self.elapsed_s:.0f} s so far"
-            f"{eta}."
+            f"Training {plan.models} models ({plan.instances} arm settings × their seeds) side "
+            f"by side: {self.done:,} of {self.total:,} in all, counted in model-steps ({each}"
+            f"model-steps add up every model's steps); {self.elapsed_s:.0f} s so far{eta}. The "
+            "run finishes and is stored even if this tab is closed."
         )
 
 
@@ -186,6 +281,8 @@ class LiveProgress:
             self.eta_s = eta if math.isfinite(eta) else None
             if self.eta_s is not None and elapsed + self.eta_s > 0:
                 self.fraction = max(self.fraction, min(elapsed / (elapsed + self.eta_s), 1.0))
+                if self.fraction >= PACE_AFTER and self.plan.work > 0:
+                    PACE.record(elapsed / (self.fraction * self.plan.work))
             for instance, loss in progress.loss.items():
                 if instance in self.plan.labels and math.isfinite(float(loss)):
                     self._add(instance, int(progress.step), float(loss))

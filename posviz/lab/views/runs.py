@@ -6,15 +6,17 @@ that calls ``posviz.lab.run_question`` or ``run_paper_check`` (each waits for a
 only plain state into its :class:`LabJob` (the progress through :class:`~posviz.lab.views.live.
 LiveProgress`); a page reads :meth:`LabJob.snapshot` and draws it. Nothing here imports Streamlit.
 
-A run stops when nobody watches it any more: every session showing a job refreshes a heartbeat
-(:meth:`LabJob.beat`). ``should_stop`` turns true once Stop was pressed, or when no watcher is left
-alive — alive while its heartbeat is younger than :data:`HEARTBEAT_TIMEOUT_S` and while the job's
-``session_active(session id)`` says so (the app passes Streamlit's ``Runtime.is_active_session``,
-safe from any thread): closing the tab stops the run at once, leaving the page after the timeout.
+A started run finishes even when every tab showing it is closed: it keeps its job slot, its
+result is stored (:func:`posviz.lab.run.run_study` saves before it returns), and whoever opens the
+page next (the same visitor returning, or another) finds it stored, or finds the job still
+training and follows it. Only an explicit Stop (:meth:`LabJob.stop`, any session's Stop button)
+ends a run early; ``should_stop`` is true only then.
 """
 
 from __future__ import annotations
 
+import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -24,11 +26,12 @@ from typing import Any
 from posviz import lab
 from posviz.jobs import JobCancelled
 from posviz.lab import cards
-from posviz.lab.views.live import LiveProgress, LiveView, RunPlan
+from posviz.lab.papers import PAPER_CHECKS
+from posviz.lab.presets import QUESTIONS
+from posviz.lab.run import QuestionStudy, question_parts
+from posviz.lab.store import RunStore
+from posviz.lab.views.live import LiveProgress, LiveView, RunPlan, card_plan, question_plan
 
-#: seconds without a heartbeat after which a watcher counts as gone. The fragment beats every
-#: second; the margin covers a browser slowing a hidden tab's timers and a busy server.
-HEARTBEAT_TIMEOUT_S = 60.0
 #: finished jobs remembered (to say how a run ended); older ones are forgotten.
 KEEP_FINISHED = 16
 
@@ -48,8 +51,8 @@ class JobView:
 
 @dataclass
 class LabJob:
-    """One run in a worker thread; ``state``, ``message``, ``result`` and ``watchers`` are
-    guarded by ``lock`` (the progress has its own)."""
+    """One run in a worker thread; ``state``, ``message`` and ``result`` are guarded by ``lock``
+    (the progress has its own)."""
 
     run_id: str
     plan: RunPlan
@@ -59,36 +62,22 @@ class LabJob:
     state: str = STARTING
     message: str = ""
     result: Any = None
-    watchers: dict[str, float] = field(default_factory=dict)  # session id -> last heartbeat
     thread: threading.Thread | None = None
-    session_active: Callable[[str], bool] = lambda _: True
     progress: LiveProgress = field(init=False)
 
     def __post_init__(self) -> None:
         self.progress = LiveProgress(self.plan)
 
-    def beat(self, session_id: str) -> None:
-        """Record that ``session_id`` still shows this job (called by the page's fragment)."""
+    def stop(self) -> None:
+        """Stop the run after its current step (the Stop button); nothing is stored."""
         with self.lock:
-            self.watchers[session_id] = time.monotonic()
+            self.message = "Stopped: the Stop button was pressed."
+        self.stop_event.set()
 
     def should_stop(self) -> bool:
-        """True once Stop was pressed or no watcher is alive; polled by the worker."""
-        if self.stop_event.is_set():
-            return True
-        now = time.monotonic()
-        with self.lock:
-            watchers = dict(self.watchers)
-        alive = [
-            sid
-            for sid, last in watchers.items()
-            if now - last < HEARTBEAT_TIMEOUT_S and self.session_active(sid)
-        ]
-        if not alive:
-            self.stop_event.set()
-            with self.lock:
-                self.message = "Stopped: nobody was watching this run any more."
-        return not alive
+        """True once :meth:`stop` was called; polled by the worker. A run nobody watches any
+        more goes on: its result is stored for the next visitor."""
+        return self.stop_event.is_set()
 
     def on_progress(self, progress: Any) -> None:
         """One ``posviz.lab.Progress`` report (``queue_position > 0``: waiting for a slot)."""
@@ -139,8 +128,10 @@ def _work(compute: Callable[[LabJob], Any]) -> Callable[[LabJob], None]:
     return work
 
 
-def question_work(question_id: str, config: Any) -> Callable[[LabJob], None]:
-    """Train (or load) a question's run with ``config`` into the job's store."""
+def question_work(
+    question_id: str, config: Any, *, part: str = "default"
+) -> Callable[[LabJob], None]:
+    """Train (or load) a question's run with ``config`` (its ``part``) into the job's store."""
     return _work(
         lambda job: lab.run_question(
             question_id,
@@ -148,6 +139,7 @@ def question_work(question_id: str, config: Any) -> Callable[[LabJob], None]:
             store=lab.RunStore(job.store_root),
             on_progress=job.on_progress,
             should_stop=job.should_stop,
+            part=part,
         )
     )
 
@@ -179,9 +171,7 @@ def start_job(
     plan: RunPlan,
     *,
     store_root: str,
-    session_id: str,
     work: Callable[[LabJob], None],
-    session_active: Callable[[str], bool] = lambda _: True,
 ) -> LabJob:
     """Start a worker running ``work(job)`` for ``run_id``, or join the one already running.
 
@@ -194,15 +184,12 @@ def start_job(
             del _JOBS[key]  # their results live on in the store
         job = _JOBS.get((store_root, run_id))
         if job is None or job.finished:
-            job = LabJob(run_id, plan, store_root, session_active=session_active)
+            job = LabJob(run_id, plan, store_root)
             _JOBS[(store_root, run_id)] = job
-            job.beat(session_id)
             job.thread = threading.Thread(
                 target=work, args=(job,), name=f"posviz-lab-{run_id[:12]}", daemon=True
             )
             job.thread.start()
-        else:
-            job.beat(session_id)
     return job
 
 
@@ -214,3 +201,183 @@ def wait_for_jobs(timeout: float) -> bool:
     for thread in threads:
         thread.join(max(0.0, deadline - time.monotonic()))
     return not any(thread.is_alive() for thread in threads)
+
+
+# ---------------------------------------------------------------- answers before anyone asks
+
+#: set to 1 to compute every missing default answer and paper check in the background when the
+#: app starts (``scripts/run-app.sh`` sets it; tests and the hosted replicas leave it off).
+WARMUP_ENV = "POSVIZ_LAB_WARMUP"
+_log = logging.getLogger(__name__)
+
+
+def warmup_enabled() -> bool:
+    """Whether :data:`WARMUP_ENV` asks for the background warm-up."""
+    return os.environ.get(WARMUP_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+@dataclass(frozen=True)
+class WarmStudy:
+    """One stored answer the warm-up makes sure of: a study's part, its run id, plan and work."""
+
+    title: str
+    part: str
+    run_id: str
+    plan: RunPlan
+    work: Callable[[LabJob], None] = field(repr=False, compare=False)
+
+
+def default_studies() -> list[WarmStudy]:
+    """Every question's default answer and every paper check, cheapest first; then the
+    questions' panels (their extra settings), cheapest first."""
+    defaults, panels = [], []
+    for q in QUESTIONS.values():
+        for part in question_parts(q):
+            study = WarmStudy(
+                q.title, part, _question_run_id(q, part),
+                question_plan(q.id, q.default, part=part),
+                question_work(q.id, q.default, part=part),
+            )  # fmt: skip
+            (defaults if part == "default" else panels).append(study)
+    for check in PAPER_CHECKS.values():
+        defaults.append(
+            WarmStudy(
+                f"paper check {check.id}",
+                "default",
+                cards.card_run_id(check),
+                card_plan(check.id),
+                card_work(check.id),
+            )
+        )
+    cheapest = sorted(defaults, key=lambda w: w.plan.estimate_s)
+    return cheapest + sorted(panels, key=lambda w: w.plan.estimate_s)
+
+
+def _question_run_id(q: Any, part: str) -> str:
+    return QuestionStudy(q, q.default, part).run_id
+
+
+@dataclass(frozen=True)
+class WarmupView:
+    """Where the warm-up stands, for a page's progress line.
+
+    ``stored``/``total``: default answers and paper checks stored of all (panels are counted
+    apart: ``panels_stored``/``panels``); ``eta_s``: seconds until every default is stored;
+    ``pending``: run ids not stored yet; ``failed``: title → why.
+    """
+
+    stored: int
+    total: int
+    panels_stored: int
+    panels: int
+    eta_s: float
+    current: str
+    pending: frozenset[str]
+    failed: dict[str, str]
+    running: bool
+
+    @property
+    def defaults_done(self) -> bool:
+        return self.stored >= self.total
+
+    def text(self) -> str:
+        """``"Computing the stored answers: 4 of 9, about 2 min left (now: …)."``"""
+        from posviz.lab.views.live import duration_text
+
+        if not self.defaults_done:
+            now = f" (now: {self.current})" if self.current else ""
+            return (
+                f"Computing the stored answers: {self.stored} of {self.total}, about "
+                f"{duration_text(self.eta_s)[1:]} left{now}. Pages show each answer as soon as "
+                "it is stored."
+            )
+        if self.panels and self.panels_stored < self.panels:
+            return (
+                f"Every default answer is stored; the held-out panels are being computed: "
+                f"{self.panels_stored} of {self.panels} (pending until then)."
+            )
+        return ""
+
+
+class Warmup:
+    """The background thread that stores every study of :func:`default_studies` in turn, each as
+    a :class:`LabJob` (so a page of a study being computed follows it live, and its Run joins it).
+
+    One training per run id across replicas: each job claims its run id in the shared store
+    (:func:`posviz.lab.run.run_study`), so a second replica's warm-up waits and then reads it.
+    """
+
+    def __init__(self, store_root: str, studies: list[WarmStudy]) -> None:
+        self.store_root = store_root
+        self.studies = studies
+        self.lock = threading.Lock()
+        self.current: WarmStudy | None = None
+        self.failed: dict[str, str] = {}
+        self.thread = threading.Thread(target=self._run, name="posviz-lab-warmup", daemon=True)
+
+    def _stored(self, study: WarmStudy) -> bool:
+        return RunStore(self.store_root).exists(study.run_id)
+
+    def _run(self) -> None:
+        for study in self.studies:
+            if self._stored(study):
+                continue
+            with self.lock:
+                self.current = study
+            job = start_job(study.run_id, study.plan, store_root=self.store_root, work=study.work)
+            if job.thread is not None:
+                job.thread.join()
+            view = job.snapshot()
+            if view.state == FAILED:
+                with self.lock:
+                    self.failed[study.title] = view.message
+                _log.warning("lab warm-up: %s failed: %s", study.title, view.message)
+        with self.lock:
+            self.current = None
+
+    def view(self) -> WarmupView:
+        with self.lock:
+            current, failed = self.current, dict(self.failed)
+        stored = {s.run_id for s in self.studies if self._stored(s)}
+        defaults = [s for s in self.studies if s.part == "default"]
+        pending = [s for s in defaults if s.run_id not in stored and s.title not in failed]
+        eta = sum(s.plan.estimate_now()[0] for s in pending if s is not current)
+        if current is not None and current.run_id not in stored:
+            job = get_job(self.store_root, current.run_id)
+            live = job.snapshot().live if job is not None else None
+            if live is not None and live.eta_s is not None:
+                eta += live.eta_s
+            else:
+                eta += current.plan.estimate_now()[0]
+        panels = [s for s in self.studies if s.part != "default"]
+        return WarmupView(
+            stored=sum(s.run_id in stored for s in defaults),
+            total=len(defaults),
+            panels_stored=sum(s.run_id in stored for s in panels),
+            panels=len(panels),
+            eta_s=eta,
+            current=current.title if current is not None else "",
+            pending=frozenset(s.run_id for s in self.studies if s.run_id not in stored),
+            failed=failed,
+            running=self.thread.is_alive(),
+        )
+
+
+_WARMUPS: dict[str, Warmup] = {}
+
+
+def start_warmup(store_root: str, studies: list[WarmStudy] | None = None) -> Warmup:
+    """Start the background warm-up of ``store_root`` once per process (later calls return it)."""
+    with _JOBS_LOCK:
+        warmup = _WARMUPS.get(store_root)
+        if warmup is None:
+            warmup = Warmup(store_root, default_studies() if studies is None else studies)
+            _WARMUPS[store_root] = warmup
+            warmup.thread.start()
+    return warmup
+
+
+def get_warmup(store_root: str) -> Warmup | None:
+    """The warm-up of ``store_root`` in this process, or None when none was started."""
+    with _JOBS_LOCK:
+        return _WARMUPS.get(store_root)

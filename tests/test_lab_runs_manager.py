@@ -1,0 +1,147 @@
+"""The lab's runs manager (posviz.lab.views.runs): a started run finishes and is stored whoever
+watches it, Stop stops it, the first start's warm-up stores every study it is given, and the
+estimates follow the pace measured on this machine. Tiny configs: each run takes seconds."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from posviz.lab import QUESTIONS, RunStore
+from posviz.lab.run import QuestionStudy
+from posviz.lab.views import live, runs
+from posviz.lab.views.live import question_plan
+
+WAIT_S = 300.0
+
+
+def _tiny(question_id: str, **changes):
+    base = QUESTIONS[question_id].default
+    return replace(
+        base, **{"steps": 4, "width": 16, "batch": 8, "eval_batch": 16, "seeds": 2, **changes}
+    )
+
+
+def _start(root: Path, config, question_id: str = "learned") -> runs.LabJob:
+    q = QUESTIONS[question_id]
+    run_id = QuestionStudy(q, config).run_id
+    return runs.start_job(
+        run_id, question_plan(q.id, config), store_root=str(root),
+        work=runs.question_work(q.id, config),
+    )  # fmt: skip
+
+
+@pytest.fixture
+def pace(monkeypatch):
+    """A private measured pace (no other test's run leaks into these estimates)."""
+    fresh = live._Pace()
+    monkeypatch.setattr(live, "PACE", fresh)
+    return fresh
+
+
+@pytest.mark.slow
+def test_a_run_nobody_watches_finishes_and_is_stored_for_the_next_visitor(tmp_path, pace) -> None:
+    """No session ever beats for it (its tab closed at once): it still trains, stores, and a
+    later visitor of the same settings gets the stored answer from the store."""
+    config = _tiny("learned")
+    job = _start(tmp_path, config)
+    assert not job.should_stop()  # no watcher is no reason to stop
+    job.thread.join(WAIT_S)
+    view = job.snapshot()
+    assert view.state == runs.DONE, view.message
+    store = RunStore(tmp_path)
+    assert store.exists(job.run_id) and store.load(job.run_id).answer == view.result.answer
+    again = _start(tmp_path, config)  # the next visitor presses Run: the store answers at once
+    again.thread.join(WAIT_S)
+    assert again.snapshot().result.wall_s == view.result.wall_s
+
+
+def test_stop_stops_a_run_and_nothing_is_stored(tmp_path, pace) -> None:
+    import posviz.lab
+
+    q, config = QUESTIONS["learned"], _tiny("learned", steps=200)
+    trained = threading.Event()
+
+    def train(job: runs.LabJob):
+        def report(progress) -> None:
+            job.on_progress(progress)
+            if not progress.queue_position:
+                trained.set()  # it trains: now press Stop
+
+        return posviz.lab.run_question(
+            q.id, config=config, store=RunStore(job.store_root), on_progress=report,
+            should_stop=job.should_stop,
+        )  # fmt: skip
+
+    job = runs.start_job(
+        QuestionStudy(q, config).run_id, question_plan(q.id, config), store_root=str(tmp_path),
+        work=runs._work(train),
+    )  # fmt: skip
+    assert trained.wait(WAIT_S)
+    job.stop()
+    job.thread.join(WAIT_S)
+    view = job.snapshot()
+    assert view.state == runs.STOPPED and "Stop button" in view.message, view.message
+    assert not RunStore(tmp_path).exists(job.run_id)
+
+
+def test_the_warm_up_stores_every_study_cheapest_first_and_says_how_far_it_is(
+    tmp_path, pace
+) -> None:
+    studies = []
+    for question_id in ("learned", "concat"):
+        q, config = QUESTIONS[question_id], _tiny(question_id)
+        studies.append(
+            runs.WarmStudy(
+                q.title,
+                "default",
+                QuestionStudy(q, config).run_id,
+                question_plan(q.id, config),
+                runs.question_work(q.id, config),
+            )
+        )
+    warmup = runs.Warmup(str(tmp_path), studies)
+    before = warmup.view()
+    assert (before.stored, before.total) == (0, 2) and before.pending == {s.run_id for s in studies}
+    assert "Computing the stored answers: 0 of 2, about" in before.text()
+    warmup.thread.start()
+    warmup.thread.join(WAIT_S)
+    after = warmup.view()
+    assert (after.stored, after.total, after.failed, after.text()) == (2, 2, {}, "")
+    store = RunStore(tmp_path)
+    assert all(store.exists(s.run_id) for s in studies)
+
+
+def test_the_real_warm_up_covers_every_default_answer_and_paper_check() -> None:
+    from posviz.lab.papers import PAPER_CHECKS
+
+    studies = runs.default_studies()
+    defaults = [s for s in studies if s.part == "default"]
+    assert len(defaults) == len(QUESTIONS) + len(PAPER_CHECKS)
+    assert [s.plan.estimate_s for s in defaults] == sorted(s.plan.estimate_s for s in defaults)
+    store = RunStore()
+    expected = {store.run_id(q.id, q.default) for q in QUESTIONS.values()}
+    assert expected <= {s.run_id for s in defaults}
+
+
+def test_estimates_follow_the_pace_measured_on_this_machine(pace, monkeypatch) -> None:
+    plan = question_plan("learned", QUESTIONS["learned"].default)
+    monkeypatch.setattr(live, "_load", lambda: 0.0)
+    idle, source = plan.estimate_now()
+    assert idle == pytest.approx(plan.estimate_s) and "load average 0.0" in source
+    monkeypatch.setattr(live, "_load", lambda: 6.0)  # six other busy threads
+    busy, _ = plan.estimate_now()
+    assert busy > idle
+    progress = live.LiveProgress(plan)  # a run that did 1/8 of its work in 60 s
+    import posviz.lab
+
+    progress.update(posviz.lab.Progress(1, 10, {}, 60.0, 420.0))
+    measured, source = plan.estimate_now()
+    assert "measured" in source
+    assert measured == pytest.approx(live.START_S + 480.0)
+    text = progress.view().text(plan)
+    assert f"each model takes {plan.steps:,} optimiser steps" in text and "model-steps" in text
+    assert "about 7 min left at the pace measured so far" in text
