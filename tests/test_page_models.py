@@ -32,7 +32,6 @@ NOT_YET_CONVERTED = {
     "layers.py",
     "probing.py",
     "rope.py",
-    "t5_buckets.py",
 }
 
 
