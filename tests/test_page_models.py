@@ -29,7 +29,6 @@ ALLOWED = {"posviz.page_models", "posviz.ui"}
 NOT_YET_CONVERTED = {
     "add_vs_concat.py",
     "compare.py",
-    "layers.py",
     "probing.py",
     "rope.py",
 }
