@@ -2,7 +2,12 @@
 
 import streamlit as st
 
-from posviz.analysis.comparison import FAMILIES, SCALINGS, CompareSettings, family_label
+from posviz.analysis.comparison import (
+    SCALINGS,
+    CompareSettings,
+    compared_families,
+    family_label,
+)
 from posviz.analysis.headlines import compare_verdict, shown_table
 from posviz.charts.families import lines_figure
 from posviz.encodings.alibi import MAX_HEADS, MIN_HEADS
@@ -31,7 +36,11 @@ st.markdown(
 )
 
 chosen = url_multiselect(
-    "Families", FAMILIES, key="cmp_fam", default=list(FAMILIES), format_func=family_label
+    "Families",
+    compared_families(),
+    key="cmp_fam",
+    default=list(compared_families()),
+    format_func=family_label,
 )
 with st.expander("Settings", expanded=False):
     c1, c2, c3 = st.columns(3)

@@ -4,6 +4,7 @@ import streamlit as st
 
 from posviz.ui import safe_md, user_errors
 from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict, waiting
+from posviz.ui.routes import page_link
 from posviz.ui.sibling_view import show_side_by_side, sibling_page_for
 from posviz.ui.table_source import describe_table, pick_table
 
@@ -61,8 +62,8 @@ if page is not None:
     )
 
 st.page_link("pages/learned.py", label="The seam on the learned page", icon=":material/grid_on:")
-st.page_link(
-    "pages/lab_rare_rows.py",
+page_link(
+    "lab_rare_rows",
     label="The lab's question: are rarely-seen rows untrained?",
     icon=":material/visibility_off:",
 )

@@ -279,9 +279,10 @@ def compare_families(
     Returns:
         :class:`FamilyComparison`; a family whose settings raise ``ValueError`` is in ``errors``.
     """
-    unknown = [name for name in chosen if name not in FAMILIES]
+    known = compared_families()  # the registry now (a family added at run time)
+    unknown = [name for name in chosen if name not in known]
     if unknown:
-        raise ValueError(f"unknown families {unknown}; choose from {', '.join(FAMILIES)}.")
+        raise ValueError(f"unknown families {unknown}; choose from {', '.join(known)}.")
     if settings.rope_scaling not in SCALINGS:
         raise ValueError(
             f"rope_scaling={settings.rope_scaling!r} is unknown; choose one of "
@@ -291,7 +292,7 @@ def compare_families(
     m = min(distances.size, MAX_MARGIN_ITEMS)
     result = FamilyComparison(distances=distances, margin_items=np.arange(m))
     inputs = _Inputs(settings, margin_of, learned, t5_bias)
-    for family_id in (f for f in FAMILIES if f in chosen):
+    for family_id in (f for f in known if f in chosen):
         signal = family(family_id).comparison
         if signal is None:  # FAMILIES holds only families with a signal
             continue

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 
 import altair as alt
 
+from posviz.encodings.families import FAMILIES
+
 # Width follows the container (Streamlit stretches charts); height is the plot area's own height.
 # Streamlit's default ("fit" including padding) would squeeze titles, legends and axes into the
 # given height and leave a sliver of plot.
@@ -32,20 +34,22 @@ GUIDE_COLOR = "#9aa0a8"
 #: categorical palette: a reader compares neighbours, not identities.
 SEQUENTIAL_SCHEME = "viridis"
 
-#: Entities that recur across the charts of a page get one colour each, by name: the bundled
-#: MiniLM table is blue in the heatmap, the probe chart and the cloud alike.
-ENTITY_COLORS: dict[str, str] = {
-    "minilm": PALETTE[0],
-    "learned": PALETTE[0],
-    "sinusoid": PALETTE[1],
-    "rope": PALETTE[4],
-    "alibi": PALETTE[2],
-    "t5": PALETTE[6],
-    "nope": PALETTE[8],
-    "random": CONTROL_COLOR,
-    "control": CONTROL_COLOR,
-    "shuffled": CONTROL_COLOR,
-}
+#: Controls are grey whatever else their label names ("random table like MiniLM").
+CONTROL_WORDS = ("random", "control", "shuffled")
+#: Entities that are not encoding families, with their colour: the bundled MiniLM table is the
+#: learned family's blue in the heatmap, the probe chart and the cloud alike.
+OTHER_ENTITY_COLORS: dict[str, str] = {"minilm": PALETTE[0]}
+
+
+def entity_colors() -> dict[str, str]:
+    """``name → colour`` of every entity that recurs across charts: each encoding family's
+    (:attr:`FamilySpec.colour <posviz.encodings.families.FamilySpec>`, read from the registry
+    now, found by its ``chart_name``) and :data:`OTHER_ENTITY_COLORS`; longer names first, so
+    "p-rope" wins over "rope"."""
+    named = {spec.chart_name: spec.colour for spec in FAMILIES.values() if spec.colour}
+    named.update(OTHER_ENTITY_COLORS)
+    return dict(sorted(named.items(), key=lambda item: -len(item[0])))
+
 
 # Text that must read on the page's background whatever the theme: Vega's built-in ``background``
 # signal holds the colour Streamlit's theme paints behind the chart (white when exported).
@@ -64,14 +68,13 @@ PAGE_BACKGROUND = {"expr": "isValid(background) ? background : '#ffffff'"}
 def entity_color(label: str, fallback_index: int = 0) -> str:
     """The colour of a named entity (``"MiniLM (bundled)"`` → MiniLM's blue), else a palette one.
 
-    The first keyword of :data:`ENTITY_COLORS` found in ``label`` (case-insensitive) wins;
-    "random"/"control" are checked first so that "random table like MiniLM" stays grey.
+    Controls (:data:`CONTROL_WORDS`) are grey first, so that "random table like MiniLM" stays
+    grey; then the first name of :func:`entity_colors` found in ``label`` (case-insensitive).
     """
     lower = label.lower()
-    for key in ("random", "control", "shuffled"):
-        if key in lower:
-            return ENTITY_COLORS[key]
-    for key, color in ENTITY_COLORS.items():
+    if any(word in lower for word in CONTROL_WORDS):
+        return CONTROL_COLOR
+    for key, color in entity_colors().items():
         if key in lower:
             return color
     return PALETTE[fallback_index % len(PALETTE)]
@@ -91,9 +94,10 @@ def series_colors(labels: Sequence[str]) -> list[str]:
             f"{len(PALETTE)} or colour them with the sequential scheme '{SEQUENTIAL_SCHEME}'."
         )
     chosen: list[str | None] = []
+    names = (*entity_colors(), *CONTROL_WORDS)
     for label in labels:
         color = entity_color(label, 0)
-        named = any(k in label.lower() for k in ENTITY_COLORS)
+        named = any(k in label.lower() for k in names)
         chosen.append(color if named and color not in chosen else None)
     free = iter(c for c in PALETTE if c not in chosen)
     return [c if c is not None else next(free) for c in chosen]

@@ -10,7 +10,9 @@ Whatever needs to know "which families exist" reads :data:`FAMILIES`; nothing ke
   loader's "no additive table" answers and the config pages' routing (:func:`family_of_config`);
 - how to read its settings from a ``config.json`` (``config_parser``, :func:`parse_config`) and
   the hand-written configs to start from (``presets``, :func:`presets_for`);
-- its page and where the navigation shows it (``page``, ``nav``: :func:`family_pages`);
+- its page and where the navigation shows it (``page``, ``nav``: :func:`family_pages`), the
+  question the guided path and the home page ask of it and the line under it (``question``,
+  ``blurb``), and its colour in every chart (``colour``, found by ``chart_name`` in a label);
 - its row on the Compare page (``comparison``: a :class:`ComparisonSignal`);
 - how the lab trains with it (``lab``: a :class:`LabMechanism`). The lab's tiny transformer
   (:mod:`posviz.lab.model`) knows only these mechanisms, never family names, so a new family
@@ -159,6 +161,10 @@ class FamilySpec:
         config_parser: reads its settings from a ``config.json``, or None (reason in ``missing``).
         presets: hand-written configs ``name -> config`` the parser accepts, for offline use.
         comparison: its Compare row, or None (reason in ``missing``).
+        question: the question its page answers, as the guided path and the home page ask it.
+        blurb: one sentence of what its page shows (the home page's card under the question).
+        colour: its colour in every chart (hex; a Tableau 10 colour, as ``charts.style.PALETTE``),
+            matched by :attr:`chart_name` in series labels (``charts.style.entity_color``).
     """
 
     id: str
@@ -176,6 +182,15 @@ class FamilySpec:
     config_parser: ConfigParser | None = None
     presets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     comparison: ComparisonSignal | None = None
+    question: str = ""
+    blurb: str = ""
+    colour: str = ""
+
+    @property
+    def chart_name(self) -> str:
+        """The word that names it in a chart's series labels: its label's first word, lower case
+        (``"p-RoPE"`` → ``"p-rope"``, ``"T5 buckets"`` → ``"t5"``)."""
+        return self.label.split()[0].lower()
 
     @property
     def url_path(self) -> str | None:
@@ -290,6 +305,10 @@ FAMILIES: dict[str, FamilySpec] = {
             },
             nav=Nav("Sinusoidal", ":material/waves:", "Encodings"),
             how="adds fixed sinusoids computed from the position",
+            question="What does the sinusoidal encoding look like, and why sin and cos?",
+            blurb="Every position's vector of sines and cosines, and why a sine alone is "
+            "ambiguous.",
+            colour="#f58518",  # Tableau 10 orange
             model_types=_SINUSOID_MODEL_TYPES,
             comparison=ComparisonSignal(
                 "angles",
@@ -314,6 +333,10 @@ FAMILIES: dict[str, FamilySpec] = {
             },
             nav=Nav("Learned tables", ":material/psychology:", "Encodings"),
             how="adds a learned vector per position, stored in the checkpoint",
+            question="What has a learned position table learned?",
+            blurb="A real checkpoint's table: which positions look alike, and where its rows "
+            "stop being trained.",
+            colour="#4c78a8",  # Tableau 10 blue
             comparison=ComparisonSignal(
                 "table", "Learned", "position p", "added to the input", "no row past the table"
             ),
@@ -327,6 +350,10 @@ FAMILIES: dict[str, FamilySpec] = {
             ("su_2021",),
             nav=Nav("RoPE", ":material/360:", "Beyond"),
             how="rotates queries and keys by position-dependent angles",
+            question="Llama has no position table: where did the positions go?",
+            blurb="RoPE rotates queries and keys; context-extension scalings exactly as "
+            "transformers does them.",
+            colour="#54a24b",  # Tableau 10 green
             model_types=_ROPE_MODEL_TYPES,
             recognises=has_rope_fields,
             config_parser=rope_config_from_dict,
@@ -351,6 +378,10 @@ FAMILIES: dict[str, FamilySpec] = {
             nav=Nav("p-RoPE", ":material/filter_list:", "Beyond"),
             how="rotates only the fastest share p of RoPE's query/key pairs and leaves the rest "
             "unrotated",
+            question="Gemma 4 rotates only some of RoPE's pairs: what does that keep?",
+            blurb="p-RoPE keeps RoPE's fastest pairs and never rotates the rest, as Gemma 4's "
+            "full-attention layers do.",
+            colour="#72b7b2",  # Tableau 10 teal
             model_types=frozenset({"gemma4", "gemma4_text"}),
             recognises=p_rope.uses_p_rope,
             overrides=("rope",),
@@ -374,6 +405,9 @@ FAMILIES: dict[str, FamilySpec] = {
             ("press_2022",),
             nav=Nav("ALiBi", ":material/trending_down:", "Beyond"),
             how="adds a per-head linear distance penalty to attention scores",
+            question="How do BLOOM and MPT encode position?",
+            blurb="ALiBi's per-head linear biases, for any head count.",
+            colour="#e45756",  # Tableau 10 red
             model_types=_ALIBI_MODEL_TYPES,
             recognises=alibi_switch,
             overrides=("rope",),
@@ -397,6 +431,9 @@ FAMILIES: dict[str, FamilySpec] = {
             ("raffel_2020",),
             nav=Nav("T5 relative buckets", ":material/inventory_2:", "Beyond"),
             how="adds a learned bias per relative-distance bucket",
+            question="How does T5 encode position?",
+            blurb="T5's relative-position buckets and a checkpoint's learned bias.",
+            colour="#b279a2",  # Tableau 10 purple
             model_types=_T5_MODEL_TYPES,
             recognises=has_relative_buckets,
             config_parser=t5_config_from_dict,
@@ -423,6 +460,9 @@ FAMILIES: dict[str, FamilySpec] = {
             },
             nav=Nav("NoPE (no encoding)", ":material/block:", "Beyond"),
             how="adds nothing: a causal model can still read order from its mask",
+            question="What if there is no position encoding at all?",
+            blurb="What a causal mask alone leaks about position.",
+            colour="#9d755d",  # Tableau 10 brown
         ),
     )
 }

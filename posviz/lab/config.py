@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Literal
 
-from posviz.encodings.families import FAMILIES, lab_schemes
+from posviz.encodings.families import FAMILIES, lab_mechanism, lab_schemes
 from posviz.settings import settings
 
 Kind = Literal["encoder", "decoder"]
@@ -84,12 +84,13 @@ class ModelConfig:
 
     def __post_init__(self) -> None:
         _choice("kind", self.kind, KINDS)
-        _choice("scheme", self.scheme, SCHEMES)
+        _choice("scheme", self.scheme, lab_schemes())  # read now: a family added at run time
         _choice("injection", self.injection, INJECTIONS)
-        if self.injection != "input" and self.scheme not in ABSOLUTE_SCHEMES:
+        absolute = tuple(s for s in lab_schemes() if lab_mechanism(s).absolute)
+        if self.injection != "input" and self.scheme not in absolute:
             raise ValueError(
                 f"injection={self.injection!r} needs a position table (scheme "
-                f"{' or '.join(ABSOLUTE_SCHEMES)}); scheme={self.scheme!r} acts inside "
+                f"{' or '.join(absolute)}); scheme={self.scheme!r} acts inside "
                 "attention, use injection='input'."
             )
         if self.table_rows is not None:

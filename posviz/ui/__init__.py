@@ -3,7 +3,7 @@
 Direction of imports: ``pages -> posviz.ui -> posviz.*``, never back.
 """
 
-from posviz.navigation import PAGES, PageSpec, all_pages
+from posviz.navigation import PageSpec, all_pages, sections
 from posviz.ui.compat import make_altair_setters_thread_safe, route_through_app
 from posviz.ui.display import show_chart, user_errors
 from posviz.ui.state import (
@@ -18,10 +18,10 @@ from posviz.ui.state import (
 from posviz.ui.text import safe_md
 
 __all__ = [
-    "PAGES",
     "PageSpec",
     "all_pages",
     "safe_md",
+    "sections",
     "show_chart",
     "url_checkbox",
     "url_int_list",

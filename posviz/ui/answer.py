@@ -3,7 +3,7 @@
 ``answer_slot()`` reserves the top of the page (above the controls) so the verdict and the hero can
 be drawn once the controls below have been read; ``show_verdict`` writes the sentence into a box
 marked ``st-key-verdict`` and ``show_hero`` the chart into ``st-key-hero`` (the browser tests find
-them by these classes); ``next_question`` ends the page with a link along :data:`GUIDED_PATH`.
+them by these classes); ``next_question`` ends the page with a link along the guided path.
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ import streamlit as st
 
 from posviz.analysis.headlines import Verdict
 from posviz.charts.figure import Figure
-from posviz.navigation import GUIDED_PATH
+from posviz.navigation import HOME, guided_path
 from posviz.ui.display import show_chart
+from posviz.ui.routes import page_link
 from posviz.ui.text import safe_md
 
 #: Large charts (the hero's heatmap at full width) stay this tall at most, so the verdict and the
@@ -56,11 +57,13 @@ def waiting(what: str) -> Iterator[None]:
 
 
 def next_question(page: str) -> None:
-    """End the page with "Next question →" along :data:`GUIDED_PATH` (the last page wraps home)."""
-    paths = [path for path, _ in GUIDED_PATH]
+    """End the page with "Next question →" along the guided path (the last page wraps home);
+    ``page`` is the page's key (its script, or a generated lab page's URL segment)."""
+    path = guided_path()
+    keys = [key for key, _ in path]
     st.divider()
-    if page not in paths or paths.index(page) == len(paths) - 1:
-        st.page_link("pages/home.py", label="Back to the start", icon=":material/home:")
+    if page not in keys or keys.index(page) == len(keys) - 1:
+        page_link(HOME, label="Back to the start", icon=":material/home:")
         return
-    path, question = GUIDED_PATH[paths.index(page) + 1]
-    st.page_link(path, label=f"Next question → {question}", icon=":material/arrow_forward:")
+    key, question = path[keys.index(page) + 1]
+    page_link(key, label=f"Next question → {question}", icon=":material/arrow_forward:")

@@ -8,7 +8,10 @@ when an upgrade no longer needs or allows it (``tests/test_compat.py``).
    router: an auto-generated sidebar and no wide layout. No public option turns the old mode off
    (renaming ``pages/`` would, at the cost of every page's path). Every page imports
    ``posviz.ui``, whose import calls :func:`route_through_app`: it clears the flag and reruns, and
-   the rerun goes through ``app.py`` like any other.
+   the rerun goes through ``app.py`` like any other. A page generated without a script (a lab
+   study's, ``posviz.ui.routes``) is unknown to the old mode, which runs ``app.py`` as its main
+   page instead, so the rerun names the page the link asked for (``RerunData``'s page name and
+   hash, as the browser sent them), not the page that ran.
 2. ``altair.utils.schemapi._PropertySetter`` (Altair 5.5): the method syntax
    (``alt.X(...).scale(...)``) uses one descriptor per property shared by every thread;
    ``__get__`` stores the encoding on the descriptor and ``__call__`` copies whatever is stored
@@ -32,7 +35,8 @@ import streamlit as st
 from altair.utils import schemapi
 from streamlit.elements.vega_charts import _altair_globals_lock
 from streamlit.runtime.pages_manager import PagesManager
-from streamlit.runtime.scriptrunner import get_script_run_ctx
+from streamlit.runtime.scriptrunner import RerunData, get_script_run_ctx
+from streamlit.runtime.scriptrunner_utils.exceptions import RerunException
 
 #: Streamlit's lock around Altair's global registries (see 3. above).
 ALTAIR_LOCK = _altair_globals_lock
@@ -72,10 +76,22 @@ def make_altair_setters_thread_safe() -> None:
 
 
 def route_through_app() -> None:
-    """Rerun under ``app.py``'s router if Streamlit is still in ``pages/`` directory mode."""
+    """Rerun under ``app.py``'s router if Streamlit is still in ``pages/`` directory mode, on the
+    page the link asked for."""
     if PagesManager.uses_pages_directory and st.runtime.exists():
         PagesManager.uses_pages_directory = False
-        st.rerun()
+        ctx = get_script_run_ctx()
+        if ctx is None:
+            st.rerun()
+        asked = ctx.pages_manager
+        raise RerunException(
+            RerunData(
+                query_string=ctx.query_string,
+                page_script_hash=asked.intended_page_script_hash or "",
+                page_name=asked.intended_page_name or "",
+                context_info=ctx.context_info,
+            )
+        )
 
 
 def current_session_id() -> str:

@@ -7,6 +7,10 @@ their verdicts and hero charts, as the pages draw them with their defaults, are 
 :mod:`posviz.data.answers` by ``scripts/make_home_answers.py`` (which runs the pages themselves);
 ``tests/test_home_answers.py`` runs the pages again and fails when a stored answer differs.
 Thumbnails are rendered on the server by vl-convert, once per process.
+
+The lab's cards (:func:`lab_cards`) carry each study's stored answer at its preset (its plain
+first sentence) and a thumbnail of the chart that carries it, replayed from the stored run; a
+study not stored yet says how long it takes, under the first start's progress line.
 """
 
 from __future__ import annotations
@@ -17,10 +21,17 @@ import streamlit as st
 
 from posviz import export
 from posviz.data.answers import ANSWERS
-from posviz.navigation import GUIDED_PATH, START_HERE
+from posviz.lab import RunStore
+from posviz.lab.views import answer as lab_answer
+from posviz.lab.views import figures as lab_figures
+from posviz.navigation import START_HERE, PageSpec, guided_path, guided_specs, lab_pages
+from posviz.references import cite
 from posviz.tables import load_table
 from posviz.ui.cache import cached_resource
 from posviz.ui.heroes import learned_hero_for, sinusoid_hero
+from posviz.ui.lab import default_results, stored_result
+from posviz.ui.lab_runs import warmup_notice
+from posviz.ui.routes import page_link
 from posviz.ui.text import safe_md
 
 #: The pages whose answers are stored (too slow to compute on a cold server's home page).
@@ -72,7 +83,7 @@ def card_thumbnail(page: str) -> bytes | None:
 
 def start_here_cards() -> None:
     """The first :data:`START_HERE` questions as cards, in reading order on any width."""
-    path = GUIDED_PATH[:START_HERE]
+    path = guided_path()[:START_HERE]
     slots = []
     for row in (path[:3], path[3:6]):  # row by row, so a phone stacks them 1, 2, 3, …
         if row:
@@ -83,8 +94,73 @@ def start_here_cards() -> None:
             st.markdown(f"**{number} · {safe_md(question, max_len=200)}**")
             pictures.append((page, question, st.empty()))
             st.caption(safe_md(card_answer(page), max_len=600))
-            st.page_link(page, label="Open the answer", icon=":material/arrow_forward:")
+            page_link(page, label="Open the answer", icon=":material/arrow_forward:")
     for page, question, place in pictures:  # the text first, then the pictures as they render
         png = card_thumbnail(page)
         if png is not None:  # alt text: screen readers announce what the picture answers
             place.image(png, width="stretch", alt=f"The chart that answers: {question}")
+
+
+def _with_sources(spec: PageSpec) -> str:
+    """A card's line: what the page shows, then where its question comes from."""
+    text = safe_md(spec.blurb, max_len=300)
+    if spec.sources:
+        text += " After " + " · ".join(cite(key) for key in spec.sources) + "."
+    return text
+
+
+def more_questions() -> None:
+    """Every page of the guided path after the "Start here" cards, outside the lab (the lab's
+    cards follow), as a link with what the page shows."""
+    lab = {spec.key for spec in lab_pages()}
+    for spec in guided_specs()[START_HERE:]:
+        if spec.key not in lab:
+            with st.container(border=True):
+                page_link(
+                    spec.key, label=spec.question or spec.title, icon=":material/arrow_forward:"
+                )
+                st.caption(_with_sources(spec))
+
+
+@cached_resource(show_spinner=False)
+def lab_thumbnail(store_root: str, run_id: str) -> bytes | None:
+    """PNG of the chart that carries a stored lab answer (its default cell's hero), small."""
+    result = stored_result(store_root, run_id)
+    if result is None:
+        return None
+    hero = lab_figures.hero(result, lab_answer.cell_ids(result)[0])
+    try:
+        spec = export.chart_spec(hero.figure.chart)
+        return export.thumbnail_png(spec, width=THUMB_WIDTH, height=THUMB_HEIGHT)
+    except ValueError:
+        return None  # the card still answers in words
+
+
+def lab_cards(*, columns: int = 2) -> None:
+    """The lab's pages as cards: each study with its stored answer (or how long it takes, under
+    the first start's progress line) and its answer's chart, then the index and paper checks."""
+    warmup_notice()  # "Computing the stored answers: 4 of 9 …" while the first start runs
+    pages = lab_pages()
+    studies = [spec for spec in pages if spec.study]
+    answers = default_results()
+    cells = st.columns(columns, gap="medium")
+    pictures: list[tuple[PageSpec, Any, Any]] = []
+    for index, spec in enumerate(studies):
+        result = answers.get(spec.study)
+        with cells[index % columns].container(border=True, key=f"lab_card_{spec.study}"):
+            page_link(spec.key, label=spec.title, icon=":material/science:")
+            if result is not None:
+                st.caption(safe_md(lab_answer.plain_answer(result), max_len=400))
+                pictures.append((spec, result, st.empty()))
+            else:
+                st.caption(safe_md(lab_answer.index_line(spec.study, None), max_len=400))
+    for spec in pages:
+        if not spec.study:
+            with st.container(border=True):
+                page_link(spec.key, label=spec.question or spec.title, icon=spec.icon)
+                st.caption(_with_sources(spec))
+    root = str(RunStore().root)
+    for spec, result, place in pictures:  # the words first, then the pictures as they render
+        png = lab_thumbnail(root, result.run_id)
+        if png is not None:
+            place.image(png, width="stretch", alt=f"The chart that answers: {spec.title}")

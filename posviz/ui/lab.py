@@ -23,6 +23,7 @@ from posviz.ui import lab_runs, lab_views
 from posviz.ui.answer import show_verdict, waiting
 from posviz.ui.cache import cached_data
 from posviz.ui.lab_views import page_path
+from posviz.ui.routes import page_link
 from posviz.ui.state import url_int_list, url_number, url_numbers
 from posviz.ui.text import safe_md
 from posviz.urlparams import NumberField
@@ -219,7 +220,7 @@ def question_cards(*, columns: int = 2) -> None:
         with cells[index % columns].container(border=True):
             st.markdown(f"**{question.title}** {question.question}")
             st.caption("Asked in " + " · ".join(cite(key) for key in question.source_keys))
-            st.page_link(page_path(question.id), label="See the answer", icon=":material/science:")
+            page_link(page_path(question.id), label="See the answer", icon=":material/science:")
 
 
 def index_page() -> None:
@@ -234,7 +235,7 @@ def index_page() -> None:
     if kept:
         st.subheader("Runs stored on this server")
         for summary in kept[:20]:
-            st.page_link(
+            page_link(
                 page_path(summary.question_id),
                 label=f"{QUESTIONS[summary.question_id].title} — {summary.seeds} seeds, "
                 f"{summary.wall_s:.0f} s (run {summary.run_id})",

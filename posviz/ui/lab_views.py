@@ -15,13 +15,15 @@ from posviz.lab.cards import card_run_id, stored_cards
 from posviz.lab.papers import PAPER_CHECKS
 from posviz.lab.views import answer, cards, figures, runs
 from posviz.lab.views.live import card_plan
+from posviz.navigation import study_url_path
 from posviz.references import cite
 from posviz.tables import PositionTable
 from posviz.ui import lab_runs
-from posviz.ui.answer import show_hero, show_verdict, waiting
+from posviz.ui.answer import next_question, show_hero, show_verdict, waiting
 from posviz.ui.cache import cached_data
 from posviz.ui.display import bullets, show_chart, user_errors
 from posviz.ui.learned_views import show_view
+from posviz.ui.routes import page_link
 from posviz.ui.state import url_select, url_select_slider
 from posviz.ui.text import safe_md
 
@@ -30,8 +32,9 @@ _BADGE = {True: "green", False: "orange", None: "gray"}
 
 
 def page_path(question_id: str) -> str:
-    """The page script of a question (relative to the repository root)."""
-    return f"pages/lab_{question_id}.py"
+    """The key of a question's page (generated from the study list, no script): ``lab_<id>``;
+    link to it with :func:`posviz.ui.routes.page_link`."""
+    return study_url_path(question_id)
 
 
 def show_answer(result: LabResult, cell: str, *, key_prefix: str) -> None:
@@ -128,16 +131,9 @@ def show_evidence(result: LabResult, cell: str, *, key_prefix: str) -> None:
 
 
 def next_link(question_id: str) -> None:
-    """End a question page with the next lab question (the last leads to the paper checks)."""
-    ids = list(QUESTIONS)
-    st.divider()
-    if question_id == ids[-1]:
-        st.page_link(PAPERS_PAGE, label="Next → Paper checks", icon=":material/arrow_forward:")
-        return
-    nxt = QUESTIONS[ids[ids.index(question_id) + 1]]
-    st.page_link(
-        page_path(nxt.id), label=f"Next question → {nxt.title}", icon=":material/arrow_forward:"
-    )
+    """End a question page with the next page of the guided path (the next lab question; the
+    last leads to the paper checks)."""
+    next_question(page_path(question_id))
 
 
 # --------------------------------------------------------------------------- watch the table form
@@ -213,7 +209,7 @@ def index_answers(answers: dict[str, LabResult | None]) -> None:
     show_verdict(answer.index_headline(answers))
     for question in QUESTIONS.values():
         with st.container(border=True):
-            st.page_link(page_path(question.id), label=question.title, icon=":material/science:")
+            page_link(page_path(question.id), label=question.title, icon=":material/science:")
             st.markdown(safe_md(answer.index_line(question.id, answers[question.id]), max_len=900))
             st.caption("Asked in " + " · ".join(cite(key) for key in question.source_keys))
     with st.container(border=True):
