@@ -14,7 +14,7 @@ from answer_support import page_answer
 from conftest import app_test, assert_no_exception
 
 from posviz.data.answers import ANSWERS
-from posviz.navigation import GUIDED_PATH, START_HERE
+from posviz.navigation import START_HERE, guided_path
 from posviz.ui.home_cards import STORED_PAGES, card_answer
 
 REGENERATE = "the page's answer changed: run scripts/make_home_answers.py and commit the result"
@@ -47,7 +47,7 @@ def test_stored_answers_are_what_the_pages_show_by_default(page):
 
 
 def test_every_start_here_card_has_an_answer():
-    for page, _question in GUIDED_PATH[:START_HERE]:
+    for page, _question in guided_path()[:START_HERE]:
         assert page in STORED_PAGES or page in ("pages/sinusoidal.py", "pages/learned.py")
         assert len(card_answer(page)) > 40, page
 
