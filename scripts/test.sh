@@ -1,26 +1,38 @@
 #!/usr/bin/env bash
 # Install what the tests need into .venv (once), make sure a Chromium (browser tests) and HAProxy (the
 # real-proxy deploy tests) exist, check lint, format and the import layering, then run every test.
-# Extra arguments go to pytest (e.g. -k sinusoid, -m "not browser").
+#
+#   ./scripts/test.sh          every tier: fast (unit), page (AppTest), slow, browser
+#   ./scripts/test.sh --fast   lint + the fast tier only (unit tests; no page, server, browser or
+#                              full-size training): the run before each commit
+#
+# The tiers are pytest markers (pyproject.toml; tests/conftest.py sets fast/page itself). Extra
+# arguments go to pytest (e.g. -k sinusoid, -m "not browser").
 source "$(dirname "$0")/_venv.sh" requirements-dev.txt
-missing=()
-command -v chromium >/dev/null || command -v chromium-browser >/dev/null || missing+=(chromium chromium-driver)
-command -v haproxy >/dev/null || missing+=(haproxy)
-if [ ${#missing[@]} -gt 0 ]; then
-  if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
-    echo "Installing Debian's ${missing[*]} for the browser and proxy tests ..."
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}") >/dev/null
-  elif command -v apt-get >/dev/null && command -v sudo >/dev/null; then
-    (sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}") >/dev/null
-  else
-    echo "Missing ${missing[*]}: browser tests (Chromium) and real-proxy tests (HAProxy) will be SKIPPED." >&2
-    echo "Install them (e.g. 'apt-get install chromium haproxy') or set POSVIZ_CHROMIUM=/path/to/chrome." >&2
+tier=()
+if [ "${1:-}" = "--fast" ]; then
+  shift
+  tier=(-m fast)
+else
+  missing=()
+  command -v chromium >/dev/null || command -v chromium-browser >/dev/null || missing+=(chromium chromium-driver)
+  command -v haproxy >/dev/null || missing+=(haproxy)
+  if [ ${#missing[@]} -gt 0 ]; then
+    if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+      echo "Installing Debian's ${missing[*]} for the browser and proxy tests ..."
+      (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}") >/dev/null
+    elif command -v apt-get >/dev/null && command -v sudo >/dev/null; then
+      (sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}") >/dev/null
+    else
+      echo "Missing ${missing[*]}: browser tests (Chromium) and real-proxy tests (HAProxy) will be SKIPPED." >&2
+      echo "Install them (e.g. 'apt-get install chromium haproxy') or set POSVIZ_CHROMIUM=/path/to/chrome." >&2
+    fi
   fi
+  if [ "${CI:-}" = "true" ]; then export POSVIZ_REQUIRE_BROWSER=1; fi
 fi
-if [ "${CI:-}" = "true" ]; then export POSVIZ_REQUIRE_BROWSER=1; fi
 echo "ruff (lint + format) and import-linter (layers) ..."
 .venv/bin/ruff check --quiet . && .venv/bin/ruff format --check --quiet . && .venv/bin/lint-imports --no-logo --no-cache || {
   echo "Lint, format or layering failed: run '.venv/bin/ruff check .', '.venv/bin/ruff format .' and '.venv/bin/lint-imports'." >&2
   exit 1
 }
-exec .venv/bin/python -m pytest "$@"
+exec .venv/bin/python -m pytest "${tier[@]}" "$@"

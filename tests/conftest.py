@@ -22,7 +22,9 @@ def app_test(
     timeout: float = 60,
     server_address: str = "127.0.0.1",
 ):
-    """An ``AppTest`` of app.py, switched to ``page`` (e.g. "pages/sinusoidal.py") and run once.
+    """An ``AppTest`` of app.py, switched to ``page`` and run once: a page's key, its script
+    ("pages/sinusoidal.py") or, for a page generated without one (a lab study's), its URL
+    segment ("lab_learned"; see posviz.navigation).
 
     ``query`` pre-fills ``st.query_params`` the way a shared link would; ``server_address`` is the
     ``server.address`` the app sees ("" or "0.0.0.0": reachable from other machines).
@@ -39,10 +41,26 @@ def app_test(
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=timeout)
     for key, value in (query or {}).items():
         at.query_params[key] = value
+    target = None if page is None else page_hash(page)
+    if target is not None:
+        # Open the page itself, as a browser opening its URL does: app.py still runs first (page
+        # config, style, st.navigation), then the page, and the home page never renders.
+        at._page_hash = target
     at.run()
-    if page is not None:
-        at.switch_page(page).run()
+    if target is not None and not at.exception:
+        assert at._finished_page_script_hash == target, f"{page} did not open"
     return at
+
+
+def page_hash(page: str) -> str | None:
+    """Streamlit's key for a page (its script or a generated page's URL segment): the hash of
+    its URL path, as ``st.Page`` computes it (None for the home page, the default)."""
+    from streamlit.util import calc_hash
+
+    from posviz.navigation import HOME, page_spec
+
+    spec = page_spec(page)
+    return None if spec.key == HOME else calc_hash(spec.url_path)
 
 
 def assert_no_exception(at) -> None:
@@ -53,3 +71,90 @@ def assert_no_exception(at) -> None:
 @pytest.fixture
 def root() -> Path:
     return ROOT
+
+
+# --------------------------------------------------------------------------- tiers
+#
+# Every test is in one tier (pyproject's markers; ``./scripts/test.sh --fast`` runs the first):
+#   fast:    unit tests of what a module owns (the default: no marker to write);
+#   page:    runs a page of the app in Streamlit's AppTest (marked here, from what the test calls);
+#   slow:    over ~2 s (trains a model at full size, starts a server, builds a wheel), by hand;
+#   browser: drives Chromium against a real server, by hand.
+# A test that calls ``app_test`` (or ``AppTest``), itself or through a helper or fixture of its own
+# module, is a page test without a marker; one that opens an AppTest without being marked fails,
+# so the fast tier never renders a page.
+
+TIERS = ("fast", "page", "slow", "browser")
+_PAGE_NAMES = frozenset({"app_test", "AppTest"})
+
+
+def _codes(code):
+    yield code
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            yield from _codes(const)
+
+
+def _reaches_a_page(func, seen: set[int]) -> bool:
+    """Whether ``func`` names ``app_test``/``AppTest``, itself or through a function of the test
+    modules (their helpers, fixtures and ``*_support`` modules) that it names."""
+    func = getattr(func, "__wrapped__", func)
+    code = getattr(func, "__code__", None)
+    if code is None or id(code) in seen:
+        return False
+    seen.add(id(code))
+    scope = getattr(func, "__globals__", {})
+    for c in _codes(code):
+        for name in c.co_names:
+            if name in _PAGE_NAMES:
+                return True
+            helper = scope.get(name)
+            module = getattr(helper, "__module__", "") or ""
+            ours = module.startswith("test_") or module.endswith("_support")
+            if callable(helper) and ours and _reaches_a_page(helper, seen):
+                return True
+    return False
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    for item in items:
+        if any(item.get_closest_marker(tier) for tier in ("page", "slow", "browser")):
+            continue
+        seen: set[int] = set()
+        funcs = [getattr(item, "function", None)]
+        fixtures = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+        funcs += [d.func for defs in fixtures.values() for d in defs if d.baseid]
+        if any(f is not None and _reaches_a_page(f, seen) for f in funcs):
+            item.add_marker(pytest.mark.page)
+        else:
+            item.add_marker(pytest.mark.fast)
+
+
+_RUNNING: dict[str, object] = {}
+
+
+def pytest_runtest_setup(item) -> None:
+    _RUNNING["item"] = item
+
+
+def pytest_runtest_teardown(item) -> None:
+    _RUNNING.pop("item", None)
+
+
+def pytest_configure(config) -> None:
+    """Guard the tiers: an AppTest opened by a test of the fast tier fails with how to fix it."""
+    from streamlit.testing.v1 import AppTest
+
+    original = AppTest.from_file.__func__
+
+    def from_file(cls, *args, **kwargs):
+        item = _RUNNING.get("item")
+        if item is not None and item.get_closest_marker("fast"):
+            pytest.fail(
+                f"{item.nodeid} opens an AppTest but is in the fast tier: mark it "
+                "@pytest.mark.page (or call app_test through a helper of its own module).",
+                pytrace=False,
+            )
+        return original(cls, *args, **kwargs)
+
+    AppTest.from_file = classmethod(from_file)

@@ -3,8 +3,9 @@ the stored arrays, each verdict survives the robustness cases (the learned table
 token embeddings' scale, 3× the steps) or names the setting it depends on, and the pinned
 results hold within their measured spread.
 
-Each preset trains once per session (about a minute on 2 quiet cores each, deterministic on the
-CPU).
+Each preset trains once per session at full size (about a minute on 2 quiet cores each,
+deterministic on the CPU): the only place the presets train at full size, hence the slow tier;
+every other lab test trains tiny configs.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from posviz.analysis.evidence import spread
 from posviz.lab import QUESTIONS, RunStore, rejudge, run_question
 from posviz.lab.results import LabResult
 from posviz.lab.store import _entry
+
+pytestmark = pytest.mark.slow
 
 _RESULTS: dict[str, LabResult] = {}
 

@@ -1,20 +1,28 @@
-"""Every page of the app runs through AppTest without an exception and says something."""
+"""Every page of the app, from the registry (``posviz.navigation.all_pages``), opened directly in
+AppTest: it runs without an exception or error and shows its title, twice (the second visitor
+replays every cached result). This is the one "every page renders" sweep; other page tests check
+what a page says."""
 
 from __future__ import annotations
 
 import pytest
-from conftest import ROOT, app_test, assert_no_exception
+from conftest import ROOT, app_test, assert_no_exception, page_hash
 
-from posviz.ui import all_pages
+from posviz.navigation import HOME, all_pages
 
 
 @pytest.mark.parametrize("spec", all_pages(), ids=lambda spec: spec.url_path)
-def test_every_page_runs(spec):
-    assert (ROOT / spec.path).is_file(), f"{spec.path} is in posviz/navigation.py but missing"
-    at = app_test(spec.path, timeout=180)
-    assert_no_exception(at)
-    assert at.title or at.header, f"{spec.path} shows no title"
-    assert not at.error, [e.value for e in at.error]
+def test_every_page_runs_and_runs_again_from_the_cache(spec):
+    if not spec.study:
+        assert (ROOT / spec.path).is_file(), f"{spec.path} is in posviz/navigation.py but missing"
+    for visit in ("first", "second"):
+        at = app_test(spec.key, timeout=180)
+        assert_no_exception(at)
+        titles = [t.value for t in (*at.title, *at.header)]
+        assert titles, f"{spec.key}: no title on the {visit} visit"
+        assert not at.error, [e.value for e in at.error]
+    if spec.key != HOME:  # opened itself, not the home page: its title is the registry's
+        assert at._finished_page_script_hash == page_hash(spec.key)
 
 
 def test_app_default_page_is_home():
@@ -23,11 +31,24 @@ def test_app_default_page_is_home():
     assert any("position" in t.value.lower() for t in at.title)
 
 
+def test_a_page_opens_directly_without_the_home_page():
+    """app_test opens the page under test (not home, then a switch): the home page's cards never
+    render, and a study page generated without a script opens by its URL segment too."""
+    home = {t.value for t in app_test().title}
+    for key in ("pages/rope.py", "lab_learned"):
+        at = app_test(key)
+        assert_no_exception(at)
+        assert at._finished_page_script_hash == page_hash(key)
+        assert not home & {t.value for t in at.title}
+    with pytest.raises(ValueError, match="No page"):
+        app_test("pages/no_such_page.py")
+
+
 def test_every_page_file_is_registered_with_its_docstring_title():
     """Lab pages are titled by their docstring's first line (after "Position lab: ")."""
     import ast
 
-    registered = {spec.path: spec for spec in all_pages()}
+    registered = {spec.path: spec for spec in all_pages() if not spec.study}
     on_disk = {f"pages/{p.name}" for p in (ROOT / "pages").glob("*.py")}
     assert on_disk == set(registered), on_disk ^ set(registered)
     for path, spec in registered.items():
@@ -36,4 +57,4 @@ def test_every_page_file_is_registered_with_its_docstring_title():
             head, _, question = doc.splitlines()[0].rstrip(".").partition(": ")
             expected = head if path == "pages/lab.py" else question  # index: "Position lab"
             assert spec.title == expected, (path, spec.title, expected)
-    assert len({spec.url_path for spec in registered.values()}) == len(registered)
+    assert len({spec.url_path for spec in all_pages()}) == len(all_pages())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from hostile_support import HOSTILE
 
 from posviz import urlparams
 
@@ -78,3 +79,47 @@ def test_long_text_is_cut_with_a_note_and_values_are_written_back() -> None:
     assert urlparams.link_text([1, 2, 3]) == "1,2,3"
     assert urlparams.link_text(("a", "b")) == "a,b"
     assert urlparams.link_text(0.5) == "0.5"
+
+
+# --- every hostile link value through every parser (each page's one bad link: test_hostile_links)
+
+
+@pytest.mark.parametrize("name", list(HOSTILE))
+def test_every_parser_takes_every_hostile_value_or_says_what_is_allowed(name: str) -> None:
+    """A hostile value is parsed to an allowed value or refused with a message naming what is
+    allowed; never another exception, never a value out of range."""
+    raw = HOSTILE[name]
+    for integer in (True, False):
+        try:
+            value, clamped = urlparams.parse_number(raw, lo=1, hi=512, integer=integer)
+        except ValueError as exc:
+            assert "allowed 1…512." in str(exc)
+        else:
+            assert 1 <= value <= 512 and isinstance(value, int if integer else float)
+            assert clamped == (float(raw) != value)
+    options = ["sinusoid", "learned", "rope"]
+    for parse in (urlparams.parse_choice, urlparams.parse_step):
+        try:
+            assert parse(raw, options) in options
+        except ValueError as exc:
+            assert "not one of" in str(exc) and "sinusoid" in str(exc)
+    try:
+        chosen = urlparams.parse_choices(raw, options)
+    except ValueError as exc:
+        assert str(exc).startswith("unknown choice(s) ") and str(exc).count(",") <= 4
+    else:
+        assert set(chosen) <= set(options) and (chosen or not raw.strip(","))
+    try:
+        assert urlparams.parse_bool(raw) in (True, False)
+    except ValueError as exc:
+        assert str(exc) == "expected true or false."
+    numbers, rejected = urlparams.parse_int_list(raw, lo=0, hi=63)
+    assert all(0 <= n <= 63 for n in numbers) and len(set(numbers)) == len(numbers)
+    items = [item for item in raw.replace(" ", "").split(",") if item]
+    assert len(numbers) + len(rejected) == len(items)  # each item kept once or named
+    if rejected:
+        assert "whole numbers from 0 to 63" in urlparams.rejected_note(rejected, lo=0, hi=63)
+    note = urlparams.cut_note(raw, max_chars=200)
+    assert (note is None) == (len(raw) <= 200)
+    if note:
+        assert f"{len(raw):,} characters" in note
