@@ -241,4 +241,12 @@ def lab_pages() -> list[PageSpec]:
     return sections()["Lab"]
 
 
+def explorer_pages() -> list[PageSpec]:
+    """The pages that compute their answer on the spot (every page but home and the lab's, whose
+    answers are read from stored runs): each leads with a verdict and a hero chart, and the chart-
+    and page-hygiene tests check every one."""
+    lab = {spec.key for spec in lab_pages()}
+    return [spec for spec in guided_specs() if spec.key not in lab]
+
+
 START_HERE = 5

@@ -1,4 +1,5 @@
-"""Chart and table hygiene on every non-lab page, checked on what the page really shows.
+"""Chart and table hygiene on every explorer page (``posviz.navigation.explorer_pages``: all but
+home and the lab's), checked on what the page really shows.
 
 Each page runs once in Streamlit's AppTest with its defaults; every chart it draws is taken with
 its data (Arrow datasets inlined) and rendered by vl-convert, Vega's own renderer:
@@ -25,23 +26,10 @@ import pytest
 from conftest import app_test, assert_no_exception
 
 from posviz.charts.style import ADAPTIVE_TEXT
+from posviz.navigation import explorer_pages
 
-PAGES = (
-    "pages/sinusoidal.py",
-    "pages/learned.py",
-    "pages/probing.py",
-    "pages/add_vs_concat.py",
-    "pages/permutation.py",
-    "pages/layers.py",
-    "pages/embedding_lookup.py",
-    "pages/rope.py",
-    "pages/alibi.py",
-    "pages/t5_buckets.py",
-    "pages/nope.py",
-    "pages/vit_grid.py",
-    "pages/compare.py",
-    "pages/sibling_diff.py",
-)
+#: every explorer page of the registry (a page or family added there is checked at once)
+PAGES = tuple(spec.key for spec in explorer_pages())
 
 #: every colour the theme could lend a chart, replaced by ones no chart of posviz uses
 ODD_THEME = {

@@ -10,6 +10,7 @@ import importlib
 import re
 from pathlib import Path
 from types import SimpleNamespace
+from typing import get_args
 
 import numpy as np
 import pytest
@@ -18,6 +19,7 @@ from conftest import ROOT
 from posviz.encodings.families import (
     FAMILIES,
     PARTS,
+    MechanismKind,
     code_modules,
     compared_families,
     family,
@@ -124,9 +126,27 @@ def test_families_without_a_config_say_why():
         family("sinusoid")
 
 
+#: The callables each mechanism kind reads (posviz.lab.model); any other would be ignored.
+CALLABLES = ("table", "inv_freq", "bias", "buckets")
+NEEDS = {
+    "none": set(),
+    "learned_table": set(),  # the lab model owns the nn.Embedding
+    "table": {"table"},
+    "rotary": {"inv_freq"},
+    "bias": {"bias"},
+    "learned_bucket_bias": {"buckets"},
+}
+
+
+def test_every_mechanism_kind_says_what_it_needs():
+    assert set(NEEDS) == set(get_args(MechanismKind))
+
+
 @pytest.mark.parametrize("spec", SPECS, ids=lambda spec: spec.id)
 def test_lab_mechanisms_have_the_callable_their_kind_needs(spec):
     mechanism = lab_mechanism(spec.id)
+    given = {name for name in CALLABLES if getattr(mechanism, name) is not None}
+    assert given == NEEDS[mechanism.kind], (mechanism.kind, given)  # none/learned_table: nothing
     if mechanism.kind == "table":
         assert mechanism.table(10, 8).shape == (10, 8)
     if mechanism.kind == "rotary":
@@ -199,3 +219,14 @@ def test_models_without_an_added_table_are_refused_with_their_family(config_clas
     model = SimpleNamespace(config=getattr(transformers, config_class)())
     with pytest.raises(ValueError, match=message):
         additive_position_modules(model)
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda spec: spec.id)
+def test_every_family_asks_its_question_and_has_its_own_colour(spec):
+    """The guided path, the home page and every chart read these from the registry."""
+    from posviz.charts.style import PALETTE, entity_color
+
+    assert spec.question.endswith("?") and spec.blurb.endswith(".")
+    assert spec.colour in PALETTE
+    assert entity_color(spec.label) == spec.colour  # its label in a legend takes its colour
+    assert [s.id for s in SPECS if s.colour == spec.colour] == [spec.id]

@@ -25,12 +25,12 @@ from browser_support import (
     wait_for_app,
 )
 
+from posviz.navigation import explorer_pages
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-PAGES = (
-    "sinusoidal", "learned", "probing", "add_vs_concat", "permutation", "layers",
-    "embedding_lookup", "rope", "p_rope", "alibi", "t5_buckets", "nope", "vit_grid", "compare",
-)  # fmt: skip
+#: every explorer page of the registry, by URL (a page or family added there is checked at once)
+PAGES = tuple(spec.url_path for spec in explorer_pages())
 DESKTOP, PHONE = (1440, 900), (390, 844)
 WIDGETS = (
     '[data-testid="stSlider"], [data-testid="stSelectbox"], [data-testid="stRadio"], '
