@@ -1,17 +1,14 @@
-"""The Add-vs-concatenate page's glue: MiniLM's word pieces and tables, cached subspace reports,
-and the page's hero (see :mod:`posviz.analysis.add_concat_views` and :mod:`posviz.figures`)."""
+"""The Add-vs-concatenate page's data: MiniLM's word pieces and tables, the cached subspace
+reports, and the cached word view (:mod:`posviz.page_models.add_vs_concat`)."""
 
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
-from posviz import figures
 from posviz.analysis import add_concat_views as views
 from posviz.analysis.add_concat import ConcatReport, concat_hypothesis
-from posviz.analysis.headlines import Verdict
-from posviz.charts.figure import Figure
 from posviz.governor import heavy_work
+from posviz.page_models import add_vs_concat as model
 from posviz.ui.cache import cached_data
 from posviz.ui.model_handles import bundled_arrays, bundled_tokenizer, bundled_word_axes
 
@@ -29,14 +26,15 @@ def concat_inputs(token_id: int, source: str, n_positions: int) -> tuple[np.ndar
     return views.concat_inputs(token_id, source, n_positions, words=words, learned=learned)
 
 
-def concat_sizes(word_vector: np.ndarray, table: np.ndarray) -> dict[str, float]:
-    """:func:`posviz.analysis.add_concat_views.concat_sizes` against MiniLM's word table."""
-    return views.concat_sizes(word_vector, table, bundled_arrays()[0])
-
-
-def magnitude_figure(word_vector: np.ndarray, table: np.ndarray) -> tuple[Figure, float, float]:
-    """:func:`posviz.figures.magnitude_figure` against MiniLM's word table."""
-    return figures.magnitude_figure(word_vector, table, words=bundled_arrays()[0])
+@cached_data(max_entries=32)
+def word_view(
+    token_id: int, source: str, n_positions: int, *, piece: str, view: str, dims: tuple[int, int]
+) -> model.WordView:
+    """:func:`posviz.page_models.add_vs_concat.word_view` of one word piece and position table
+    (``source`` ``"learned"`` or ``"sinusoid"``) against MiniLM's word table, cached."""
+    word_vector, table = concat_inputs(token_id, source, n_positions)
+    words = bundled_arrays()[0]
+    return model.word_view(word_vector, table, words, piece=piece, view=view, dims=dims)
 
 
 @cached_data()
@@ -50,18 +48,6 @@ def concat_result(table: str, n_positions: int, fraction: float) -> ConcatReport
         return concat_hypothesis(matrix, words, fraction=fraction, word_axes=axes)
 
 
-def concat_hero(n_positions: int, fraction: float) -> tuple[Verdict, Figure]:
-    """:func:`posviz.figures.concat_hero` of MiniLM's table and the sinusoid, cached."""
-    learned = concat_result("learned", n_positions, fraction)
-    sinusoid = concat_result("sinusoid", n_positions, fraction)
-    return figures.concat_hero(learned, sinusoid, n_positions=n_positions)
-
-
-def concat_reports(n_positions: int, fraction: float) -> pd.DataFrame:
-    """The subspace report of MiniLM's table beside the sinusoid and a random-table control."""
-    return views.side_by_side(
-        {
-            name: concat_result(kind, n_positions, fraction).frame()
-            for name, kind in views.REPORT_TABLES.items()
-        }
-    )
+def concat_results(n_positions: int, fraction: float, kinds: tuple[str, ...]) -> dict:
+    """:func:`concat_result` of each table kind in ``kinds``, by kind."""
+    return {kind: concat_result(kind, n_positions, fraction) for kind in kinds}
