@@ -18,6 +18,7 @@ import unicodedata
 import numpy as np
 import pytest
 from conftest import app_test, assert_no_exception
+from hostile_support import HOST, HOSTILE, REPRESENTATIVE
 from markdown_it import MarkdownIt
 
 from posviz.ui.text import safe_md
@@ -39,8 +40,6 @@ HOSTILE_TEXT = [
     "ünïcödé 位置 \u202eevil\u200b",
 ]
 
-#: the attacker's host in every hostile value below; a link or image naming it came from the input.
-HOST = "evil.example"
 
 # --- a model of Streamlit's Markdown: which links and images a body renders --------------------
 
@@ -176,42 +175,31 @@ def test_safe_md_keeps_plain_text_plain() -> None:
 
 
 # --- every page of the app, every query parameter it reads, through AppTest -------------------
+#
+# Every hostile value goes through every parser in tests/test_urlparams.py and through safe_md
+# below; each page gets ONE representative bad link here (all its parameters at once), checked
+# for the message it shows and for no link or image from the value.
 
 #: One value per way user text becomes a link or an image (shared with the browser test).
 HOSTILE_LINKS: dict[str, str] = {
-    "url": f"https://{HOST}/login",
-    "www": f"www.{HOST}",
-    "email": f"me@{HOST}",
-    "md_link": f"[Log in again](https://{HOST})",
-    "md_image": f"![p](https://{HOST}/px.png)",
-    "html": f"<a href='https://{HOST}'>x</a><img src='https://{HOST}/x.png'>",
+    name: HOSTILE[name] for name in ("url", "www", "email", "md_link", "md_image", "html")
 }
-_MARKUP = (
-    "`[Log in again](https://evil.example/login)` `![p](http://evil.example/px.png)` "
-    "<img src=https://evil.example/x.png onerror=alert(1)><a href='https://evil.example'>x "
-    "ℵ₀😀\u202e:material/lock: :red[evil] $x$ www.evil.example me@evil.example"
-)
-#: Each entry is one set of runs per page. "links" deals its values out over the page's
-#: parameters, shifted by one per run, so every parameter gets every value; the others are one
-#: run each (a list is dealt out the same way).
-HOSTILE_LINK_VALUES: dict[str, list[str]] = {
-    "links": list(HOSTILE_LINKS.values()),
-    "markup": [_MARKUP],  # everything at once, Streamlit directives and a bidi override too
-    "long": ["`[x](https://evil.example)" + "A" * 10_000],  # 10 kB
-    "numbers": ["-1e308", "nan", "1e400", "-7", "99999999999999999999", "0", "unknown-value"],
-}
-
-#: (page url_path, value name) -> owner, for cases that fail on pages this file's author does not
-#: own; each is an xfail(strict=True) so a fix is noticed.
-KNOWN_FAILURES: dict[tuple[str, str], str] = {}
 
 #: proto fields Streamlit renders as Markdown: message bodies, labels, help tooltips, options of
 #: radios/pills, expander and tab labels.
 _MARKDOWN_FIELDS = frozenset({"body", "label", "help", "caption", "options", "title"})
 
 
+@pytest.mark.parametrize("name", list(HOSTILE))
+def test_every_hostile_link_value_is_echoed_inert(name: str) -> None:
+    """What a page echoes of a link value (``safe_md``, cut at 60 characters as the link warnings
+    cut it, or whole) renders no link or image to the attacker's host."""
+    for max_len in (60, 20_000):
+        assert hostile_targets(safe_md(HOSTILE[name], max_len=max_len)) == [], (name, max_len)
+
+
 def _pages():
-    from posviz.ui import all_pages
+    from posviz.navigation import all_pages
 
     return all_pages()
 
@@ -248,43 +236,27 @@ def page_hostile_targets(at) -> list[tuple[str, str]]:
     return found
 
 
-#: entries whose values every parameter must get, one run per value (the others: one run).
-_EVERY_VALUE = frozenset({"links"})
+def _messages(at) -> list[str]:
+    return [m.value for kind in ("error", "warning", "info") for m in getattr(at, kind)]
 
 
-def _queries(keys: tuple[str, ...], name: str) -> list[dict[str, str]]:
-    values = HOSTILE_LINK_VALUES[name]
-    runs = len(values) if name in _EVERY_VALUE else 1
-    return [
-        {key: values[(i + shift) % len(values)] for i, key in enumerate(keys)}
-        for shift in range(runs)
-    ]
-
-
-def _cases():
-    cases = []
-    for spec in _pages():
-        for name in HOSTILE_LINK_VALUES:
-            marks = []
-            owner = KNOWN_FAILURES.get((spec.url_path, name))
-            if owner:
-                marks.append(pytest.mark.xfail(strict=True, reason=f"owner: {owner}"))
-            cases.append(pytest.param(spec, name, marks=marks, id=f"{spec.url_path}-{name}"))
-    return cases
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize(("spec", "name"), _cases())
-def test_crafted_link_renders_no_link_or_image(spec, name, monkeypatch, tmp_path):
+@pytest.mark.parametrize("spec", _pages(), ids=lambda spec: spec.url_path)
+def test_a_bad_link_gets_a_message_and_renders_no_link_or_image(spec, monkeypatch, tmp_path):
+    """Every parameter of the page set to one value that no parameter accepts as it is: the page
+    runs to its title, says which link parameter it ignored (or cut), and shows nothing of the
+    value as a link or an image. A page without parameters (home) ignores an unknown one."""
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     monkeypatch.setenv("POSVIZ_LAB_DIR", str(tmp_path / "lab"))
-    keys = _url_keys(spec.path) or ("unknown_param",)
-    for query in _queries(keys, name):
-        at = app_test(spec.path, query=query, timeout=400)
-        assert_no_exception(at)
-        assert at.title, f"{spec.url_path}: the page stopped before its title"
-        assert not page_hostile_targets(at), (spec.url_path, query, page_hostile_targets(at))
+    keys = _url_keys(spec.key)
+    query = dict.fromkeys(keys or ("unknown_param",), REPRESENTATIVE)
+    at = app_test(spec.key, query=query, timeout=400)
+    assert_no_exception(at)
+    assert at.title, f"{spec.url_path}: the page stopped before its title"
+    assert not page_hostile_targets(at), (spec.url_path, page_hostile_targets(at))
+    if keys:
+        named = [m for m in _messages(at) if any(f"Link parameter {k} " in m for k in keys)]
+        assert named, f"{spec.url_path}: a bad link ignored without a word: {_messages(at)}"
 
 
 #: file names an attacker can give a table (no "/" in a name, so no "https://"); loaded through
