@@ -375,22 +375,44 @@ def test_a_claim_without_heartbeat_is_stale_on_any_host(tmp_path: Path) -> None:
 
 
 def test_the_heartbeat_keeps_a_long_claim_from_going_stale(tmp_path: Path) -> None:
-    """A holder working for 6x the stale limit is never taken over (it beats 5x per limit)."""
-    order: list[str] = []
+    """The holder touches its claim every ``heartbeat_s``: a claim aged an hour (as a long job's
+    would be without heartbeats) is fresh again at the next beat, so a waiter waits instead of
+    taking it over; once released, the waiter gets it. Conditions, not timings: no load on the
+    machine can make the waiter's judgement race the beat (its stale limit is 30 min)."""
+    path = tmp_path / "run1.claim"
+    holding, release = threading.Event(), threading.Event()
 
     def hold() -> None:
-        with jobs.claim(tmp_path, "run1", stale_after=0.5, heartbeat_s=0.1):
-            order.append("holding")
-            time.sleep(3)
-            order.append("done")
+        with jobs.claim(tmp_path, "run1", heartbeat_s=0.05):
+            holding.set()
+            release.wait(60)
 
     first = threading.Thread(target=hold)
     first.start()
-    _wait_until(lambda: order == ["holding"])
-    with jobs.claim(tmp_path, "run1", stale_after=0.5):
-        order.append("second")
-    first.join(10)
-    assert order == ["holding", "done", "second"]
+    try:
+        assert holding.wait(10)
+        hour_ago = time.time() - 3600
+        os.utime(path, (hour_ago, hour_ago))
+        _wait_until(lambda: path.stat().st_mtime > hour_ago + 1800)  # a beat renewed it
+        seen: list[int] = []
+        with (
+            pytest.raises(jobs.JobCancelled),
+            jobs.claim(
+                tmp_path,
+                "run1",
+                stale_after=1800,
+                on_wait=seen.append,
+                should_stop=lambda: len(seen) >= 2,
+            ),
+        ):
+            pass
+        assert seen == [0, 0]  # waited on the holder (computing), never took over
+    finally:
+        release.set()
+        first.join(10)
+    with jobs.claim(tmp_path, "run1", stale_after=1800):
+        pass
+    assert not any("took over" in line for line in _log_lines(tmp_path))
 
 
 def test_claim_refuses_a_key_that_is_not_a_file_name(tmp_path: Path) -> None:
