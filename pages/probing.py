@@ -2,11 +2,7 @@
 
 import streamlit as st
 
-from posviz.analysis.probe_views import interpolation_threshold
-from posviz.analysis.probes import MIN_ROWS, with_set_aside_rows
-from posviz.encodings.sinusoidal import sinusoidal
-from posviz.figures import probe_figures, probe_hero
-from posviz.references import cite
+from posviz.page_models import probing as model
 from posviz.ui import (
     safe_md,
     show_chart,
@@ -18,39 +14,18 @@ from posviz.ui import (
     user_errors,
 )
 from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict, waiting
+from posviz.ui.display import bullets
 from posviz.ui.heroes import table_name
 from posviz.ui.model_handles import bundled_arrays
-from posviz.ui.probing import run_probe_reports, show_probe_results
+from posviz.ui.probing import run_probe_reports
 from posviz.ui.table_source import describe_table, pick_table
 
-PROTOCOLS = {
-    "even→odd (Jexus blog)": ("even", "odd"),
-    "all→all (in-sample fit, not a held-out score)": ("all", "all"),
-    "shuffled k-fold CV, rounded (Wang & Chen 2020)": ("kfold", "all"),
-}
-FITS = {
-    "OLS (ordinary least squares, the papers')": "ols",
-    "ridge, α tuned by grouped CV (on training rows only)": "cv",
-    "ridge, fixed relative α (advanced)": "relative",
-}
-ORDER = {
-    "held-out positions (leak-free)": "positions",
-    "held-out pairs (Wang & Chen's published protocol; leaks positions)": "pairs",
-    "off": None,
-}
-SINUSOID, BUNDLED = "sinusoid, same shape", "bundled MiniLM"
+PROTOCOLS, FITS, ORDER = model.PROTOCOLS, model.FITS, model.ORDER
+SINUSOID, BUNDLED = model.SINUSOID, model.BUNDLED
 
 st.title("Probing positions")
 answer = answer_slot()  # the verdict and the hero, drawn once the probes below have run
-st.markdown(
-    "Does a position table *know* positions? Fit a **linear regression** from each row `PE[p]` to "
-    "its index `p` and test it on rows it did not see. The Jexus blog post trained on even "
-    "positions and tested on odd ones; Wang & Chen (EMNLP 2020, code MiuLab/PE-Study) used "
-    "shuffled 5-fold cross-validation with rounded predictions. Every number below is shown with "
-    "its spread (over 5 blocks of test positions, or over folds) and beside the same probe run "
-    "the same way on a **random table** of the same shape and per-column scale: only a gap "
-    "larger than the spread says the table holds position."
-)
+st.markdown(model.INTRO)
 
 left, right = st.columns(2)
 with left:
@@ -103,27 +78,17 @@ if table is None:
     st.stop()
 
 matrices = {}
-labels = None
-matrix = table.matrix
-if keep_padding and any(a.values is not None for a in table.set_aside):
-    matrix, labels = with_set_aside_rows(matrix, table.set_aside)
-elif keep_padding:
-    st.caption("This table has no set-aside rows with values; probing its rows as they are.")
-matrices[table_name(table)] = (matrix, labels)
-n, d = table.matrix.shape
-if n < MIN_ROWS:
-    st.error(
-        f"{safe_md(table.label, max_len=120)} has {n} positions; a probe needs at least "
-        f"{MIN_ROWS} to hold some out. Pick a longer table.",
-        icon="⚠️",
+with user_errors("Table to probe"):
+    bundled = bundled_arrays()[1] if BUNDLED in compare and table.source != "bundled" else None
+    matrices, note = model.probe_tables(
+        table, name=table_name(table), keep_padding=keep_padding, compare=compare, bundled=bundled
     )
+    if note:
+        st.caption(note)
+if not matrices:
     st.stop()
-with user_errors("Comparison table"):
-    if SINUSOID in compare:
-        matrices[f"sinusoid ({n}×{d})"] = (sinusoidal(n, d), None)
-    if BUNDLED in compare and table.source != "bundled":
-        matrices["bundled MiniLM (512×384)"] = (bundled_arrays()[1], None)
 
+page = None
 with answer:
     with waiting(
         f"Probing {len(matrices)} table(s), each beside a random table of the same shape "
@@ -139,57 +104,26 @@ with answer:
             hold_out=ORDER[order_name],
         )
     if reports:
-        verdict, hero = probe_hero(reports)
-        show_verdict(verdict)
-        show_hero(
-            hero,
-            key="prb_hero",
-            note="Dot: mean absolute error in positions (lower is better); bar: ± one standard "
-            "deviation over blocks of test positions or folds. Grey: a random table of the same "
-            "shape and per-column scale, probed the same way.",
-        )
-if not reports:
+        page = model.probing_page(reports, matrices=matrices)
+        show_verdict(page.verdict)
+        show_hero(page.hero, key="prb_hero", note=model.HERO_NOTE)
+if page is None:
     st.stop()
 st.subheader("Results, each beside a random table probed the same way")
-show_probe_results(reports)
+st.dataframe(page.results, hide_index=True, width="stretch")
+bullets(page.verdicts, max_len=400)
 if train == "all":
-    st.warning(
-        "all→all fits and scores the same rows: it measures how well a line *fits* the table, not "
-        "whether it can read an unseen position. With as many columns as rows even a random table "
-        "fits well (see its column). Use even→odd or k-fold for a held-out score.",
-        icon="⚠️",
-    )
-st.caption(
-    "MAE: mean |predicted − actual| in positions (0 = perfect), mean ± std over 5 blocks of "
-    "test positions (splits) or over folds (k-fold). R²: 1 = perfect, ≤ 0 = no better than "
-    "guessing the mean. Order error: standardised logistic regression on [PE[i], PE[j]] "
-    "predicting j > i, as many random pairs as positions, mean ± std over folds; 0.5 is chance. "
-    "The verdict says a difference only where the 95% intervals of table and control do not "
-    "overlap. **Reported (Jexus blog post, bert-base-cased, even→odd):** BERT's predictions are "
-    "poor \"especially for the position > 400\"; RoBERTa's and GPT-2's are better."
-)
-crowded = interpolation_threshold(reports, matrices)
-if crowded:
-    st.warning(
-        "Some OLS fits have about as many training rows as columns "
-        f"({', '.join(safe_md(name) for name in crowded)}): least squares is at its "
-        "interpolation threshold and its test error blows up (double descent). Choose "
-        '"ridge, α tuned by grouped CV" and compare.'
-    )
+    st.warning(model.IN_SAMPLE, icon="⚠️")
+st.caption(model.RESULTS_NOTE)
+if page.crowded:
+    st.warning(safe_md(page.crowded_warning(), max_len=900))
 
-predictions, errors = probe_figures(reports)
 c1, c2 = st.columns(2)
 with c1:
-    show_chart(predictions, key="prb_pred_chart")
+    show_chart(page.predictions, key="prb_pred_chart")
 with c2:
-    show_chart(errors, key="prb_err_chart")
-st.markdown(
-    "**Reading the charts.** Points on the dashed diagonal are read back exactly. The sinusoid "
-    "sits on it: every row is a fixed function of `p`, and odd rows are interpolations of even "
-    "ones. A learned table sits on it only where training gave the rows a consistent direction; "
-    "where positions were rarely seen in training (BERT past ~400, per the Jexus blog post) the "
-    "error grows."
-)
-st.markdown("**Sources:** " + "; ".join(cite(k) for k in ("jexus_2020", "wang_chen_2020")))
+    show_chart(page.errors, key="prb_err_chart")
+st.markdown(model.READING)
+st.markdown(model.SOURCES)
 
 next_question("pages/probing.py")

@@ -28,7 +28,6 @@ ALLOWED = {"posviz.page_models", "posviz.ui"}
 #: from more than two layers: remove a page from here when it is converted).
 NOT_YET_CONVERTED = {
     "compare.py",
-    "probing.py",
     "rope.py",
 }
 

@@ -12,15 +12,14 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from posviz.analysis.headlines import split_verdicts
 from posviz.analysis.heavy_probes import queued_layer_probe, queued_probe
-from posviz.analysis.probe_views import Reports, probe_results_frame, queue_text
+from posviz.analysis.probe_views import Reports, queue_text
 from posviz.analysis.probes import ProbeReport
 from posviz.jobs import JobCancelled
 from posviz.settings import settings
 from posviz.ui.cache import cached_data
 from posviz.ui.compat import this_session_gone
-from posviz.ui.display import bullets, user_errors
+from posviz.ui.display import user_errors
 from posviz.ui.model_handles import loaded_model
 from posviz.ui.text import safe_md
 
@@ -117,13 +116,6 @@ def run_probe_reports(
             )
             reports.append((name, report))
     return reports
-
-
-def show_probe_results(reports: Reports) -> None:
-    """The results table (numbers only: a sentence in a cell is cut) and each verdict below it."""
-    frame, verdicts = split_verdicts(probe_results_frame(reports))
-    st.dataframe(frame, hide_index=True, width="stretch")
-    bullets(verdicts, max_len=400)
 
 
 @cached_data()
