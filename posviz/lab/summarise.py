@@ -372,7 +372,7 @@ def longest_budget_lines(q: Question, cells: tuple[Cell, ...], labels: dict[str,
     if longest.id == default.id:
         return []
     return [
-        f"Not trained even at {longest.steps:,} steps ({longest.setting('budget').label}): "
+        f"Not trained even at {longest.setting('budget').label}: "
         f"{labels[arm]} — {longest.convergence[arm]}. The preset's budget is held so that every "
         "default answer computes within the first start's few minutes on 2 cores; it is left "
         "out of the verdicts, never counted."

@@ -115,12 +115,22 @@ def _extrapolation_clause(cell: Cell, result: LabResult) -> str:
     if losing:
         parts.append(f"{_values(losing)} {'does' if len(losing) == 1 else 'do'} not")
     if under:
-        parts.append(
-            f"{_names(under)} {'is' if len(under) == 1 else 'are'} under-trained (not ranked)"
-        )
+        parts.append(f"not ranked, not trained: {_status_words(cell, result, under)}")
     if undefined:
         parts.append(f"{_names(undefined)} has no rows there (not defined)")
     return "; ".join(parts)
+
+
+def _status_words(cell: Cell, result: LabResult, labels: list[str]) -> str:
+    """``"NoPE still improving"``: the arms of ``labels`` with their status in the cell."""
+    words = {"improving": "still improving", "collapsed": "collapsed on some seeds"}
+    return _names(
+        [
+            f"{result.label(a)} {words.get(s, s)}"
+            for a, s in cell.status.items()
+            if result.label(a) in labels
+        ]
+    )
 
 
 def _late(cell: Cell, arm: str) -> float:
