@@ -12,7 +12,7 @@ import pytest
 from posviz.lab import answer as judge
 from posviz.lab import metrics as m
 from posviz.lab.presets import QUESTIONS
-from posviz.lab.results import ArmInfo, Cell, Instance, LabResult, Setting, Verdict
+from posviz.lab.results import ArmInfo, Bound, Cell, Instance, LabResult, Setting, Verdict
 from posviz.lab.summarise import findings_and_answer, panel_pending, with_panel
 from posviz.lab.sweep import cells as sweep_cells
 from posviz.lab.views import answer as answer_views
@@ -315,7 +315,7 @@ def test_metric_labels_say_which_way_is_better_in_words(metric: str) -> None:
 # --------------------------------------------------------------------------- the held-out panel
 
 
-def _judged_cells(q, sweep, metrics_of) -> list[Cell]:
+def _judged_cells(q, sweep, metrics_of, judge_fn=judge.judge_pair) -> list[Cell]:
     """Cells of ``sweep`` judged on synthetic per-seed values (``metrics_of(cell plan)``)."""
     labels = {v.id: v.label for v in q.variants}
     out = []
@@ -323,7 +323,7 @@ def _judged_cells(q, sweep, metrics_of) -> list[Cell]:
         metrics = metrics_of(plan)
         ok = dict.fromkeys(metrics, True)
         cell = judge.CellInput(q, plan.settings[0].key, q.metric, metrics, ok, labels, None)
-        judged = judge.judge_pair(cell)
+        judged = judge_fn(cell)
         out.append(
             Cell(plan.id, plan.settings, plan.steps, plan.default, plan.instances, metrics, (),
                  ok, dict.fromkeys(metrics, "trained"), judged.comparisons, judged.ranking,
@@ -332,10 +332,10 @@ def _judged_cells(q, sweep, metrics_of) -> list[Cell]:
     return out
 
 
-def _result(q, cells: list[Cell]) -> LabResult:
+def _result(q, cells: list[Cell], bounds: dict | None = None) -> LabResult:
     labels = {v.id: v.label for v in q.variants}
     cells.sort(key=lambda c: not c.default)
-    found, text = findings_and_answer(q, tuple(cells), labels, {}, None, q.default)
+    found, text = findings_and_answer(q, tuple(cells), labels, bounds or {}, None, q.default)
     arms = tuple(
         ArmInfo(v.id, v.label, v.role, "encoder", v.model.scheme, "input", "reverse", "12",
                 False, 1)
@@ -400,3 +400,35 @@ def test_the_answer_opens_with_a_plain_sentence_of_at_most_15_words() -> None:
 
     mixed = _result(q, _judged_cells(q, q.sweep, depends))
     assert answer_views.plain_answer(mixed) == "It depends on the table's initial scale."
+
+
+def test_a_control_check_that_cannot_fail_is_dropped_and_said_so() -> None:
+    q = QUESTIONS["need_positions"]
+    ceiling = Bound("mlm", "accuracy", 0.534, "held-out set", "0.534", 0.19)
+
+    def arms(with_positions: float):
+        def metrics_of(plan) -> dict:
+            def arm(acc: float, loss: float) -> dict:
+                jitter = np.array([0.0, 0.01, -0.01])
+                return {"accuracy": tuple(acc + jitter), "loss": tuple(loss + jitter)}
+
+            return {
+                "enc_nope": arm(0.22, 2.8),
+                "enc_learned": arm(with_positions, 2.2),
+                "dec_nope": arm(0.40, 2.0),
+                "dec_learned": arm(0.45, 1.9),
+            }
+
+        return metrics_of
+
+    def run(with_positions: float) -> LabResult:
+        cells = _judged_cells(q, q.sweep, arms(with_positions), judge.judge_need_positions)
+        return _result(q, cells, {"text": ceiling})
+
+    weak = run(0.30)  # the encoder WITH positions stays under the ceiling too: cannot fail
+    assert all(f.topic != "The encoder without positions" for f in weak.findings)
+    assert "is not used as a check" in weak.answer and "0.300" in weak.answer
+    strong = run(0.80)  # positions lift it past the ceiling: staying under it now means something
+    control = next(f for f in strong.findings if f.topic == "The encoder without positions")
+    assert control.holds_everywhere and "at or below it" in control.text
+    assert "is not used as a check" not in strong.answer
