@@ -152,7 +152,7 @@ def ranking_frame(result: LabResult, cell: Cell) -> pd.DataFrame:
         seen = np.asarray(values.get("accuracy_in_range", ()), dtype=np.float64)
         defined = unseen.size > 0 and np.isfinite(unseen).all()
         s = spread(unseen) if defined else None
-        why = "under-trained: not ranked" if defined else f"{NOT_DEFINED} past its rows"
+        why = "not trained: not ranked" if defined else f"{NOT_DEFINED} past its rows"
         rows.append(
             {
                 "variant": result.label(arm),
@@ -284,8 +284,8 @@ def _ranking_figure(result: LabResult, cell: Cell, colors: dict) -> Shown:
     )
     note = (
         f"“keeps” = retention, unseen ÷ seen-position accuracy; an arm keeping ≥ {HOLDS:.0%} "
-        "holds its accuracy past the training length. Arms whose difference from the one above "
-        "is not decided share a rank."
+        "holds its accuracy past the training length. Ranks are decided against the best arm: "
+        "every arm its paired interval does not separate from the best shares its rank."
     )
     return Shown("ranking", Figure(chart, frame, _name(result, cell, "ranking")), note)
 
@@ -303,7 +303,8 @@ def _movement_figure(result: LabResult, cell: Cell, colors: dict) -> Shown | Non
     )  # fmt: skip
     note = (
         "Second evidence, after accuracy: ‖W_trained[p] − W_start[p]‖ per row, over the mean of "
-        "rows 0–7. Rows right of the dashed line are never used: zero gradient, movement 0."
+        "rows 0–7. Rows right of the dashed line are never used: no gradient reaches them, so "
+        "they cannot move (a fact of the optimiser, not a check)."
     )
     return Shown("movement", Figure(chart, frame, _name(result, cell, "movement")), note)
 
