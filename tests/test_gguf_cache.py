@@ -168,6 +168,27 @@ def test_smollm2_head_classes_and_frequency_shares_are_pinned() -> None:
 
 
 @pytest.mark.slow
+def test_the_page_models_verdict_is_computed_and_plain() -> None:
+    """The verdict opens with a plain sentence of at most 15 words and quotes the numbers its
+    model computed (the sink count and the quarter shares), with finite numbers only."""
+    pytest.importorskip("gguf")
+    from posviz.analysis.headlines import FIRST_SENTENCE_WORDS
+    from posviz.analysis.inside_models import inside_results
+    from posviz.page_models.inside_models import inside_page
+
+    page = inside_page((inside_results("smollm2"), inside_results("minilm")))
+    first = page.verdict.first_sentence
+    assert first.endswith(".") and len(first.split()) <= FIRST_SENTENCE_WORDS, first
+    numbers = page.verdict.numbers
+    assert np.isfinite(list(numbers.values())).all()
+    assert (
+        f"{int(numbers['sink_heads'])} of its {int(numbers['heads'])} heads"
+        in page.verdict.sentence
+    )
+    assert ("slowest" in first) == (numbers["slow_quarter_share"] > numbers["fast_quarter_share"])
+
+
+@pytest.mark.slow
 def test_the_page_without_the_package_says_how_to_install_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

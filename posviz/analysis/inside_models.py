@@ -217,22 +217,24 @@ def compute_smollm2(progress: Progress | None = None, **wait: Any) -> dict[str, 
     step = progress or (lambda _f, _w: None)
     step(0.05, "Reading SmolLM2 (checked, dequantised once, then loaded from the cache) …")
     trained = load_smollm2(**wait)
-    untrained = load_smollm2(random_init=True)
     text = lab_text()[:TEXT_CHARS]
     rows = text_windows(trained.tokenizer(text)["input_ids"], window=WINDOW, count=N_WINDOWS)
     step(0.3, "Running SmolLM2 on the text …")
     real = _forward(trained, rows, capture_qk=True)
     step(0.5, "Running SmolLM2 on the shuffled text …")
     shuffled = _forward(trained, shuffled_windows(rows, keep_ends=False))
-    step(0.7, "Running an untrained model of the same shape …")
-    random = _forward(untrained, rows)
-    step(0.9, "Measuring frequency usage and decay …")
     geo = _geometry(trained.model.config)
+    usage = frequency_usage(*_weights(trained), **geo)
+    del trained  # one 0.55 GB model in memory at a time
+    step(0.7, "Running an untrained model of the same shape …")
+    untrained = load_smollm2(random_init=True)
+    random = _forward(untrained, rows)
+    control = frequency_usage(*_weights(untrained), **geo)
+    del untrained
+    step(0.9, "Measuring the decay with the model's own queries and keys …")
     group = np.arange(geo["n_heads"]) // (geo["n_heads"] // geo["n_kv_heads"])
     mean_q = np.stack(real["q"]).reshape(-1, geo["n_heads"], geo["head_dim"])
     mean_k = np.stack(real["k"]).reshape(-1, geo["n_kv_heads"], geo["head_dim"])[:, group]
-    usage = frequency_usage(*_weights(trained), **geo)
-    control = frequency_usage(*_weights(untrained), **geo)
     decay = decay_curves(mean_q, mean_k, np.arange(DECAY_MAX + 1), usage.inv_freq)
     arrays = _heads_arrays([real["maps"], shuffled["maps"], random["maps"]], causal=True)
     arrays |= {

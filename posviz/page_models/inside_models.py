@@ -247,7 +247,7 @@ def inside_page(results: tuple[InsideResult, InsideResult]) -> InsidePage:
         f"Each point is one of the {pairs} rotary pairs of a 64-dim head, placed by how many "
         "tokens it takes to turn once (2π/θ). A pair's share is ‖W_q‖·‖W_k‖ of the weight rows "
         "that feed it, over the head's total: the most that pair can add to q·k. The grey dashed "
-        "line is an untrained model of the same shape; the dotted line is the even share."
+        "line is an untrained model of the same shape; the thin dashed line at 1 is the even share."
     )
     decay_frame = _decay_frame(smol)
     decay_fig = Figure(
