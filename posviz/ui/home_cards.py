@@ -21,7 +21,7 @@ import streamlit as st
 
 from posviz import export
 from posviz.data.answers import ANSWERS
-from posviz.lab import RunStore
+from posviz.lab import LabResult
 from posviz.lab.views import answer as lab_answer
 from posviz.lab.views import figures as lab_figures
 from posviz.navigation import START_HERE, PageSpec, guided_path, guided_specs, lab_pages
@@ -29,7 +29,7 @@ from posviz.references import cite
 from posviz.tables import load_table
 from posviz.ui.cache import cached_resource
 from posviz.ui.heroes import learned_hero_for, sinusoid_hero
-from posviz.ui.lab import default_results, stored_result
+from posviz.ui.lab import default_results
 from posviz.ui.lab_runs import warmup_notice
 from posviz.ui.routes import page_link
 from posviz.ui.text import safe_md
@@ -123,12 +123,10 @@ def more_questions() -> None:
 
 
 @cached_resource(show_spinner=False)
-def lab_thumbnail(store_root: str, run_id: str) -> bytes | None:
-    """PNG of the chart that carries a stored lab answer (its default cell's hero), small."""
-    result = stored_result(store_root, run_id)
-    if result is None:
-        return None
-    hero = lab_figures.hero(result, lab_answer.cell_ids(result)[0])
+def lab_thumbnail(run_id: str, _result: LabResult) -> bytes | None:
+    """PNG of the chart that carries a stored lab answer (its default cell's hero), small; one
+    per run id (a stored run never changes)."""
+    hero = lab_figures.hero(_result, lab_answer.cell_ids(_result)[0])
     try:
         spec = export.chart_spec(hero.figure.chart)
         return export.thumbnail_png(spec, width=THUMB_WIDTH, height=THUMB_HEIGHT)
@@ -154,13 +152,13 @@ def lab_cards(*, columns: int = 2) -> None:
                 pictures.append((spec, result, st.empty()))
             else:
                 st.caption(safe_md(lab_answer.index_line(spec.study, None), max_len=400))
+            st.caption("Asked in " + " · ".join(cite(key) for key in spec.sources))
     for spec in pages:
         if not spec.study:
             with st.container(border=True):
                 page_link(spec.key, label=spec.question or spec.title, icon=spec.icon)
                 st.caption(_with_sources(spec))
-    root = str(RunStore().root)
     for spec, result, place in pictures:  # the words first, then the pictures as they render
-        png = lab_thumbnail(root, result.run_id)
+        png = lab_thumbnail(result.run_id, result)
         if png is not None:
             place.image(png, width="stretch", alt=f"The chart that answers: {spec.title}")

@@ -17,7 +17,6 @@ import streamlit as st
 from posviz.lab import QUESTIONS, LabConfig, LabResult, Question, RunStore
 from posviz.lab.views import answer, runs
 from posviz.lab.views.live import question_plan
-from posviz.references import cite
 from posviz.settings import settings
 from posviz.ui import lab_runs, lab_views
 from posviz.ui.answer import show_verdict, waiting
@@ -211,16 +210,6 @@ def default_results() -> dict[str, LabResult | None]:
     store = RunStore()
     found = {q.id: find_result(store, store.run_id(q.id, q.default)) for q in QUESTIONS.values()}
     return {qid: None if r is None else with_panel(store, r) for qid, r in found.items()}
-
-
-def question_cards(*, columns: int = 2) -> None:
-    """Every lab question as a card linking to its page (for the landing page)."""
-    cells = st.columns(columns)
-    for index, question in enumerate(QUESTIONS.values()):
-        with cells[index % columns].container(border=True):
-            st.markdown(f"**{question.title}** {question.question}")
-            st.caption("Asked in " + " · ".join(cite(key) for key in question.source_keys))
-            page_link(page_path(question.id), label="See the answer", icon=":material/science:")
 
 
 def index_page() -> None:
