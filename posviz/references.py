@@ -131,6 +131,17 @@ REFERENCES: dict[str, Reference] = {
         url="https://arxiv.org/abs/2203.16634",
         venue="Findings of EMNLP 2022",
     ),
+    "olsson_2022": Reference(
+        title="In-context Learning and Induction Heads",
+        author="Olsson et al.",
+        year=2022,
+        url="https://arxiv.org/abs/2209.11895",
+        venue="Transformer Circuits Thread",
+        note=(
+            "first published at transformer-circuits.pub/2022/"
+            "in-context-learning-and-induction-heads/index.html"
+        ),
+    ),
     "kazemnejad_2023": Reference(
         title="The Impact of Positional Encoding on Length Generalization in Transformers",
         author="Kazemnejad, Padhi, Natesan Ramamurthy, Das & Reddy",

@@ -95,6 +95,10 @@ def _checked(config: LabConfig, kind: str, length: int | None) -> int:
         raise ValueError(
             "task='lm' needs kind='decoder': an encoder would see the character it predicts."
         )
+    if kind == "encoder" and config.task == "induction":
+        raise ValueError(
+            "task='induction' needs kind='decoder': an encoder would see the token it predicts."
+        )
     if kind == "decoder" and config.task not in CAUSAL_TASKS:
         raise ValueError(
             f"task={config.task!r} needs the whole sequence, which a causal decoder cannot see; "
@@ -249,7 +253,9 @@ def position_blind_ceilings(config: LabConfig, *, kind: str = "encoder") -> dict
 
 def _target_distribution(config: LabConfig, n: int) -> tuple[np.ndarray, Method, str]:
     """The distribution of a counted target at length ``n``, and where it comes from."""
-    if config.task in ("reverse", "kback"):
+    if config.task in ("reverse", "kback", "induction"):
+        # induction: a block is a uniformly random ordered draw of distinct tokens, so every
+        # counted target (a block token) is uniform over the vocabulary too
         return np.full(config.vocab, 1 / config.vocab), "exact", "uniform tokens"
     if config.task == "count":
         pmf = _binomial_pmf(n - 1, 1 / config.vocab, n - 1)[n - 1]
@@ -273,7 +279,7 @@ def chance_level(config: LabConfig, *, length: int | None = None) -> Bound:
     Raises:
         ValueError: a bad length.
     """
-    kind = "decoder" if config.task == "lm" else "encoder"
+    kind = "decoder" if config.task in ("lm", "induction") else "encoder"
     n = _checked(config, kind, length)
     p, method, source = _target_distribution(config, n)
     return Bound(float(p.max()), method, 0.0, n, f"the most likely target ({source}).")
@@ -292,7 +298,7 @@ def chance_loss(config: LabConfig, *, length: int | None = None) -> Bound:
     Raises:
         ValueError: a bad length.
     """
-    kind = "decoder" if config.task == "lm" else "encoder"
+    kind = "decoder" if config.task in ("lm", "induction") else "encoder"
     n = _checked(config, kind, length)
     p, method, source = _target_distribution(config, n)
     nonzero = p[p > 0]

@@ -16,7 +16,7 @@ from posviz.settings import settings
 Kind = Literal["encoder", "decoder"]
 Scheme = str  # a family id of posviz.encodings.families with a lab mechanism
 Injection = Literal["input", "concat", "every_layer"]
-TaskName = Literal["reverse", "kback", "count", "lm", "mlm"]
+TaskName = Literal["reverse", "kback", "count", "lm", "mlm", "induction"]
 LengthDist = Literal["uniform", "short"]
 
 KINDS: tuple[str, ...] = ("encoder", "decoder")
@@ -28,9 +28,9 @@ ABSOLUTE_SCHEMES: tuple[str, ...] = tuple(  # vectors at the input: can be conca
 SMALL_INIT_STD = 0.02
 MAX_INIT_STD = 4.0
 INJECTIONS: tuple[str, ...] = ("input", "concat", "every_layer")
-TASKS: tuple[str, ...] = ("reverse", "kback", "count", "lm", "mlm")
+TASKS: tuple[str, ...] = ("reverse", "kback", "count", "lm", "mlm", "induction")
 LENGTH_DISTS: tuple[str, ...] = ("uniform", "short")
-CAUSAL_TASKS: tuple[str, ...] = ("kback", "lm")  # answerable from the past alone
+CAUSAL_TASKS: tuple[str, ...] = ("kback", "lm", "induction")  # answerable from the past alone
 BIDIRECTIONAL_TASKS: tuple[str, ...] = ("reverse", "count", "kback", "mlm")  # need/allow the future
 MAX_SEEDS = 16
 MAX_BATCH = 512
@@ -129,9 +129,10 @@ class LabConfig:
             ``"count"`` (how often the token occurs: order does not matter, the control) or
             ``"lm"`` (next character of the lab's public-domain text,
             :mod:`posviz.data.lab_text`; decoder only) or ``"mlm"`` (masked characters of the
-            same text; encoder only).
+            same text; encoder only) or ``"induction"`` (next token of a repeated random block,
+            :mod:`posviz.lab.tasks`; decoder only).
         vocab: content tokens of the synthetic tasks (ignored by ``lm``).
-        k: the offset of ``kback``.
+        k: the offset of ``kback``; the shortest period of ``induction`` (periods ``k … n/2``).
         min_len, max_len: training sequence lengths (inclusive).
         length_dist: ``"uniform"`` over ``[min_len, max_len]`` or ``"short"`` (P(n) ∝ 0.8^(n −
             min_len): mostly short, the longest rarely seen).

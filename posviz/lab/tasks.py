@@ -15,6 +15,14 @@ count (padding and undefined targets do not):
   count, ``y[t] = c[t]``. 15 % is BERT's rate (Devlin et al. 2019, §3.1); unlike BERT every chosen
   character becomes the mask token (no 80/10/10 split), so a masked slot carries no trace of its
   character and the position-blind ceiling (:mod:`posviz.lab.bounds`) stays exact.
+* ``induction`` — next token of a repeated random block (for a causal decoder): each sequence of
+  length ``n`` draws its own period ``P`` uniformly from ``k … ⌊n/2⌋`` and a block of ``P``
+  distinct tokens, then repeats it, ``x[t] = x[t − P]`` for ``t ≥ P``; the target is the next
+  token, ``y[t] = x[t+1]``, counted only on the repeat (``P ≤ t ≤ n − 2``), where the current
+  token occurred once before and the answer is the token that followed it there — the pattern
+  an induction head completes (Olsson et al. 2022). The period is random because a fixed one is
+  solved by a purely positional head (attend ``P − 1`` back). Distinct tokens make the earlier
+  occurrence unique, so the ceiling is 1; chance is ``1/V``.
 
 Lengths: ``"uniform"`` over ``[min_len, max_len]`` or ``"short"`` with ``P(n) ∝ 0.8^(n − min_len)``
 (mostly short: the longest rows are rarely seen, as in Jexus 2020's reading of BERT). Padding
@@ -36,6 +44,8 @@ LM_HELD_OUT = 0.1
 TEXT_TASKS: tuple[str, ...] = ("lm", "mlm")  # windows of the lab's text (posviz.data.lab_text)
 #: Fraction of a window's characters that ``mlm`` masks (BERT's 15 %, Devlin et al. 2019 §3.1).
 MLM_MASK_FRACTION = 0.15
+#: The synthetic task whose tokens repeat: :func:`induction_batch`.
+INDUCTION = "induction"
 TRAIN_STREAM, EVAL_STREAM = 0, 1  # disjoint random streams: held-out data is never trained on
 
 
@@ -154,6 +164,8 @@ def make_batch(
         targets, _ = _lm_windows(rng, lengths, t, held_out=held_out)
         masked = _mask_positions(rng, lengths, t)
         inputs = np.where(masked, mask_id(config), targets)
+    elif config.task == INDUCTION:
+        inputs, targets, repeat, _ = induction_batch(config, rng, lengths)
     else:
         inputs = rng.integers(0, config.vocab, size=(b, t))
         targets = _targets(config.task, inputs, lengths, k=config.k)
@@ -162,9 +174,53 @@ def make_batch(
         mask[:, : config.k] = False
     elif config.task == "mlm":
         mask &= masked
+    elif config.task == INDUCTION:
+        mask &= repeat
     inputs = np.where(valid, inputs, pad)
     targets = np.where(mask, targets, 0)
     return Batch(inputs.astype(np.int64), targets.astype(np.int64), mask, valid)
+
+
+def check_induction(config: LabConfig, longest: int | None = None) -> tuple[int, int]:
+    """The period range ``(k, ⌊n/2⌋)`` of the ``induction`` task at the shortest length, checked.
+
+    Raises:
+        ValueError: the shortest length leaves no repeat (``k > ⌊min_len/2⌋``), or the vocabulary
+            is too small for a block of distinct tokens (``vocab < ⌊n/2⌋`` at the longest ``n``).
+    """
+    low, high = config.k, config.min_len // 2
+    if low > high:
+        raise ValueError(
+            f"induction needs a shortest period k={low} ≤ min_len/2 = {high} (the block must "
+            f"repeat at least once); use k ≤ {high} or min_len ≥ {2 * low}."
+        )
+    n = max(config.max_len, *config.eval_lengths) if longest is None else longest
+    if config.vocab < n // 2:
+        raise ValueError(
+            f"induction draws a block of up to {n // 2} distinct tokens and vocab={config.vocab} "
+            f"has fewer; use vocab ≥ {n // 2}."
+        )
+    return low, high
+
+
+def induction_batch(
+    config: LabConfig, rng: np.random.Generator, lengths: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(inputs, targets, repeat, periods)`` of the ``induction`` task (module docstring).
+
+    ``inputs``/``targets`` ``(B, T)``, padded with 0 past each length; ``repeat``: the counted
+    slots ``P ≤ t ≤ n − 2`` (the current token occurred once before); ``periods`` ``(B,)``.
+    """
+    check_induction(config, int(lengths.max()))
+    b, t = len(lengths), int(lengths.max())
+    periods = np.array([rng.integers(config.k, n // 2 + 1) for n in lengths])
+    # each row's block: the first P of a random permutation of the vocabulary (distinct tokens)
+    blocks = np.argsort(rng.random((b, config.vocab)), axis=1)
+    cols = np.arange(t)[None, :]
+    inputs = np.take_along_axis(blocks, cols % periods[:, None], axis=1)
+    targets = np.take_along_axis(inputs, np.minimum(cols + 1, t - 1), axis=1)
+    repeat = (cols >= periods[:, None]) & (cols <= lengths[:, None] - 2)
+    return inputs, targets, repeat, periods
 
 
 def _targets(task: str, x: np.ndarray, lengths: np.ndarray, *, k: int) -> np.ndarray:
