@@ -10,8 +10,9 @@
 #   the URL. Then every entry of the shared lab store must load; a real Chromium tab (where one is
 #   installed) must keep its linked view and a live session while every replica is killed and
 #   restarted in turn; and 20 s with the proxy's affinity line removed must show uploads failing.
-#   Last, LAB_BURST (10) sessions spread over the replicas press Run on one uncached lab config at
-#   once: the store's claims log must show exactly one training, and every session the same answer.
+#   Last, LAB_BURST (10) sessions spread over the replicas press Run at once on one uncached lab
+#   question, then on the cheapest paper check (one runner, one run id for both): for each, the
+#   store's claims log must show exactly one claim and one training, every session its answer.
 #   Prints counts, p50/p95 latency, RSS per replica; exits non-zero if any promise fails. About
 #   4-5 minutes on 2 cores.
 #
