@@ -186,7 +186,7 @@ def test_one_collapsed_seed_is_found_though_the_mean_looks_trained() -> None:
     c = m.convergence(_instance(accuracy, loss), length="12", index=1, chance=CHANCE)
     assert float(np.mean([a[1] for a in accuracy])) > 0.67  # the mean alone looks fine
     assert not c.converged and c.status == "collapsed"
-    assert c.seeds.count("stalled") == 1 and "1 of 5 seeds stalled" in c.text
+    assert c.seeds.count("stalled") == 1 and "1 of 5 seeds failed (1 stalled" in c.text
     assert "0.115" in c.text
 
 

@@ -285,8 +285,13 @@ def _status_text(
     if status == "collapsed":
         bad = [i for i, s in enumerate(seeds) if s in ("stalled", "diverged")]
         good = [i for i, s in enumerate(seeds) if s == "trained"]
+        how = []
+        if seeds.count("stalled"):
+            how.append(f"{seeds.count('stalled')} stalled without learning")
+        if seeds.count("diverged"):
+            how.append(f"{seeds.count('diverged')} diverged (loss NaN/inf)")
         return (
-            f"collapsed: {len(bad)} of {n} seeds stalled without learning (accuracy "
+            f"collapsed: {len(bad)} of {n} seeds failed ({', '.join(how)}; accuracy "
             f"{_range(accuracy[bad])}) while the others learned ({_range(accuracy[good])}){learn}"
         )
     if status == "stalled":
