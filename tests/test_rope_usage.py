@@ -88,3 +88,36 @@ def test_decay_of_all_ones_is_the_rope_kernel_and_gaussian_has_none() -> None:
     assert curves.ones[100:].mean() < curves.ones[1:10].mean() < curves.ones[0] == pytest.approx(1)
     stderr = curves.gaussian_std / np.sqrt(400)
     assert np.all(np.abs(curves.gaussian_mean) < 4 * stderr + 1e-12)
+
+
+# ------------------------------------------------------------------ from a checkpoint's files
+
+
+@pytest.mark.slow
+def test_a_saved_llama_checkpoint_is_read_by_range_the_same_as_its_weights(tmp_path) -> None:
+    """A tiny Llama saved with save_pretrained: the range-read usage equals the usage of its
+    in-memory q/k weights; a model without RoPE (the bundled BERT) is refused by name."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from posviz.analysis.rope_usage_source import source_frequency_usage
+
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        vocab_size=16, hidden_size=32, intermediate_size=48, num_hidden_layers=3,
+        num_attention_heads=4, num_key_value_heads=2, rope_theta=500.0,
+    )  # fmt: skip
+    model = LlamaForCausalLM(config)
+    model.save_pretrained(tmp_path)
+    usage, layers = source_frequency_usage(str(tmp_path))
+    assert layers == [0, 1, 2]
+    attn = [layer.self_attn for layer in model.model.layers]
+    expected = frequency_usage(
+        [a.q_proj.weight.detach().numpy() for a in attn],
+        [a.k_proj.weight.detach().numpy() for a in attn],
+        n_heads=4, n_kv_heads=2, head_dim=8, base=500.0,
+    )  # fmt: skip
+    np.testing.assert_allclose(usage.share, expected.share, rtol=1e-6)
+    np.testing.assert_allclose(usage.inv_freq, default_inv_freq(8, 500.0))
+    with pytest.raises(ValueError, match="needs a RoPE model"):
+        source_frequency_usage("bundled")
