@@ -137,6 +137,33 @@ ANSWERS: dict[str, dict] = {
             },
             "width": 480,
             "$schema": "https://vega.github.io/schema/vega-lite/v5.20.1.json",
+            "description": "Dot: mean absolute error in positions (lower is better); bar: ± one standard deviation over blocks of test positions or folds. Grey: a random table of the same shape and per-column scale, probed the same way.",  # noqa: E501
+            "config": {
+                "axis": {
+                    "labelColor": {
+                        "expr": "isValid(background) && luminance(background) < 0.4 ? '#c4c8cf' : '#545a63'"  # noqa: E501
+                    },
+                    "titleColor": {
+                        "expr": "isValid(background) && luminance(background) < 0.4 ? '#c4c8cf' : '#545a63'"  # noqa: E501
+                    },
+                },
+                "legend": {
+                    "labelColor": {
+                        "expr": "isValid(background) && luminance(background) < 0.4 ? '#c4c8cf' : '#545a63'"  # noqa: E501
+                    },
+                    "titleColor": {
+                        "expr": "isValid(background) && luminance(background) < 0.4 ? '#c4c8cf' : '#545a63'"  # noqa: E501
+                    },
+                },
+                "header": {
+                    "labelColor": {
+                        "expr": "isValid(background) && luminance(background) < 0.4 ? '#c4c8cf' : '#545a63'"  # noqa: E501
+                    },
+                    "titleColor": {
+                        "expr": "isValid(background) && luminance(background) < 0.4 ? '#c4c8cf' : '#545a63'"  # noqa: E501
+                    },
+                },
+            },
             "datasets": {
                 "e5190d6286873f7d1af0e5bfe0f1ce65": [
                     {
@@ -303,6 +330,33 @@ ANSWERS: dict[str, dict] = {
             },
             "width": 480,
             "$schema": "https://vega.github.io/schema/vega-lite/v5.20.1.json",
+            "description": "Dot: the share of the table's position variance inside the words' principal subspace; grey: the same share for random subspaces of that size (bar: ± one standard deviation over 50 of them). Far below grey: positions and words use different directions, as a concatenation would.",  # noqa: E501
+            "config": {
+                "axis": {
+                    "labelColor": {
+                        "expr": "isValid(background) && luminance(background) < 0.4 ? '#c4c8cf' : '#545a63'"  # noqa: E501
+                    },
+                    "titleColor": {
+                        "expr": "isValid(background) && luminance(background) < 0.4 ? '#c4c8cf' : '#545a63'"  # noqa: E501
+                    },
+                },
+                "legend": {
+                    "labelColor": {
+                        "expr": "isValid(background) && luminance(background) < 0.4 ? '#c4c8cf' : '#545a63'"  # noqa: E501
+                    },
+                    "titleColor": {
+                        "expr": "isValid(background) && luminance(background) < 0.4 ? '#c4c8cf' : '#545a63'"  # noqa: E501
+                    },
+                },
+                "header": {
+                    "labelColor": {
+                        "expr": "isValid(background) && luminance(background) < 0.4 ? '#c4c8cf' : '#545a63'"  # noqa: E501
+                    },
+                    "titleColor": {
+                        "expr": "isValid(background) && luminance(background) < 0.4 ? '#c4c8cf' : '#545a63'"  # noqa: E501
+                    },
+                },
+            },
             "datasets": {
                 "a6ee2fa7c3dc546c37b50b5b09d8430f": [
                     {
@@ -415,7 +469,7 @@ ANSWERS: dict[str, dict] = {
                     },
                 },
             ],
-            "data": {"name": "11241858e9ec7d8c78f316be4322b13e"},
+            "data": {"name": "e121f5dba08898f6b0cba6b75af752ce"},
             "height": 420,
             "title": {
                 "text": "Same token, two orders",
@@ -427,80 +481,107 @@ ANSWERS: dict[str, dict] = {
             },
             "width": 960,
             "$schema": "https://vega.github.io/schema/vega-lite/v5.20.1.json",
+            "description": "For each token of B: how far its output lies from the same token's output in A, without positions (grey, float rounding) and with them (blue). Log scale.",  # noqa: E501
+            "config": {
+                "axis": {
+                    "labelColor": {
+                        "expr": "isValid(background) && luminance(background) < 0.4 ? '#c4c8cf' : '#545a63'"  # noqa: E501
+                    },
+                    "titleColor": {
+                        "expr": "isValid(background) && luminance(background) < 0.4 ? '#c4c8cf' : '#545a63'"  # noqa: E501
+                    },
+                },
+                "legend": {
+                    "labelColor": {
+                        "expr": "isValid(background) && luminance(background) < 0.4 ? '#c4c8cf' : '#545a63'"  # noqa: E501
+                    },
+                    "titleColor": {
+                        "expr": "isValid(background) && luminance(background) < 0.4 ? '#c4c8cf' : '#545a63'"  # noqa: E501
+                    },
+                },
+                "header": {
+                    "labelColor": {
+                        "expr": "isValid(background) && luminance(background) < 0.4 ? '#c4c8cf' : '#545a63'"  # noqa: E501
+                    },
+                    "titleColor": {
+                        "expr": "isValid(background) && luminance(background) < 0.4 ? '#c4c8cf' : '#545a63'"  # noqa: E501
+                    },
+                },
+            },
             "autosize": {"type": "fit", "contains": "padding"},
             "datasets": {
-                "11241858e9ec7d8c78f316be4322b13e": [
+                "e121f5dba08898f6b0cba6b75af752ce": [
                     {
                         "label": "[CLS] (A0→B0)",
                         "position_b": 0,
                         "input": "without position embeddings",
-                        "distance": 7.303e-07,
+                        "distance": 1.8753e-06,
                     },
                     {
                         "label": "a (A3→B1)",
                         "position_b": 1,
                         "input": "without position embeddings",
-                        "distance": 1.8356e-06,
+                        "distance": 2.35e-06,
                     },
                     {
                         "label": "dog (A4→B2)",
                         "position_b": 2,
                         "input": "without position embeddings",
-                        "distance": 9.962e-07,
+                        "distance": 2.087e-06,
                     },
                     {
                         "label": "bit (A2→B3)",
                         "position_b": 3,
                         "input": "without position embeddings",
-                        "distance": 8.593e-07,
+                        "distance": 1.8499e-06,
                     },
                     {
                         "label": "tom (A1→B4)",
                         "position_b": 4,
                         "input": "without position embeddings",
-                        "distance": 8.673e-07,
+                        "distance": 2.2927e-06,
                     },
                     {
                         "label": "[SEP] (A5→B5)",
                         "position_b": 5,
                         "input": "without position embeddings",
-                        "distance": 2.1337e-06,
+                        "distance": 1.6852e-06,
                     },
                     {
                         "label": "[CLS] (A0→B0)",
                         "position_b": 0,
                         "input": "with position embeddings",
-                        "distance": 0.0576627669,
+                        "distance": 0.0576625755,
                     },
                     {
                         "label": "a (A3→B1)",
                         "position_b": 1,
                         "input": "with position embeddings",
-                        "distance": 6.2757414052,
+                        "distance": 6.275741805,
                     },
                     {
                         "label": "dog (A4→B2)",
                         "position_b": 2,
                         "input": "with position embeddings",
-                        "distance": 3.2805438644,
+                        "distance": 3.2805437677,
                     },
                     {
                         "label": "bit (A2→B3)",
                         "position_b": 3,
                         "input": "with position embeddings",
-                        "distance": 2.868203214,
+                        "distance": 2.8682029217,
                     },
                     {
                         "label": "tom (A1→B4)",
                         "position_b": 4,
                         "input": "with position embeddings",
-                        "distance": 4.3056980894,
+                        "distance": 4.305698388,
                     },
                     {
                         "label": "[SEP] (A5→B5)",
                         "position_b": 5,
                         "input": "with position embeddings",
-                        "distance": 2.3082585627,
+                        "distance": 2.3082580555,
                     },
                 ]
             },
