@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from posviz.analysis import add_concat_views
+from posviz.analysis import add_concat_numbers
 from posviz.analysis.add_concat import ConcatReport, word_position_cloud
 from posviz.analysis.headlines import (
     Outliers,
@@ -31,10 +31,10 @@ from posviz.analysis.headlines import (
     sinusoid_verdict,
 )
 from posviz.analysis.permutation import PermutationResult
-from posviz.analysis.probe_views import Reports, probe_chart_frame
+from posviz.analysis.probe_numbers import Reports, probe_chart_frame
 from posviz.analysis.sincos import SinCosPanel
 from posviz.analysis.stats import PCAResult
-from posviz.analysis.table_views import (
+from posviz.analysis.table_numbers import (
     PCA_ROWS,
     Trajectory,
     ValueSpread,
@@ -119,7 +119,7 @@ def magnitude_figure(
 ) -> tuple[Figure, float, float]:
     """Per-dimension spread of PE (over positions) and WE (over ``words``) as a Figure, with the
     two medians."""
-    result = add_concat_views.magnitudes(table, words, word_vector)
+    result = add_concat_numbers.magnitudes(table, words, word_vector)
     figure = Figure(magnitude_chart(result.frame), result.data, "magnitudes")
     return figure, result.pe_median, result.we_median
 

@@ -95,11 +95,11 @@ def test_alibi_configs():
         alibi_config_from_dict({"model_type": "bloom", "n_head": 16})
 
 
-# --- analysis.alibi_views: what the ALiBi page draws ------------------------------------------
+# --- analysis.alibi_numbers: what the ALiBi page draws ------------------------------------------
 
 
 def test_head_bias_is_minus_slope_times_distance():
-    from posviz.analysis.alibi_views import head_bias
+    from posviz.analysis.alibi_numbers import head_bias
 
     i, j = np.indices((6, 6))
     np.testing.assert_allclose(head_bias(6, 0.25, causal=False), -0.25 * np.abs(i - j))
@@ -109,7 +109,7 @@ def test_head_bias_is_minus_slope_times_distance():
 
 
 def test_slope_table_and_split_follow_the_paper():
-    from posviz.analysis.alibi_views import slope_split, slope_table
+    from posviz.analysis.alibi_numbers import slope_split, slope_table
 
     assert slope_split(12) == (8, 4) and slope_split(16) == (16, 0)
     table = slope_table(12)
@@ -119,7 +119,7 @@ def test_slope_table_and_split_follow_the_paper():
 
 
 def test_decay_factors_are_exp_minus_slope_times_distance():
-    from posviz.analysis.alibi_views import decay_factors, shown_heads
+    from posviz.analysis.alibi_numbers import decay_factors, shown_heads
 
     slopes = posviz.alibi_slopes(8)
     distances, factors = decay_factors(slopes, 100)

@@ -123,7 +123,7 @@ def test_lookup_verdict_counts_moved_and_untouched_rows():
 
 
 def test_family_verdicts_quote_their_own_numbers():
-    from posviz.analysis import t5_views
+    from posviz.analysis import t5_numbers
     from posviz.analysis.headlines import (
         alibi_verdict,
         bucket_index_matrix,
@@ -138,7 +138,7 @@ def test_family_verdicts_quote_their_own_numbers():
     alibi = alibi_verdict(alibi_slopes(8))
     assert alibi.numbers["steepest"] == 0.5 and alibi.numbers["gentlest"] == 2**-8
     assert alibi.numbers["half_near"] == pytest.approx(np.log(2) / 0.5)
-    relative, curves = t5_views.bucket_curves(200, num_buckets=32, max_distance=128)
+    relative, curves = t5_numbers.bucket_curves(200, num_buckets=32, max_distance=128)
     t5 = t5_verdict(relative, curves["causal (decoder)"], max_distance=128)
     assert t5.numbers["exact_up_to"] == 15  # T5's causal half: 16 exact buckets, then log
     index = bucket_index_matrix(6, bidirectional=True, num_buckets=32, max_distance=128)
@@ -171,7 +171,7 @@ def _every_verdict() -> dict[str, str]:
     """Each page's verdict (or answer) from small inputs, every branch of its opening."""
     from types import SimpleNamespace
 
-    from posviz.analysis import p_rope_views, t5_views
+    from posviz.analysis import p_rope_numbers, t5_numbers
     from posviz.analysis.evidence import Spread
     from posviz.analysis.headlines import (
         alibi_verdict,
@@ -217,7 +217,7 @@ def _every_verdict() -> dict[str, str]:
     out["permutation"] = permutation_verdict(permuted)
     out["rope"] = rope_verdict(rope_frequencies(64), name="Llama")
     out["alibi"] = alibi_verdict(alibi_slopes(8))
-    relative, curves = t5_views.bucket_curves(200, num_buckets=32, max_distance=128)
+    relative, curves = t5_numbers.bucket_curves(200, num_buckets=32, max_distance=128)
     out["t5"] = t5_verdict(relative, curves["causal (decoder)"], max_distance=128)
     positions = np.arange(8)
     out["nope"] = nope_verdict(positions, {"causal: measured": 1 / np.sqrt(positions + 1)})
@@ -229,7 +229,7 @@ def _every_verdict() -> dict[str, str]:
         out[f"compare {unseen}"] = compare_verdict(summary, trained=512)
     for fraction in (1.0, 0.0, 0.25):
         config = PRopeConfig(model_type="manual", head_dim=64, fraction=fraction, base=1e4)
-        out[f"p-rope {fraction}"] = p_rope_views.answer(config)
+        out[f"p-rope {fraction}"] = p_rope_numbers.answer(config)
     return {k: v if isinstance(v, str) else v.sentence for k, v in out.items()}
 
 

@@ -13,7 +13,7 @@ import vl_convert
 
 from posviz import export
 from posviz.analysis.headlines import find_seam, similarity_summary
-from posviz.analysis.table_views import principal_pair
+from posviz.analysis.table_numbers import principal_pair
 from posviz.charts.circle import unit_circle_chart
 from posviz.charts.heatmap import heatmap_chart
 from posviz.charts.heroes import (

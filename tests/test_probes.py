@@ -404,7 +404,7 @@ def test_large_probe_waits_in_the_job_queue_and_leaves_it(monkeypatch):
 
 def test_spread_text_three_significant_digits():
     from posviz.analysis.evidence import Spread
-    from posviz.analysis.probe_views import spread_text
+    from posviz.analysis.probe_numbers import spread_text
 
     def s(mean: float, std: float, n: int = 5) -> Spread:
         return Spread(mean=mean, std=std, n=n, low=mean - std, high=mean + std)

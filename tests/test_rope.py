@@ -376,7 +376,7 @@ def test_phi3_style_longrope_config_with_the_old_su_name():
     assert long.attention_factor == pytest.approx(math.sqrt(1 + math.log(32) / math.log(4096)))
 
 
-# --- analysis.rope_views: what the RoPE page draws --------------------------------------------
+# --- analysis.rope_numbers: what the RoPE page draws --------------------------------------------
 
 
 def test_manual_scaling_gives_llama31_thresholds_from_one_place():
@@ -391,7 +391,7 @@ def test_manual_scaling_gives_llama31_thresholds_from_one_place():
 
 
 def test_manual_config_declares_the_extended_context_except_for_dynamic():
-    from posviz.analysis.rope_views import manual_rope_config
+    from posviz.analysis.rope_numbers import manual_rope_config
 
     kw = {"head_dim": 128, "base": 500000.0, "partial_rotary_factor": 1.0, "factor": 8.0}
     llama = manual_rope_config(rope_type="llama3", original_context=8192, **kw)
@@ -406,7 +406,7 @@ def test_manual_config_declares_the_extended_context_except_for_dynamic():
 @pytest.mark.parametrize("pairing", ["rotate_half", "rotate_every_two"])
 def test_score_curves_depend_only_on_the_offset(pairing):
     """RoFormer eq. 16: ⟨R_{n+m} q, R_n k⟩ = s(m) for every key position n."""
-    from posviz.analysis.rope_views import probe_vectors, score_curves
+    from posviz.analysis.rope_numbers import probe_vectors, score_curves
 
     freqs = rope_frequencies(
         16, scaling={"rope_type": "yarn", "factor": 4.0}, max_position_embeddings=64
@@ -424,7 +424,7 @@ def test_score_curves_depend_only_on_the_offset(pairing):
 
 
 def test_probe_vectors_all_ones_and_seeded_random():
-    from posviz.analysis.rope_views import probe_vectors
+    from posviz.analysis.rope_numbers import probe_vectors
 
     q, k = probe_vectors(8, random=False)
     assert np.all(q == 1) and q is k
@@ -435,7 +435,7 @@ def test_probe_vectors_all_ones_and_seeded_random():
 
 
 def test_score_distances_are_dense_then_geometric_and_end_at_the_maximum():
-    from posviz.analysis.rope_views import score_distances
+    from posviz.analysis.rope_numbers import score_distances
 
     grid = score_distances(20_000)
     np.testing.assert_array_equal(grid[:513], np.arange(513))
@@ -447,7 +447,7 @@ def test_score_distances_are_dense_then_geometric_and_end_at_the_maximum():
 
 
 def test_pair_table_is_the_theta_table_of_the_chosen_pairs():
-    from posviz.analysis.rope_views import default_pairs, pair_table, regime_counts
+    from posviz.analysis.rope_numbers import default_pairs, pair_table, regime_counts
 
     freqs = rope_frequencies(128, base=500000.0, scaling=LLAMA31)
     pairs = default_pairs(64)
@@ -463,7 +463,7 @@ def test_pair_table_is_the_theta_table_of_the_chosen_pairs():
 
 
 def test_decay_bound_curves_start_at_half_the_pairs_plus_one():
-    from posviz.analysis.rope_views import decay_bound_curves
+    from posviz.analysis.rope_numbers import decay_bound_curves
 
     freqs = rope_frequencies(64, scaling={"rope_type": "linear", "factor": 2.0})
     curves = decay_bound_curves(freqs, np.arange(10), scaled=True)

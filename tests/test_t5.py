@@ -114,11 +114,11 @@ def test_t5_configs():
         t5_config_from_dict({"model_type": "mt5"})  # without the registry's model types
 
 
-# --- analysis.t5_views: what the T5 page draws ------------------------------------------------
+# --- analysis.t5_numbers: what the T5 page draws ------------------------------------------------
 
 
 def test_span_table_widths_cover_the_window_once():
-    from posviz.analysis.t5_views import span_table
+    from posviz.analysis.t5_numbers import span_table
 
     table = span_table(300, bidirectional=True, num_buckets=32, max_distance=128)
     assert table["width"].sum() == 2 * 300 + 1
@@ -128,7 +128,7 @@ def test_span_table_widths_cover_the_window_once():
 
 
 def test_bucket_curves_and_settings_check_cover_both_variants():
-    from posviz.analysis.t5_views import bucket_curves, check_bucket_settings
+    from posviz.analysis.t5_numbers import bucket_curves, check_bucket_settings
 
     relative, curves = bucket_curves(200, num_buckets=32, max_distance=128)
     assert relative[0] == -200 and relative[-1] == 200
@@ -140,7 +140,7 @@ def test_bucket_curves_and_settings_check_cover_both_variants():
 
 
 def test_head_bias_and_bias_table_check():
-    from posviz.analysis.t5_views import check_bias_table, head_bias
+    from posviz.analysis.t5_numbers import check_bias_table, head_bias
 
     table = np.arange(32 * 2, dtype=float).reshape(32, 2)
     assert check_bias_table(table, num_buckets=32, source="x").shape == (32, 2)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from posviz.analysis.layer_views import labelled_scores
+from posviz.analysis.layer_numbers import labelled_scores
 from posviz.analysis.layers import layer_position_probe
 from posviz.analysis.probes import ProbeReport, probe_with_control
 from posviz.governor import heavy_work

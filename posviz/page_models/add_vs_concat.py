@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from posviz import figures
-from posviz.analysis import add_concat_views as views
+from posviz.analysis import add_concat_numbers as views
 from posviz.analysis.add_concat import ConcatReport
 from posviz.analysis.headlines import Verdict
 from posviz.charts.figure import Figure

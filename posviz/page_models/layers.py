@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from posviz.analysis.headlines import Verdict, layers_verdict, plain_table
-from posviz.analysis.layer_views import layer_frames
+from posviz.analysis.layer_numbers import layer_frames
 from posviz.charts.experiments import layer_chart
 from posviz.charts.figure import Figure
 from posviz.data.texts import ALL_TEXTS, TEXTS, corpus

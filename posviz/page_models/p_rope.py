@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from posviz.analysis import p_rope_views as views
-from posviz.analysis.rope_views import MAX_SCORE_DISTANCE, probe_vectors, score_distances
+from posviz.analysis import p_rope_numbers as views
+from posviz.analysis.rope_numbers import MAX_SCORE_DISTANCE, probe_vectors, score_distances
 from posviz.charts.families import lines_figure
 from posviz.charts.figure import Figure
 from posviz.encodings.families import parse_config

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from posviz.analysis.headlines import Verdict, split_verdicts
-from posviz.analysis.probe_views import Reports, interpolation_threshold, probe_results_frame
+from posviz.analysis.probe_numbers import Reports, interpolation_threshold, probe_results_frame
 from posviz.analysis.probes import MIN_ROWS, with_set_aside_rows
 from posviz.charts.figure import Figure
 from posviz.encodings.sinusoidal import sinusoidal

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from posviz.analysis import rope_views as views
+from posviz.analysis import rope_numbers as views
 from posviz.analysis.headlines import Verdict, rope_verdict
 from posviz.charts.families import lines_figure, rope_circle_figure, rope_wavelength_figure
 from posviz.charts.figure import Figure

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from posviz.analysis import t5_views as views
+from posviz.analysis import t5_numbers as views
 from posviz.analysis.headlines import Verdict, bucket_index_matrix, t5_verdict
 from posviz.charts.families import bucket_figure, heatmap_figure
 from posviz.charts.figure import Figure

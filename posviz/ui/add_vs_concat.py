@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from posviz.analysis import add_concat_views as views
+from posviz.analysis import add_concat_numbers as views
 from posviz.analysis.add_concat import ConcatReport, concat_hypothesis
 from posviz.governor import heavy_work
 from posviz.page_models import add_vs_concat as model

@@ -21,8 +21,8 @@ from posviz.analysis.comparison import (
     compare_families,
 )
 from posviz.analysis.family_inputs import learned_comparison_table
-from posviz.analysis.rope_views import describe_frequencies
-from posviz.analysis.t5_views import T5_BIAS_KEYS
+from posviz.analysis.rope_numbers import describe_frequencies
+from posviz.analysis.t5_numbers import T5_BIAS_KEYS
 from posviz.encodings.families import presets_for
 from posviz.encodings.model_config import RopeConfig
 from posviz.encodings.rope import RopeFrequencies

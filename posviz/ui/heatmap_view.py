@@ -13,7 +13,7 @@ import streamlit as st
 
 from posviz import figures
 from posviz.analysis.headlines import outliers
-from posviz.analysis.table_views import ValueSpread, value_spread
+from posviz.analysis.table_numbers import ValueSpread, value_spread
 from posviz.charts.figure import Figure
 from posviz.charts.heatmap import MAX_SIDE_1TO1, color_limit, heatmap_chart, lod_factors
 from posviz.ui.cache import cached_data

@@ -6,9 +6,12 @@ from __future__ import annotations
 import streamlit as st
 
 from posviz.analysis.inside_models import InsideResult, cached_inside, inside_results
-from posviz.analysis.probe_views import queue_text
+from posviz.analysis.probe_numbers import queue_text
+from posviz.analysis.rope_usage import FrequencyUsage
+from posviz.analysis.rope_usage_source import source_frequency_usage
 from posviz.jobs import JobCancelled
 from posviz.settings import settings
+from posviz.ui.cache import cached_data
 from posviz.ui.compat import this_session_gone
 
 _WHAT = {
@@ -48,3 +51,10 @@ def inside_result(model: str) -> InsideResult:
     finally:
         slot.empty()
         bar.empty()
+
+
+@cached_data()
+def source_usage(source: str) -> tuple[FrequencyUsage, list[int]]:
+    """:func:`posviz.analysis.rope_usage_source.source_frequency_usage`, cached (byte ranges are
+    also cached on disk by the hub reader)."""
+    return source_frequency_usage(source)

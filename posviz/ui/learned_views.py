@@ -11,7 +11,7 @@ import streamlit as st
 
 from posviz import figures
 from posviz.analysis.stats import relative_threshold
-from posviz.analysis.table_views import Trajectory, pca_trajectory
+from posviz.analysis.table_numbers import Trajectory, pca_trajectory
 from posviz.charts.figure import Figure
 from posviz.charts.heatmap import MAX_SIDE_1TO1
 from posviz.tables import PositionTable

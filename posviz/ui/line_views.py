@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import streamlit as st
 
-from posviz.analysis.table_views import (
+from posviz.analysis.table_numbers import (
     active_dimensions,
     leading_shift_similarity,
     shift_rows,

@@ -9,7 +9,7 @@ from posviz.analysis.embedding_lookup import (
     lookup_vs_onehot,
     train_a_few_steps,
 )
-from posviz.analysis.lookup_views import lookup_table
+from posviz.analysis.lookup_numbers import lookup_table
 from posviz.analysis.permutation import PermutationResult, permutation_test
 from posviz.ui.cache import cached_data
 from posviz.ui.model_handles import bundled_arrays, bundled_model

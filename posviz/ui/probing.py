@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from posviz.analysis.heavy_probes import queued_layer_probe, queued_probe
-from posviz.analysis.probe_views import Reports, queue_text
+from posviz.analysis.probe_numbers import Reports, queue_text
 from posviz.analysis.probes import ProbeReport
 from posviz.jobs import JobCancelled
 from posviz.settings import settings

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 import posviz
-from posviz.analysis import add_concat_views, layer_views, lookup_views, probe_views
-from posviz.analysis import table_views as tv
+from posviz.analysis import add_concat_numbers, layer_numbers, lookup_numbers, probe_numbers
+from posviz.analysis import table_numbers as tv
 from posviz.analysis.embedding_lookup import lookup_vs_onehot
 from posviz.analysis.layers import LayerProbeResult
 from posviz.analysis.probes import probe_with_control
@@ -87,7 +87,7 @@ def test_norms_of_a_sinusoid_are_sqrt_half_the_width():
 # --------------------------------------------------------------------------- probing page
 
 
-def _reports(n: int, d: int) -> probe_views.Reports:
+def _reports(n: int, d: int) -> probe_numbers.Reports:
     report = probe_with_control(
         posviz.sinusoidal(n, d), train="even", test="odd", folds=5, alpha=0.0, seed=0
     )
@@ -96,11 +96,11 @@ def _reports(n: int, d: int) -> probe_views.Reports:
 
 def test_probe_frames_thin_the_chart_and_keep_every_table():
     reports = _reports(512, 32) + _reports(64, 16)
-    frame = probe_views.probe_chart_frame(reports, max_points=100)
+    frame = probe_numbers.probe_chart_frame(reports, max_points=100)
     counts = frame.groupby("table").size().to_dict()
     assert counts == {"sinusoid 512×32": 100, "sinusoid 64×16": 32}  # 256 test rows thinned
     assert list(frame.columns) == ["position", "predicted", "abs_error", "table"]
-    table = probe_views.probe_results_frame(reports)
+    table = probe_numbers.probe_results_frame(reports)
     assert list(table["table"]) == ["sinusoid 512×32", "sinusoid 64×16"]
     assert table["MAE verdict"].str.contains("random table").all()
 
@@ -108,7 +108,7 @@ def test_probe_frames_thin_the_chart_and_keep_every_table():
 def test_interpolation_threshold_flags_ols_with_as_many_rows_as_columns():
     reports = _reports(64, 32) + _reports(64, 8)  # 32 training rows: 32 columns vs 8
     matrices = {name: (np.zeros((64, int(name.split("×")[1]))), None) for name, _ in reports}
-    assert probe_views.interpolation_threshold(reports, matrices) == ["sinusoid 64×32"]
+    assert probe_numbers.interpolation_threshold(reports, matrices) == ["sinusoid 64×32"]
 
 
 # --------------------------------------------------------------------------- the model pages
@@ -116,22 +116,22 @@ def test_interpolation_threshold_flags_ols_with_as_many_rows_as_columns():
 
 def test_add_concat_tables_and_their_sizes():
     words, learned = bundled_word_embeddings(), bundled_position_embeddings()
-    first = add_concat_views.position_table("learned", 16, learned=learned)
+    first = add_concat_numbers.position_table("learned", 16, learned=learned)
     np.testing.assert_array_equal(first, learned[:16].astype(np.float64))
-    sinusoid = add_concat_views.position_table("sinusoid", 16, learned=learned)
+    sinusoid = add_concat_numbers.position_table("sinusoid", 16, learned=learned)
     np.testing.assert_array_equal(sinusoid, posviz.sinusoidal(16, 384))
-    noise = add_concat_views.position_table("random", 512, learned=learned)
+    noise = add_concat_numbers.position_table("random", 512, learned=learned)
     assert noise.std() == pytest.approx(learned.std(), rel=0.01)  # the control's scale
     np.testing.assert_array_equal(
-        noise, add_concat_views.position_table("random", 512, learned=learned)
+        noise, add_concat_numbers.position_table("random", 512, learned=learned)
     )
     with pytest.raises(ValueError, match="not one of learned, sinusoid, random"):
-        add_concat_views.position_table("rope", 4, learned=learned)
-    word, table = add_concat_views.concat_inputs(7, "sinusoid", 16, words=words, learned=learned)
-    sizes = add_concat_views.concat_sizes(word, table, words)
+        add_concat_numbers.position_table("rope", 4, learned=learned)
+    word, table = add_concat_numbers.concat_inputs(7, "sinusoid", 16, words=words, learned=learned)
+    sizes = add_concat_numbers.concat_sizes(word, table, words)
     assert sizes["mean_position_norm"] == pytest.approx(np.sqrt(384 / 2))  # a sinusoid's norm
     assert sizes["word_norm"] == pytest.approx(np.linalg.norm(words[7]), rel=1e-6)
-    magnitudes = add_concat_views.magnitudes(table, words, word)
+    magnitudes = add_concat_numbers.magnitudes(table, words, word)
     assert magnitudes.data.shape == (384, 4)  # pe_std, we_std, pe_range, word_abs
     assert magnitudes.pe_median == pytest.approx(float(np.median(table.std(axis=0))))
 
@@ -139,7 +139,7 @@ def test_add_concat_tables_and_their_sizes():
 def test_side_by_side_keeps_the_quantities_and_names_each_column():
     a = pd.DataFrame({"quantity": ["k", "share"], "value": ["1", "2%"]})
     b = pd.DataFrame({"quantity": ["k", "share"], "value": ["3", "4%"]})
-    merged = add_concat_views.side_by_side({"A": a, "B": b})
+    merged = add_concat_numbers.side_by_side({"A": a, "B": b})
     assert merged.to_dict("list") == {
         "quantity": ["k", "share"],
         "A": ["1", "2%"],
@@ -148,7 +148,7 @@ def test_side_by_side_keeps_the_quantities_and_names_each_column():
 
 
 def test_last_dimensions_frame_has_both_layouts():
-    frame = add_concat_views.last_dimensions_frame()
+    frame = add_concat_numbers.last_dimensions_frame()
     assert frame.layout.tolist() == ["interleaved"] * 6 + ["tensor2tensor"] * 6
     interleaved = frame[frame.layout == "interleaved"].set_index("dimension")
     assert interleaved.loc[511, "max change"] < 1e-4  # the last cosine barely moves
@@ -156,10 +156,10 @@ def test_last_dimensions_frame_has_both_layouts():
 
 def test_lookup_frame_reads_the_onehot_back():
     learned = bundled_position_embeddings()
-    assert lookup_views.lookup_table("learned", learned=learned) is learned
-    sinusoid = lookup_views.lookup_table("sinusoid", learned=learned)
+    assert lookup_numbers.lookup_table("learned", learned=learned) is learned
+    sinusoid = lookup_numbers.lookup_table("sinusoid", learned=learned)
     assert sinusoid.dtype == np.float32 and sinusoid.shape == (512, 384)
-    frame = lookup_views.lookup_frame(lookup_vs_onehot(sinusoid, [0, 5, 511]), shown=2)
+    frame = lookup_numbers.lookup_frame(lookup_vs_onehot(sinusoid, [0, 5, 511]), shown=2)
     assert frame["one-hot (nonzero column)"].tolist() == [0, 5, 511]
     assert frame["one-hot sum"].tolist() == [1, 1, 1]
     np.testing.assert_array_equal(frame["lookup[1]"], frame["product[1]"])
@@ -168,9 +168,9 @@ def test_lookup_frame_reads_the_onehot_back():
 def test_layer_frames_label_runs_and_stack_the_ablation():
     scores = pd.DataFrame({"layer": [0, 1], "r2": [0.9, 0.5]})
     result = LayerProbeResult(scores=scores, n_train_tokens=100, n_test_tokens=30, window=16)
-    labelled = layer_views.labelled_scores(result, model="m")
+    labelled = layer_numbers.labelled_scores(result, model="m")
     assert labelled[["model", "train_tokens", "test_tokens"]].iloc[0].tolist() == ["m", 100, 30]
     assert "model" not in scores  # the result's own frame is left as it was
-    both = layer_views.layer_frames(labelled, labelled.assign(model="m, zeroed"))
+    both = layer_numbers.layer_frames(labelled, labelled.assign(model="m, zeroed"))
     assert both.model.tolist() == ["m", "m", "m, zeroed", "m, zeroed"]
-    assert layer_views.layer_frames(labelled, None) is labelled
+    assert layer_numbers.layer_frames(labelled, None) is labelled
