@@ -3,11 +3,17 @@ positional heads of a RoPE model (SmolLM2) and a learned-absolute one (MiniLM-L6
 
 import streamlit as st
 
-from posviz.page_models.inside_models import INSTALL, MEMORY_NOTE, THRESHOLD_NOTE, inside_page
-from posviz.ui import show_chart, user_errors
-from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict
+from posviz.page_models.inside_models import (
+    INSTALL,
+    MEMORY_NOTE,
+    THRESHOLD_NOTE,
+    inside_page,
+    source_usage_view,
+)
+from posviz.ui import show_chart, url_text, user_errors
+from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict, waiting
 from posviz.ui.cache import cached_model
-from posviz.ui.inside import inside_result
+from posviz.ui.inside import inside_result, source_usage
 
 st.title("Inside real models: RoPE frequencies and positional heads")
 answer = answer_slot()  # the verdict and the hero, drawn once both models' results are here
@@ -55,5 +61,23 @@ with right:
     show_chart(page.grids[1], key="inside_grid_mini", width="content")
 st.dataframe(page.counts, hide_index=True, width="stretch")
 st.markdown(page.story)
+
+st.subheader("Any RoPE model: frequency usage from its weights alone")
+st.markdown(
+    "The frequency usage needs only each layer's `q_proj` and `k_proj` weights and the head "
+    "geometry in `config.json`, read by byte range: no model is built, so it works for models "
+    "far too large to run here. Type a Llama/Qwen/Mistral-style model id (online, or already "
+    "in the Hugging Face cache) or a local model folder."
+)
+source = url_text(
+    "Model id or folder", key="inside_src", default="", max_chars=200,
+    placeholder="e.g. Qwen/Qwen2.5-0.5B or HuggingFaceTB/SmolLM2-135M",
+).strip()  # fmt: skip
+if source:
+    with waiting(f"Reading {source}'s q/k weights by byte range …"), user_errors(source):
+        usage, layers = source_usage(source)
+        figure, caption = source_usage_view(usage, source, layers)
+        show_chart(figure, key="inside_src_chart", description=caption)
+        st.caption(caption)
 
 next_question("pages/inside_models.py")

@@ -121,3 +121,28 @@ def test_a_saved_llama_checkpoint_is_read_by_range_the_same_as_its_weights(tmp_p
     np.testing.assert_allclose(usage.inv_freq, default_inv_freq(8, 500.0))
     with pytest.raises(ValueError, match="needs a RoPE model"):
         source_frequency_usage("bundled")
+
+
+@pytest.mark.slow
+def test_the_page_reads_any_rope_folder_and_refuses_bert_with_a_message(tmp_path) -> None:
+    import sys
+    from pathlib import Path
+
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from conftest import app_test, assert_no_exception
+
+    torch.manual_seed(0)
+    LlamaForCausalLM(
+        LlamaConfig(vocab_size=16, hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+                    num_attention_heads=4, num_key_value_heads=2)
+    ).save_pretrained(tmp_path)  # fmt: skip
+    at = app_test("pages/inside_models.py", query={"inside_src": str(tmp_path)}, timeout=240)
+    assert_no_exception(at)
+    assert not at.error
+    assert any("rotary pairs carries" in c.value and "Layers read: 0, 1" in c.value
+               for c in at.caption)  # fmt: skip
+    at = app_test("pages/inside_models.py", query={"inside_src": "bundled"}, timeout=240)
+    assert any("needs a RoPE model" in e.value for e in at.error)
