@@ -21,12 +21,16 @@ from posviz.lab.papers import (
     DISAGREES,
     FLAT_RATIO,
     HAVIV_2022,
+    HAVIV_LADDER,
+    HAVIV_LEN,
     KAZEMNEJAD_2023,
     NOT_JUDGED,
     PAPER_CHECKS,
     PRESS_2022,
     at_last_checkpoint,
     card_values,
+    judge_ladder,
+    ladder_steps,
     paper_check,
     position_accuracy,
     step_groups,
@@ -339,3 +343,73 @@ def test_a_real_run_of_the_engine_feeds_the_judge_and_the_layer_probe() -> None:
     layers = trained.hidden_states("lm_nope", 64, 8)
     probe = position_probe_by_layer(layers)
     assert len(probe.layers) == len(layers) == 3 and probe.length == 64
+
+
+# --------------------------------------------------------------------------- budget ladder
+
+
+def _ladder_values(gaps: list[float], noise: float = 0.01) -> tuple[dict, tuple[int, ...]]:
+    """Haviv-shaped values whose causal gap (nats) is ``gaps[i]`` at the i-th ladder step."""
+    steps = ladder_steps(1500)
+    rng = np.random.default_rng(3)
+    base = {s: 2.0 + JITTER for s in steps}
+    values = {"lm_nope": {}, "lm_sinusoidal": {}}
+    for step, gap in zip(steps, gaps, strict=True):
+        values["lm_sinusoidal"][f"loss@step{step}"] = base[step]
+        values["lm_nope"][f"loss@step{step}"] = base[step] + gap + rng.normal(0, noise, SEEDS)
+    return values, steps
+
+
+def test_ladder_steps_are_checkpoints_at_every_share_of_the_run() -> None:
+    assert ladder_steps(1500) == (375, 750, 1125, 1500)
+    assert ladder_steps(1600)[-1] == 1600 and len(ladder_steps(4)) == 4
+
+
+def test_a_shrinking_gap_is_a_trend_toward_the_papers_shape() -> None:
+    values, steps = _ladder_values([0.40, 0.35, 0.30, 0.25])
+    out = judge_ladder(HAVIV_LADDER, values, steps)
+    assert [r.steps for r in out.rungs] == list(steps)
+    assert out.change.high < 0
+    assert "gap shrinks" in out.text and "toward the published shape" in out.text
+    assert f"{math.exp(0.40):.2f}" in out.text  # the gaps are shown as perplexity ratios
+
+
+def test_a_growing_gap_moves_away_and_a_flat_one_shows_no_trend() -> None:
+    grows = judge_ladder(HAVIV_LADDER, *_ladder_values([0.25, 0.30, 0.35, 0.40]))
+    assert "gap grows" in grows.text and "away from the published shape" in grows.text
+    flat = judge_ladder(HAVIV_LADDER, *_ladder_values([0.30, 0.30, 0.30, 0.30], noise=0.05))
+    assert flat.change.low < 0 < flat.change.high
+    assert "does not move beyond its spread" in flat.text
+
+
+def test_a_run_without_the_ladder_checkpoints_says_so() -> None:
+    out = judge_ladder(HAVIV_LADDER, {"lm_nope": {}, "lm_sinusoidal": {}}, ladder_steps(1500))
+    assert out.change is None and "not recorded" in out.text
+
+
+def test_the_extractors_read_every_ladder_checkpoint() -> None:
+    arm = next(a for a in HAVIV_2022.arms if a.id == "lm_nope")
+    steps = ladder_steps(arm.config.steps)
+    loss = np.arange(2 * len(steps), dtype=float).reshape(2, len(steps))
+    accuracy = np.zeros_like(loss)
+    none = np.zeros((*loss.shape, 1))
+    out = HAVIV_2022.extract(arm, {HAVIV_LEN: _HeldOut(accuracy, loss, none)})
+    for index, step in enumerate(steps):
+        np.testing.assert_array_equal(out[f"loss@step{step}"], loss[:, index])
+    older = HAVIV_2022.extract(arm, {HAVIV_LEN: _HeldOut(accuracy[:, :2], loss[:, :2], none)})
+    assert not any(k.startswith("loss@step") for k in older)
+
+
+def test_the_unseen_accuracy_ladder_reads_each_checkpoints_unseen_positions() -> None:
+    arm = KAZEMNEJAD_2023.arms[0]
+    trained, steps = arm.config.max_len, ladder_steps(arm.config.steps)
+    per_position = np.zeros((2, len(steps), 2 * trained))
+    per_position[:, :, trained:] = np.arange(len(steps))[None, :, None] / 10  # unseen only
+    flat = np.ones((2, len(steps)))
+    heldout = {
+        trained: _HeldOut(flat, flat, np.ones((2, len(steps), trained))),
+        2 * trained: _HeldOut(flat, flat, per_position),
+    }
+    out = KAZEMNEJAD_2023.extract(arm, heldout)
+    for index, step in enumerate(steps):
+        np.testing.assert_allclose(out[f"unseen_accuracy@step{step}"], index / 10)

@@ -22,7 +22,14 @@ import numpy as np
 
 from posviz.analysis.evidence import spread
 from posviz.lab import metrics as m
-from posviz.lab.papers import PAPER_CHECKS, PaperCheck, card_values, paper_check
+from posviz.lab.papers import (
+    PAPER_CHECKS,
+    PaperCheck,
+    card_values,
+    judge_ladder,
+    ladder_steps,
+    paper_check,
+)
 from posviz.lab.results import CardResult, Progress
 from posviz.lab.run import Unit, UnitOutput, run_study
 from posviz.lab.store import RunStore, code_version, study_run_id
@@ -46,14 +53,20 @@ class CardStudy:
         return self.check.id
 
     @property
+    def steps(self) -> int:
+        return max(a.config.steps for a in self.check.arms)
+
+    @property
     def run_id(self) -> str:
         arms = [[a.id, a.model.to_dict(), a.config.to_dict()] for a in self.check.arms]
-        return study_run_id(self.kind, self.id, arms, part=self.part)
+        # the checkpoints are part of what is stored (the budget ladder reads them)
+        settings = {"arms": arms, "checkpoints": list(ladder_steps(self.steps))}
+        return study_run_id(self.kind, self.id, settings, part=self.part)
 
     def units(self) -> list[Unit]:
-        steps = max(a.config.steps for a in self.check.arms)
-        marks = tuple(sorted({round(PLATEAU_AT * steps), steps}))
-        return [Unit(self.check.id, tuple(self.check.arms), steps, marks)]
+        # every budget of the ladder is a checkpoint; the one before the last is PLATEAU_AT
+        marks = ladder_steps(self.steps)
+        return [Unit(self.check.id, tuple(self.check.arms), self.steps, marks)]
 
     def build(self, trained: list[UnitOutput], run_id: str, wall: float) -> CardResult:
         outputs = {k: v for part in trained for k, v in part.outputs.items()}
@@ -150,7 +163,16 @@ def _card(check: PaperCheck, run_id: str, outputs, wall: float) -> CardResult:
             a.id: _plateau(np.asarray(outputs[a.id].heldout[first].loss)) for a in check.arms
         },
         wall_s=wall,
+        ladder=_ladder(check, values),
     )
+
+
+def _ladder(check: PaperCheck, values: dict[str, dict[str, np.ndarray]]) -> str:
+    """The check's budget ladder in words, or "" for a check without one."""
+    if check.ladder is None:
+        return ""
+    steps = ladder_steps(max(a.config.steps for a in check.arms))
+    return judge_ladder(check.ladder, values, steps).text
 
 
 def stored_cards(*, store: RunStore | None = None) -> dict[str, CardResult]:
@@ -186,4 +208,5 @@ def rejudge_card(card: CardResult) -> CardResult:
         agrees=outcome.agrees,
         conditions=outcome.conditions,
         reason=outcome.reason,
+        ladder=_ladder(check, values),
     )

@@ -119,6 +119,8 @@ class PaperCheck:
         judge: ``values → CheckOutcome``, a pure function of the run's per-seed numbers.
         extract: ``(arm, {length: held-out result}) → {input name: (E,)}``, see
             :func:`card_values`.
+        ladder: for a claim the run may not reproduce at this size, how its gap moves with
+            the training budget (:class:`Ladder`), or None.
     """
 
     id: str
@@ -133,6 +135,7 @@ class PaperCheck:
     caveat: str
     judge: Callable[[Values], CheckOutcome] = field(repr=False)
     extract: Callable[[CardArm, Mapping[int, Any]], dict[str, np.ndarray]] = field(repr=False)
+    ladder: Ladder | None = None
 
     def check(self, values: Values) -> CheckOutcome:
         """The verdict on one run: ``values[arm id][input name]`` = ``(E,)`` per-seed numbers.
@@ -144,6 +147,127 @@ class PaperCheck:
         if missing:
             return CheckOutcome(NOT_JUDGED, reason=missing)
         return self.judge(values)
+
+
+# --------------------------------------------------------------------------- budget ladder
+
+#: The budgets a check's gap is read at, as shares of its steps. They are checkpoints of its one
+#: run: the lab trains with a constant learning rate (no schedule), so the model at step S of a
+#: longer run is the model a run of S steps ends with.
+LADDER_SHARES = (0.25, 0.5, 0.75, 1.0)
+
+
+def ladder_steps(steps: int) -> tuple[int, ...]:
+    """The steps a run of ``steps`` is evaluated at: every :data:`LADDER_SHARES` of it."""
+    return tuple(sorted({max(1, round(share * steps)) for share in LADDER_SHARES}))
+
+
+def _rung_key(name: str, step: int) -> str:
+    return f"{name}@step{step}"
+
+
+@dataclass(frozen=True)
+class Ladder:
+    """How a check's gap moves with the training budget (Issue: "does not agree at this size"
+    becomes a finding when the gap is seen to move, or not, as the model trains longer).
+
+    The gap is ``a − b`` per seed in input ``name`` (a loss in nats, shown as a perplexity ratio
+    when ``ratio``), read at every step of :func:`ladder_steps`. ``toward`` is the sign of a
+    change of the gap that moves toward the published shape (−1: the gap should shrink).
+    """
+
+    what: str
+    a: str
+    b: str
+    name: str
+    ratio: bool
+    toward: int
+    published_trend: str
+
+
+@dataclass(frozen=True)
+class Rung:
+    """The gap at one budget, paired over seeds."""
+
+    steps: int
+    gap: Difference
+
+
+@dataclass(frozen=True)
+class LadderOutcome:
+    """The gap at each budget and its change from the first budget to the last, in words."""
+
+    rungs: tuple[Rung, ...]
+    change: Difference | None
+    text: str
+
+
+def _gap_text(d: Difference, ratio: bool) -> str:
+    return _ratio_text(d) if ratio else d.interval_text()
+
+
+def judge_ladder(ladder: Ladder, values: Values, steps: tuple[int, ...]) -> LadderOutcome:
+    """The gap at each budget and whether it moves from the first budget to the last.
+
+    The change is the paired difference over seeds of the per-seed gaps at the last and the first
+    budget (both read from the same seeds' one run); it "moves" only when its whole 95% interval
+    is on one side of 0, otherwise the text says the ladder shows no trend.
+    """
+    rungs, per_seed = [], {}
+    for step in steps:
+        key = _rung_key(ladder.name, step)
+        if key not in values.get(ladder.a, {}) or key not in values.get(ladder.b, {}):
+            continue
+        a = np.asarray(values[ladder.a][key], dtype=np.float64)
+        b = np.asarray(values[ladder.b][key], dtype=np.float64)
+        if not (np.isfinite(a).all() and np.isfinite(b).all()):
+            continue
+        per_seed[step] = a - b
+        rungs.append(Rung(step, paired_difference(a, b)))
+    if len(rungs) < 3:
+        return LadderOutcome(tuple(rungs), None, "the budget ladder was not recorded in this run.")
+    first, last = rungs[0].steps, rungs[-1].steps
+    change = paired_difference(per_seed[last], per_seed[first])
+    listed = "; ".join(f"{_gap_text(r.gap, ladder.ratio)} at {r.steps:,} steps" for r in rungs)
+    if change.sign() == 0:
+        trend = (
+            f"From {first:,} to {last:,} steps the gap does not move beyond its spread (change "
+            f"{change.interval_text()}): no trend toward the published shape at this size."
+        )
+    else:
+        way = "shrinks" if change.sign() < 0 else "grows"
+        toward = "toward" if change.sign() == ladder.toward else "away from"
+        trend = (
+            f"From {first:,} to {last:,} steps the gap {way} (change {change.interval_text()}), "
+            f"{toward} the published shape."
+        )
+    return LadderOutcome(
+        tuple(rungs), change, f"{ladder.what}: {listed}. {trend} {ladder.published_trend}"
+    )
+
+
+def _ladder_inputs(
+    name: str, arm: CardArm, series: np.ndarray, *, per_position_start: int | None = None
+) -> dict[str, np.ndarray]:
+    """``{name@stepS: (E,)}`` for every checkpoint of a run evaluated at :func:`ladder_steps`.
+
+    ``series`` is ``(E, checkpoints)`` (or ``(E, checkpoints, length)`` with
+    ``per_position_start``: the mean over positions from there on). A run with other
+    checkpoints gives nothing (an older run: its card shows no ladder).
+    """
+    steps = ladder_steps(arm.config.steps)
+    array = np.asarray(series, dtype=np.float64)
+    if array.ndim < 2 or array.shape[1] != len(steps):
+        return {}
+    out = {}
+    for index, step in enumerate(steps):
+        if per_position_start is None:
+            out[_rung_key(name, step)] = array[:, index]
+        else:
+            out[_rung_key(name, step)] = position_accuracy(
+                array[:, : index + 1], start=per_position_start
+            )
+    return out
 
 
 # --------------------------------------------------------------------------- inputs
@@ -422,7 +546,22 @@ def _haviv_inputs(arm: CardArm, heldout: Mapping[int, Any]) -> dict[str, np.ndar
     return {
         "loss": at_last_checkpoint(result.loss),
         "accuracy": at_last_checkpoint(result.accuracy),
+        **_ladder_inputs("loss", arm, result.loss),
     }
+
+
+HAVIV_LADDER = Ladder(
+    what="the causal LM's perplexity without positions ÷ with the sinusoid, by training budget",
+    a="lm_nope",
+    b="lm_sinusoidal",
+    name="loss",
+    ratio=True,
+    toward=-1,
+    published_trend=(
+        "In the paper the gap shrinks as the model grows (Table 2, p. 3: 22.15 ÷ 21.49 = 1.031× "
+        "at 125M parameters, 13.10 ÷ 12.93 = 1.013× at 1.3B)."
+    ),
+)
 
 
 # The positional twin is the fixed sinusoid (one of Table 4's schemes), not a learned table: a
@@ -567,6 +706,7 @@ HAVIV_2022 = PaperCheck(
     ),
     judge=_judge_haviv,
     extract=_haviv_inputs,
+    ladder=HAVIV_LADDER,
 )
 
 
@@ -622,12 +762,26 @@ def _judge_kazemnejad(values: Values) -> CheckOutcome:
 
 def _kazemnejad_inputs(arm: CardArm, heldout: Mapping[int, Any]) -> dict[str, np.ndarray]:
     trained = arm.config.max_len
+    unseen = _at(arm, heldout, 2 * trained).per_position
     return {
         "in_range_accuracy": at_last_checkpoint(_at(arm, heldout, trained).accuracy),
-        "unseen_accuracy": position_accuracy(
-            _at(arm, heldout, 2 * trained).per_position, start=trained
-        ),
+        "unseen_accuracy": position_accuracy(unseen, start=trained),
+        **_ladder_inputs("unseen_accuracy", arm, unseen, per_position_start=trained),
     }
+
+
+KAZEMNEJAD_LADDER = Ladder(
+    what="T5's accuracy on unseen positions minus NoPE's, by training budget",
+    a="t5",
+    b="nope",
+    name="unseen_accuracy",
+    ratio=False,
+    toward=-1,
+    published_trend=(
+        "In the paper NoPE is on par with T5's bias or better on unseen lengths (Figures 1–3, "
+        "~107M-parameter decoders)."
+    ),
+)
 
 
 def _kazemnejad_config() -> LabConfig:
@@ -730,6 +884,7 @@ KAZEMNEJAD_2023 = PaperCheck(
     ),
     judge=_judge_kazemnejad,
     extract=_kazemnejad_inputs,
+    ladder=KAZEMNEJAD_LADDER,
 )
 
 PAPER_CHECKS: dict[str, PaperCheck] = {c.id: c for c in (PRESS_2022, HAVIV_2022, KAZEMNEJAD_2023)}

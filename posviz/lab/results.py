@@ -223,6 +223,24 @@ class Bound:
 
 
 @dataclass(frozen=True)
+class HeadScores:
+    """A mechanism score for every attention head of one trained arm (the induction question's
+    prefix-matching score, :mod:`posviz.lab.induction`).
+
+    ``scores``: ``(seeds, layers, heads)``; ``baseline``: ``(seeds,)`` the same score for heads
+    that attend uniformly (the control); ``steps``: the training step the models were read at;
+    ``text``: the scores in words.
+    """
+
+    arm: str
+    label: str
+    steps: int
+    scores: np.ndarray
+    baseline: np.ndarray
+    text: str
+
+
+@dataclass(frozen=True)
 class LayerProbe:
     """Per-layer position probe of one trained arm's hidden states (position from the mask).
 
@@ -289,6 +307,8 @@ class CardResult:
             numbers; ``reason``: why it cannot be judged.
         convergence: ``arm → how its training ended`` (held-out loss plateau or not).
         wall_s: seconds the run took.
+        ladder: how the check's gap moves with the training budget, in words (empty for a check
+            without a ladder; judged again from ``inputs`` on every load).
     """
 
     run_id: str
@@ -312,6 +332,7 @@ class CardResult:
     reason: str
     convergence: dict[str, str]
     wall_s: float = 0.0
+    ladder: str = ""
 
 
 @dataclass(frozen=True)
@@ -360,6 +381,8 @@ class LabResult:
         instances: the trained instances' raw arrays.
         notes: facts shown with the result.
         wall_s: seconds the training took.
+        head_scores: a mechanism score for every head of the arms that declare one (the
+            induction question's prefix-matching score), read on the trained models.
         part: which part of the study (``default``; ``panel``: a later run of extra settings).
     """
 
@@ -380,6 +403,7 @@ class LabResult:
     notes: tuple[str, ...] = ()
     wall_s: float = 0.0
     part: str = "default"
+    head_scores: tuple[HeadScores, ...] = ()
 
     # ------------------------------------------------------------------ the preset's own cell
 

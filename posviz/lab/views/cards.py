@@ -39,6 +39,7 @@ class CardView:
     differ: str
     convergence: tuple[str, ...]
     run_id: str
+    ladder: str = ""  # how the gap moves with the budget ("" without a ladder or a run)
 
 
 def published_tables(check_id: str) -> tuple[tuple[str, pd.DataFrame], ...]:
@@ -112,6 +113,7 @@ def card_view(check_id: str, card: CardResult | None) -> CardView:
             for a, how in (card.convergence if card else {}).items()
         ),
         run_id=card.run_id if card else "",
+        ladder=card.ladder if card else "",
     )
 
 
