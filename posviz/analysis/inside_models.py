@@ -26,6 +26,7 @@ import hashlib
 import json
 import os
 import tempfile
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -327,8 +328,8 @@ def _load(path: Path) -> dict[str, np.ndarray] | None:
     try:
         with np.load(path, allow_pickle=False) as data:
             return {name: data[name] for name in data.files}
-    except (OSError, ValueError, KeyError):
-        return None
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+        return None  # a damaged or partial file: computed again
 
 
 def _result(model: str, a: dict[str, np.ndarray]) -> InsideResult:

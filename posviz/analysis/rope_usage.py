@@ -128,6 +128,24 @@ def frequency_usage(
         raise ValueError(f"{n_heads} query heads cannot share {n_kv_heads} key-value heads.")
     q = np.stack([pair_weight_norms(w, n_heads, head_dim, pairing=pairing) for w in q_weights])
     k = np.stack([pair_weight_norms(w, n_kv_heads, head_dim, pairing=pairing) for w in k_weights])
+    return usage_from_norms(q, k, head_dim=head_dim, base=base, unused_fraction=unused_fraction)
+
+
+def usage_from_norms(
+    q_norms: np.ndarray,
+    k_norms: np.ndarray,
+    *,
+    head_dim: int,
+    base: float,
+    unused_fraction: float = UNUSED_FRACTION_OF_UNIFORM,
+) -> FrequencyUsage:
+    """:class:`FrequencyUsage` from per-layer pair norms (:func:`pair_weight_norms` of each
+    layer's q and k weights: ``(layers, n_heads, pairs)`` and ``(layers, n_kv_heads, pairs)``),
+    so a reader can drop each weight once its norms are taken."""
+    q, k = np.asarray(q_norms, dtype=np.float64), np.asarray(k_norms, dtype=np.float64)
+    n_heads, n_kv_heads = q.shape[1], k.shape[1]
+    if n_kv_heads < 1 or n_heads % n_kv_heads:
+        raise ValueError(f"{n_heads} query heads cannot share {n_kv_heads} key-value heads.")
     group = np.arange(n_heads) // (n_heads // n_kv_heads)
     product = q * k[:, group, :]
     total = product.sum(axis=-1, keepdims=True)

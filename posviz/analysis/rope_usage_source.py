@@ -4,7 +4,8 @@ runs, so it works for models far larger than a CPU could run.
 
 For each layer ``model.layers.<i>.self_attn.q_proj.weight`` and ``…k_proj.weight`` are read
 with :func:`posviz.tables.load.read_tensor` (safetensors single or sharded: the header, then
-the tensor's bytes only; each tensor within ``POSVIZ_MAX_FETCH_MB``), and the head geometry and
+the tensor's bytes only; each tensor within ``POSVIZ_MAX_FETCH_MB``, and only its pair norms
+kept, so memory holds one tensor at a time), and the head geometry and
 ``rope_theta`` come from the checkpoint's ``config.json``; then
 :func:`posviz.analysis.rope_usage.frequency_usage` (Barbero et al. 2025, arXiv 2410.06205).
 """
@@ -14,7 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from posviz.analysis.rope_usage import FrequencyUsage, frequency_usage
+import numpy as np
+
+from posviz.analysis.rope_usage import FrequencyUsage, pair_weight_norms, usage_from_norms
 from posviz.encodings.families import family_of_config
 from posviz.tables.load import read_tensor
 from posviz.tables.sources import open_files, resolve_source
@@ -81,12 +84,11 @@ def source_frequency_usage(
     for j, layer in enumerate(layers):
         if progress is not None:
             progress(j / len(layers), f"Reading layer {layer}'s q/k weights …")
-        for name, out in (("q_proj", q), ("k_proj", k)):
+        for name, out, heads in (("q_proj", q, geo["n_heads"]), ("k_proj", k, geo["n_kv_heads"])):
             suffix = f"layers.{layer}.self_attn.{name}.weight"
             array, _key, _file = read_tensor(files, (suffix,), filename=resolved.filename)
-            out.append(array)
-    usage = frequency_usage(
-        q, k, n_heads=geo["n_heads"], n_kv_heads=geo["n_kv_heads"], head_dim=geo["head_dim"],
-        base=geo["base"],
-    )  # fmt: skip
+            # only the pair norms are kept: one tensor in memory at a time
+            out.append(pair_weight_norms(array, heads, geo["head_dim"]))
+            del array
+    usage = usage_from_norms(np.stack(q), np.stack(k), head_dim=geo["head_dim"], base=geo["base"])
     return usage, layers
