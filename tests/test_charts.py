@@ -464,3 +464,71 @@ def test_many_ordered_series_take_a_ramp_and_overlapping_lines_their_own_dash():
     dashed = lines_chart(np.arange(5), same, x_title="k", y_title="v", dashed=True).to_dict()
     dashes = dashed["layer"][0]["encoding"]["strokeDash"]["scale"]["range"]
     assert dashes[0] != dashes[1]
+
+
+# --- what a screen reader and both themes get (posviz.charts.figure.accessible_spec) ----------
+
+
+def test_a_chart_is_described_by_its_title_its_axes_or_what_the_page_says():
+    import altair as alt
+    import pandas as pd
+
+    from posviz.charts.figure import Accessible, accessible_spec
+    from posviz.charts.style import ADAPTIVE_TEXT, chart_title
+
+    frame = pd.DataFrame({"h": [0, 1], "m": [0.5, 0.25]})
+    plain = alt.Chart(frame).mark_line().encode(x=alt.X("h:Q", title="head"), y="m:Q")
+    titled = plain.properties(title=chart_title("Slopes halve", "one per head"))
+    assert Accessible(titled).to_dict()["description"] == "Slopes halve. one per head."
+    assert Accessible(alt.layer(plain)).to_dict()["description"] == "m against head."
+    assert Accessible(titled, "The verdict.").to_dict()["description"] == "The verdict."
+    # a description the spec had (the heatmap's "Square cells.") follows, once
+    kept = accessible_spec({"title": "Cosines", "description": "Square cells."})
+    assert kept["description"] == "Cosines. Square cells."
+    spec = Accessible(titled).to_dict()
+    for part in ("axis", "legend", "header"):
+        assert spec["config"][part]["labelColor"] == ADAPTIVE_TEXT
+    own = accessible_spec({"config": {"axis": {"labelColor": "#123456"}}})
+    assert own["config"]["axis"]["labelColor"] == "#123456"  # a chart's own colour stays
+
+
+def test_adaptive_text_reads_at_aa_contrast_on_both_themes():
+    """WCAG 2.1 relative luminance (SC 1.4.3): ≥ 4.5:1 on Streamlit's white and dark grounds."""
+    from posviz.charts.style import ADAPTIVE_TEXT_COLORS
+
+    def luminance(hex_color: str) -> float:
+        rgb = [int(hex_color[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+        lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+    def ratio(a: str, b: str) -> float:
+        hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
+        return (hi + 0.05) / (lo + 0.05)
+
+    assert ratio("#000000", "#ffffff") == pytest.approx(21.0)  # the definition's own bounds
+    on_light, on_dark = ADAPTIVE_TEXT_COLORS
+    assert ratio(on_light, "#ffffff") >= 4.5
+    assert ratio(on_dark, "#0e1117") >= 4.5
+
+
+def test_lines_chart_counts_heads_in_whole_numbers_and_keeps_lines_off_the_border():
+    from posviz.charts.families import alibi_slopes_figure, lines_chart
+
+    slopes = alibi_slopes_figure(2.0 ** -np.arange(1, 17)).chart.to_dict()
+    x_axis = slopes["layer"][0]["encoding"]["x"]["axis"]
+    assert x_axis["format"] == "d" and x_axis["tickMinStep"] == 1
+    flat = lines_chart(np.arange(5), {"stays at 1": np.ones(5)}, x_title="k", y_title="cos")
+    y = flat.to_dict()["layer"][0]["encoding"]["y"]
+    assert y["scale"]["padding"] > 0  # room above the line at the data's maximum
+    assert y["axis"]["titleAngle"] == 0  # level above the axis, not cut to the plot's height
+    fixed = lines_chart(np.arange(5), {"a": np.ones(5)}, x_title="k", y_title="u", y_domain=(0, 1))
+    assert "padding" not in fixed.to_dict()["layer"][0]["encoding"]["y"]["scale"]
+
+
+def test_a_bottom_legend_takes_fewer_columns_for_longer_labels():
+    from posviz.charts.families import _legend_columns
+
+    assert _legend_columns(["a", "b", "c", "d"]) == 3
+    assert _legend_columns(["a", "b"]) == 2
+    assert _legend_columns([f"head {h} (m=0.00391)" for h in range(16)]) == 2
+    assert _legend_columns(["RoPE: the pairs p-RoPE never rotates", "x"]) == 1

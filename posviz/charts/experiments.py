@@ -10,7 +10,14 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from posviz.charts.style import GUIDE_COLOR, PALETTE, chart_title, color_scale
+from posviz.charts.style import (
+    ADAPTIVE_TEXT,
+    FIT_WIDTH,
+    GUIDE_COLOR,
+    PALETTE,
+    chart_title,
+    color_scale,
+)
 
 _WIDTH = 480
 _HEIGHT = 320
@@ -49,10 +56,11 @@ def predicted_vs_actual_chart(
     )
     ideal = (
         alt.Chart(diagonal)
-        .mark_line(color=GUIDE_COLOR, strokeDash=[4, 4])
+        .mark_line(color=alt.ExprRef(ADAPTIVE_TEXT["expr"]), strokeDash=[6, 4], strokeWidth=2)
         .encode(x="position:Q", y="predicted:Q")
     )
-    return (ideal + points).properties(title=title, width=_WIDTH, height=_HEIGHT + 60)
+    # the ideal drawn last: over the points, not hidden under them
+    return (points + ideal).properties(title=title, width=_WIDTH, height=_HEIGHT + 60)
 
 
 def probe_error_chart(frame: pd.DataFrame, *, window: int = 16) -> alt.LayerChart:
@@ -290,8 +298,10 @@ def training_change_chart(changes: pd.DataFrame) -> alt.Chart:
             y=alt.Y("change:Q", title="‖row after − row before‖₂"),
             color=alt.Color("table:N", title=None, sort=_CHANGED)
             .scale(domain=list(_CHANGED), range=[PALETTE[0], PALETTE[1]])
-            .legend(orient="top", labelLimit=0),
-            opacity=alt.Opacity("looked up in training:N").scale(
+            .legend(orient="top", labelLimit=0, columns=1),
+            # faded = never looked up (the caption says so); no second legend, whose black and
+            # grey swatches matched no bar
+            opacity=alt.Opacity("looked up in training:N", legend=None).scale(
                 domain=["yes", "no"], range=[1.0, 0.35]
             ),
             tooltip=[
@@ -301,7 +311,12 @@ def training_change_chart(changes: pd.DataFrame) -> alt.Chart:
                 alt.Tooltip("change:Q", format=".4f"),
             ],
         )
-        .properties(title="Which rows did training change?", width=_WIDTH * 2, height=_HEIGHT + 40)
+        .properties(  # as wide as the page gives (a fixed 960 px was cut on a phone)
+            title="Which rows did training change?",
+            autosize=FIT_WIDTH,
+            width=_WIDTH * 2,
+            height=_HEIGHT + 40,
+        )
     )
 
 
@@ -321,9 +336,15 @@ def evidence_chart(
     color = (
         alt.Color("entity:N", title=None, sort=entities).scale(color_scale(entities)).legend(None)
     )
-    x = alt.X("mean:Q", title=x_title).axis(format=".0%" if percent else alt.Undefined)
+    # the x title ends at the plot's right edge: centred under a narrow plot (a phone, long row
+    # labels) it ran past the chart's right edge
+    x = alt.X("mean:Q", title=x_title).axis(
+        format=".0%" if percent else alt.Undefined, titleAnchor="end"
+    )
     base = alt.Chart(frame).encode(y=y, color=color)
-    bars = base.mark_rule(strokeWidth=3).encode(x=alt.X("low:Q", title=x_title), x2="high:Q")
+    bars = base.mark_rule(strokeWidth=3).encode(
+        x=alt.X("low:Q", title=x_title).axis(titleAnchor="end"), x2="high:Q"
+    )
     dots = base.mark_circle(size=140, opacity=1).encode(
         x=x,
         tooltip=[

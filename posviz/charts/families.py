@@ -37,6 +37,12 @@ def _one_two_five(upper: float) -> list[float]:
     return ticks
 
 
+def _legend_columns(names: Sequence[str]) -> int:
+    """Columns of a bottom legend that fit a phone (~330 px of chart): long labels take fewer."""
+    longest = max((len(name) for name in names), default=0)
+    return min(len(names), 3 if longest <= 12 else 2 if longest <= 20 else 1)
+
+
 def lines_chart(
     x: np.ndarray,
     series: Mapping[str, np.ndarray],
@@ -52,6 +58,7 @@ def lines_chart(
     height: int = 320,
     dashed: bool = False,
     ordered: bool = False,
+    whole_x: bool = False,
 ) -> alt.LayerChart:
     """One line per series over ``x`` (NaN gaps dropped), optional vertical rule (trained length).
 
@@ -65,6 +72,11 @@ def lines_chart(
         series: name → ``(n,)`` values.
         y_scale: "linear", "log" or "symlog" (linear near 0, for values that may be 0).
         legend: legend position, "bottom" or "right" (many series).
+        whole_x: ``x`` counts things (heads, layers): integer ticks ("3", never "3.0" or "2.5").
+
+    A linear ``y`` without ``y_domain`` gets a few pixels of room at both ends, so a line at the
+    data's maximum (a band that stays at 1) is not drawn on the plot's border. The y title stands
+    level above the axis, not along it, where a short plot would cut it.
     """
     frames = [
         pd.DataFrame({"x": np.asarray(x), "value": np.asarray(v, dtype=float), "series": name})
@@ -74,11 +86,16 @@ def lines_chart(
     x_scale = alt.Scale(type="symlog") if log_x else alt.Undefined
     # Vega picks linear-looking ticks on a symlog axis (0, 800, 1600); give it 1-2-5 steps instead.
     x_axis = alt.Axis(values=_one_two_five(float(np.nanmax(x)))) if log_x else alt.Undefined
-    y_kwargs: dict = {"domain": list(y_domain)} if y_domain else {}
+    if whole_x:
+        x_axis = alt.Axis(format="d", tickMinStep=1)
+    y_kwargs: dict = {"domain": list(y_domain)} if y_domain else {"padding": 6}
     if y_scale == "symlog":
         y_kwargs |= {"type": "symlog", "constant": 1e-3}
     elif y_scale == "log":
         y_kwargs |= {"type": "log"}
+    # the y title stands level above the axis: along the axis it is cut to the plot's height,
+    # which a hero with a tall legend squeezes to ~85 px ("attention weight facto")
+    y_axis = alt.Axis(titleAngle=0, titleAlign="left", titleAnchor="end", titleX=0, titleY=-8)
     names = list(series)
     sequential = ordered or len(names) > len(PALETTE)
     scale = (
@@ -97,14 +114,14 @@ def lines_chart(
         .mark_line(clip=True, strokeWidth=2)
         .encode(
             x=alt.X("x:Q", title=x_title, scale=x_scale, axis=x_axis),
-            y=alt.Y("value:Q", title=y_title, scale=alt.Scale(**y_kwargs)),
+            y=alt.Y("value:Q", title=y_title, scale=alt.Scale(**y_kwargs), axis=y_axis),
             **extra,
             color=alt.Color("series:N", title=None, sort=names)
             .scale(scale)
             .legend(
                 orient=legend,
                 labelLimit=0,
-                columns=1 if legend == "right" else min(len(names), 3),
+                columns=1 if legend == "right" else _legend_columns(names),
                 symbolStrokeWidth=3,
             ),
             tooltip=[
@@ -235,6 +252,10 @@ def rope_wavelength_chart(freqs: RopeFrequencies, *, height: int = 340) -> alt.L
     return alt.layer(*layers).properties(height=height)
 
 
+#: The RoPE clock's plot side in pixels.
+CIRCLE_PX = 270
+
+
 def rope_circle_chart(
     position: int, inv_freq: np.ndarray, pairs: Sequence[int], *, trail: int = 24
 ) -> alt.LayerChart:
@@ -296,9 +317,10 @@ def rope_circle_chart(
         .mark_line(strokeWidth=3)
         .encode(x="x:Q", y="y:Q", color=color, detail="pair:N", order="end:Q")
     )
-    # 320 pixels: square and whole on a phone-wide page too (shown at its own width)
+    # square and whole on a phone-wide page too (shown at its own width): a 390-px phone leaves
+    # ~358 px for the chart, axes and titles included (320 was 13 px wider than the phone)
     return alt.layer(ring, dots, lines).properties(
-        width=320, height=320, autosize=alt.AutoSizeParams(type="pad")
+        width=CIRCLE_PX, height=CIRCLE_PX, autosize=alt.AutoSizeParams(type="pad")
     )
 
 
@@ -413,6 +435,7 @@ def alibi_slopes_figure(slopes: np.ndarray) -> Figure:
         x_title="head h (0-based, model order)",
         y_title="slope m_h (log scale)",
         y_scale="log",
+        whole_x=True,
     )
     return Figure(chart, slopes, "alibi_slopes")
 

@@ -19,13 +19,13 @@ from posviz.ui.text import safe_md
 MAX_ERROR_CHARS = 1200
 
 #: Drawn once per page by app.py. Streamlit greys captions and block quotes at 60 % of the text
-#: colour (3.9:1 on white; WCAG AA asks 4.5:1): 80 % reads ≥ 6:1 in both themes (``currentColor``
-#: in ``color`` is the inherited body colour, so the theme still decides). Links in captions keep
+#: colour (3.9:1 on white; WCAG AA asks 4.5:1): the body colour at 80 % opacity reads ≥ 6:1 in
+#: both themes (the theme still decides the colour). Links in captions keep
 #: the text colour and an underline. A chart's toolbar drops the buttons that the Export menu
 #: already offers (data, PNG, spec): each was one more Tab stop per chart; Fullscreen stays.
 PAGE_STYLE = """<style>
 [data-testid="stCaptionContainer"], [data-testid="stMarkdownContainer"] blockquote {
-  color: color-mix(in srgb, currentColor 80%, transparent) !important; }
+  color: inherit !important; opacity: 0.8; }
 [data-testid="stCaptionContainer"] a { color: inherit !important; text-decoration: underline; }
 .stElementContainer:has([data-testid="stVegaLiteChart"]) [data-testid="stElementToolbar"]
   button:is([aria-label="Show data"], [aria-label="Download as PNG"],
