@@ -98,7 +98,9 @@ def class_bars_chart(frame: pd.DataFrame, *, title: str, subtitle: str = "") -> 
         alt.Chart(frame)
         .mark_bar()
         .encode(
-            y=alt.Y("condition:N", title=None, sort=list(dict.fromkeys(frame["condition"]))),
+            y=alt.Y("condition:N", title=None, sort=list(dict.fromkeys(frame["condition"]))).axis(
+                labelLimit=360
+            ),
             x=alt.X("share:Q", title="share of the model's heads").axis(format="%"),
             color=alt.Color("class:N", title="head class", sort=classes)
             .scale(domain=classes, range=[CLASS_COLORS[c] for c in classes])

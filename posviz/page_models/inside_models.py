@@ -309,7 +309,7 @@ def inside_page(results: tuple[InsideResult, InsideResult]) -> InsidePage:
         class_bars_chart(
             counts_frame,
             title="Head classes, trained and controls",
-            subtitle=f"{WINDOW}-token windows of the King James text; thresholds below",
+            subtitle=f"{WINDOW}-token windows of the King James text; thresholds above",
         ),
         counts_frame.drop(columns=["order"]),
         "head_classes",
@@ -320,7 +320,8 @@ def inside_page(results: tuple[InsideResult, InsideResult]) -> InsidePage:
         "every attention map returned. Controls, computed the same way: the same tokens "
         "shuffled within each window (a head that still looks at the first or previous *slot* "
         "does so by position, not by the words), and a model of the same config with random "
-        f"initial weights. {THRESHOLD_NOTE} Spreads are over the {N_WINDOWS} windows, each "
+        f"initial weights. Head classes use the thresholds above. Spreads are over the "
+        f"{N_WINDOWS} windows, each "
         "classed alone. A pair counts as effectively unused when its share is below "
         f"{UNUSED_FRACTION_OF_UNIFORM:.0%} of the even share: {unused:.1%} of SmolLM2's "
         f"(layer, head, pair) entries, {unused_ctrl:.1%} in the untrained model. "
