@@ -84,21 +84,56 @@ def start_streamlit_server(
         "--server.fileWatcherType",
         "none",
     ]
+    return start_server(command, port=port, env=env, timeout=timeout)
+
+
+def start_server(
+    command: list[str],
+    *,
+    port: int,
+    env: dict[str, str] | None = None,
+    cwd: str | Path = ROOT,
+    timeout: float = 60,
+) -> tuple[str, subprocess.Popen]:
+    """Start ``command`` (a Streamlit server listening on 127.0.0.1:``port``) and wait until its
+    /_stcore/health says ok (the one server helper of the tests: the browser tests, the Export
+    menu's download test and the wheel's ``posviz-app``).
+
+    Returns ``(base_url, process)``; stop it with :func:`stop_process`.
+
+    Raises:
+        RuntimeError: it exited (with its output) or was not healthy within ``timeout`` s.
+    """
     full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
     process = subprocess.Popen(
-        command, cwd=str(ROOT), env=full_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        command, cwd=str(cwd), env=full_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
     )
     url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(url, process, timeout=timeout)
+    except RuntimeError:
+        stop_process(process)
+        raise
+    return url, process
+
+
+def wait_healthy(url: str, process: subprocess.Popen, *, timeout: float = 60) -> None:
+    """Wait until ``url``/_stcore/health says ok while ``process`` runs.
+
+    Raises:
+        RuntimeError: the process exited (with its last output) or ``timeout`` s passed.
+    """
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            output = process.stdout.read().decode(errors="replace") if process.stdout else ""
-            raise RuntimeError(f"streamlit exited with {process.returncode}:\n{output[-2000:]}")
+            output = process.stdout.read() if process.stdout else b""
+            if isinstance(output, bytes):
+                output = output.decode(errors="replace")
+            raise RuntimeError(f"the server exited with {process.returncode}:\n{output[-2000:]}")
         if _healthy(url):
-            return url, process
+            return
         time.sleep(0.1)  # polling a condition, not waiting for time to pass
-    stop_process(process)
-    raise RuntimeError(f"streamlit did not report healthy on {url} within {timeout} s")
+    raise RuntimeError(f"the server did not report healthy on {url} within {timeout} s")
 
 
 def stop_process(process: subprocess.Popen) -> None:
@@ -150,12 +185,13 @@ def sync_playwright():
 
 
 @contextlib.contextmanager
-def browser_page(width: int = 1400, height: int = 1000) -> Iterator:
-    """A Playwright page in a fresh headless Chromium; closed (with the browser) afterwards."""
+def browser_page(width: int = 1400, height: int = 1000, **options) -> Iterator:
+    """A Playwright page in a fresh headless Chromium; closed (with the browser) afterwards.
+    ``options`` go to ``new_page`` (e.g. ``accept_downloads=True``)."""
     with sync_playwright() as playwright:
         browser = launch_chromium(playwright)
         try:
-            page = browser.new_page(viewport={"width": width, "height": height})
+            page = browser.new_page(viewport={"width": width, "height": height}, **options)
             yield page
         finally:
             browser.close()
@@ -167,3 +203,63 @@ def wait_for_app(page, timeout_ms: float = 60_000) -> None:
         '[data-testid="stApp"][data-test-script-state="notRunning"] [data-testid="stHeading"]',
         timeout=timeout_ms,
     )
+
+
+#: true once some chart is drawn and no chart's size or number of marks changed for three frames
+#: (Vega lays a chart out after the first paint); evaluated every animation frame.
+_CHARTS_SETTLED = """() => {
+    const charts = [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')];
+    const sig = JSON.stringify(charts.map(c => {
+        const s = c.querySelector('svg.marks, canvas');
+        if (!s) return null;
+        const r = s.getBoundingClientRect();
+        return [r.width, r.height, s.querySelectorAll('*').length];
+    }));
+    const state = window.__posvizSettle || (window.__posvizSettle = {sig: '', same: 0});
+    state.same = sig === state.sig ? state.same + 1 : 0;
+    state.sig = sig;
+    return state.same >= 3 && charts.some(c => c.querySelector('svg.marks, canvas'));
+}"""
+
+
+def wait_for_charts(page, timeout_ms: float = 60_000) -> None:
+    """Wait until the page's charts are drawn and laid out (a condition, not a fixed sleep)."""
+    page.evaluate("() => { window.__posvizSettle = null; }")
+    page.wait_for_function(_CHARTS_SETTLED, polling="raf", timeout=timeout_ms)
+
+
+@contextlib.contextmanager
+def chromium() -> Iterator:
+    """A headless Chromium (Playwright's ``Browser``) for several pages; closed afterwards. The
+    ``browser`` fixture of tests/conftest.py is this, once per test module."""
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@contextlib.contextmanager
+def streamlit_servers(env: dict[str, str] | None = None) -> Iterator[dict[str, str]]:
+    """The app served twice, ``{"light": url, "dark": url}`` (Streamlit's dark theme), with
+    ``env``; both stopped afterwards."""
+    started: list[subprocess.Popen] = []
+    try:
+        urls = {}
+        for theme, extra in (("light", {}), ("dark", {"STREAMLIT_THEME_BASE": "dark"})):
+            urls[theme], process = start_streamlit_server(env={**(env or {}), **extra})
+            started.append(process)
+        yield urls
+    finally:
+        for process in started:
+            stop_process(process)
+
+
+def open_page(browser, url: str, size: tuple[int, int], timeout_ms: float = 300_000):
+    """A new page of ``browser`` at ``size`` on ``url``, its script run and its charts laid out."""
+    page = browser.new_page(viewport={"width": size[0], "height": size[1]})
+    page.goto(url)
+    wait_for_app(page, timeout_ms=timeout_ms)
+    wait_for_charts(page)
+    return page

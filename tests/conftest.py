@@ -158,3 +158,13 @@ def pytest_configure(config) -> None:
         return original(cls, *args, **kwargs)
 
     AppTest.from_file = classmethod(from_file)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """A headless Chromium shared by a browser test module (skips without one; see
+    tests/browser_support.py)."""
+    from browser_support import chromium
+
+    with chromium() as browser:
+        yield browser

@@ -38,5 +38,8 @@ HOSTILE: dict[str, str] = {
 
 #: the one bad link each page gets (every parameter at once): not a number, a choice, a step, a
 #: boolean or a list item, so each non-text parameter must say it ignored it; links and markup in
-#: every form, so an echo that is not escaped shows as a link; longer than an echo's 60 characters.
-REPRESENTATIVE = "nan " + HOSTILE["markup"]
+#: every form (a plain URL and a Markdown link within the first 60 characters, which a link
+#: warning echoes), so an echo that is not escaped shows as a link.
+REPRESENTATIVE = " ".join(
+    ["nan", HOSTILE["url"], HOSTILE["md_link"], HOSTILE["markup"], HOSTILE["md_image"]]
+)

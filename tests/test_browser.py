@@ -210,6 +210,15 @@ def test_play_moves_every_linked_view_in_the_browser_without_a_rerun(page, serve
     stopped = page.evaluate(HERO_STATE, "table")
     assert stopped["row"] > start["row"]  # the outline moved down the table
     assert stopped["labels"] == [f"position {stopped['value']}"]  # and the hands with it
-    page.wait_for_timeout(600)
-    assert page.evaluate(HERO_STATE, "table") == stopped  # paused: everything stays put
+    # paused: nothing moves again while the timer would have ticked several times (a wait for
+    # the failure, which ends the moment it happens, not a sleep before a look)
+    from playwright.sync_api import TimeoutError as NoMove
+
+    with pytest.raises(NoMove):
+        page.wait_for_function(
+            "([el, value]) => Number(el.value) !== value",
+            arg=[position.element_handle(), stopped["value"]],
+            timeout=1_000,
+        )
+    assert page.evaluate(HERO_STATE, "table") == stopped  # everything stays put
     assert page.evaluate("() => window.__posvizRuns") == runs  # no script rerun for any frame

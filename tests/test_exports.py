@@ -251,62 +251,20 @@ show_chart(chart, key="demo", data=frame["y"].to_numpy(), name="demo chart")
 """
 
 
-def _chromium() -> str | None:
-    import os
-    import shutil
-
-    for candidate in (os.environ.get("POSVIZ_CHROMIUM"), "/usr/bin/chromium",
-                      shutil.which("chromium"), shutil.which("chromium-browser")):  # fmt: skip
-        if candidate and os.path.exists(candidate):
-            return candidate
-    if os.environ.get("POSVIZ_REQUIRE_BROWSER"):
-        pytest.fail("no Chromium, and POSVIZ_REQUIRE_BROWSER is set")
-    return None
-
-
 @pytest.mark.browser
 @pytest.mark.slow
 def test_downloads_arrive_in_a_real_browser(tmp_path):
     """Open the Export menu in Chromium, click each button, get the files (made on click)."""
-    import os
-    import socket
-    import subprocess
-    import sys
-    import time
-    import urllib.request
-
+    from browser_support import browser_page, start_streamlit_server, stop_process, wait_for_app
     from conftest import ROOT
-
-    chromium = _chromium()
-    if chromium is None:
-        pytest.skip("no Chromium")
-    from playwright.sync_api import sync_playwright
 
     script = tmp_path / "demo.py"
     script.write_text(_DEMO_APP)
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    cmd = [sys.executable, "-m", "streamlit", "run", str(script), "--server.port", str(port),
-           "--server.address", "127.0.0.1", "--server.headless", "true"]  # fmt: skip
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    server = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)  # fmt: skip
+    url, server = start_streamlit_server(script, env={"PYTHONPATH": str(ROOT)})
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health") as r:
-                    if r.read() == b"ok":
-                        break
-            except OSError:
-                assert time.monotonic() < deadline, "server did not start"
-                time.sleep(0.1)  # polling a port: nothing else to wait on
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
-            page = browser.new_page(accept_downloads=True)
-            page.goto(f"http://127.0.0.1:{port}/")
-            page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]')
+        with browser_page(accept_downloads=True) as page:
+            page.goto(f"{url}/")
+            wait_for_app(page)
             page.get_by_role("button", name="Export").click()
             got = {}
             for label in ("PNG", "SVG", "Vega-Lite JSON", "CSV", ".npy", "Projector vectors"):
@@ -314,10 +272,8 @@ def test_downloads_arrive_in_a_real_browser(tmp_path):
                     page.get_by_role("button", name=label, exact=True).click()
                 download = info.value
                 got[download.suggested_filename] = Path(download.path()).read_bytes()
-            browser.close()
     finally:
-        server.terminate()
-        server.wait(timeout=15)
+        stop_process(server)
     assert got["demo_chart.png"].startswith(PNG_MAGIC)
     assert got["demo_chart.svg"].lstrip().startswith(b"<svg")
     assert json.loads(got["demo_chart.vl.json"])["mark"]["type"] == "line"

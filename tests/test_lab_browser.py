@@ -17,11 +17,10 @@ import dataclasses
 
 import pytest
 from browser_support import (
-    launch_chromium,
-    start_streamlit_server,
-    stop_process,
-    sync_playwright,
+    browser_page,
+    streamlit_servers,
     wait_for_app,
+    wait_for_charts,
 )
 from test_page_hygiene_browser import CHART_GEOMETRY, CONTRAST, WIDGETS
 
@@ -53,20 +52,8 @@ def store(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def servers(store):
-    env = {"POSVIZ_LAB_DIR": str(store[0])}
-    light, light_process = start_streamlit_server(env=env)
-    dark, dark_process = start_streamlit_server(env={**env, "STREAMLIT_THEME_BASE": "dark"})
-    yield {"light": light, "dark": dark}
-    stop_process(light_process)
-    stop_process(dark_process)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as playwright:
-        chromium = launch_chromium(playwright)
-        yield chromium
-        chromium.close()
+    with streamlit_servers({"POSVIZ_LAB_DIR": str(store[0])}) as urls:
+        yield urls
 
 
 def _open(browser, url: str, size: tuple[int, int]):
@@ -74,7 +61,7 @@ def _open(browser, url: str, size: tuple[int, int]):
     page.goto(url)
     wait_for_app(page, timeout_ms=300_000)
     page.locator(".st-key-verdict").first.wait_for(timeout=60_000)
-    page.wait_for_timeout(800)  # Vega lays out after the first paint
+    wait_for_charts(page)  # drawn, and laid out (Vega lays out after the first paint)
     return page
 
 
@@ -91,9 +78,7 @@ def test_run_progress_result_and_reload(servers):
     not redrawn on each poll), then the answer; the run's link shows it at once."""
     settings = {**TINY, "seeds": 3, "steps": 400, "width": 16}
     query = "&".join(f"lab_learned_{k}={v}" for k, v in settings.items())
-    with sync_playwright() as playwright:
-        chromium = launch_chromium(playwright)
-        page = chromium.new_page(viewport={"width": DESKTOP[0], "height": DESKTOP[1]})
+    with browser_page(*DESKTOP) as page:
         page.goto(f"{servers['light']}/lab_learned?{query}")
         wait_for_app(page)
         assert "No answer for these settings" in page.inner_text(".st-key-verdict")
@@ -108,7 +93,11 @@ def test_run_progress_result_and_reload(servers):
         for label in ("learned table", "fixed sinusoid", "no positions (control)"):
             assert page.get_by_text(label, exact=True).count() >= 1
         live.evaluate("svg => { svg.dataset.first = 'yes'; }")
-        page.wait_for_timeout(2500)  # two polls
+        page.wait_for_function(  # the next poll's count
+            "([el, said]) => el.innerText !== said",
+            arg=[progress.element_handle(), said],
+            timeout=60_000,
+        )
         assert progress.count() == 1, "the run ended before its live view could be checked"
         assert progress.inner_text() != said  # the one count moved on
         assert page.locator("svg.marks[data-first='yes']").count() == 1  # the same chart
@@ -128,7 +117,6 @@ def test_run_progress_result_and_reload(servers):
         assert page.locator('[data-testid="stProgress"]').count() == 0
         assert page.get_by_role("button", name="Run to reproduce").count() == 0
         assert page.get_by_text("read from the run store (no training)").count() == 1
-        chromium.close()
 
 
 @pytest.mark.parametrize("name", [*QUESTIONS, "index", "papers"])
@@ -170,7 +158,7 @@ def test_charts_fit_uncut_readable_and_a_reload_keeps_the_view(
             "() => document.querySelector('[data-testid=\"stMain\"]')"
             ".scrollTo(0, 1e6)"
         )  # fmt: skip
-        page.wait_for_timeout(800)
+        wait_for_charts(page)
         charts = page.evaluate(CHART_GEOMETRY)
         assert len(charts) >= 2
         for chart in charts:

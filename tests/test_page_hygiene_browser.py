@@ -17,13 +17,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from browser_support import (
-    launch_chromium,
-    start_streamlit_server,
-    stop_process,
-    sync_playwright,
-    wait_for_app,
-)
+from browser_support import open_page, streamlit_servers, wait_for_charts
 
 from posviz.navigation import explorer_pages
 
@@ -42,32 +36,12 @@ CHARTS = '[data-testid="stVegaLiteChart"]'
 
 @pytest.fixture(scope="module")
 def servers():
-    light, light_process = start_streamlit_server()
-    dark, dark_process = start_streamlit_server(env={"STREAMLIT_THEME_BASE": "dark"})
-    yield {"light": light, "dark": dark}
-    stop_process(light_process)
-    stop_process(dark_process)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as playwright:
-        chromium = launch_chromium(playwright)
-        yield chromium
-        chromium.close()
+    with streamlit_servers() as urls:
+        yield urls
 
 
 def _open(browser, url: str, size: tuple[int, int]):
-    page = browser.new_page(viewport={"width": size[0], "height": size[1]})
-    page.goto(url)
-    wait_for_app(page, timeout_ms=300_000)
-    page.wait_for_function(
-        f"() => [...document.querySelectorAll('{CHARTS}')]"
-        ".some(c => c.querySelector('svg, canvas'))",
-        timeout=60_000,
-    )
-    page.wait_for_timeout(500)  # Vega lays out after the first paint
-    return page
+    return open_page(browser, url, size)
 
 
 def _top(page, selector: str) -> float | None:
@@ -124,7 +98,7 @@ def test_charts_fit_their_place_uncut_round_and_square(servers, browser, name, s
     page = _open(browser, f"{servers['light']}/{name}", size)
     try:
         page.evaluate("window.scrollTo(0, document.body.scrollHeight)")  # draw lazy charts too
-        page.wait_for_timeout(500)
+        wait_for_charts(page)
         for chart in page.evaluate(CHART_GEOMETRY):
             if not chart["svg"]:
                 continue  # canvas charts: their geometry is checked on the spec (test_charts)
@@ -159,7 +133,7 @@ def test_subtitles_read_in_the_dark_theme(servers, browser, name):
     page = _open(browser, f"{servers['dark']}/{name}", DESKTOP)
     try:
         page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
-        page.wait_for_timeout(500)
+        wait_for_charts(page)
         for text, ratio in page.evaluate(CONTRAST):
             assert ratio >= 4.5, f"{name}: subtitle {text!r} has contrast {ratio:.1f}:1"
     finally:

@@ -15,14 +15,13 @@ import asyncio
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
 import pytest
+from browser_support import free_port, wait_healthy
 
 ROOT = Path(__file__).resolve().parents[1]
 #: What a build needs (git ls-files would miss nothing here, but other work in progress may exist).
@@ -100,27 +99,6 @@ def test_core_install_runs_the_cli_and_the_notebook_api_from_the_venv(wheel_venv
     assert heavy == "[]", f"the core install pulled in {heavy}"
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _wait_healthy(url: str, proc: subprocess.Popen, seconds: float = 90) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"posviz-app exited ({proc.returncode}): {proc.stdout.read()}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                if response.read() == b"ok":
-                    return
-        except OSError:
-            pass
-        time.sleep(0.2)  # polling a port: nothing to wait on but time
-    raise AssertionError(f"posviz-app not healthy after {seconds} s")
-
-
 async def _page_runs(url: str, page: str) -> tuple[list[str], int]:
     sys.path.insert(0, str(ROOT / "tests" / "load"))
     from st_client import StreamlitSession
@@ -134,14 +112,14 @@ async def _page_runs(url: str, page: str) -> tuple[list[str], int]:
 def test_app_extra_serves_the_packaged_app(wheel_venv):
     wheel, venv, work = wheel_venv
     _pip_install(venv, f"{wheel}[app]", work)
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     proc = subprocess.Popen(
         [str(venv / "bin" / "posviz-app"), "--port", str(port)],
         cwd=work, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
     try:
-        _wait_healthy(url, proc)
+        wait_healthy(url, proc, timeout=90)
         # posviz-app became the server (execv) running the wheel's copy of the app
         served = Path(os.readlink(f"/proc/{proc.pid}/cwd"))
         assert served.is_relative_to(venv) and served.name == "_app", served
