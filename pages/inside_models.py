@@ -40,6 +40,7 @@ with answer:
     show_hero(page.hero, key="inside_hero", note=page.hero_note)
 
 st.caption(MEMORY_NOTE)
+show_chart(page.by_layer, key="inside_by_layer")
 st.subheader("RoPE's decay with the model's own queries and keys")
 show_chart(page.decay, key="inside_decay", description=page.decay_note)
 st.markdown(page.decay_note)

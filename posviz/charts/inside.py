@@ -136,3 +136,23 @@ def head_grid_chart(frame: pd.DataFrame, *, title: str) -> alt.Chart:
         )
         .properties(title=chart_title(title), width=alt.Step(16), height=alt.Step(9))
     )
+
+
+def usage_heatmap_chart(frame: pd.DataFrame, *, title: str, subtitle: str = "") -> alt.Chart:
+    """Each layer's share per rotary pair (``frame``: ``layer``, ``pair``, ``share``, 1 = even),
+    layer down, pair across (fast → slow), on a diverging scale centred on the even share."""
+    top = float(max(frame["share"].max(), 2.0))
+    return (
+        alt.Chart(frame)
+        .mark_rect()
+        .encode(
+            x=alt.X("pair:O", title="rotary pair (0 = fastest)").axis(labelAngle=0, values=list(
+                range(0, int(frame["pair"].max()) + 1, 4))),
+            y=alt.Y("layer:O", title="layer"),
+            color=alt.Color("share:Q", title="share (1 = even)")
+            .scale(scheme="blueorange", domainMid=1.0, domain=[0, top])
+            .legend(orient="bottom", gradientLength=240),
+            tooltip=["layer:O", "pair:O", alt.Tooltip("share:Q", format=".2f")],
+        )
+        .properties(title=chart_title(title, subtitle), height=alt.Step(9), autosize=FIT_WIDTH)
+    )  # fmt: skip

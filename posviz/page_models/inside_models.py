@@ -26,7 +26,12 @@ from posviz.analysis.inside_models import (
 )
 from posviz.analysis.rope_usage import UNUSED_FRACTION_OF_UNIFORM, FrequencyUsage
 from posviz.charts.figure import Figure
-from posviz.charts.inside import band_lines_chart, class_bars_chart, head_grid_chart
+from posviz.charts.inside import (
+    band_lines_chart,
+    class_bars_chart,
+    head_grid_chart,
+    usage_heatmap_chart,
+)
 from posviz.data.lab_text import SOURCE as TEXT_SOURCE
 from posviz.models import SMOLLM2, SMOLLM2_FLOAT32_BYTES
 from posviz.references import cite
@@ -77,6 +82,7 @@ class InsidePage:
     verdict: Verdict
     hero: Figure
     hero_note: str
+    by_layer: Figure  # each layer's share per pair (mean over its heads)
     decay: Figure
     decay_note: str
     distance: tuple[Figure, Figure]  # SmolLM2, MiniLM
@@ -260,6 +266,21 @@ def inside_page(results: tuple[InsideResult, InsideResult]) -> InsidePage:
         "that feed it, over the head's total: the most that pair can add to q·k. The grey dashed "
         "line is an untrained model of the same shape; the thin dashed line at 1 is the even share."
     )
+    layers, pairs_n = usage.share.shape[0], usage.share.shape[-1]
+    per_layer = usage.share.mean(axis=1) * pairs_n
+    layer_frame = pd.DataFrame(
+        [{"layer": li, "pair": i, "share": float(per_layer[li, i])}
+         for li in range(layers) for i in range(pairs_n)]
+    )  # fmt: skip
+    by_layer = Figure(
+        usage_heatmap_chart(
+            layer_frame,
+            title="SmolLM2's frequency usage, layer by layer",
+            subtitle="each cell: the pair's share, mean over the layer's 9 heads (1 = even)",
+        ),
+        layer_frame,
+        "smollm2_frequency_usage_by_layer",
+    )
     decay_frame = _decay_frame(smol)
     decay_fig = Figure(
         band_lines_chart(
@@ -334,6 +355,7 @@ def inside_page(results: tuple[InsideResult, InsideResult]) -> InsidePage:
         verdict=verdict,
         hero=hero,
         hero_note=hero_note,
+        by_layer=by_layer,
         decay=decay_fig,
         decay_note=decay_note,
         distance=(distance[0], distance[1]),
