@@ -110,6 +110,7 @@ def test_t2t_1591_last_dimensions_barely_move():
         last_dimensions_table(posviz.sinusoidal(16, 8))
 
 
+@pytest.mark.slow
 def test_minilm_positions_avoid_the_word_subspace():
     from posviz.models import bundled_position_embeddings, bundled_word_embeddings
 
@@ -158,6 +159,7 @@ def test_page_shows_subword_split_and_errors():
     assert not at.error
 
 
+@pytest.mark.slow
 def test_principal_angles_come_with_their_random_baseline():
     # Two random 11-dim subspaces of R^384 already sit near 82°; the report shows
     # that baseline, and MiniLM's 89.2° median angle is above it by far more than its spread.

@@ -346,6 +346,7 @@ def _until(condition, seconds: float = 20) -> None:
 
 
 @needs_haproxy
+@pytest.mark.slow
 def test_haproxy_pins_a_tab_and_re_pins_it_when_its_replica_dies(tmp_path):
     backends = [_Backend(f"b{i}") for i in range(3)]
     ports = [b.server_address[1] for b in backends]

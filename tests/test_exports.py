@@ -65,6 +65,7 @@ def test_png_and_svg_of_a_chart_with_a_big_embedded_image():
     assert svg.lstrip().startswith("<svg") and url[:200] in svg
 
 
+@pytest.mark.slow
 def test_vega_lite_json_round_trips_and_keeps_every_row():
     chart = _line_chart(6000)  # above Altair's 5 000-row guard
     spec = json.loads(export.chart_json(chart))

@@ -399,6 +399,7 @@ def test_compare_page_all_families_and_a_bad_head_count():
     assert len(at.get("vega_lite_chart")) == 3  # RoPE still drawn
 
 
+@pytest.mark.slow
 def test_family_pages_do_not_import_torch(root):
     """The "Beyond" section (every family page there, the ViT grid, Compare), from the registry."""
     import subprocess

@@ -46,6 +46,7 @@ def test_stored_answers_are_what_the_pages_show_by_default(page):
     _close(shown["hero"], ANSWERS[page]["hero"], page)
 
 
+@pytest.mark.slow
 def test_every_start_here_card_has_an_answer():
     for page, _question in guided_path()[:START_HERE]:
         assert page in STORED_PAGES or page in ("pages/sinusoidal.py", "pages/learned.py")

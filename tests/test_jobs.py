@@ -439,6 +439,7 @@ print(result.read_text(), flush=True)
 """
 
 
+@pytest.mark.slow
 def test_processes_asking_for_one_key_compute_it_once(tmp_path: Path) -> None:
     """Four processes (replicas) ask at once: one computes, all four print its answer."""
     processes = [

@@ -47,6 +47,7 @@ def test_units_do_not_matter() -> None:
     np.testing.assert_allclose(scaled.control_r2_per_seed, base.control_r2_per_seed, rtol=1e-8)
 
 
+@pytest.mark.slow
 def test_folds_grouped_by_sequence_leave_no_leak_that_row_folds_would() -> None:
     # Each sequence its own random walk: a state is its predecessor plus a fresh step, so rows of
     # one sequence reveal each other's positions, while no code is shared across sequences.
@@ -60,6 +61,7 @@ def test_folds_grouped_by_sequence_leave_no_leak_that_row_folds_would() -> None:
     assert leaked > 0.5  # the same probe with folds that split sequences: a leak, not a code
 
 
+@pytest.mark.slow
 def test_a_code_held_in_magnitudes_needs_the_quadratic_features() -> None:
     # Position only in the spread of the state (∝ 1/√(t+1), as an average over t + 1 values):
     # invisible to a linear probe, read through the squares; the control stays at 0 either way.

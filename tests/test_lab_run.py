@@ -123,6 +123,7 @@ def rare_rows_small(tmp_path_factory: pytest.TempPathFactory):
     return run_question("rare_rows", config=config, store=RunStore(tmp_path_factory.mktemp("rr")))
 
 
+@pytest.mark.slow
 def test_rare_rows_has_a_table_free_arm_and_computed_reach_odds(rare_rows_small) -> None:
     from posviz.lab.tasks import one_in, reach_probability
 
@@ -135,6 +136,7 @@ def test_rare_rows_has_a_table_free_arm_and_computed_reach_odds(rare_rows_small)
         assert len(cell.metrics["short"]["probe_error_late_at_init"]) == 3
 
 
+@pytest.mark.slow
 def test_unseen_rows_move_exactly_zero_in_every_cell(rare_rows_small) -> None:
     for inst in rare_rows_small.instances.values():
         if inst.snapshots is None:

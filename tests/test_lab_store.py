@@ -66,6 +66,7 @@ def test_run_id_changes_with_any_setting(stored) -> None:
     assert store.run_id("learned", result.config) != result.run_id
 
 
+@pytest.mark.slow
 def test_corrupted_entry_is_named_retrained_and_nothing_else_is_lost(tmp_path: Path) -> None:
     store = RunStore(tmp_path)
     keep = run_question("every_layer", config=_tiny("every_layer"), store=store)
@@ -116,6 +117,7 @@ def test_run_ids_hash_every_family_formula_module() -> None:
         assert Path(spec.origin).resolve() in hashed, name
 
 
+@pytest.mark.slow
 def test_editing_a_family_formula_module_changes_run_ids(tmp_path: Path) -> None:
     """A fresh process on a copy of the package, with one formula module edited by a comment."""
     import posviz

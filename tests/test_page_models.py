@@ -143,6 +143,7 @@ def test_every_page_models_verdict_opens_with_a_plain_sentence(name: str, model)
     assert np.isfinite(list(model.verdict.numbers.values())).all()
 
 
+@pytest.mark.slow
 def test_the_learned_hero_moves_to_the_position_and_starts_at_the_seam() -> None:
     page = learned_page(load_table("bundled"))
     assert page.start_position == (page.summary.edges[1] if page.summary.edges else 0)

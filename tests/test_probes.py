@@ -159,6 +159,7 @@ def test_position_probe_does_not_depend_on_units(alpha):
     assert scaled.mae == pytest.approx(base.mae, rel=1e-6)
 
 
+@pytest.mark.slow
 def test_random_table_position_probe_is_at_chance_with_tuned_alpha():
     # A mean predictor's MAE on uniform positions 0…n−1 is about n/4; with α chosen by grouped CV
     # the random table cannot beat it (OLS does worse still: it overfits).
@@ -226,6 +227,7 @@ README = {
         ("kfold_cv_mae", "kfold", "all", "cv"),
     ],
 )
+@pytest.mark.slow
 def test_readme_probe_numbers(key, train, test, alpha):
     value, std, control = README[key]
     report = probe_with_control(_minilm(), train=train, test=test, alpha=alpha)
@@ -235,6 +237,7 @@ def test_readme_probe_numbers(key, train, test, alpha):
     assert report.mae.differs() and report.mae.better()
 
 
+@pytest.mark.slow
 def test_readme_order_number():
     value, std, control = README["order_error"]
     report = probe_with_control(_minilm(), train="kfold", alpha="cv", relative=True)
@@ -244,6 +247,7 @@ def test_readme_order_number():
     assert report.order.better()
 
 
+@pytest.mark.slow
 def test_ols_kfold_sits_at_its_interpolation_threshold():
     # 409 training rows for 385 parameters: OLS is unstable; tuned ridge is far better.
     table = _minilm()

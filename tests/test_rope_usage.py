@@ -75,6 +75,7 @@ def test_bad_geometry_is_refused() -> None:
         frequency_usage([w], [w], n_heads=4, n_kv_heads=3, head_dim=HEAD_DIM, base=10.0)
 
 
+@pytest.mark.slow
 def test_decay_of_all_ones_is_the_rope_kernel_and_gaussian_has_none() -> None:
     """q = k = 1: each pair adds 2·cos(Δθ_i), so the normalised score is RoPE's kernel
     (mean of cos Δθ_i); independent Gaussian q, k score 0 in expectation at every Δ (Barbero et

@@ -126,6 +126,7 @@ def test_the_space_readme_runs_the_docker_image_on_streamlits_port():
         ({}, "localhost", True),
     ],
 )
+@pytest.mark.slow
 def test_table_picker_offers_local_paths_only_when_allowed(env, address, offered):
     """The picker's limits are read per run: check in a fresh interpreter, as a server would."""
     code = (

@@ -76,6 +76,7 @@ def test_rows_scaled_by_different_factors_are_not_called_siblings():
     assert "share no single scale" in diff.verdict.sentence
 
 
+@pytest.mark.slow
 def test_the_controls_do_not_call_minilm_and_unrelated_tables_siblings():
     from posviz import load_table
 
@@ -110,6 +111,7 @@ def test_tables_of_two_shapes_are_refused():
         sibling_diff(np.ones((4, 2)), np.ones((5, 2)))
 
 
+@pytest.mark.slow
 def test_minilm_l3_is_minilm_l6_scaled_past_row_128():
     """The issue's measurement, recomputed from the two real files: rows 128–511 of L3 are
     0.98580 × L6 (relative residual 1.6e-4), rows 0–127 differ by a median 47 % of their norm.

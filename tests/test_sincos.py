@@ -60,6 +60,7 @@ def test_bad_inputs_name_the_limit():
         rotation_check(10, 8, 0)
 
 
+@pytest.mark.slow
 def test_the_why_panel_works_on_the_largest_table_the_page_allows():
     """The panel's rotation check stays inside the table (it once asked for MAX_POSITIONS + 5
     rows, a traceback on a clamped link)."""
