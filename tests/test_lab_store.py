@@ -248,21 +248,32 @@ def test_run_ids_keep_through_cli_views_and_judging_edits_and_change_with_the_en
         assert after[0] != before[0] and after[1] != before[1], changed
 
 
-def test_questions_and_paper_checks_share_one_run_id_function() -> None:
+def test_questions_and_paper_checks_share_one_run_id_function(monkeypatch) -> None:
+    """Both kinds of study get their run id from posviz.lab.store.study_run_id (kind, id, part,
+    settings): one key, one hash, one claim across replicas."""
+    from posviz.lab import cards, run
     from posviz.lab.cards import CardStudy
     from posviz.lab.papers import PAPER_CHECKS
     from posviz.lab.run import QuestionStudy
     from posviz.lab.store import study_run_id
 
-    q = QUESTIONS["learned"]
+    calls = []
+
+    def recorded(kind, study_id, settings, *, part="default"):
+        calls.append((kind, study_id, part))
+        return study_run_id(kind, study_id, settings, part=part)
+
+    monkeypatch.setattr(run, "study_run_id", recorded)
+    monkeypatch.setattr(cards, "study_run_id", recorded)
+    q, check = QUESTIONS["learned"], PAPER_CHECKS["press_2022"]
     assert QuestionStudy(q, q.default).run_id == RunStore().run_id(q.id, q.default)
-    assert QuestionStudy(q, q.default).run_id == study_run_id("question", q.id, q.default.to_dict())
-    check = PAPER_CHECKS["press_2022"]
-    arms = [[a.id, a.model.to_dict(), a.config.to_dict()] for a in check.arms]
-    assert CardStudy(check).run_id == study_run_id("paper_check", check.id, arms)
-    assert study_run_id("question", q.id, q.default.to_dict(), part="panel") != RunStore().run_id(
-        q.id, q.default
-    )
+    card_id = CardStudy(check).run_id
+    panel_id = QuestionStudy(q, q.default, "panel").run_id
+    assert calls == [
+        ("question", "learned", "default"), ("paper_check", check.id, "default"),
+        ("question", "learned", "panel"),
+    ]  # fmt: skip
+    assert len({card_id, panel_id, RunStore().run_id(q.id, q.default)}) == 3
 
 
 def test_a_stored_run_is_judged_again_when_it_is_loaded(stored, tmp_path: Path) -> None:

@@ -64,6 +64,7 @@ HASHED_MODULES = (
     "posviz.lab.rows",
     "posviz.lab.probe",
     "posviz.lab.emergence",  # the layer probe is computed at training time and stored
+    "posviz.lab.induction",  # so are the attention heads' prefix-matching scores
     "posviz.analysis.evidence",  # its ridge probe (emergence, probe)
     "posviz.analysis.probes",
     "posviz.lab.presets",  # study definitions

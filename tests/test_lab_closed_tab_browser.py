@@ -1,0 +1,52 @@
+"""A started lab run outlives its tab, in a real Chromium: Run, close the tab while it trains,
+open the page again, and the answer is there (stored, or the same run still training and then
+stored); the store holds it under the settings' run id."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from browser_support import browser_page, start_streamlit_server, stop_process, wait_for_app
+
+from posviz.lab import QUESTIONS, RunStore
+from posviz.lab.run import QuestionStudy
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+#: a run of a few seconds on two cores: long enough to close its tab while it trains.
+SETTINGS = {"seeds": 2, "steps": 150, "width": 8, "heads": 2, "layers": 1, "batch": 4,
+            "eval_batch": 8}  # fmt: skip
+TRAIN_TIMEOUT_MS = 400_000  # generous: test machines share their cores
+
+
+@pytest.fixture
+def server(tmp_path):
+    url, process = start_streamlit_server(env={"POSVIZ_LAB_DIR": str(tmp_path / "lab")})
+    try:
+        yield url, tmp_path / "lab"
+    finally:
+        stop_process(process)
+
+
+def test_a_run_whose_tab_closed_finishes_and_is_stored(server) -> None:
+    url, root = server
+    q = QUESTIONS["learned"]
+    run_id = QuestionStudy(q, dataclasses.replace(q.default, **SETTINGS)).run_id
+    address = f"{url}/lab_learned?" + "&".join(f"lab_learned_{k}={v}" for k, v in SETTINGS.items())
+    with browser_page(1440, 900) as page:
+        page.goto(address)
+        wait_for_app(page)
+        page.get_by_role("button", name="Run to reproduce").click()
+        page.get_by_role("button", name="Stop").wait_for(timeout=120_000)  # it trains now
+        assert not RunStore(root).exists(run_id)
+        page.close()  # the tab is gone mid-run
+    with browser_page(1440, 900) as again:  # the same visitor returning, or the next one
+        again.goto(address)
+        wait_for_app(again)
+        again.get_by_role("heading", name="The sweep at a glance").wait_for(
+            timeout=TRAIN_TIMEOUT_MS
+        )
+        assert again.get_by_role("button", name="Run to reproduce").count() == 0
+    assert RunStore(root).exists(run_id)
+    assert RunStore(root).load(run_id).question_id == "learned"
