@@ -459,10 +459,27 @@ def load_smollm2(
         ValueError: the package is not installed (says how to install it), the file fails its
             hash check, or the GGUF libraries are missing.
     """
+    folder = smollm2_dequantised(on_wait=on_wait, should_stop=should_stop)
+    return load_dequantised(folder, SMOLLM2.name, random_init=random_init)
+
+
+def smollm2_dequantised(
+    *,
+    on_wait: Callable[[int], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> Path:
+    """SmolLM2's dequantised cache folder, made once if missing (hash check, then
+    :func:`dequantise_gguf` in its own job slot). Call it *before* taking another job slot:
+    slots do not nest (with one slot, as hosted, a nested wait would never end).
+
+    Raises:
+        ValueError: the package is not installed (says how to install it), the file fails its
+            hash check, or the GGUF libraries are missing.
+    """
     folder = cached_dequantised(SMOLLM2.sha256)
     if folder is None:
         gguf_file = verified_packaged_file(SMOLLM2)
         folder = dequantise_gguf(
             gguf_file, SMOLLM2.sha256, on_wait=on_wait, should_stop=should_stop
         )
-    return load_dequantised(folder, SMOLLM2.name, random_init=random_init)
+    return folder

@@ -250,3 +250,28 @@ def test_the_computation_waits_in_the_job_queue_and_reports_its_place(
         worker.join()
     assert places == [1]
     assert not results_path("minilm", root=tmp_path).exists()
+
+
+@pytest.mark.slow
+def test_with_one_job_slot_an_empty_cache_is_filled_without_nesting_slots(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hosted runs one heavy job at a time: the one-time dequantisation takes its own slot
+    before the forward passes take theirs (a slot requested while holding the only one would
+    wait forever). From an empty HF_HOME this runs everything once (about 30-90 s)."""
+    pytest.importorskip("gguf")
+    import threading
+
+    from posviz.analysis.inside_models import inside_results
+
+    monkeypatch.setenv("POSVIZ_MAX_JOBS", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path))
+    done: list[object] = []
+    worker = threading.Thread(
+        target=lambda: done.append(inside_results("smollm2", root=tmp_path / "inside")),
+        daemon=True,
+    )
+    worker.start()
+    worker.join(540)
+    assert done, "the computation did not finish: nested job slots?"
+    assert cached_dequantised(models.SMOLLM2.sha256) is not None

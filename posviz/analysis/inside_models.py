@@ -58,6 +58,7 @@ from posviz.models import (
     gguf_cache_root,
     load_bundled_model,
     load_smollm2,
+    smollm2_dequantised,
 )
 from posviz.tables.bundled import BUNDLED_WEIGHTS_SHA256
 
@@ -216,7 +217,7 @@ def _geometry(config: Any) -> dict[str, Any]:
 def compute_smollm2(progress: Progress | None = None, **wait: Any) -> dict[str, np.ndarray]:
     """The arrays of SmolLM2's :class:`InsideResult` (loads the model: a heavy job's body)."""
     step = progress or (lambda _f, _w: None)
-    step(0.05, "Reading SmolLM2 (checked, dequantised once, then loaded from the cache) …")
+    step(0.05, "Loading SmolLM2 from its float32 cache …")
     trained = load_smollm2(**wait)
     text = lab_text()[:TEXT_CHARS]
     rows = text_windows(trained.tokenizer(text)["input_ids"], window=WINDOW, count=N_WINDOWS)
@@ -387,6 +388,10 @@ def inside_results(
         again = cached_inside(model, root=root)
         if again is not None:
             return again
+        if model == "smollm2":  # its own job slot first: slots do not nest
+            if progress is not None:
+                progress(0.02, "Checking SmolLM2's file and dequantising it (once) …")
+            smollm2_dequantised(on_wait=on_wait, should_stop=should_stop)
         with job_slot("probe", on_wait=on_wait, should_stop=should_stop), heavy_work():
             arrays = _COMPUTE[model](progress)
         _save(results_path(model, root=root), arrays)
