@@ -118,21 +118,29 @@ except (AttributeError, ImportError):  # loader not there yet: read the verified
     shape = load_file(verified_bundled_weights())["embeddings.position_embeddings.weight"].shape
 print("  air-gapped: bundled table", shape)' \
     || { echo "the bundled default does not load without network" >&2; exit 1; }
-  # every default lab answer and paper check is baked in: read from the warm store, never trained
-  docker run --rm --network none --read-only --tmpfs /tmp -e POSVIZ_LAB_DIR=/tmp/lab "$IMAGE" \
-    python3 -c '
+  # every default lab answer, paper check and held-out panel is baked in: read from the warm store
+  # (its manifests verified with the key baked beside it, whatever secret the container is given),
+  # never trained
+  docker run --rm --network none --read-only --tmpfs /tmp -e POSVIZ_LAB_DIR=/tmp/lab \
+    -e POSVIZ_LAB_SECRET=this-containers-own-secret "$IMAGE" python3 -c '
 import time
 from posviz.lab import QUESTIONS, run_question
 from posviz.lab.cards import run_paper_check
 from posviz.lab.papers import PAPER_CHECKS
+from posviz.lab.run import question_parts
 def refuse(_progress):
     raise SystemExit("a default answer would be trained: the warm store is missing it")
+def corrupt(error):
+    raise SystemExit(f"the warm store does not verify: {error}")
 start = time.perf_counter()
-for q in QUESTIONS:
-    run_question(q, on_progress=refuse)
+parts = 0
+for q in QUESTIONS.values():
+    for part in question_parts(q):
+        run_question(q.id, part=part, on_progress=refuse, on_corrupt=corrupt)
+        parts += 1
 for c in PAPER_CHECKS:
-    run_paper_check(c, on_progress=refuse)
-print(f"  warm store: {len(QUESTIONS)} answers and {len(PAPER_CHECKS)} paper checks read in "
+    run_paper_check(c, on_progress=refuse, on_corrupt=corrupt)
+print(f"  warm store: {parts} answers and panels and {len(PAPER_CHECKS)} paper checks read in "
       f"{time.perf_counter() - start:.1f} s, none trained")' \
     || { echo "the image does not serve every default answer without training" >&2; exit 1; }
 }

@@ -82,16 +82,18 @@ def test_a_corrupted_run_is_said_on_stderr_and_listed_as_such(
     assert "Retraining it now." in err and str(tmp_path) not in err
 
 
-def test_warm_stores_every_default_answer(tmp_path: Path, monkeypatch) -> None:
+def test_warm_stores_every_default_answer_then_its_panel(tmp_path: Path, monkeypatch) -> None:
     _tiny_question(monkeypatch)
     out = io.StringIO()
     assert main(["warm", "--store", str(tmp_path)], out=out) == 0
-    (line,) = out.getvalue().splitlines()
-    run_id = line.split()[1]
-    assert line.startswith("concat") and RunStore(tmp_path).load(run_id) is not None
+    default, panel = out.getvalue().splitlines()
+    assert default.startswith("concat ") and panel.startswith("concat panel ")
+    ids = [default.split()[1], panel.split()[2]]
+    results = [RunStore(tmp_path).load(run_id) for run_id in ids]
+    assert [r.part for r in results] == ["default", "panel"]
     again = io.StringIO()
     assert main(["warm", "--store", str(tmp_path)], out=again) == 0  # stored: no training
-    assert again.getvalue().split()[1] == run_id
+    assert again.getvalue().split()[1] == ids[0]
 
 
 def test_a_budget_past_the_servers_cap_names_the_sweeps_factor(tmp_path: Path, capsys) -> None:

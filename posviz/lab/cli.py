@@ -21,7 +21,7 @@ from posviz.lab.cards import run_paper_check
 from posviz.lab.papers import PAPER_CHECKS
 from posviz.lab.presets import QUESTIONS, question
 from posviz.lab.results import CardResult, LabResult, Progress, grid_frame, results_frame
-from posviz.lab.run import run_question
+from posviz.lab.run import question_parts, run_question
 from posviz.lab.store import RunStore
 from posviz.labfiles import CorruptEntry
 
@@ -122,7 +122,8 @@ def print_card(card: CardResult, *, out: TextIO) -> None:
 
 
 def _warm(store: RunStore, *, out: TextIO, err: TextIO) -> int:
-    """Every question's default run and every paper check, stored; one line each with its time."""
+    """Every question's default run, every paper check, then every question's held-out panel,
+    stored; one line each with its time."""
     for q in QUESTIONS.values():
         start = time.perf_counter()
         result = run_question(
@@ -136,6 +137,14 @@ def _warm(store: RunStore, *, out: TextIO, err: TextIO) -> int:
         )
         took = time.perf_counter() - start
         print(f"{check_id:16} {card.run_id}  {took:7.1f} s  {card.verdict}", file=out)
+    for q in QUESTIONS.values():  # the held-out panels last, as the app's warm-up does
+        for part in question_parts(q)[1:]:
+            start = time.perf_counter()
+            result = run_question(
+                q.id, store=store, on_progress=_progress(err), on_corrupt=_corrupt(err), part=part
+            )
+            took = time.perf_counter() - start
+            print(f"{q.id + ' ' + part:16} {result.run_id}  {took:7.1f} s", file=out)
     return 0
 
 
