@@ -189,3 +189,15 @@ def test_one_position_drives_the_page_and_lives_in_the_link(page, key, circle_vi
     titles = [json.loads(c.proto.spec).get("title") for c in shared.get("vega_lite_chart")]
     assert any("77" in json.dumps(t) for t in titles[2:]), "the circle view follows"
     assert [s.key for s in shared.slider if s.key.endswith("pos")] == [key]  # one control
+
+
+@pytest.mark.slow
+def test_the_verdict_defines_its_terms_on_hover() -> None:
+    """/learned's verdict quotes cos(PE(p), PE(p+1)): its hover help says what a cosine is."""
+    from conftest import app_test, assert_no_exception
+
+    at = app_test("pages/learned.py")
+    assert_no_exception(at)
+    verdict = at.markdown[0]
+    assert "median cos(PE(p)" in verdict.value
+    assert "cosine similarity" in verdict.proto.help
