@@ -532,3 +532,15 @@ def test_a_bottom_legend_takes_fewer_columns_for_longer_labels():
     assert _legend_columns(["a", "b"]) == 2
     assert _legend_columns([f"head {h} (m=0.00391)" for h in range(16)]) == 2
     assert _legend_columns(["RoPE: the pairs p-RoPE never rotates", "x"]) == 1
+
+
+def test_rows_chart_gives_each_series_its_own_row_and_refuses_values_outside_0_1():
+    from posviz.charts.families import rows_chart
+
+    x = np.arange(4)
+    spec = rows_chart(x, {"a": np.zeros(4), "b": np.zeros(4)}, x_title="k", y_title="u").to_dict()
+    rows = [row for values in spec["datasets"].values() for row in values if "series" in row]
+    levels = {row["series"]: row["level"] for row in rows}
+    assert levels == {"a": 1.0, "b": 0.0}  # two zero lines, one row apart, the first on top
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        rows_chart(x, {"a": np.full(4, 1.5)}, x_title="k", y_title="u")

@@ -144,6 +144,98 @@ def lines_chart(
     return alt.layer(lines, rule, text)
 
 
+ROW_PX = 46  # one family's row in :func:`rows_chart`
+
+
+def rows_chart(
+    x: np.ndarray,
+    series: Mapping[str, np.ndarray],
+    *,
+    x_title: str,
+    y_title: str,
+    rule_x: float | None = None,
+    rule_label: str = "",
+    log_x: bool = False,
+) -> alt.LayerChart:
+    """Small multiples in one view: each series of values in [0, 1] in its own row, named on the
+    left, 0 at the row's baseline (dotted) and 1 near the next row's.
+
+    For series that would lie on one another in a shared plot (five of seven families at 0 or 1
+    on /compare). One view (not a facet), so the chart still fits the page's width on a phone.
+
+    Raises:
+        ValueError: a value outside [0, 1] (it would run into the next row).
+    """
+    names = list(series)
+    values = {name: np.asarray(v, dtype=float) for name, v in series.items()}
+    bad = [n for n, v in values.items() if np.any((v < 0) | (v > 1))]
+    if bad:
+        raise ValueError(f"rows_chart draws values in [0, 1]; {bad} leave it (use lines_chart).")
+    rows = len(names)
+    frames = [
+        pd.DataFrame(
+            {"x": np.asarray(x), "value": v, "level": rows - 1 - i + 0.8 * v, "series": name}
+        )
+        for i, (name, v) in enumerate(values.items())
+    ]
+    data = pd.concat(frames, ignore_index=True).dropna()
+    labels = "[" + ", ".join(repr(n) for n in reversed(names)) + "]"
+    y = alt.Y("level:Q", title=f"{y_title} (each row 0 to 1)").scale(
+        domain=[-0.1, rows - 0.05], nice=False, zero=False
+    )
+    y = y.axis(
+        values=list(range(rows)),
+        labelExpr=f"{labels}[datum.value]",
+        labelOverlap=False,  # every row named, however short the plot
+        labelLimit=0,
+        grid=False,
+        titleAngle=0,
+        titleAlign="left",
+        titleAnchor="end",
+        titleX=0,
+        titleY=-8,
+    )
+    x_scale = alt.Scale(type="symlog") if log_x else alt.Undefined
+    x_axis = alt.Axis(values=_one_two_five(float(np.nanmax(x)))) if log_x else alt.Undefined
+    x_enc = alt.X("x:Q", title=x_title, scale=x_scale, axis=x_axis)
+    color = alt.Color("series:N", title=None, sort=names).scale(color_scale(names)).legend(None)
+    base = alt.Chart(data).encode(x=x_enc)
+    lines = base.mark_line(clip=True, strokeWidth=2).encode(
+        y=y,
+        color=color,
+        tooltip=[
+            alt.Tooltip("series:N"),
+            alt.Tooltip("x:Q", title=x_title),
+            alt.Tooltip("value:Q", format=".4f", title=y_title),
+        ],
+    )
+    baselines = (
+        alt.Chart(pd.DataFrame({"level": np.arange(rows, dtype=float)}))
+        .mark_rule(color=GUIDE_COLOR, strokeDash=[1, 3])
+        .encode(y=y)  # the same axis: a default one merged in hid every other row's name
+    )
+    layers = [baselines, lines]
+    if rule_x is not None and np.nanmin(x) <= rule_x <= np.nanmax(x):
+        rule_data = pd.DataFrame({"x": [rule_x], "label": [rule_label]})
+        layers.append(
+            alt.Chart(rule_data).mark_rule(strokeDash=[4, 4], color=GUIDE_COLOR).encode(x="x:Q")
+        )
+        layers.append(
+            alt.Chart(rule_data)
+            .mark_text(align="left", dx=4, dy=-6, color=alt.ExprRef(ADAPTIVE_TEXT["expr"]))
+            .encode(x="x:Q", y=alt.value(10), text="label:N")
+        )
+    return alt.layer(*layers).properties(height=ROW_PX * rows)
+
+
+def rows_figure(
+    x: np.ndarray, series: Mapping[str, np.ndarray], *, name: str, **chart_options: Any
+) -> Figure:
+    """:func:`rows_chart` with its export: columns ``[x, *series]``, ``(n, 1 + len(series))``."""
+    data = np.column_stack([np.asarray(x), *(np.asarray(v) for v in series.values())])
+    return Figure(rows_chart(x, series, **chart_options), data, name)
+
+
 def heatmap(
     matrix: np.ndarray,
     *,

@@ -20,7 +20,7 @@ from posviz.analysis.comparison import (
     family_label,
 )
 from posviz.analysis.headlines import Verdict, compare_verdict, shown_table
-from posviz.charts.families import lines_figure
+from posviz.charts.families import lines_figure, rows_figure
 from posviz.charts.figure import Figure
 from posviz.encodings.alibi import MAX_HEADS, MIN_HEADS
 from posviz.encodings.t5 import MAX_BUCKETS, MAX_DISTANCE, MIN_BUCKETS, MIN_MAX_DISTANCE
@@ -91,14 +91,14 @@ def compare_page(result: FamilyComparison, *, trained: int) -> ComparePage:
     rule = {"rule_x": trained, "rule_label": f"L = {trained}", "dashed": True}
     hero = similarity = margin = None
     if result.unseen:
-        hero = lines_figure(
+        hero = rows_figure(  # one row per family: in one plot five of seven lay on 0 or 1
             result.distances,
             result.unseen,
             name="compare_unseen",
             x_title="distance / position k",
             y_title="unseen fraction",
-            y_domain=(0, 1.02),
-            **rule,
+            rule_x=trained,
+            rule_label=f"L = {trained}",
         )
     if result.similarity:
         similarity = lines_figure(
