@@ -80,25 +80,33 @@ def start_warmup() -> None:
 
 def warmup_notice(run_id: str | None = None) -> None:
     """The warm-up's progress line ("Computing the stored answers: 4 of 9, about 2 min left"),
-    refreshed while it runs; the whole page reruns once ``run_id`` (the page's own answer) is
-    stored. Nothing when no warm-up runs or everything is stored."""
+    refreshed while it runs. The whole page reruns when what it shows changed: its own answer
+    (``run_id``, when the warm-up computes it) is stored, or (``run_id`` None: /lab, the paper
+    checks) any answer is. Nothing when no warm-up runs or everything is stored."""
     warmup = runs.get_warmup(str(RunStore().root))
     if warmup is None:
         return
     view = warmup.view()
     if not view.text():
         return
-    _warmup_line(run_id)
+    if run_id is None:  # /lab, the paper checks: rerun when any answer is stored
+        _warmup_line(None, view.stored + view.panels_stored)
+    else:  # a question page: rerun when its own answer is (never for settings of one's own)
+        _warmup_line(run_id if run_id in view.pending else None, -1)
 
 
 @st.fragment(run_every=WARMUP_POLL_S)
-def _warmup_line(run_id: str | None) -> None:
+def _warmup_line(run_id: str | None, drawn: int) -> None:
+    """The line; reruns the page once ``run_id`` is stored, or (``drawn`` ≥ 0) once the number of
+    stored answers differs from ``drawn``, the number the page was drawn with."""
     warmup = runs.get_warmup(str(RunStore().root))
     if warmup is None:
         return
     view = warmup.view()
-    if run_id is not None and run_id not in view.pending:
-        st.rerun(scope="app")  # this page's answer is now stored
+    if (run_id is not None and run_id not in view.pending) or (
+        drawn >= 0 and view.stored + view.panels_stored != drawn
+    ):
+        st.rerun(scope="app")  # an answer this page shows is now stored
     text = view.text()
     if text:
         fraction = view.stored / view.total if view.total else 1.0
