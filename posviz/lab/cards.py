@@ -32,7 +32,7 @@ from posviz.lab.papers import (
 )
 from posviz.lab.results import CardResult, Progress
 from posviz.lab.run import Unit, UnitOutput, run_study
-from posviz.lab.store import RunStore, code_version, study_run_id
+from posviz.lab.store import RunStore, code_version, register_judge, study_run_id
 from posviz.labfiles import CorruptEntry
 from posviz.references import cite_plain
 
@@ -210,3 +210,6 @@ def rejudge_card(card: CardResult) -> CardResult:
         reason=outcome.reason,
         ladder=_ladder(check, values),
     )
+
+
+register_judge(CardResult, rejudge_card)  # every stored card is judged on load

@@ -48,7 +48,7 @@ from posviz.lab.results import (
     LayerProbe,
     Progress,
 )
-from posviz.lab.store import RunStore, code_version, study_run_id
+from posviz.lab.store import RunStore, code_version, register_judge, study_run_id
 from posviz.lab.summarise import findings_and_answer
 from posviz.labfiles import CorruptEntry
 
@@ -520,6 +520,9 @@ def rejudge(result: LabResult) -> LabResult:
         q, result.config, groups, trained, result.run_id, result.wall_s,
         layer=result.layer_probe, part=result.part,
     )  # fmt: skip
+
+
+register_judge(LabResult, rejudge)  # every stored question run is judged on load
 
 
 def _cell(

@@ -243,17 +243,22 @@ class RunStore:
         return out
 
 
+#: how a stored result is judged again, by result type: registered by the modules that judge
+#: (:mod:`posviz.lab.run` for questions, :mod:`posviz.lab.cards` for paper checks; importing
+#: :mod:`posviz.lab` imports both), so the store needs no import of the code above it.
+_JUDGES: dict[type, Any] = {}
+
+
+def register_judge(kind: type, judge: Any) -> None:
+    """Judge every loaded result of type ``kind`` again with ``judge(result) -> result``."""
+    _JUDGES[kind] = judge
+
+
 def _rejudged(result: T) -> T:
     """The result judged again from its stored arrays by the current judging code: the judging
     is not in the run id, so a stored verdict is never served as it was written."""
-    # Lazy: the runner and the cards import this module.
-    if isinstance(result, LabResult):
-        from posviz.lab.run import rejudge
-
-        return rejudge(result)
-    from posviz.lab.cards import rejudge_card
-
-    return rejudge_card(result)
+    judge = _JUDGES.get(type(result))
+    return result if judge is None else judge(result)
 
 
 def _corrupt_summary(run_id: str, created: float, why: str) -> RunSummary:

@@ -30,7 +30,14 @@ from posviz.lab.papers import PAPER_CHECKS
 from posviz.lab.presets import QUESTIONS
 from posviz.lab.run import QuestionStudy, question_parts
 from posviz.lab.store import RunStore
-from posviz.lab.views.live import LiveProgress, LiveView, RunPlan, card_plan, question_plan
+from posviz.lab.views.live import (
+    LiveProgress,
+    LiveView,
+    RunPlan,
+    card_plan,
+    duration_text,
+    question_plan,
+)
 
 #: finished jobs remembered (to say how a run ended); older ones are forgotten.
 KEEP_FINISHED = 16
@@ -282,8 +289,6 @@ class WarmupView:
 
     def text(self) -> str:
         """``"Computing the stored answers: 4 of 9, about 2 min left (now: …)."``"""
-        from posviz.lab.views.live import duration_text
-
         if not self.defaults_done:
             now = f" (now: {self.current})" if self.current else ""
             return (
