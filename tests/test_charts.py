@@ -449,11 +449,11 @@ def test_pca_trajectory_with_a_current_position_highlights_it_in_the_browser():
 
 
 def test_many_ordered_series_take_a_ramp_and_overlapping_lines_their_own_dash():
-    from posviz.charts.families import alibi_decay_figure, lines_chart
+    from posviz.charts.families import alibi_decay_figure, lines_chart, readable_ramp
     from posviz.charts.style import sequential_colors
 
-    ramp = sequential_colors(16)
-    assert len(set(ramp)) == 16 and ramp[0] == "#440154" and ramp[-1] == "#fde725"
+    assert sequential_colors(16)[0] == "#440154" and sequential_colors(16)[-1] == "#fde725"
+    ramp = readable_ramp(16)  # the stretch of viridis that reads on white and on dark
     slopes = np.array([2.0 ** -(h + 1) for h in range(16)])
     distances = np.arange(10)
     factors = np.exp(-np.outer(distances, slopes))
@@ -544,3 +544,21 @@ def test_rows_chart_gives_each_series_its_own_row_and_refuses_values_outside_0_1
     assert levels == {"a": 1.0, "b": 0.0}  # two zero lines, one row apart, the first on top
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         rows_chart(x, {"a": np.full(4, 1.5)}, x_title="k", y_title="u")
+
+
+def test_ordered_series_colours_read_on_white_and_on_dark():
+    """≥ 3:1 (WCAG 2.1 SC 1.4.11) against Streamlit's white and dark (#0e1117) backgrounds."""
+    from posviz.charts.families import readable_ramp
+
+    def luminance(hex_color: str) -> float:
+        rgb = [int(hex_color[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+        lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+    colors = readable_ramp(16)
+    assert len(set(colors)) == 16  # one colour per head
+    for color in colors:
+        on_white = 1.05 / (luminance(color) + 0.05)
+        on_dark = (luminance(color) + 0.05) / (luminance("#0e1117") + 0.05)
+        assert on_white >= 3 and on_dark >= 3, (color, on_white, on_dark)
+    assert luminance(colors[0]) < luminance(colors[-1])  # still dark (steep) to light (gentle)

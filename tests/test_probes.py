@@ -369,8 +369,9 @@ def test_probe_chart_specs():
     frame = probe_positions(posviz.sinusoidal(64, 16)).frame()
     frame["table"] = "sinusoid"
     spec = predicted_vs_actual_chart(frame).to_dict()
-    assert [layer["mark"]["type"] for layer in spec["layer"]] == ["line", "circle"]
-    assert spec["layer"][1]["encoding"]["x"]["field"] == "position"
+    # the ideal diagonal last: drawn over the points, not hidden under them
+    assert [layer["mark"]["type"] for layer in spec["layer"]] == ["circle", "line"]
+    assert spec["layer"][0]["encoding"]["x"]["field"] == "position"
     error = probe_error_chart(frame).to_dict()
     assert error["layer"][0]["encoding"]["y"]["field"] == "abs_error"
 

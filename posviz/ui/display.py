@@ -21,12 +21,14 @@ MAX_ERROR_CHARS = 1200
 #: Drawn once per page by app.py. Streamlit greys captions and block quotes at 60 % of the text
 #: colour (3.9:1 on white; WCAG AA asks 4.5:1): the body colour at 80 % opacity reads ≥ 6:1 in
 #: both themes (the theme still decides the colour). Links in captions keep
-#: the text colour and an underline. A chart's toolbar drops the buttons that the Export menu
+#: the text colour and an underline; a slider's value too (the primary colour read 2.8:1 on dark).
+#: A chart's toolbar drops the buttons that the Export menu
 #: already offers (data, PNG, spec): each was one more Tab stop per chart; Fullscreen stays.
 PAGE_STYLE = """<style>
 [data-testid="stCaptionContainer"], [data-testid="stMarkdownContainer"] blockquote {
   color: inherit !important; opacity: 0.8; }
 [data-testid="stCaptionContainer"] a { color: inherit !important; text-decoration: underline; }
+[data-testid="stSliderThumbValue"] { color: inherit !important; }
 .stElementContainer:has([data-testid="stVegaLiteChart"]) [data-testid="stElementToolbar"]
   button:is([aria-label="Show data"], [aria-label="Download as PNG"],
   [aria-label="Copy Vega-Lite spec"]) { display: none !important; }
