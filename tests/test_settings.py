@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -111,40 +112,50 @@ def test_the_space_readme_runs_the_docker_image_on_streamlits_port():
     )
 
 
-@pytest.mark.parametrize(
-    ("env", "address", "offered"),
-    [
-        ({"POSVIZ_HOSTED": "1"}, "127.0.0.1", False),
-        ({"POSVIZ_HOSTED": "1", "POSVIZ_ALLOW_LOCAL_PATHS": "1"}, "127.0.0.1", True),
-        ({}, "127.0.0.1", True),  # the default of scripts/run-app.sh
-        # a server others can reach: off unless explicitly allowed
-        ({}, "0.0.0.0", False),
-        ({}, "", False),  # empty: every interface
-        ({"POSVIZ_ALLOW_LOCAL_PATHS": "0"}, "192.168.1.5", False),
-        ({"POSVIZ_ALLOW_LOCAL_PATHS": "1"}, "0.0.0.0", True),
-        ({}, "::1", True),
-        ({}, "localhost", True),
-    ],
-)
+#: (environment, server.address, local paths offered)
+LOCAL_PATH_CASES = [
+    ({"POSVIZ_HOSTED": "1"}, "127.0.0.1", False),
+    ({"POSVIZ_HOSTED": "1", "POSVIZ_ALLOW_LOCAL_PATHS": "1"}, "127.0.0.1", True),
+    ({}, "127.0.0.1", True),  # the default of scripts/run-app.sh
+    # a server others can reach: off unless explicitly allowed
+    ({}, "0.0.0.0", False),
+    ({}, "", False),  # empty: every interface
+    ({"POSVIZ_ALLOW_LOCAL_PATHS": "0"}, "192.168.1.5", False),
+    ({"POSVIZ_ALLOW_LOCAL_PATHS": "1"}, "0.0.0.0", True),
+    ({}, "::1", True),
+    ({}, "localhost", True),
+]
+
+
 @pytest.mark.slow
-def test_table_picker_offers_local_paths_only_when_allowed(env, address, offered):
-    """The picker's limits are read per run: check in a fresh interpreter, as a server would."""
-    code = (
-        "from streamlit import config; "
-        f"config.set_option('server.address', {address!r}); "
-        "import posviz.ui.table_source as t; print(t.local_paths_off_reason() is None)"
-    )
+def test_table_picker_offers_local_paths_only_when_allowed():
+    """The picker's limits are read per run: one fresh interpreter, as a server would be, asked
+    once per case with the environment and the address changed in between."""
+    code = f"""
+import json, os, sys
+from streamlit import config
+import posviz.ui.table_source as t
+answers = []
+for env, address in json.loads(sys.argv[1]):
+    for name in {_VARS!r}:
+        os.environ.pop(name, None)
+    os.environ.update(env)
+    config.set_option("server.address", address)
+    answers.append(t.local_paths_off_reason() is None)
+print(json.dumps(answers))
+"""
     clean = {k: v for k, v in os.environ.items() if k not in _VARS}
+    cases = [[env, address] for env, address, _ in LOCAL_PATH_CASES]
     out = subprocess.run(
-        [sys.executable, "-c", code],
-        env={**clean, **env},
+        [sys.executable, "-c", code, json.dumps(cases)],
+        env=clean,
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=120,
         check=True,
     )
-    assert out.stdout.strip() == str(offered)
+    assert json.loads(out.stdout) == [offered for _, _, offered in LOCAL_PATH_CASES]
 
 
 @pytest.mark.parametrize(
