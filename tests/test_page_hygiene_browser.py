@@ -52,22 +52,18 @@ def _top(page, selector: str) -> float | None:
     )
 
 
-@pytest.mark.parametrize("name", PAGES)
-def test_first_screen_shows_the_verdict_above_the_widgets_and_the_hero(servers, browser, name):
-    page = _open(browser, f"{servers['light']}/{name}", DESKTOP)
-    try:
-        verdict, widget = _top(page, ".st-key-verdict"), _top(page, WIDGETS)
-        hero = page.evaluate(
-            "() => { const r = document.querySelector('.st-key-hero').getBoundingClientRect();"
-            " return [r.top, r.bottom]; }"
-        )
-        assert verdict is not None and verdict < DESKTOP[1], "no verdict on the first screen"
-        assert widget is None or verdict < widget, "a widget comes before the verdict"
-        text = page.inner_text(".st-key-verdict")
-        assert len(text) > 40, text
-        assert hero[0] < DESKTOP[1] - 200, f"the hero starts at {hero[0]} px, below the fold"
-    finally:
-        page.close()
+def _first_screen_shows_the_verdict_above_the_widgets_and_the_hero(page) -> None:
+    """Checked on the desktop page of the chart test below (one load per page and size)."""
+    verdict, widget = _top(page, ".st-key-verdict"), _top(page, WIDGETS)
+    hero = page.evaluate(
+        "() => { const r = document.querySelector('.st-key-hero').getBoundingClientRect();"
+        " return [r.top, r.bottom]; }"
+    )
+    assert verdict is not None and verdict < DESKTOP[1], "no verdict on the first screen"
+    assert widget is None or verdict < widget, "a widget comes before the verdict"
+    text = page.inner_text(".st-key-verdict")
+    assert len(text) > 40, text
+    assert hero[0] < DESKTOP[1] - 200, f"the hero starts at {hero[0]} px, below the fold"
 
 
 CHART_GEOMETRY = r"""() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')]
@@ -95,8 +91,12 @@ CHART_GEOMETRY = r"""() => [...document.querySelectorAll('[data-testid="stVegaLi
 @pytest.mark.parametrize("size", [DESKTOP, PHONE], ids=["1440", "390"])
 @pytest.mark.parametrize("name", PAGES)
 def test_charts_fit_their_place_uncut_round_and_square(servers, browser, name, size):
+    """At the desktop size the first screen is checked first: the verdict above the widgets and
+    the hero."""
     page = _open(browser, f"{servers['light']}/{name}", size)
     try:
+        if size == DESKTOP:
+            _first_screen_shows_the_verdict_above_the_widgets_and_the_hero(page)
         page.evaluate("window.scrollTo(0, document.body.scrollHeight)")  # draw lazy charts too
         wait_for_charts(page)
         for chart in page.evaluate(CHART_GEOMETRY):
