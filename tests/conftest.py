@@ -22,9 +22,11 @@ def app_test(
     timeout: float = 60,
     server_address: str = "127.0.0.1",
 ):
-    """An ``AppTest`` of app.py, switched to ``page`` and run once: a page's key, its script
-    ("pages/sinusoidal.py") or, for a page generated without one (a lab study's), its URL
-    segment ("lab_learned"; see posviz.navigation).
+    """An ``AppTest`` of app.py opened at ``page`` and run once, as a browser opening the page's
+    URL: app.py runs (page config, style, ``st.navigation``), then that page; the home page is
+    not rendered first. ``page`` is a page's key, its script ("pages/sinusoidal.py") or, for a
+    page generated without one (a lab study's), its URL segment ("lab_learned"; see
+    posviz.navigation); ``None`` opens the default page (home).
 
     ``query`` pre-fills ``st.query_params`` the way a shared link would; ``server_address`` is the
     ``server.address`` the app sees ("" or "0.0.0.0": reachable from other machines).
