@@ -38,14 +38,15 @@ def _one_two_five(upper: float) -> list[float]:
 
 
 def readable_ramp(count: int) -> list[str]:
-    """``count`` colours along viridis from 0.29 to 0.49 of its length, dark blue to green.
+    """``count`` colours along viridis from 0.31 to 0.49 of its length, dark blue to green.
 
     The stretch of viridis that reads at ≥ 3:1 (WCAG 2.1 SC 1.4.11, non-text contrast) on both
-    Streamlit's white and its dark background: the whole ramp put ALiBi's steepest head at 1.19:1
-    on dark and its gentlest at 1.3:1 on white. Neighbours look alike, the ends differ.
+    Streamlit's white and its dark background (#171614 as drawn): the whole ramp put ALiBi's
+    steepest head at 1.19:1 on dark and its gentlest at 1.3:1 on white. Neighbours look alike,
+    the ends differ.
     """
     ramp = sequential_colors(101)
-    return [ramp[round(29 + 20 * k / max(count - 1, 1))] for k in range(count)]
+    return [ramp[round(31 + 18 * k / max(count - 1, 1))] for k in range(count)]
 
 
 def _legend_columns(names: Sequence[str]) -> int:
