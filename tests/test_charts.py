@@ -525,13 +525,17 @@ def test_lines_chart_counts_heads_in_whole_numbers_and_keeps_lines_off_the_borde
     assert "padding" not in fixed.to_dict()["layer"][0]["encoding"]["y"]["scale"]
 
 
-def test_a_bottom_legend_takes_fewer_columns_for_longer_labels():
+def test_a_bottom_legend_takes_as_many_columns_as_the_width_holds():
     from posviz.charts.families import _legend_columns
 
-    assert _legend_columns(["a", "b", "c", "d"]) == 3
-    assert _legend_columns(["a", "b"]) == 2
-    assert _legend_columns([f"head {h} (m=0.00391)" for h in range(16)]) == 2
-    assert _legend_columns(["RoPE: the pairs p-RoPE never rotates", "x"]) == 1
+    def columns(names, width):
+        expr = _legend_columns(names).to_dict()["expr"].replace("floor", "math.floor")
+        return eval(expr, {"math": __import__("math"), "width": width})  # min, max: Python's
+
+    heads = [f"head {h} (m=0.00391)" for h in range(16)]
+    assert columns(heads, 1000) == 6 and columns(heads, 300) == 2  # desktop, phone
+    assert columns(["a", "b"], 1000) == 2  # never more columns than entries
+    assert columns(["RoPE: the pairs p-RoPE never rotates", "x"], 300) == 1
 
 
 def test_rows_chart_gives_each_series_its_own_row_and_refuses_values_outside_0_1():

@@ -49,10 +49,12 @@ def readable_ramp(count: int) -> list[str]:
     return [ramp[round(31 + 18 * k / max(count - 1, 1))] for k in range(count)]
 
 
-def _legend_columns(names: Sequence[str]) -> int:
-    """Columns of a bottom legend that fit a phone (~330 px of chart): long labels take fewer."""
+def _legend_columns(names: Sequence[str]) -> alt.ExprRef:
+    """Columns of a bottom legend as a Vega expression of the plot's width: as many as fit (a
+    label of 11-px text is ~6 px a character, plus its swatch), so 16 ALiBi heads take 4 rows
+    on a desktop and 8 on a phone, never cut and never squeezing a short hero's plot flat."""
     longest = max((len(name) for name in names), default=0)
-    return min(len(names), 3 if longest <= 12 else 2 if longest <= 20 else 1)
+    return alt.ExprRef(f"min({len(names)}, max(1, floor(width / {6 * longest + 30})))")
 
 
 def lines_chart(
