@@ -9,7 +9,8 @@ the dark theme, on the drawn SVG:
 * every legend swatch has the colour of a mark it names (nn.Embedding's black and grey swatches
   named no bar);
 * no two flat lines of a hero lie on one another (/compare's drew five of seven families at 0 or 1);
-* the probing chart's ideal diagonal is drawn over its points, not hidden under them.
+* the probing chart's ideal diagonal is drawn over its points, not hidden under them;
+* while /permutation loads its model, no spinner is drawn over the page's text.
 
 One server per theme and one browser for the module; each page is opened once per size and theme.
 Needs Chromium (see tests/browser_support.py).
@@ -153,3 +154,32 @@ def test_charts_are_whole_and_honest(servers, tabs, name, view):
                 )
         if chart["title"].startswith("Predicted vs actual"):
             assert chart["dashed"] > chart["points"] >= 0, f"{where}: diagonal under the points"
+
+
+OVERPRINT = """() => {
+    const main = document.querySelector('[data-testid="stMain"]');
+    const spinners = [...main.querySelectorAll('[data-testid="stSpinner"]')]
+        .map(s => s.getBoundingClientRect()).filter(r => r.height > 0);
+    const texts = [...main.querySelectorAll('[data-testid="stMarkdownContainer"]')]
+        .filter(t => !t.closest('[data-testid="stSpinner"]'))
+        .map(t => [t.innerText.slice(0, 40), t.getBoundingClientRect()]);
+    const hits = [];
+    for (const s of spinners) for (const [text, r] of texts) {
+        const w = Math.min(s.right, r.right) - Math.max(s.left, r.left);
+        const h = Math.min(s.bottom, r.bottom) - Math.max(s.top, r.top);
+        if (w > 2 && h > 2) hits.push(text);
+    }
+    return {hits, done: !!document.querySelector('.st-key-hero [data-testid="stVegaLiteChart"]')};
+}"""
+
+
+def test_no_spinner_draws_over_the_text_while_a_model_loads(servers, tabs):
+    tab = tabs("1440", VIEWS["1440"][1])
+    tab.goto(f"{servers['light']}/permutation")  # the first visit loads MiniLM
+    for _ in range(1200):  # polls a condition (the hero drawn) every 100 ms, at most 2 min
+        state = tab.evaluate(OVERPRINT)
+        assert not state["hits"], f"a spinner is drawn over {state['hits']}"
+        if state["done"]:
+            break
+        tab.wait_for_timeout(100)
+    assert state["done"], "the hero never appeared"

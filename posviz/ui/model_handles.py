@@ -23,7 +23,9 @@ from posviz.models import bundled_tokenizer as load_bundled_tokenizer
 from posviz.ui.cache import cached_resource
 
 
-@cached_resource(show_spinner="Loading the bundled MiniLM model (once)…")
+# No spinner of its own: every caller's waiting() spinner says what it waits for (loading
+# included); Streamlit's cache spinner, nested in it, drew over the permutation page's intro.
+@cached_resource(show_spinner=False)
 def bundled_model() -> LoadedModel:
     """The bundled MiniLM, SHA-256 verified, loaded once."""
     return load_bundled_model()
