@@ -1,8 +1,9 @@
 """Chart defects a reader saw, checked in a real Chromium at 1440×900, at 390×844 (a phone) and in
 the dark theme, on the drawn SVG:
 
-* no chart, legend or axis title reaches past the chart's own box or the window (legends cut at
-  390 px, RoPE's circle 13 px wider than a phone, the nn.Embedding bars 960 px wide);
+* no chart, legend, axis title or rule label reaches past the chart's own box or the window
+  (legends cut at 390 px, RoPE's circle 13 px wider than a phone, the nn.Embedding bars 960 px
+  wide, p-RoPE's "context" label);
 * an axis that counts heads shows whole numbers ("0.0 … 16.0" before), and a y title is whole
   (ALiBi's "attention weight facto");
 * no line lies on the plot's top border (p-RoPE's band that stays at 1);
@@ -45,7 +46,8 @@ GEOMETRY = r"""() => {
     const box = svg.getBoundingClientRect();
     const right = Math.min(box.right, chart.getBoundingClientRect().right, window.innerWidth);
     const label = (chart.getAttribute('aria-label') || '').slice(0, 60);
-    const over = [...svg.querySelectorAll('.role-legend, .role-axis-title, .role-title')]
+    const over = [...svg.querySelectorAll(
+        '.role-legend, .role-axis-title, .role-title, .mark-text.role-mark text')]
       .map(g => [g.getAttribute('class'), g.getBoundingClientRect()])
       // 4 px of slack: a glyph's box overhangs its text a little (rotated titles more)
       .filter(([, r]) => r.width > 0 && (r.right > right + 4 || r.left < box.left - 4

@@ -37,6 +37,15 @@ def _one_two_five(upper: float) -> list[float]:
     return ticks
 
 
+#: A rule's label: right of the rule, or left of it near the plot's right edge (p-RoPE's
+#: "context" at 100,000 tokens ran past the chart on a phone).
+_NEAR_RIGHT = "scale('x', datum.x) > width - 60"
+_RULE_LABEL = {
+    "align": alt.ExprRef(f"{_NEAR_RIGHT} ? 'right' : 'left'"),
+    "dx": alt.ExprRef(f"{_NEAR_RIGHT} ? -4 : 4"),
+}
+
+
 def readable_ramp(count: int) -> list[str]:
     """``count`` colours along viridis from 0.31 to 0.49 of its length, dark blue to green.
 
@@ -152,7 +161,7 @@ def lines_chart(
     rule = alt.Chart(rule_data).mark_rule(strokeDash=[4, 4], color=GUIDE_COLOR).encode(x="x:Q")
     text = (
         alt.Chart(rule_data)
-        .mark_text(align="left", dx=4, dy=-6, color=alt.ExprRef(ADAPTIVE_TEXT["expr"]))
+        .mark_text(**_RULE_LABEL, dy=-6, color=alt.ExprRef(ADAPTIVE_TEXT["expr"]))
         .encode(x="x:Q", y=alt.value(10), text="label:N")
     )
     return alt.layer(lines, rule, text)
@@ -236,7 +245,7 @@ def rows_chart(
         )
         layers.append(
             alt.Chart(rule_data)
-            .mark_text(align="left", dx=4, dy=-6, color=alt.ExprRef(ADAPTIVE_TEXT["expr"]))
+            .mark_text(**_RULE_LABEL, dy=-6, color=alt.ExprRef(ADAPTIVE_TEXT["expr"]))
             .encode(x="x:Q", y=alt.value(10), text="label:N")
         )
     return alt.layer(*layers).properties(height=ROW_PX * rows)
@@ -352,7 +361,7 @@ def rope_wavelength_chart(freqs: RopeFrequencies, *, height: int = 340) -> alt.L
         )
         layers.append(
             alt.Chart(rule_data)
-            .mark_text(align="left", dx=4, dy=-6, color=alt.ExprRef(ADAPTIVE_TEXT["expr"]))
+            .mark_text(**_RULE_LABEL, dy=-6, color=alt.ExprRef(ADAPTIVE_TEXT["expr"]))
             .encode(x=alt.value(4), y="y:Q", text="label:N")
         )
     return alt.layer(*layers).properties(height=height)
