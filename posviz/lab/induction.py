@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from posviz.analysis.evidence import spread
+from posviz.lab.results import HeadScores
 
 #: held-out sequences per seed the mechanism check reads.
 MECHANISM_SEQUENCES = 64
@@ -167,3 +168,17 @@ def arm_prefix_matching(
     x = tokens[part].cpu().numpy()  # (seeds, B, T)
     scores = prefix_matching_score(maps, x[:, None, None])
     return PrefixMatching(output.arm.id, label, scores, uniform_baseline(x))
+
+
+def head_scores(output: Any, label: str, *, steps: int) -> HeadScores:
+    """:func:`arm_prefix_matching` of a trained arm at the end of its training (``steps``), on
+    its first evaluation length, as the :class:`~posviz.lab.results.HeadScores` a result stores."""
+    found = arm_prefix_matching(output, label, length=output.arm.config.eval_lengths[0])
+    return HeadScores(
+        found.arm,
+        label,
+        steps,
+        np.asarray(found.scores, dtype=np.float64),
+        np.asarray(found.baseline, dtype=np.float64),
+        f"After {steps:,} steps, {found.text[0].lower()}{found.text[1:]}",
+    )

@@ -129,6 +129,8 @@ class Question:
             cards are shown beside its answer; each is its own run, :mod:`posviz.lab.cards`).
         panel_settings: the held-out settings every finding is checked on (:data:`PANEL`);
             ``()`` for none. :attr:`panel` is them as a sweep.
+        head_scores: arms whose every attention head gets the prefix-matching score after
+            training (the preset's task and init, the longest budget; :mod:`posviz.lab.induction`).
     """
 
     id: str
@@ -147,6 +149,7 @@ class Question:
     layer_probe: str = ""
     paper_checks: tuple[str, ...] = ()
     panel_settings: tuple[PanelSetting, ...] = PANEL
+    head_scores: tuple[str, ...] = ()
 
     @property
     def panel(self) -> Sweep | None:
@@ -535,6 +538,7 @@ INDUCTION_HEADS = Question(
     ),
     compare=("rope", "nope"),
     control="one_layer",
+    head_scores=("rope", "learned", "nope", "one_layer"),
 )
 
 QUESTIONS: dict[str, Question] = {

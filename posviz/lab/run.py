@@ -75,6 +75,7 @@ class Unit:
     steps: int
     checkpoints: tuple[int, ...]
     probe: tuple[str, int] | None = None
+    head_scores: tuple[tuple[str, str], ...] = ()  # (member id, label): prefix-matching scores
 
     @property
     def cost(self) -> int:
@@ -93,6 +94,7 @@ class UnitOutput:
     unit: Unit
     outputs: Any
     hidden: dict[str, list[np.ndarray]]
+    head_scores: tuple[Any, ...] = ()
 
 
 class Study(Protocol):
@@ -208,7 +210,11 @@ def balance(units: Sequence[Unit], *, threads: int) -> list[Unit]:
                 if largest.probe and any(m.id == largest.probe[0] for m in half)
                 else None
             )
-            units.append(dataclasses.replace(largest, members=tuple(half), probe=keep))
+            ids = {m.id for m in half}
+            scored = tuple(s for s in largest.head_scores if s[0] in ids)
+            units.append(
+                dataclasses.replace(largest, members=tuple(half), probe=keep, head_scores=scored)
+            )
     return sorted(units, key=lambda u: -u.cost)
 
 
@@ -247,7 +253,16 @@ def _train_unit(
         probe_id, length = unit.probe
         states = outputs.hidden_states(probe_id, length, PROBE_SEQUENCES)
         hidden[probe_id] = [np.asarray(h, dtype=np.float64) for h in states]
-    return UnitOutput(unit, outputs, hidden)
+    scores = ()
+    if unit.head_scores:
+        # Lazy: only the question that declares head scores needs the attention maps.
+        from posviz.lab import induction
+
+        scores = tuple(
+            induction.head_scores(outputs[i], label, steps=unit.steps)
+            for i, label in unit.head_scores
+        )
+    return UnitOutput(unit, outputs, hidden, scores)
 
 
 class _Progress:
@@ -329,7 +344,12 @@ class QuestionStudy:
                 member = next((p for p in planned if p.id == probe_id), None)
                 if member is not None:
                     probe = (probe_id, member.config.eval_lengths[0])
-            units.append(Unit(task, tuple(planned), steps, marks, probe))
+            scored = ()
+            if self.part == "default" and task == q.sweep.tasks[0].key:
+                own = {sweep.instance_id(a, task, None, sweep=q.sweep): a for a in q.head_scores}
+                labels = {v.id: v.label for v in q.variants}
+                scored = tuple((p.id, labels[own[p.id]]) for p in planned if p.id in own)
+            units.append(Unit(task, tuple(planned), steps, marks, probe, scored))
         return units
 
     def build(self, trained: list[UnitOutput], run_id: str, wall: float) -> LabResult:
@@ -397,6 +417,7 @@ class Trained:
         self.checkpoint_steps: dict[str, np.ndarray] = {}
         self.snapshot_steps: dict[str, np.ndarray] = {}
         self.hidden: dict[str, list[np.ndarray]] = {}  # instance id → per-layer states
+        self.head_scores: list[Any] = []  # prefix-matching scores (posviz.lab.induction)
 
 
 def _collect(trained: list[UnitOutput]) -> Trained:
@@ -413,6 +434,7 @@ def _collect(trained: list[UnitOutput]) -> Trained:
             out.snapshot_steps[unit.group] = np.asarray(snapped[0].snapshot_steps)
         out.snapshot_steps.setdefault(unit.group, np.zeros(0, dtype=np.int64))
         out.hidden.update(part.hidden)
+        out.head_scores.extend(part.head_scores)
     return out
 
 
@@ -502,6 +524,7 @@ def build_result(
         notes=_notes(q, trained),
         wall_s=wall,
         part=part,
+        head_scores=tuple(sorted(trained.head_scores, key=lambda s: q.head_scores.index(s.arm))),
     )
 
 
@@ -516,6 +539,7 @@ def rejudge(result: LabResult) -> LabResult:
     trained.curve_steps = dict(result.curve_steps)
     trained.checkpoint_steps = dict(result.checkpoint_steps)
     trained.snapshot_steps = dict(result.snapshot_steps_by_task)
+    trained.head_scores = list(result.head_scores)
     return build_result(
         q, result.config, groups, trained, result.run_id, result.wall_s,
         layer=result.layer_probe, part=result.part,

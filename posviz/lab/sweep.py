@@ -180,6 +180,9 @@ def task_name(config: LabConfig) -> str:
     """``"token 2 back"``, ``"previous token"``, ``"reverse"`` … from the config."""
     if config.task == "kback":
         return "previous token" if config.k == 1 else f"token {config.k} back"
+    if config.task == "induction":
+        periods = f"periods {config.k}–{config.min_len // 2}"
+        return f"next token of a repeated random block ({periods}, {config.vocab} tokens)"
     return _TASK_NAMES.get(config.task, config.task)
 
 

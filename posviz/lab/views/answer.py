@@ -368,7 +368,8 @@ def support_lines(result: LabResult) -> tuple[str, ...]:
             "ceiling)."
         )
     probe = layer_probe_line(result)
-    return (*lines, *((probe,) if probe else ()))
+    heads = [s.text for s in getattr(result, "head_scores", ())]
+    return (*lines, *((probe,) if probe else ()), *heads)
 
 
 # --------------------------------------------------------------------------- the sweep at a glance
