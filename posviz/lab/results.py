@@ -241,24 +241,6 @@ class HeadScores:
 
 
 @dataclass(frozen=True)
-class HeadScores:
-    """A mechanism score for every attention head of one trained arm (the induction question's
-    prefix-matching score, :mod:`posviz.lab.induction`).
-
-    ``scores``: ``(seeds, layers, heads)``; ``baseline``: ``(seeds,)`` the same score for heads
-    that attend uniformly (the control); ``steps``: the training step the models were read at;
-    ``text``: the scores in words.
-    """
-
-    arm: str
-    label: str
-    steps: int
-    scores: np.ndarray
-    baseline: np.ndarray
-    text: str
-
-
-@dataclass(frozen=True)
 class LayerProbe:
     """Per-layer position probe of one trained arm's hidden states (position from the mask).
 
@@ -401,8 +383,6 @@ class LabResult:
         wall_s: seconds the training took.
         head_scores: a mechanism score for every head of the arms that declare one (the
             induction question's prefix-matching score), read on the trained models.
-        head_scores: a mechanism score for every head of the arms that declare one (the
-            induction question's prefix-matching score), read on the trained models.
         part: which part of the study (``default``; ``panel``: a later run of extra settings).
     """
 
@@ -423,7 +403,6 @@ class LabResult:
     notes: tuple[str, ...] = ()
     wall_s: float = 0.0
     part: str = "default"
-    head_scores: tuple[HeadScores, ...] = ()
     head_scores: tuple[HeadScores, ...] = ()
 
     # ------------------------------------------------------------------ the preset's own cell
