@@ -92,6 +92,7 @@ def attention_maps(model: Any, tokens: Any) -> np.ndarray:
     # Lazy: torch is heavy; the scores above are plain numpy.
     import torch
 
+    # lazy: lab.model imports torch at its top
     from posviz.lab.model import _norm_linear, _rotate_leading
 
     with torch.no_grad():

@@ -252,7 +252,7 @@ def inside_page(results: tuple[InsideResult, InsideResult]) -> InsidePage:
             x_title="tokens per full turn of the pair (log; fast → slow)",
             y_title="pair's share of q·k weight (1 = even)",
             title="Which rotary frequencies SmolLM2 uses",
-            subtitle="mean over 30 layers × 9 heads; band: quartiles over heads",
+            subtitle=["mean over 30 layers × 9 heads", "band: quartiles over heads"],
             controls=["untrained, same shape (control)"],
             rule=1.0,
             log_x=True,
