@@ -275,8 +275,8 @@ def inside_page(results: tuple[InsideResult, InsideResult]) -> InsidePage:
     by_layer = Figure(
         usage_heatmap_chart(
             layer_frame,
-            title="SmolLM2's frequency usage, layer by layer",
-            subtitle="each cell: the pair's share, mean over the layer's 9 heads (1 = even)",
+            title="SmolLM2's frequency use by layer",
+            subtitle="cell: pair's share, mean of 9 heads (1 = even)",
         ),
         layer_frame,
         "smollm2_frequency_usage_by_layer",
@@ -287,7 +287,7 @@ def inside_page(results: tuple[InsideResult, InsideResult]) -> InsidePage:
             decay_frame,
             x_title="distance Δ (query − key, tokens)",
             y_title="q·R(Δ)k / (‖q‖‖k‖)",
-            title="RoPE's 'decay' with real and synthetic queries and keys",
+            title="RoPE 'decay': real vs synthetic q and k",
             subtitle="SmolLM2, θ base 1e5, 64-dim heads",
             controls=["Gaussian q, k (mean ± std of 200 draws)"],
             rule=0.0,
@@ -317,8 +317,8 @@ def inside_page(results: tuple[InsideResult, InsideResult]) -> InsidePage:
                     frame,
                     x_title="distance Δ = query − key (tokens)",
                     y_title="mean attention",
-                    title=f"{result.heads.label}: attention by distance",
-                    subtitle="mean over heads; band: quartiles over heads",
+                    title="Attention by distance",
+                    subtitle=[result.heads.label, "mean over heads; band: their quartiles"],
                     controls=[_CONDITION_LABEL["shuffled"], _CONDITION_LABEL["untrained"]],
                 ),
                 frame,
@@ -330,7 +330,7 @@ def inside_page(results: tuple[InsideResult, InsideResult]) -> InsidePage:
         class_bars_chart(
             counts_frame,
             title="Head classes, trained and controls",
-            subtitle=f"{WINDOW}-token windows of the King James text; thresholds above",
+            subtitle=f"{WINDOW}-token King James windows; thresholds above",
         ),
         counts_frame.drop(columns=["order"]),
         "head_classes",
@@ -380,8 +380,10 @@ def source_usage_view(usage: FrequencyUsage, source: str, layers: list[int]) -> 
             x_title="tokens per full turn of the pair (log; fast → slow)",
             y_title="pair's share of q·k weight (1 = even)",
             title=f"Which rotary frequencies {source} uses",
-            subtitle=f"mean over {len(layers)} layers × {usage.share.shape[1]} heads; band: "
-            "quartiles over heads",
+            subtitle=[
+                f"mean over {len(layers)} layers × {usage.share.shape[1]} heads",
+                "band: quartiles over heads",
+            ],
             rule=1.0,
             log_x=True,
         ),
