@@ -227,7 +227,7 @@ def matrix_csv(
     table = np.column_stack([np.arange(matrix.shape[0]), matrix.astype(np.float64)])
     buffer = io.BytesIO()
     fmt = ["%d"] + [_FORMAT] * matrix.shape[1]
-    np.savetxt(buffer, table, delimiter=",", fmt=fmt, header=header, comments="")
+    np.savetxt(buffer, table, delimiter=",", fmt=fmt, header=header, comments="", encoding="utf-8")
     return buffer.getvalue()
 
 

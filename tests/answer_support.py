@@ -34,6 +34,12 @@ def inline_spec(proto: Any) -> dict[str, Any]:
     for dataset in proto.datasets:
         table = pyarrow.ipc.open_stream(dataset.data.data).read_all()
         datasets[dataset.name] = json.loads(table.to_pandas().to_json(orient="records"))
-    if datasets:
-        spec["datasets"] = datasets
-    return spec
+    if not datasets:
+        return spec
+    # Streamlit names a dataset by a hash of its bytes, which moves when BLAS rounds a last digit
+    # differently; the values are compared within a tolerance, so the names are made positional.
+    renamed = {name: f"dataset_{i}" for i, name in enumerate(datasets)}  # in emitted order
+    text = json.dumps({**spec, "datasets": datasets})
+    for old, new in renamed.items():
+        text = text.replace(f'"{old}"', f'"{new}"')
+    return json.loads(text)

@@ -339,3 +339,11 @@ def test_csv_header_names_the_real_dimensions_of_a_figure():
     assert again.splitlines()[0] == "position,dim 0,dim 64,dim 510"  # what the menu does
     with pytest.raises(ValueError, match="2 column names for 3 columns"):
         export.matrix_csv(np.eye(3), columns=["a", "b"])
+
+
+def test_csv_header_keeps_names_outside_latin_1():
+    """A column named with a symbol such as ‖q‖ (numpy's default header encoding is latin-1)."""
+    import pandas as pd
+
+    frame = pd.DataFrame(np.eye(2), columns=["‖q‖ slow", "θ·i"])
+    assert export.matrix_csv(frame).decode("utf-8").splitlines()[0] == "position,‖q‖ slow,θ·i"

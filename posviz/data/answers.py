@@ -24,6 +24,7 @@ ANSWERS: dict[str, dict] = {
                             "type": "nominal",
                         },
                         "x": {
+                            "axis": {"titleAnchor": "end"},
                             "field": "low",
                             "title": "mean absolute error (positions)",
                             "type": "quantitative",
@@ -74,7 +75,7 @@ ANSWERS: dict[str, dict] = {
                             },
                         ],
                         "x": {
-                            "axis": {},
+                            "axis": {"titleAnchor": "end"},
                             "field": "mean",
                             "title": "mean absolute error (positions)",
                             "type": "quantitative",
@@ -125,7 +126,7 @@ ANSWERS: dict[str, dict] = {
                 },
             ],
             "autosize": {"contains": "padding", "type": "fit-x"},
-            "data": {"name": "e5190d6286873f7d1af0e5bfe0f1ce65"},
+            "data": {"name": "dataset_0"},
             "height": 184,
             "title": {
                 "text": "How far off is the probe?",
@@ -165,7 +166,7 @@ ANSWERS: dict[str, dict] = {
                 },
             },
             "datasets": {
-                "e5190d6286873f7d1af0e5bfe0f1ce65": [
+                "dataset_0": [
                     {
                         "label": "MiniLM-L6 (bundled)",
                         "entity": "MiniLM-L6 (bundled)",
@@ -217,6 +218,7 @@ ANSWERS: dict[str, dict] = {
                             "type": "nominal",
                         },
                         "x": {
+                            "axis": {"titleAnchor": "end"},
                             "field": "low",
                             "title": "share of position variance inside the words' principal subspace",  # noqa: E501
                             "type": "quantitative",
@@ -267,7 +269,7 @@ ANSWERS: dict[str, dict] = {
                             },
                         ],
                         "x": {
-                            "axis": {"format": ".0%"},
+                            "axis": {"format": ".0%", "titleAnchor": "end"},
                             "field": "mean",
                             "title": "share of position variance inside the words' principal subspace",  # noqa: E501
                             "type": "quantitative",
@@ -318,7 +320,7 @@ ANSWERS: dict[str, dict] = {
                 },
             ],
             "autosize": {"contains": "padding", "type": "fit-x"},
-            "data": {"name": "a6ee2fa7c3dc546c37b50b5b09d8430f"},
+            "data": {"name": "dataset_0"},
             "height": 184,
             "title": {
                 "text": "Where does the position signal lie?",
@@ -358,7 +360,7 @@ ANSWERS: dict[str, dict] = {
                 },
             },
             "datasets": {
-                "a6ee2fa7c3dc546c37b50b5b09d8430f": [
+                "dataset_0": [
                     {
                         "label": "MiniLM",
                         "entity": "MiniLM",
@@ -469,7 +471,7 @@ ANSWERS: dict[str, dict] = {
                     },
                 },
             ],
-            "data": {"name": "e121f5dba08898f6b0cba6b75af752ce"},
+            "data": {"name": "dataset_0"},
             "height": 420,
             "title": {
                 "text": "Same token, two orders",
@@ -510,7 +512,7 @@ ANSWERS: dict[str, dict] = {
             },
             "autosize": {"type": "fit", "contains": "padding"},
             "datasets": {
-                "e121f5dba08898f6b0cba6b75af752ce": [
+                "dataset_0": [
                     {
                         "label": "[CLS] (A0→B0)",
                         "position_b": 0,
