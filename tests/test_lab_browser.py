@@ -1,5 +1,7 @@
 """The lab pages in a real Chromium, as a reader sees them.
 
+* a fresh server's first visitor, arriving on a lab question's link, gets no "Page not found"
+  dialog (open defect: Streamlit's pages/-directory mode; the dialog makes the page inert);
 * press Run: one progress count for the whole run appears, then the answer; the run's URL,
   opened again, shows the stored answer at once (no Run button, no progress);
 * every lab page's first screen at 1440×900 shows the verdict sentence above the first visible
@@ -17,7 +19,6 @@ import dataclasses
 
 import pytest
 from browser_support import (
-    browser_page,
     streamlit_servers,
     wait_for_app,
     wait_for_charts,
@@ -50,18 +51,36 @@ def store(tmp_path_factory):
     return root, links
 
 
+#: per theme, whether the first visitor of a fresh server, arriving on a lab question's link, got
+#: Streamlit's "Page not found" dialog (filled by ``servers``; see the test that reads it).
+FIRST_VISIT_DIALOG: dict[str, bool] = {}
+PAGE_NOT_FOUND = '[role="dialog"]:has-text("Page not found")'
+
+
 @pytest.fixture(scope="module")
-def servers(store):
+def servers(store, browser):
+    """The app served in both themes; each server's first visitor arrives on a lab question's
+    link (the case the first-visitor test checks), so every other test is a later visitor."""
     with streamlit_servers({"POSVIZ_LAB_DIR": str(store[0])}) as urls:
+        for theme, url in urls.items():
+            page = browser.new_page(viewport={"width": DESKTOP[0], "height": DESKTOP[1]})
+            try:
+                page.goto(f"{url}/{store[1]['learned']}")
+                wait_for_app(page, timeout_ms=300_000)
+                page.locator(".st-key-verdict").first.wait_for(timeout=60_000)
+                FIRST_VISIT_DIALOG[theme] = page.locator(PAGE_NOT_FOUND).count() > 0
+            finally:
+                page.close()
         yield urls
 
 
-def _open(browser, url: str, size: tuple[int, int]):
+def _open(browser, url: str, size: tuple[int, int], *, charts: bool = True):
     page = browser.new_page(viewport={"width": size[0], "height": size[1]})
     page.goto(url)
     wait_for_app(page, timeout_ms=300_000)
     page.locator(".st-key-verdict").first.wait_for(timeout=60_000)
-    wait_for_charts(page)  # drawn, and laid out (Vega lays out after the first paint)
+    if charts:
+        wait_for_charts(page)  # drawn, and laid out (Vega lays out after the first paint)
     return page
 
 
@@ -73,17 +92,13 @@ def _top(page, selector: str) -> float | None:
     )
 
 
-@pytest.mark.xfail(
-    reason="open defect at this stop: the Run button does not start a run in the browser (failed "
-    "before this wave's changes too); see the closing note",
-    strict=False,
-)
-def test_run_progress_result_and_reload(servers):
+def test_run_progress_result_and_reload(servers, browser):
     """Run: one count for the whole run, every arm's live loss updated in place (the chart is
     not redrawn on each poll), then the answer; the run's link shows it at once."""
     settings = {**TINY, "seeds": 3, "steps": 400, "width": 16}
     query = "&".join(f"lab_learned_{k}={v}" for k, v in settings.items())
-    with browser_page(*DESKTOP) as page:
+    page = browser.new_page(viewport={"width": DESKTOP[0], "height": DESKTOP[1]})
+    try:
         page.goto(f"{servers['light']}/lab_learned?{query}")
         wait_for_app(page)
         assert "No answer for these settings" in page.inner_text(".st-key-verdict")
@@ -122,28 +137,29 @@ def test_run_progress_result_and_reload(servers):
         assert page.locator('[data-testid="stProgress"]').count() == 0
         assert page.get_by_role("button", name="Run to reproduce").count() == 0
         assert page.get_by_text("read from the run store (no training)").count() == 1
+    finally:
+        page.close()
 
 
-_FIRST_START = pytest.mark.xfail(
-    reason="open defect at this stop: with the first-start progress line the lab index and the "
-    "paper checks page time out waiting for the verdict box; see the closing note",
-    strict=False,
+@pytest.mark.xfail(
+    reason="open defect: Streamlit (1.67) starts a process in its old pages/-directory mode "
+    "(pages/ sits next to app.py) until a script run calls st.navigation; the first script run "
+    "of a fresh server, on a page that has no script in pages/ (a generated lab page), sends "
+    "'Page not found' before app.py runs, and its modal dialog makes the page inert until closed "
+    "(posviz.ui.compat.route_through_app reroutes the run, but only after the message). Needs "
+    "pages/ renamed or a launcher that clears the flag before the first session",
+    strict=True,
 )
+def test_a_fresh_servers_first_visitor_on_a_lab_link_gets_no_page_not_found_dialog(servers):
+    assert FIRST_VISIT_DIALOG == {"light": False, "dark": False}
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        *QUESTIONS,
-        pytest.param("index", marks=_FIRST_START),
-        pytest.param("papers", marks=_FIRST_START),
-    ],
-)
+@pytest.mark.parametrize("name", [*QUESTIONS, "index", "papers"])
 def test_first_screen_shows_the_verdict_above_the_widgets_and_the_hero(
     servers, store, browser, name
 ):
     path = {"index": "lab", "papers": "lab_papers"}.get(name) or store[1][name]
-    page = _open(browser, f"{servers['light']}/{path}", DESKTOP)
+    page = _open(browser, f"{servers['light']}/{path}", DESKTOP, charts=name in QUESTIONS)
     try:
         verdict, widget = _top(page, ".st-key-verdict"), page.evaluate(FIRST_WIDGET)
         assert verdict is not None and verdict < DESKTOP[1] - 300, "no verdict on the first screen"

@@ -29,17 +29,16 @@ def server(tmp_path):
         stop_process(process)
 
 
-@pytest.mark.xfail(
-    reason="open defect at this stop: the Run button does not start a run in the browser (see "
-    "test_lab_browser); the runs manager's unit tests cover a run whose session is gone",
-    strict=False,
-)
 def test_a_run_whose_tab_closed_finishes_and_is_stored(server) -> None:
     url, root = server
     q = QUESTIONS["learned"]
     run_id = QuestionStudy(q, dataclasses.replace(q.default, **SETTINGS)).run_id
     address = f"{url}/lab_learned?" + "&".join(f"lab_learned_{k}={v}" for k, v in SETTINGS.items())
     with browser_page(1440, 900) as page:
+        # A fresh server's first visitor on a lab link gets Streamlit's "Page not found" dialog
+        # over the page (test_lab_browser's first-visitor test, an open defect): come second.
+        page.goto(url)
+        wait_for_app(page)
         page.goto(address)
         wait_for_app(page)
         page.get_by_role("button", name="Run to reproduce").click()

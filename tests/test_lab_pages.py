@@ -446,14 +446,40 @@ def test_progress_reports_drop_non_finite_losses_and_unknown_ids():
 def test_index_answers_every_question_from_the_store(lab_dir, warm, monkeypatch, no_training):
     at = app_test("pages/lab.py")
     assert_no_exception(at)
-    assert "0 answered on this server" in verdict(at)
+    assert "none is answered on this server yet" in verdict(at)
     assert all(f"lab_{qid}" in {p.proto.page for p in at.get("page_link")} for qid in QUESTIONS)
     monkeypatch.setenv("POSVIZ_LAB_WARM_DIR", str(warm[0]))
     clear_caches()
     at = app_test("pages/lab.py")
-    assert f"{len(QUESTIONS)} answered on this server" in verdict(at)
+    assert f"all {len(QUESTIONS)} answered on this server" in verdict(at)
     shown = all_text(at).replace("\\", "")
     assert all(answer.headline(r)[:50] in shown for r in warm[1].values())
+
+
+def test_while_the_first_start_computes_the_pages_say_so_never_0_answered(lab_dir):
+    """With the warm-up computing (here: one study that waits for this test), /lab and the paper
+    checks lead with a verdict saying the answers are being computed, then its progress line."""
+    release = threading.Event()
+    q = QUESTIONS["learned"]
+    study = runs.WarmStudy(
+        q.title, "default", RunStore(lab_dir).run_id(q.id, q.default),
+        question_plan(q.id, q.default), runs._work(lambda job: release.wait(WAIT_S)),
+    )  # fmt: skip
+    warmup = runs.start_warmup(str(lab_dir), [study])
+    try:
+        said = {"pages/lab.py": "being computed now", "pages/lab_papers.py": "computed on"}
+        for page in said:
+            at = app_test(page)
+            assert_no_exception(at)
+            assert said[page] in verdict(at), verdict(at)
+            assert "Computing the stored answers: 0 of 1" in progress_text(at)
+            assert "0 answered" not in all_text(at) and "None of the" not in all_text(at)
+    finally:
+        release.set()
+        warmup.thread.join(WAIT_S)
+        runs._WARMUPS.pop(str(lab_dir), None)
+    at = app_test("pages/lab.py")  # done (nothing stored here): no progress, a plain count
+    assert not progress_text(at) and "none is answered" in verdict(at)
 
 
 def test_paper_checks_page_has_a_card_per_check_and_runs_one(lab_dir):

@@ -184,8 +184,11 @@ def question_page(question_id: str) -> None:
             job = runs.get_job(str(store.root), run_id)
             running = job is not None and not job.finished
             preset = config == question.default
+            queued = not running and runs.warmup_computing(str(store.root), run_id)
+            show_verdict(
+                answer.no_answer(question.id, config, preset=preset, running=running, queued=queued)
+            )
             lab_runs.warmup_notice(run_id)  # the first start's background answers, if running
-            show_verdict(answer.no_answer(question.id, config, preset=preset, running=running))
             lab_runs.run_controls(
                 run_id, plan, store_root=str(store.root), key_prefix=key_prefix,
                 work=runs.question_work(question.id, config),
@@ -215,7 +218,6 @@ def default_results() -> dict[str, LabResult | None]:
 def index_page() -> None:
     """The lab's front page: every question with its stored answer, the paper checks, runs."""
     st.title("Position lab")
-    lab_runs.warmup_notice()  # the first start's background answers, if running
     with waiting("Reading the stored answers…"):
         answers = default_results()
     lab_views.index_answers(answers)

@@ -205,8 +205,11 @@ def watch_table_form(result: LabResult, store: RunStore, *, key_prefix: str) -> 
 
 
 def index_answers(answers: dict[str, LabResult | None]) -> None:
-    """The lab's front page: a count of answers, then each question with its answer."""
-    show_verdict(answer.index_headline(answers))
+    """The lab's front page: a count of answers (while the first start computes them, that it
+    does, with its progress line), then each question with its answer."""
+    computing = runs.warmup_computing(str(RunStore().root))
+    show_verdict(answer.index_headline(answers, computing=computing))
+    lab_runs.warmup_notice()  # the first start's background answers, if running
     for question in QUESTIONS.values():
         with st.container(border=True):
             page_link(page_path(question.id), label=question.title, icon=":material/science:")
@@ -214,7 +217,8 @@ def index_answers(answers: dict[str, LabResult | None]) -> None:
             st.caption("Asked in " + " · ".join(cite(key) for key in question.source_keys))
     with st.container(border=True):
         st.page_link(PAPERS_PAGE, label="Paper checks", icon=":material/fact_check:")
-        st.markdown(safe_md(cards.cards_headline(stored_cards()), max_len=400))
+        line = cards.cards_headline(stored_cards(), computing=computing)
+        st.markdown(safe_md(line, max_len=400))
 
 
 def _show_card(view: cards.CardView, store: RunStore) -> None:
@@ -253,10 +257,10 @@ def _show_card(view: cards.CardView, store: RunStore) -> None:
 def papers_page() -> None:
     """One card per paper check: claim, criterion, published vs this run, outcome."""
     st.title("Paper checks")
-    lab_runs.warmup_notice()  # the first start's background answers, if running
     store = RunStore()
     stored = stored_cards(store=store)
-    show_verdict(cards.cards_headline(stored))
+    show_verdict(cards.cards_headline(stored, computing=runs.warmup_computing(str(store.root))))
+    lab_runs.warmup_notice()  # the first start's background answers, if running
     st.markdown(
         "Published results whose *shape* a CPU lab can test: which curve rises, which arm "
         "fails — never the values (these models are thousands of times smaller). Each check's "

@@ -552,13 +552,31 @@ def caps_text() -> str:
     )
 
 
-def index_headline(answers: dict[str, LabResult | None]) -> str:
-    """The lab's front page in one sentence: how many questions are answered on this server."""
-    done = sum(r is not None for r in answers.values())
-    return (
-        f"{len(answers)} questions about positions that only training can answer, each across a "
-        f"sweep of the settings its verdict could depend on; {done} answered on this server."
+def index_headline(answers: dict[str, LabResult | None], *, computing: bool = False) -> str:
+    """The lab's front page in one sentence: how many questions are answered on this server.
+
+    ``computing``: the first start's warm-up is computing the missing answers now (its progress
+    line follows), so the sentence says so instead of counting nothing ("0 answered").
+    """
+    done, total = sum(r is not None for r in answers.values()), len(answers)
+    lead = (
+        f"{total} questions about positions that only training can answer, each across a sweep "
+        "of the settings its verdict could depend on"
     )
+    if done == total:
+        return f"{lead}; all {total} answered on this server."
+    if computing:
+        so_far = "" if done == 0 else f"{done} of {total} answered so far, "
+        return (
+            f"{lead}; {so_far}the answers are being computed now and each appears below as soon "
+            "as it is stored."
+        )
+    if done == 0:
+        return (
+            f"{lead}; none is answered on this server yet: each question below says how long its "
+            "run takes."
+        )
+    return f"{lead}; {done} of {total} answered on this server."
 
 
 def index_line(question_id: str, result: LabResult | None) -> str:
@@ -579,14 +597,26 @@ def run_facts(result: LabResult, *, stored: bool) -> str:
     )
 
 
-def no_answer(question_id: str, config: LabConfig, *, preset: bool, running: bool) -> str:
-    """What a page says in place of its answer when none is stored for these settings."""
+def no_answer(
+    question_id: str, config: LabConfig, *, preset: bool, running: bool, queued: bool = False
+) -> str:
+    """What a page says in place of its answer when none is stored for these settings.
+
+    ``running``: a run of these settings trains now; ``queued``: the first start's warm-up will
+    compute them (it computes every default answer in turn; its progress line follows).
+    """
     plan = question_plan(question_id, config)
     which = "the preset's settings" if preset else "these settings"
     if running:
         return (
             f"Training {which} now ({plan.models} small models); the answer appears here when "
             "the run ends, and is kept for the next visitor."
+        )
+    if queued:
+        return (
+            f"The answer for {which} is being computed on this server now, with every other "
+            "default answer in turn; it appears here as soon as it is stored (Run moves it "
+            "to the front of the queue)."
         )
     return (
         f"No answer for {which} is stored on this server yet: press Run to train "

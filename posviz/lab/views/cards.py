@@ -117,10 +117,19 @@ def card_view(check_id: str, card: CardResult | None) -> CardView:
     )
 
 
-def cards_headline(cards: dict[str, CardResult]) -> str:
-    """The paper checks in one sentence: how many agree in shape, do not, or are not judged."""
+def cards_headline(cards: dict[str, CardResult], *, computing: bool = False) -> str:
+    """The paper checks in one sentence: how many agree in shape, do not, or are not judged.
+
+    ``computing``: the first start's warm-up is computing the missing checks now (its progress
+    line follows), so the sentence says so instead of offering to run them.
+    """
     total = len(PAPER_CHECKS)
     if not cards:
+        if computing:
+            return (
+                f"The {total} paper checks are being computed on this server now; each card "
+                "below shows its outcome as soon as it is stored."
+            )
         return (
             f"None of the {total} paper checks has run on this server yet: each card below says "
             "what it will test and offers to run it."
@@ -135,7 +144,11 @@ def cards_headline(cards: dict[str, CardResult]) -> str:
         counted[card.verdict] += 1
     parts = [f"{n} {words[v][n != 1]}" for v, n in counted.items() if n]
     missing = total - len(cards)
-    tail = f"; {missing} not run here yet" if missing else ""
+    tail = (
+        f"; {missing} {'being computed now' if computing else 'not run here yet'}"
+        if missing
+        else ""
+    )
     return (
         f"Of {total} published results checked in shape on tiny models: {', '.join(parts)}{tail}."
     )

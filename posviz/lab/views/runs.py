@@ -386,3 +386,15 @@ def get_warmup(store_root: str) -> Warmup | None:
     """The warm-up of ``store_root`` in this process, or None when none was started."""
     with _JOBS_LOCK:
         return _WARMUPS.get(store_root)
+
+
+def warmup_computing(store_root: str, run_id: str | None = None) -> bool:
+    """Whether the first start's warm-up of ``store_root`` is computing answers now: any default
+    answer (``run_id`` None: /lab, the paper checks), or the one of ``run_id``."""
+    warmup = get_warmup(store_root)
+    if warmup is None:
+        return False
+    view = warmup.view()
+    if not view.running:
+        return False
+    return not view.defaults_done if run_id is None else run_id in view.pending
