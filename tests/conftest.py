@@ -130,8 +130,6 @@ REPIN_AFTER_NEW_JUDGING = (
     "test_lab_answers.py::test_rare_rows_are_untrained_rows_not_unseen_lengths",
     "test_lab_answers.py::test_positions_emerge_in_the_causal_decoder_without_any",
     "test_lab_answers.py::test_the_readme_numbers_are_what_the_stored_runs_compute",
-    "test_lab_run.py::test_rare_rows_has_a_table_free_arm_and_computed_reach_odds",
-    "test_lab_run.py::test_unseen_rows_move_exactly_zero_in_every_cell",
 )
 
 

@@ -138,6 +138,8 @@ def test_rare_rows_has_a_table_free_arm_and_computed_reach_odds(rare_rows_small)
 
 @pytest.mark.slow
 def test_unseen_rows_move_exactly_zero_in_every_cell(rare_rows_small) -> None:
+    """Rows past the longest training length get no gradient, so they move exactly 0 — the
+    engine's property, measured; since it cannot fail it is not stated as a control."""
     for inst in rare_rows_small.instances.values():
         if inst.snapshots is None:
             continue
@@ -146,7 +148,7 @@ def test_unseen_rows_move_exactly_zero_in_every_cell(rare_rows_small) -> None:
     for cell in rare_rows_small.cells:
         for arm in ("short", "uniform"):
             assert cell.metrics[arm]["movement_unseen_max"] == (0.0, 0.0, 0.0)
-    assert "moved at most 0 in every cell" in rare_rows_small.answer
+    assert "moved at most 0" not in rare_rows_small.answer
 
 
 def test_row_movement_statistics_are_unit_free_and_exact() -> None:

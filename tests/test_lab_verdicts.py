@@ -315,19 +315,22 @@ def test_metric_labels_say_which_way_is_better_in_words(metric: str) -> None:
 # --------------------------------------------------------------------------- the held-out panel
 
 
-def _judged_cells(q, sweep, metrics_of, judge_fn=judge.judge_pair) -> list[Cell]:
-    """Cells of ``sweep`` judged on synthetic per-seed values (``metrics_of(cell plan)``)."""
+def _judged_cells(q, sweep, metrics_of, judge_fn=judge.judge_pair, status="trained") -> list[Cell]:
+    """Cells of ``sweep`` judged on synthetic per-seed values (``metrics_of(cell plan)``), every
+    arm with training status ``status`` (or ``status(cell plan)``)."""
     labels = {v.id: v.label for v in q.variants}
     out = []
     for plan in sweep_cells(q.arm_specs(), sweep, q.default):
         metrics = metrics_of(plan)
-        ok = dict.fromkeys(metrics, True)
-        cell = judge.CellInput(q, plan.settings[0].key, q.metric, metrics, ok, labels, None)
+        how = status(plan) if callable(status) else status
+        ok = dict.fromkeys(metrics, how == "trained")
+        cell = judge.CellInput(q, plan.settings[0].key, q.metric, metrics, ok, labels, None,
+                               dict.fromkeys(metrics, how))  # fmt: skip
         judged = judge_fn(cell)
         out.append(
             Cell(plan.id, plan.settings, plan.steps, plan.default, plan.instances, metrics, (),
-                 ok, dict.fromkeys(metrics, "trained"), judged.comparisons, judged.ranking,
-                 judged.verdict, dict.fromkeys(metrics, "trained"))
+                 ok, dict.fromkeys(metrics, how), judged.comparisons, judged.ranking,
+                 judged.verdict, dict.fromkeys(metrics, how))
         )  # fmt: skip
     return out
 
@@ -432,3 +435,67 @@ def test_a_control_check_that_cannot_fail_is_dropped_and_said_so() -> None:
     control = next(f for f in strong.findings if f.topic == "The encoder without positions")
     assert control.holds_everywhere and "at or below it" in control.text
     assert "is not used as a check" not in strong.answer
+
+
+def _extrapolating(swap_at: str = ""):
+    """Synthetic extrapolation arms: ALiBi above RoPE above T5 above the sinusoid, each
+    separated by its paired interval; RoPE and ALiBi swap places in the ``swap_at`` panel
+    setting."""
+
+    def metrics_of(plan) -> dict:
+        means = {"alibi": 0.98, "rope": 0.90, "t5": 0.83, "sinusoid": 0.17, "nope": 0.20}
+        if plan.settings[0].key == swap_at:
+            means |= {"alibi": 0.90, "rope": 0.98}
+        width = 0.004
+        out = {"learned": {"accuracy_unseen": (np.nan,) * 3, "accuracy_in_range": (1.0,) * 3}}
+        for arm, mean in means.items():
+            u = tuple(np.clip(mean + np.array([-width, 0.0, width * 1.3]), 0, 1))
+            out[arm] = {"accuracy_in_range": (1.0,) * 3, "accuracy_unseen": u, "retention": u}
+        return out
+
+    return metrics_of
+
+
+def test_a_ranking_is_stated_as_a_tie_unless_separated_in_every_setting() -> None:
+    """ALiBi above RoPE at the preset's settings, RoPE above ALiBi with 3× the learning rate:
+    the two are tied (no single best), while every pair separated the same way in every cell
+    of the preset's task — the sweep's and the panel's — keeps its order."""
+    q = QUESTIONS["extrapolation"]
+    run = judge.judge_extrapolation
+
+    def judged(metrics_of) -> LabResult:
+        default = _result(q, _judged_cells(q, q.sweep, metrics_of, run))
+        return with_panel(default, _result(q, _judged_cells(q, q.panel, metrics_of, run)))
+
+    steady = judged(_extrapolating())
+    best = steady.findings[1]
+    assert best.holds_everywhere and best.keys[steady.default_cell.id] == "top:alibi"
+    assert "ALiBi above RoPE, T5 buckets," in steady.answer
+    assert "stated as tied" not in steady.answer
+    swapped = judged(_extrapolating(swap_at="lr_x3"))
+    best = swapped.findings[1]
+    assert not best.holds_everywhere and best.depends_on == ("panel",)
+    assert "no single best — ALiBi, RoPE each rank first somewhere" in best.text
+    assert "learning rate 0.03 (3× the preset's 0.01): best: RoPE" in best.text
+    assert "ALiBi above T5 buckets," in swapped.answer and "RoPE above T5" in swapped.answer
+    assert "stated as tied: ALiBi and RoPE." in swapped.answer
+
+
+def test_a_dependence_is_named_by_a_cell_that_decides_otherwise() -> None:
+    """An undecided cell (every arm still improving at × ⅓ the learning rate) is not what a
+    finding depends on: the sentence names the nearest cell that decides otherwise (RoPE best at
+    twice the width), with its numbers, and counts the undecided cells."""
+    q = QUESTIONS["extrapolation"]
+    run = judge.judge_extrapolation
+    metrics_of = _extrapolating(swap_at="width_x2")
+
+    def slow_at_lr_third(plan) -> str:
+        return "improving" if plan.settings[0].key == "lr_third" else "trained"
+
+    default = _result(q, _judged_cells(q, q.sweep, metrics_of, run))
+    panel = _judged_cells(q, q.panel, metrics_of, run, status=slow_at_lr_third)
+    both = with_panel(default, _result(q, panel))
+    best = both.findings[1]
+    assert {best.keys[c.id] for c in both.cells} == {"top:alibi", "top:rope", "undecided"}
+    assert "With width 64 (2× the preset's 32): best: RoPE" in best.text  # not lr × ⅓
+    assert "Undecided in 2 more cells" in best.text

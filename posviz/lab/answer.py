@@ -565,14 +565,23 @@ def depends_on(keys: dict[str, str], cells: tuple[Cell, ...]) -> tuple[str, ...]
     return tuple(varying)
 
 
+def undecided_key(key: str) -> bool:
+    """Whether a verdict key says nothing could be decided (untrained arms, a wide interval)."""
+    first = key.split("|")[0]
+    return key == "undefined" or "undecided" in first or first.endswith("unclear")
+
+
 def nearest_other(cells: tuple[Cell, ...], keys: dict[str, str], start: Cell) -> Cell | None:
-    """The cell nearest to ``start`` (fewest settings changed) whose verdict differs."""
+    """The cell nearest to ``start`` (fewest settings changed) whose verdict differs, a decided
+    one first: a cell that decides otherwise is what a finding depends on; one that could not
+    decide (arms still training) is only a cell where it was not checked."""
     others = [c for c in cells if keys[c.id] != keys[start.id]]
     if not others:
         return None
 
-    def distance(c: Cell) -> int:
-        return sum(s.key != start.setting(s.axis).key for s in c.settings)
+    def distance(c: Cell) -> tuple[bool, int]:
+        changed = sum(s.key != start.setting(s.axis).key for s in c.settings)
+        return undecided_key(keys[c.id]), changed
 
     return min(others, key=distance)
 
@@ -600,9 +609,18 @@ def finding(
     names = " and ".join(AXIS_NAMES.get(a, a) for a in axes)
     changed = [s.label for s in other.settings if s.key != default.setting(s.axis).key]
     holds = sum(keys[c.id] == keys[default.id] for c in cells)
+    undecided = sum(
+        undecided_key(k) and k != keys[default.id] and c_id != other.id for c_id, k in keys.items()
+    )
+    rest = (
+        f" Undecided in {undecided} more cell{'s' if undecided > 1 else ''} (arms not trained "
+        "there, or an interval too wide)."
+        if undecided and not undecided_key(keys[other.id])
+        else ""
+    )
     text = (
         f"{topic}: depends on {names} (the preset's verdict holds in {holds} of {len(cells)} "
         f"cells). With the preset's settings: {here.text.rstrip('.')}. With "
-        f"{', '.join(changed)}: {verdicts[other.id].text.rstrip('.')}."
+        f"{', '.join(changed)}: {verdicts[other.id].text.rstrip('.')}.{rest}"
     )
     return Finding(topic, False, axes, text, keys, shorts)

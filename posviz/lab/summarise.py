@@ -10,6 +10,7 @@ from the run (or, for the ``rare_rows`` reach probability, from
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 
 import numpy as np
@@ -185,11 +186,45 @@ def _rank_one_line(found: Finding, cells: tuple[Cell, ...]) -> Finding:
         return found
     labels = {r.arm: r.label for c in cells for r in c.ranking}
     names = ", ".join(labels.get(a, a) for a in tops)
+    rest = found.text.removeprefix(f"{found.topic}: ")
     text = (
-        f"Best on unseen positions: no single best — {names} each rank first somewhere, so they "
-        f"are stated as tied. {found.text}"
+        f"{found.topic}: no single best — {names} each rank first somewhere, so they are stated "
+        f"as tied; {rest}"
     )
     return replace(found, text=text)
+
+
+def order_line(q: Question, cells: tuple[Cell, ...], labels: dict[str, str]) -> str:
+    """Which orderings on unseen positions hold in every cell of the preset's task (sweep and
+    held-out panel): a pair is ordered only where its paired 95% interval separates the two arms
+    the same way in every such cell, both trained there; every other pair is stated as tied."""
+    default = next(c for c in cells if c.default)
+    task = default.setting("task")
+    same = [c for c in cells if c.setting("task").key == task.key]
+    arms = [r.arm for r in default.ranking]
+    if len(arms) < 2:
+        return ""
+    above: dict[str, list[str]] = {}
+    tied = []
+    for a, b in itertools.combinations(arms, 2):
+        outcomes = set()
+        for cell in same:
+            ranked = {r.arm for r in cell.ranking}
+            if a not in ranked or b not in ranked:
+                outcomes.add("left out")
+                break
+            outcomes.add(judge.compare(cell.metrics, a, b, "accuracy_unseen", labels).outcome)
+        if outcomes in ({"a"}, {"b"}):
+            win, lose = (a, b) if outcomes == {"a"} else (b, a)
+            above.setdefault(win, []).append(labels[lose])
+        else:
+            tied.append(f"{labels[a]} and {labels[b]}")
+    ordered = "; ".join(f"{labels[w]} above {', '.join(losers)}" for w, losers in above.items())
+    return (
+        f"Orderings on unseen positions that hold in all {len(same)} cells of {task.label} "
+        f"(every pair's paired 95% interval, both arms trained): {ordered or 'none'}"
+        + (f"; stated as tied: {'; '.join(tied)}." if tied else ".")
+    )
 
 
 def _extrapolation_findings(q: Question, cells: tuple[Cell, ...]) -> list[Finding]:
@@ -335,6 +370,8 @@ def findings_and_answer(
     default = next(c for c in cells if c.default)
     if q.kind == "extrapolation":
         lines.extend(ranking_lines(q, default))
+        if line := order_line(q, cells, labels):
+            lines.append(line)
     if q.kind == "rare_rows":
         lines.extend(rare_rows_lines(q, cells, config))
     dropped = dropped_control_line(q, cells, bounds)
