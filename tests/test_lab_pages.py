@@ -474,6 +474,7 @@ def test_while_the_first_start_computes_the_pages_say_so_never_0_answered(lab_di
             assert said[page] in verdict(at), verdict(at)
             assert "Computing the stored answers: 0 of 1" in progress_text(at)
             assert "0 answered" not in all_text(at) and "None of the" not in all_text(at)
+            assert "Not computed" not in all_text(at)  # each question: being computed, in turn
     finally:
         release.set()
         warmup.thread.join(WAIT_S)

@@ -213,7 +213,8 @@ def index_answers(answers: dict[str, LabResult | None]) -> None:
     for question in QUESTIONS.values():
         with st.container(border=True):
             page_link(page_path(question.id), label=question.title, icon=":material/science:")
-            st.markdown(safe_md(answer.index_line(question.id, answers[question.id]), max_len=900))
+            line = answer.index_line(question.id, answers[question.id], computing=computing)
+            st.markdown(safe_md(line, max_len=900))
             st.caption("Asked in " + " · ".join(cite(key) for key in question.source_keys))
     with st.container(border=True):
         st.page_link(PAPERS_PAGE, label="Paper checks", icon=":material/fact_check:")

@@ -579,11 +579,14 @@ def index_headline(answers: dict[str, LabResult | None], *, computing: bool = Fa
     return f"{lead}; {done} of {total} answered on this server."
 
 
-def index_line(question_id: str, result: LabResult | None) -> str:
-    """One question's line on the front page: its answer, or how long it takes to compute."""
+def index_line(question_id: str, result: LabResult | None, *, computing: bool = False) -> str:
+    """One question's line on the front page: its answer, or how long it takes to compute
+    (``computing``: the first start's warm-up computes it, in turn with the others)."""
     if result is not None:
         return headline(result)
     estimate = question_plan(question_id, question(question_id).default).estimate_text()
+    if computing:
+        return f"Being computed now, in turn with the other answers ({estimate} of training)."
     return f"Not computed on this server yet: training takes {estimate}."
 
 
