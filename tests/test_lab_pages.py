@@ -457,22 +457,35 @@ def test_index_answers_every_question_from_the_store(lab_dir, warm, monkeypatch,
 
 
 def test_while_the_first_start_computes_the_pages_say_so_never_0_answered(lab_dir):
-    """With the warm-up computing (here: one study that waits for this test), /lab and the paper
-    checks lead with a verdict saying the answers are being computed, then its progress line."""
-    release = threading.Event()
-    q = QUESTIONS["learned"]
-    study = runs.WarmStudy(
-        q.title, "default", RunStore(lab_dir).run_id(q.id, q.default),
-        question_plan(q.id, q.default), runs._work(lambda job: release.wait(WAIT_S)),
-    )  # fmt: skip
-    warmup = runs.start_warmup(str(lab_dir), [study])
+    """With the warm-up computing (here: a study that waits for this test, then the learned
+    preset's, queued), /lab, the paper checks and the queued question's page lead with a verdict
+    saying the answers are being computed, then its progress line."""
+    release, store = threading.Event(), RunStore(lab_dir)
+    studies = [
+        runs.WarmStudy(
+            q.title,
+            "default",
+            store.run_id(q.id, q.default),
+            question_plan(q.id, q.default),
+            runs._work(work),
+        )
+        for q, work in (
+            (QUESTIONS["concat"], lambda job: release.wait(WAIT_S)),
+            (QUESTIONS["learned"], lambda job: None),  # queued behind it; stores nothing
+        )
+    ]
+    warmup = runs.start_warmup(str(lab_dir), studies)
     try:
-        said = {"pages/lab.py": "being computed now", "pages/lab_papers.py": "computed on"}
-        for page in said:
+        said = {
+            "pages/lab.py": "being computed now",
+            "pages/lab_papers.py": "computed on this server now",
+            page_path("learned"): "being computed on this server now, with every other",
+        }
+        for page, words in said.items():
             at = app_test(page)
             assert_no_exception(at)
-            assert said[page] in verdict(at), verdict(at)
-            assert "Computing the stored answers: 0 of 1" in progress_text(at)
+            assert words in verdict(at), verdict(at)
+            assert "Computing the stored answers: 0 of 2" in progress_text(at)
             assert "0 answered" not in all_text(at) and "None of the" not in all_text(at)
             assert "Not computed" not in all_text(at)  # each question: being computed, in turn
     finally:
