@@ -129,22 +129,34 @@ def test_the_no_position_control_stays_at_its_exact_ceiling(lab_store) -> None:
 
 def test_concatenation_learns_faster_only_from_a_small_table(lab_store) -> None:
     """Both arms reach accuracy 1; the concatenated table learns faster when the tables start at
-    0.02 and no faster when they start at the token embeddings' scale."""
+    0.02 (both tasks, both budgets) and never faster from the token embeddings' scale: there
+    "same speed" where the interval lies inside ±0.02 (reverse, 3×), else undecided — never a
+    win either way."""
     result = default("concat", lab_store)
     for task in ("reverse", "kback"):
-        assert _cell(result, task=task).verdict.key == "ceiling:b"  # concat faster
-        assert _cell(result, task=task, init="matched").verdict.key == "ceiling:tie"
-    assert result.findings[0].depends_on == ("init",)
+        for budget in ("x1", "x3"):
+            assert _cell(result, task=task, budget=budget).verdict.key == "ceiling:b"
+            matched = _cell(result, task=task, init="matched", budget=budget)
+            assert matched.verdict.key in ("ceiling:tie", "ceiling:unclear")
+    same = _comparison(
+        _cell(result, init="matched", budget="x3"), "train_loss_mean", {"add", "concat"}
+    )
+    assert same.low > -0.02 and same.high < 0.02  # the tie is an equivalence, not a wide interval
+    assert "init" in result.findings[0].depends_on
 
 
 def test_every_layer_is_never_faster(lab_store) -> None:
-    """Re-adding the table before every layer learns no faster in any cell: at the preset's
-    settings there is no difference; where the input-only table is faster (the matched init on
-    reverse) the gap is under 0.01 in mean training loss, and the finding names the setting."""
+    """Re-adding the table before every layer learns faster in no cell of the sweep: at the
+    preset's settings the speed is undecided (the interval reaches past ±0.02, so not "no
+    difference"); where the input-only table is faster (the matched init on reverse) the gap is
+    under 0.01 in mean training loss, and the finding names the setting. (The held-out panel
+    can break "never": tests/test_lab_verdicts.py checks that a finding says so.)"""
     result = default("every_layer", lab_store)
-    assert result.default_cell.verdict.key == "ceiling:tie"
+    assert result.default_cell.verdict.key == "ceiling:unclear"
+    speed = _comparison(result.default_cell, "train_loss_mean", {"every_layer", "input"})
+    assert speed.low < -0.02 or speed.high > 0.02
     for cell in result.cells:
-        assert cell.verdict.key in ("ceiling:tie", "ceiling:b")  # never "every layer faster"
+        assert cell.verdict.key in ("ceiling:tie", "ceiling:unclear", "ceiling:b")  # never ":a"
         if cell.verdict.key == "ceiling:b":
             speed = next(c for c in cell.comparisons if c.metric == "train_loss_mean")
             assert 0 < speed.estimate < 0.01
@@ -172,8 +184,10 @@ def test_extrapolation_ranks_on_unseen_positions_with_the_relative_schemes_train
         assert _cell(result, task="lm", init=init).verdict.key == "undecided"
         assert _cell(result, task="lm", init=init).ranking == ()
     assert "learned table: not defined on unseen positions" in result.answer
-    assert _within(preset.metrics["sinusoid"]["accuracy_unseen"], 0.168)
-    assert set(result.findings[0].depends_on) == {"task", "budget"}
+    assert _within(preset.metrics["sinusoid"]["accuracy_unseen"], 0.178)
+    # the sweep alone: every previous-token cell keeps ALiBi, RoPE and T5 past the training
+    # length; only the character LM (every arm still improving) differs
+    assert result.findings[0].depends_on == ("task",)
 
 
 def test_rare_rows_are_untrained_rows_not_unseen_lengths(lab_store) -> None:
@@ -185,7 +199,14 @@ def test_rare_rows_are_untrained_rows_not_unseen_lengths(lab_store) -> None:
     preset = result.default_cell.metrics
     assert _mean(preset["rope_short"]["accuracy_late"]) >= 0.95
     assert _mean(preset["short"]["accuracy_late"]) <= 0.5
-    assert "1 in 2,581" in result.answer and "moved at most 0 in every cell" in result.answer
+    assert "1 in 2,581" in result.answer
+    assert "moved at most 0" not in result.answer  # never-indexed rows: a check that cannot fail
+    # the short-trained table is still training at 300 steps: its lag is the finding, judged as
+    # it stands, never "left out of its verdict"
+    assert not result.default_cell.converged["short"]
+    short = "learned table, mostly short sequences"
+    assert f"{short} is still training at the preset's budget" in result.answer
+    assert f"left out of its verdict: {short}" not in result.answer
     movement = result.findings[1]  # second: fragile, as expected with a N(0, 1) start
     assert "init" in movement.depends_on and "depends on" in movement.text
 
@@ -228,10 +249,12 @@ def test_the_readme_numbers_are_what_the_stored_runs_compute(lab_store) -> None:
     rows = default("rare_rows", lab_store).default_cell
     uniform = _comparison(rows, "accuracy_late", {"uniform", "short"})
     free = _comparison(rows, "accuracy_late", {"rope_short", "short"})
-    assert abs(uniform.estimate - 0.87) < 0.01 and abs(free.estimate - 0.90) < 0.01
+    assert abs(uniform.estimate - 0.880) < 0.005 and abs(free.estimate - 0.900) < 0.005
     need = default("need_positions", lab_store)
     enc = _comparison(_cell(need, budget="x3"), "loss", {"enc_nope", "enc_learned"})
     dec = _comparison(need.default_cell, "loss", {"dec_nope", "dec_learned"})
-    assert abs(enc.estimate - 0.75) < 0.01 and abs(dec.estimate - 0.17) < 0.01
+    assert abs(enc.estimate - 0.62) < 0.01 and abs(enc.low - 0.34) < 0.01
+    assert abs(dec.estimate - 0.166) < 0.005 and abs(dec.low - 0.153) < 0.005
     ranking = {r.arm: r for r in default("extrapolation", lab_store).default_cell.ranking}
-    assert abs(ranking["alibi"].mean - 0.981) < 0.002 and abs(ranking["rope"].mean - 0.879) < 0.002
+    assert abs(ranking["alibi"].mean - 0.982) < 0.002 and abs(ranking["rope"].mean - 0.881) < 0.002
+    assert abs(ranking["t5"].mean - 0.832) < 0.002 and abs(ranking["sinusoid"].mean - 0.178) < 0.002

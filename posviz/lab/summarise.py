@@ -37,6 +37,9 @@ from posviz.lab.tasks import one_in, reach_probability
 
 #: a control "stays at its bound" unless its 95% interval lies wholly above it.
 BOUND_TEXT = "position-blind ceiling"
+#: arms judged as they stand at each budget, trained or not (``rare_rows``: the short-trained
+#: table's lag at the late rows *is* the finding; :func:`posviz.lab.answer.judge_rare_rows`).
+MEASURED_AS_IT_STANDS = {"rare_rows": ("short",)}
 
 
 def _cells_by_id(cells: tuple[Cell, ...]) -> dict[str, Cell]:
@@ -382,8 +385,16 @@ def findings_and_answer(
     under = [
         f"{labels[a]} ({default.convergence[a]})"
         for a, ok in default.converged.items()
-        if not ok and a != q.control  # the control's line says how it stands to its ceiling
+        # the control's line says how it stands to its ceiling; a measured arm is judged as
+        # it stands at each budget (its lag is the finding), so it is not "left out"
+        if not ok and a != q.control and a not in MEASURED_AS_IT_STANDS.get(q.kind, ())
     ]
+    lines.extend(
+        f"{labels[a]} is still training at the preset's budget ({default.convergence[a]}): how "
+        "far its rows got by then is what this question measures, so it is judged as it stands."
+        for a in MEASURED_AS_IT_STANDS.get(q.kind, ())
+        if a in default.converged and not default.converged[a]
+    )
     if under:
         lines.append(
             "Not trained with the preset's settings, left out of its verdict: "
@@ -414,7 +425,7 @@ def longest_budget_lines(q: Question, cells: tuple[Cell, ...], labels: dict[str,
         "default answer computes within the first start's few minutes on 2 cores; it is left "
         "out of the verdicts, never counted."
         for arm, ok in longest.converged.items()
-        if not ok and arm != q.control
+        if not ok and arm != q.control and arm not in MEASURED_AS_IT_STANDS.get(q.kind, ())
     ]
 
 
