@@ -86,4 +86,4 @@ USER posviz
 EXPOSE 8501
 HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=3 \
     CMD ["python3", "-c", "import sys, urllib.request as u; sys.exit(u.urlopen('http://127.0.0.1:8501/_stcore/health', timeout=4).read() != b'ok')"]
-CMD ["streamlit", "run", "app.py", "--server.port=8501", "--server.address=0.0.0.0"]
+CMD ["python", "-m", "posviz.ui.launch", "run", "app.py", "--server.port=8501", "--server.address=0.0.0.0"]

@@ -39,9 +39,10 @@ def app_dir() -> Path:
 
 
 def streamlit_command(*, host: str, port: int, extra: list[str]) -> list[str]:
-    """``python -m streamlit run <app.py>`` bound to ``host:port``, with ``extra`` appended."""
+    """``python -m posviz.ui.launch run <app.py>`` (``streamlit run`` with the first visitor's
+    deep link fixed, :mod:`posviz.ui.launch`) bound to ``host:port``, with ``extra`` appended."""
     return [
-        sys.executable, "-m", "streamlit", "run", str(app_dir() / "app.py"),
+        sys.executable, "-m", "posviz.ui.launch", "run", str(app_dir() / "app.py"),
         "--server.address", host, "--server.port", str(port), "--server.headless", "true",
         *extra,
     ]  # fmt: skip

@@ -12,5 +12,5 @@
 # read them from the store). POSVIZ_LAB_WARMUP=0 turns that off.
 source "$(dirname "$0")/_venv.sh" requirements.txt
 export POSVIZ_LAB_WARMUP="${POSVIZ_LAB_WARMUP:-1}"
-exec .venv/bin/python -m streamlit run app.py \
+exec .venv/bin/python -m posviz.ui.launch run app.py \
   --server.address "${POSVIZ_ADDRESS:-127.0.0.1}" --server.port "${PORT:-8501}" "$@"

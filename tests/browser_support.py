@@ -70,7 +70,7 @@ def start_streamlit_server(
     command = [
         sys.executable,
         "-m",
-        "streamlit",
+        "posviz.ui.launch",  # ``streamlit run`` as every start command of the project runs it
         "run",
         str(app_path),
         "--server.port",

@@ -32,6 +32,15 @@ def test_without_the_patch_a_fresh_server_starts_in_pages_directory_mode(monkeyp
     assert pages_manager.PagesManager.uses_pages_directory is True
 
 
+def test_the_launcher_leaves_the_mode_before_the_first_session(monkeypatch):
+    """What ``python -m posviz.ui.launch`` does before Streamlit starts: the first session's
+    page manager then keeps the mode off (it only decides when the flag is still unset)."""
+    monkeypatch.setattr(pages_manager.PagesManager, "uses_pages_directory", None)
+    compat.leave_pages_directory_mode()
+    pages_manager.PagesManager(str(ROOT / "app.py"))
+    assert pages_manager.PagesManager.uses_pages_directory is False
+
+
 def test_route_through_app_does_nothing_outside_a_server(monkeypatch):
     monkeypatch.setattr(pages_manager.PagesManager, "uses_pages_directory", True)
     compat.route_through_app()  # no runtime: no rerun, flag left as is

@@ -141,16 +141,10 @@ def test_run_progress_result_and_reload(servers, browser):
         page.close()
 
 
-@pytest.mark.xfail(
-    reason="open defect: Streamlit (1.67) starts a process in its old pages/-directory mode "
-    "(pages/ sits next to app.py) until a script run calls st.navigation; the first script run "
-    "of a fresh server, on a page that has no script in pages/ (a generated lab page), sends "
-    "'Page not found' before app.py runs, and its modal dialog makes the page inert until closed "
-    "(posviz.ui.compat.route_through_app reroutes the run, but only after the message). Needs "
-    "pages/ renamed or a launcher that clears the flag before the first session",
-    strict=True,
-)
 def test_a_fresh_servers_first_visitor_on_a_lab_link_gets_no_page_not_found_dialog(servers):
+    """Streamlit starts a process in its old pages/-folder mode; the project's launcher
+    (posviz.ui.launch, used by every start command and by these servers) turns it off, so the
+    very first visitor on a generated lab page gets no blocking "Page not found" dialog."""
     assert FIRST_VISIT_DIALOG == {"light": False, "dark": False}
 
 

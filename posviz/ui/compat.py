@@ -8,7 +8,8 @@ when an upgrade no longer needs or allows it (``tests/test_compat.py``).
    router: an auto-generated sidebar and no wide layout. No public option turns the old mode off
    (renaming ``pages/`` would, at the cost of every page's path). Every page imports
    ``posviz.ui``, whose import calls :func:`route_through_app`: it clears the flag and reruns, and
-   the rerun goes through ``app.py`` like any other. A page generated without a script (a lab
+   the rerun goes through ``app.py`` (the project's start commands clear the flag first:
+   :mod:`posviz.ui.launch`). A page generated without a script (a lab
    study's, ``posviz.ui.routes``) is unknown to the old mode, which runs ``app.py`` as its main
    page instead, so the rerun names the page the link asked for (``RerunData``'s page name and
    hash, as the browser sent them), not the page that ran.
@@ -73,6 +74,11 @@ def make_altair_setters_thread_safe() -> None:
         return
     setter.__get__ = _bound_get
     setter._posviz_thread_safe = True
+
+
+def leave_pages_directory_mode() -> None:
+    """Old ``pages/`` mode off before any session (:mod:`posviz.ui.launch`; as after st.navigation)."""
+    PagesManager.uses_pages_directory = False
 
 
 def route_through_app() -> None:

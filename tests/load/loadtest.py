@@ -300,7 +300,7 @@ def free_port() -> int:
 
 def start_app(port: int, env: dict[str, str]) -> subprocess.Popen:
     """``streamlit run app.py`` on ``127.0.0.1:port`` (not waited for)."""
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+    cmd = [sys.executable, "-m", "posviz.ui.launch", "run", "app.py", "--server.port", str(port),
            "--server.address", "127.0.0.1", "--server.headless", "true",
            "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"]  # fmt: skip
     return subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, **env},
