@@ -183,7 +183,7 @@ def test_run_app_script_binds_loopback_unless_told_otherwise(tmp_path, env, addr
         check=True,
     )
     args = out.stdout.split("\n")
-    assert args[:3] == ["-m", "streamlit", "run"]
+    assert args[:3] == ["-m", "posviz.ui.launch", "run"]
     assert args[args.index("--server.address") + 1] == address
     header = (ROOT / "scripts/run-app.sh").read_text()
     assert "POSVIZ_ADDRESS=0.0.0.0" in header and "POSVIZ_ALLOW_LOCAL_PATHS=1" in header

@@ -152,7 +152,7 @@ def test_serve_finds_the_checkout_and_binds_loopback_by_default(monkeypatch):
     monkeypatch.setattr(serve.os, "execv", lambda exe, argv: seen.setdefault("argv", argv))
     serve.main(["--port", "8599", "--", "--server.maxUploadSize", "5"])
     argv = seen["argv"]
-    assert argv[1:4] == ["-m", "streamlit", "run"] and argv[4] == str(ROOT / "app.py")
+    assert argv[1:4] == ["-m", "posviz.ui.launch", "run"] and argv[4] == str(ROOT / "app.py")
     assert argv[argv.index("--server.address") + 1] == "127.0.0.1"
     assert argv[argv.index("--server.port") + 1] == "8599"
     assert argv[-2:] == ["--server.maxUploadSize", "5"]
