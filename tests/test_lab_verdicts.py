@@ -499,3 +499,25 @@ def test_a_dependence_is_named_by_a_cell_that_decides_otherwise() -> None:
     assert {best.keys[c.id] for c in both.cells} == {"top:alibi", "top:rope", "undecided"}
     assert "With width 64 (2× the preset's 32): best: RoPE" in best.text  # not lr × ⅓
     assert "Undecided in 2 more cells" in best.text
+
+
+def test_every_verdict_that_differs_is_named_with_its_numbers() -> None:
+    """The sinusoid wins with 3× the learning rate, the two tie at twice the width: the finding
+    names both settings with their numbers, not only the nearest one (a flip the other way
+    must not hide behind a tie)."""
+    q = QUESTIONS["learned"]
+
+    def two_ways(plan) -> dict:
+        if plan.settings[0].key == "lr_x3":
+            return _pair((0.70, 0.71, 0.69, 0.70, 0.72), (0.90, 0.91, 0.89, 0.90, 0.92))
+        if plan.settings[0].key == "width_x2":
+            return _pair((0.900, 0.901, 0.899, 0.900, 0.902), (0.901, 0.900, 0.900, 0.899, 0.901))
+        return _learned_wins(plan)
+
+    default = _result(q, _judged_cells(q, q.sweep, _learned_wins))
+    main = with_panel(default, _result(q, _judged_cells(q, q.panel, two_ways))).findings[0]
+    assert {main.keys[c] for c in main.keys} == {"a", "b", "tie"}
+    assert "With learning rate 0.03 (3× the preset's 0.01): fixed sinusoid: higher" in main.text
+    assert "With width 64 (2× the preset's 32): learned table vs fixed sinusoid: no difference" in (
+        main.text
+    )

@@ -607,8 +607,17 @@ def finding(
         return Finding(topic, True, (), text, keys, shorts)
     other = nearest_other(cells, keys, default)
     names = " and ".join(AXIS_NAMES.get(a, a) for a in axes)
-    changed = [s.label for s in other.settings if s.key != default.setting(s.axis).key]
     holds = sum(keys[c.id] == keys[default.id] for c in cells)
+    # every other decided verdict, each at its nearest cell (a dependence that flips the verdict
+    # the other way must not hide behind the first one named)
+    shown = [other]
+    for key in dict.fromkeys(keys[c.id] for c in cells):
+        if key in (keys[default.id], keys[other.id]) or undecided_key(key):
+            continue
+        near = nearest_other(cells, {c.id: keys[c.id] if keys[c.id] == key else keys[default.id]
+                                     for c in cells}, default)  # fmt: skip
+        if near is not None:
+            shown.append(near)
     undecided = sum(
         undecided_key(k) and k != keys[default.id] and c_id != other.id for c_id, k in keys.items()
     )
@@ -618,9 +627,15 @@ def finding(
         if undecided and not undecided_key(keys[other.id])
         else ""
     )
+
+    def at(cell: Cell) -> str:
+        changed = [s.label for s in cell.settings if s.key != default.setting(s.axis).key]
+        return f" With {', '.join(changed)}: {verdicts[cell.id].text.rstrip('.')}."
+
     text = (
         f"{topic}: depends on {names} (the preset's verdict holds in {holds} of {len(cells)} "
-        f"cells). With the preset's settings: {here.text.rstrip('.')}. With "
-        f"{', '.join(changed)}: {verdicts[other.id].text.rstrip('.')}.{rest}"
+        f"cells). With the preset's settings: {here.text.rstrip('.')}."
+        + "".join(at(c) for c in shown)
+        + rest
     )
     return Finding(topic, False, axes, text, keys, shorts)
