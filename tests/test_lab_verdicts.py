@@ -521,3 +521,22 @@ def test_every_verdict_that_differs_is_named_with_its_numbers() -> None:
     assert "With width 64 (2× the preset's 32): learned table vs fixed sinusoid: no difference" in (
         main.text
     )
+
+
+def test_a_verdict_undecided_somewhere_is_not_said_to_depend_on_it() -> None:
+    """With 3× the learning rate the learned table collapses (undecided there); no cell decides
+    otherwise, so the verdict is stated as the same wherever it is decided, with the count, and
+    never as holding everywhere."""
+    q = QUESTIONS["learned"]
+
+    def collapsed_at_lr_x3(plan) -> str:
+        return "collapsed" if plan.settings[0].key == "lr_x3" else "trained"
+
+    default = _result(q, _judged_cells(q, q.sweep, _learned_wins))
+    panel = _judged_cells(q, q.panel, _learned_wins, status=collapsed_at_lr_x3)
+    main = with_panel(default, _result(q, panel)).findings[0]
+    assert not main.holds_everywhere and main.depends_on == ("panel",)
+    n = len(default.cells) + len(panel)
+    assert f"the same in every cell where it is decided ({n - 2} of {n} cells" in main.text
+    assert "learning rate 0.03 (3× the preset's 0.01): undecided" in main.text
+    assert "collapsed" in main.text and "depends on" not in main.text

@@ -608,6 +608,16 @@ def finding(
     other = nearest_other(cells, keys, default)
     names = " and ".join(AXIS_NAMES.get(a, a) for a in axes)
     holds = sum(keys[c.id] == keys[default.id] for c in cells)
+    if undecided_key(keys[other.id]) and not undecided_key(keys[default.id]):
+        # no cell decides otherwise: the verdict stands wherever it could be checked
+        changed = [s.label for s in other.settings if s.key != default.setting(s.axis).key]
+        text = (
+            f"{topic}: {here.text.rstrip('.')} — the same in every cell where it is decided "
+            f"({holds} of {len(cells)} cells {where}); not decided in the other "
+            f"{len(cells) - holds}, e.g. with {', '.join(changed)}: "
+            f"{verdicts[other.id].text.rstrip('.')}."
+        )
+        return Finding(topic, False, axes, text, keys, shorts)
     # every other decided verdict, each at its nearest cell (a dependence that flips the verdict
     # the other way must not hide behind the first one named)
     shown = [other]
