@@ -534,9 +534,13 @@ def test_a_verdict_undecided_somewhere_is_not_said_to_depend_on_it() -> None:
 
     default = _result(q, _judged_cells(q, q.sweep, _learned_wins))
     panel = _judged_cells(q, q.panel, _learned_wins, status=collapsed_at_lr_x3)
-    main = with_panel(default, _result(q, panel)).findings[0]
+    both = with_panel(default, _result(q, panel))
+    main = both.findings[0]
     assert not main.holds_everywhere and main.depends_on == ("panel",)
     n = len(default.cells) + len(panel)
+    headline = answer_views.headline(both)  # the page's first lines say the same
+    assert not headline.startswith("It depends") and "learned table" in headline
+    assert f"in every setting where it is decided ({n - 2} of {n})" in headline
     assert f"the same in every cell where it is decided ({n - 2} of {n} cells" in main.text
     assert "learning rate 0.03 (3× the preset's 0.01): undecided" in main.text
     assert "collapsed" in main.text and "depends on" not in main.text

@@ -18,7 +18,7 @@ from pandas.io.formats.style import Styler
 from posviz.analysis.evidence import spread
 from posviz.encodings.families import family, lab_mechanism
 from posviz.lab import metrics as m
-from posviz.lab.answer import AXIS_NAMES, CEILING, HOLDS, nearest_other
+from posviz.lab.answer import AXIS_NAMES, CEILING, HOLDS, nearest_other, undecided_key
 from posviz.lab.config import MAX_BATCH, MAX_SEEDS, LabConfig
 from posviz.lab.presets import Question, question
 from posviz.lab.results import Cell, Comparison, Finding, LabResult, summary_frame
@@ -266,9 +266,21 @@ def plain_answer(result: LabResult) -> str:
     else:
         text = _need_positions_plain(cell)
     main = result.findings[0]
-    if not main.holds_everywhere:
+    if not main.holds_everywhere and not _undecided_elsewhere(result):
         text = f"It depends on {_names([AXIS_NAMES.get(a, a) for a in main.depends_on])}."
     return _capital(text)
+
+
+def _undecided_elsewhere(result: LabResult) -> bool:
+    """Whether the preset's verdict differs only where nothing could be decided (no cell
+    decides otherwise: the answer stands wherever it was checked)."""
+    main, default = result.findings[0], result.default_cell
+    other = nearest_other(result.cells, main.keys, default)
+    return (
+        other is not None
+        and undecided_key(main.keys[other.id])
+        and not undecided_key(main.keys[default.id])
+    )
 
 
 def headline(result: LabResult) -> str:
@@ -287,6 +299,12 @@ def _detail(result: LabResult) -> str:
     other = nearest_other(cells, main.keys, default)
     changed = [s.label for s in other.settings if s.key != default.setting(s.axis).key]
     axes = _names([AXIS_NAMES.get(a, a) for a in main.depends_on])
+    if _undecided_elsewhere(result):
+        holds = sum(k == main.keys[default.id] for k in main.keys.values())
+        return (
+            f"{_capital(here)} — in every setting where it is decided ({holds} of {len(cells)}); "
+            f"not decided in the other {len(cells) - holds}, e.g. with {_names(changed)}."
+        )
     if all(_at_ceiling(c) for c in cells):  # accuracy cannot decide anywhere: say so once
         return (
             f"Both reach held-out accuracy ≥ {CEILING:.2f} in all {len(cells)} settings, so "
