@@ -35,4 +35,10 @@ echo "ruff (lint + format) and import-linter (layers) ..."
   echo "Lint, format or layering failed: run '.venv/bin/ruff check .', '.venv/bin/ruff format .' and '.venv/bin/lint-imports'." >&2
   exit 1
 }
-exec .venv/bin/python -m pytest "${tier[@]}" "$@"
+# Two workers (pytest-xdist), a test file per worker at a time (its module fixtures, such as a
+# browser's servers, start once): most tests wait on a server, a browser or one training thread,
+# so two at once use both cores. POSVIZ_TEST_WORKERS=0 runs everything in this process.
+workers="${POSVIZ_TEST_WORKERS:-2}"
+parallel=()
+if [ "$workers" != "0" ]; then parallel=(-n "$workers" --dist loadfile); fi
+exec .venv/bin/python -m pytest "${parallel[@]}" "${tier[@]}" "$@"

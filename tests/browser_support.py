@@ -241,13 +241,16 @@ def chromium() -> Iterator:
 
 
 @contextlib.contextmanager
-def streamlit_servers(env: dict[str, str] | None = None) -> Iterator[dict[str, str]]:
-    """The app served twice, ``{"light": url, "dark": url}`` (Streamlit's dark theme), with
-    ``env``; both stopped afterwards."""
+def streamlit_servers(
+    env: dict[str, str] | None = None, themes: tuple[str, ...] = ("light", "dark")
+) -> Iterator[dict[str, str]]:
+    """The app served once per theme, ``{"light": url, "dark": url}`` (Streamlit's dark theme),
+    with ``env``; all stopped afterwards."""
     started: list[subprocess.Popen] = []
     try:
         urls = {}
-        for theme, extra in (("light", {}), ("dark", {"STREAMLIT_THEME_BASE": "dark"})):
+        for theme in themes:
+            extra = {"STREAMLIT_THEME_BASE": "dark"} if theme == "dark" else {}
             urls[theme], process = start_streamlit_server(env={**(env or {}), **extra})
             started.append(process)
         yield urls
