@@ -389,8 +389,14 @@ def data_files(data: Any, *, stem: str) -> list[ExportFile]:
     """The matrix or vector behind a chart as CSV, ``.npy`` and Embedding Projector TSV.
 
     A file ``data`` is too big or not numeric for is offered disabled, saying why. The files hold
-    big arrays only weakly (:class:`HeldData`): the menu runs later, in another thread.
+    big arrays only weakly (:class:`HeldData`): the menu runs later, in another thread. A tidy
+    table with text columns (a chart's rows: series names beside their numbers) is offered as
+    that table's CSV; the matrix formats are then disabled, saying so.
     """
+    if isinstance(data, pd.DataFrame) and not all(
+        pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t) for t in data.dtypes
+    ):
+        return _table_files(data, stem=stem)
     array = np.asarray(data)
     names = column_names(data) if array.ndim == 2 else None
     problem = text_export_problem(array)
@@ -430,5 +436,38 @@ def data_files(data: Any, *, stem: str) -> list[ExportFile]:
             lambda: projector_metadata(rows),
             problem or "… and their labels (position, segment) to colour points by.",
             disabled=text_off,
+        ),
+    ]
+
+
+def table_csv(frame: pd.DataFrame) -> bytes:
+    """A tidy table (one row per mark, text and number columns) as CSV with its own header."""
+    if frame.size > MAX_TEXT_CELLS:
+        raise ValueError(
+            f"{frame.shape[0]}×{frame.shape[1]} cells is more than the {MAX_TEXT_CELLS:,} offered "
+            "as text."
+        )
+    return frame.to_csv(index=False, float_format="%.7g").encode("utf-8")
+
+
+def _table_files(frame: pd.DataFrame, *, stem: str) -> list[ExportFile]:
+    why = "A table of text and number columns: its CSV holds every column; no matrix formats."
+    too_big = frame.size > MAX_TEXT_CELLS
+    return [
+        ExportFile(
+            "csv",
+            "CSV",
+            f"{stem}.csv",
+            lambda: table_csv(frame),
+            "One row per mark of the chart, with the chart's own column names.",
+            disabled=too_big,
+        ),
+        *(
+            ExportFile(kind, label, f"{stem}{ext}", lambda: b"", why, disabled=True)
+            for kind, label, ext in (
+                ("npy", ".npy", ".npy"),
+                ("tsv", "Projector vectors", ".vectors.tsv"),
+                ("meta", "Projector metadata", ".metadata.tsv"),
+            )
         ),
     ]

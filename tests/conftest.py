@@ -13,6 +13,10 @@ ROOT = Path(__file__).resolve().parents[1]
 # fails fast instead of hanging on a closed network.
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# huggingface_hub freezes HF_HUB_OFFLINE into its constants when first imported: imported here,
+# before any test sets it for itself, so an offline test cannot leave every later hub test of its
+# process (an xdist worker) offline.
+import huggingface_hub.constants  # noqa: E402, F401
 
 
 def app_test(

@@ -321,11 +321,18 @@ def test_every_chart_of_every_page_exports(monkeypatch):
         assert export.chart_png(chart, scale=1).startswith(PNG_MAGIC), key
         assert export.chart_svg(chart).lstrip().startswith(b"<svg"), key
         assert json.loads(export.chart_json(chart)), key
-        if data is not None:
-            assert np.load(io.BytesIO(export.matrix_npy(data))).shape == np.shape(data), key
-            if export.text_export_problem(data) is None:
-                assert export.matrix_csv(data).startswith(b"position,"), key
-                assert export.projector_vectors(data), key
+        if data is None:
+            continue
+        files = {f.kind: f for f in export.data_files(data, stem="x")}
+        offered_files = [f for f in files.values() if not f.disabled]
+        assert offered_files, f"{key}: the data behind the chart cannot be downloaded at all"
+        for f in offered_files:  # every enabled button gives its file, as a click would
+            assert f.make(), (key, f.kind)
+        if not files["npy"].disabled:
+            npy = files["npy"].make()
+            assert np.load(io.BytesIO(npy)).shape == np.shape(data), key
+        if not files["csv"].disabled and export.text_export_problem(data) is None:
+            assert files["csv"].make().startswith(b"position,"), key
 
 
 def test_csv_header_names_the_real_dimensions_of_a_figure():
@@ -339,6 +346,21 @@ def test_csv_header_names_the_real_dimensions_of_a_figure():
     assert again.splitlines()[0] == "position,dim 0,dim 64,dim 510"  # what the menu does
     with pytest.raises(ValueError, match="2 column names for 3 columns"):
         export.matrix_csv(np.eye(3), columns=["a", "b"])
+
+
+def test_a_tidy_table_with_text_columns_exports_its_own_csv_not_a_broken_npy():
+    """A chart's rows (series names beside numbers): the CSV keeps every column; the matrix
+    formats are offered disabled with the reason, never as a button that fails when clicked."""
+    import pandas as pd
+
+    frame = pd.DataFrame({"x": [1.0, 2.0], "series": ["trained", "control"], "value": [0.5, 0.25]})
+    files = {f.kind: f for f in export.data_files(frame, stem="usage")}
+    assert files["csv"].make().decode().splitlines() == [
+        "x,series,value",
+        "1,trained,0.5",
+        "2,control,0.25",
+    ]
+    assert all(files[k].disabled and "text" in files[k].help for k in ("npy", "tsv", "meta"))
 
 
 def test_csv_header_keeps_names_outside_latin_1():
