@@ -258,20 +258,35 @@ def test_with_one_job_slot_an_empty_cache_is_filled_without_nesting_slots(
 ) -> None:
     """Hosted runs one heavy job at a time: the one-time dequantisation takes its own slot
     before the forward passes take theirs (a slot requested while holding the only one would
-    wait forever). From an empty HF_HOME this runs everything once (about 30-90 s)."""
+    wait forever). From an empty HF_HOME the real dequantisation runs (about half a minute); the
+    forward passes are replaced by a stand-in that proves it was reached inside its own slot."""
     pytest.importorskip("gguf")
     import threading
 
-    from posviz.analysis.inside_models import inside_results
+    from posviz import jobs
+    from posviz.analysis import inside_models
+
+    class Reached(Exception):
+        pass
+
+    def forward_passes(_progress):
+        assert jobs.running() == 1  # its own slot, the dequantisation's given back
+        raise Reached
 
     monkeypatch.setenv("POSVIZ_MAX_JOBS", "1")
     monkeypatch.setenv("HF_HOME", str(tmp_path))
-    done: list[object] = []
-    worker = threading.Thread(
-        target=lambda: done.append(inside_results("smollm2", root=tmp_path / "inside")),
-        daemon=True,
-    )
+    monkeypatch.setitem(inside_models._COMPUTE, "smollm2", forward_passes)
+    done: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            inside_models.inside_results("smollm2", root=tmp_path / "inside")
+        except BaseException as exc:  # handed to the test thread
+            done.append(exc)
+
+    worker = threading.Thread(target=run, daemon=True)
     worker.start()
     worker.join(540)
     assert done, "the computation did not finish: nested job slots?"
+    assert isinstance(done[0], Reached), done[0]
     assert cached_dequantised(models.SMOLLM2.sha256) is not None
