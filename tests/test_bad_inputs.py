@@ -39,18 +39,12 @@ HOSTILE_IDS: dict[str, str] = {
 PAGES = all_pages()
 
 
-@pytest.fixture(scope="module")
-def private_hf_home(tmp_path_factory):
-    """One private HF cache for the module (nothing hostile can be cached: the hub is offline),
-    so a page's cold start (the inside-models page: minutes) is paid once, not per test."""
-    return tmp_path_factory.mktemp("hf")
-
-
 @pytest.fixture(autouse=True)
-def offline(monkeypatch, private_hf_home):
-    """No network, and a private HF cache: hub ids must fail fast with a message."""
+def offline(monkeypatch):
+    """No network: hub ids must fail fast with a message. The HF cache is the machine's own
+    (offline, nothing hostile can be written to it), so the inside-models page's one-time
+    computation is shared with every other test instead of paid again here."""
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_HOME", str(private_hf_home))
 
 
 @functools.cache

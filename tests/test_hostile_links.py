@@ -236,26 +236,16 @@ def page_hostile_targets(at) -> list[tuple[str, str]]:
     return found
 
 
-@pytest.fixture(scope="module")
-def private_hf_home(tmp_path_factory):
-    """One private HF cache for the module's page tests (the hub is offline: nothing hostile is
-    cached), so a page's cold start (the inside-models page) is paid once."""
-    return tmp_path_factory.mktemp("hf")
-
-
 def _messages(at) -> list[str]:
     return [m.value for kind in ("error", "warning", "info") for m in getattr(at, kind)]
 
 
 @pytest.mark.parametrize("spec", _pages(), ids=lambda spec: spec.url_path)
-def test_a_bad_link_gets_a_message_and_renders_no_link_or_image(
-    spec, monkeypatch, tmp_path, private_hf_home
-):
+def test_a_bad_link_gets_a_message_and_renders_no_link_or_image(spec, monkeypatch, tmp_path):
     """Every parameter of the page set to one value that no parameter accepts as it is: the page
     runs to its title, says which link parameter it ignored (or cut), and shows nothing of the
     value as a link or an image. A page without parameters (home) ignores an unknown one."""
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_HOME", str(private_hf_home))
     monkeypatch.setenv("POSVIZ_LAB_DIR", str(tmp_path / "lab"))
     keys = _url_keys(spec.key)
     query = dict.fromkeys(keys or ("unknown_param",), REPRESENTATIVE)
@@ -297,7 +287,7 @@ def _file_name_cases():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("spec", _file_name_cases())
-def test_hostile_file_names_render_no_link_or_image(spec, monkeypatch, tmp_path, private_hf_home):
+def test_hostile_file_names_render_no_link_or_image(spec, monkeypatch, tmp_path):
     """A table whose file name is a link: every page that shows a table's label shows it inert.
     Three rows, so pages that need more (probing) or a patch grid (ViT) quote the label in an error.
     """
@@ -305,7 +295,6 @@ def test_hostile_file_names_render_no_link_or_image(spec, monkeypatch, tmp_path,
     if not sources:
         pytest.skip(f"{spec.url_path} picks no table")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_HOME", str(private_hf_home))
     table = np.arange(12, dtype=np.float32).reshape(3, 4)
     for name in HOSTILE_FILE_NAMES:
         np.save(tmp_path / name, table)

@@ -85,7 +85,6 @@ def _server(tmp: Path) -> tuple[str, object]:
     env = {
         "POSVIZ_HOSTED": "1",
         "HF_HUB_OFFLINE": "1",
-        "HF_HOME": str(tmp / "hf"),
         "POSVIZ_LAB_DIR": str(tmp / "lab"),
     }
     return start_streamlit_server(env=env, timeout=120)
