@@ -77,7 +77,7 @@ def make_altair_setters_thread_safe() -> None:
 
 
 def leave_pages_directory_mode() -> None:
-    """Old ``pages/`` mode off before any session (:mod:`posviz.ui.launch`; as after st.navigation)."""
+    """Old ``pages/`` mode off before any session (:mod:`posviz.ui.launch`)."""
     PagesManager.uses_pages_directory = False
 
 
