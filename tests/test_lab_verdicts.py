@@ -544,3 +544,7 @@ def test_a_verdict_undecided_somewhere_is_not_said_to_depend_on_it() -> None:
     assert f"the same in every cell where it is decided ({n - 2} of {n} cells" in main.text
     assert "learning rate 0.03 (3× the preset's 0.01): undecided" in main.text
     assert "collapsed" in main.text and "depends on" not in main.text
+    # its short line (as every finding after the first is shown) says the same, not "depends on"
+    line = answer_views._finding_line(main, both)
+    assert f"in every setting where it is decided ({n - 2} of {n})" in line
+    assert "depends on" not in line

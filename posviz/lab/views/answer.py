@@ -323,6 +323,13 @@ def _finding_line(finding: Finding, result: LabResult) -> str:
     if finding.holds_everywhere:
         return f"{_capital(finding.topic)}: {here} in all {n} settings."
     holds = sum(key == finding.keys[default] for key in finding.keys.values())
+    other = nearest_other(result.cells, finding.keys, result.default_cell)
+    if undecided_key(finding.keys[other.id]) and not undecided_key(finding.keys[default]):
+        # only cells that could not decide differ: no setting changes the verdict
+        return (
+            f"{_capital(finding.topic)}: {here} in every setting where it is decided "
+            f"({holds} of {n}); not decided in the other {n - holds}."
+        )
     axes = _names([AXIS_NAMES.get(a, a) for a in finding.depends_on])
     return (
         f"{_capital(finding.topic)}: {here} with the preset's settings, in {holds} of {n}; "
