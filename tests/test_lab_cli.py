@@ -94,6 +94,15 @@ def test_warm_stores_every_default_answer_then_its_panel(tmp_path: Path, monkeyp
     again = io.StringIO()
     assert main(["warm", "--store", str(tmp_path)], out=again) == 0  # stored: no training
     assert again.getvalue().split()[1] == ids[0]
+    # `run --panel` judges with the stored panel: the grid has its held-out rows, verdict first
+    target = tmp_path / "with_panel.json"
+    argv = ["run", "concat", "--panel", "--store", str(tmp_path), "--json", str(target)]
+    assert main(argv, out=io.StringIO()) == 0
+    sweep = json.loads(target.read_text(encoding="utf-8"))["sweep"]
+    assert list(sweep[0])[:2] == ["verdict", "under-trained"] and "held out" in sweep[0]
+    held_out = {row["held out"] for row in sweep}
+    assert len(held_out) == 1 + len(QUESTIONS["concat"].panel_settings), held_out
+    assert len(RunStore(tmp_path).list()) == 2  # loaded, nothing trained again
 
 
 def test_a_budget_past_the_servers_cap_names_the_sweeps_factor(tmp_path: Path, capsys) -> None:

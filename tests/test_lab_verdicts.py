@@ -548,3 +548,14 @@ def test_a_verdict_undecided_somewhere_is_not_said_to_depend_on_it() -> None:
     line = answer_views._finding_line(main, both)
     assert f"in every setting where it is decided ({n - 2} of {n})" in line
     assert "depends on" not in line
+
+
+def test_the_sweep_grid_puts_the_verdicts_first_and_the_settings_last() -> None:
+    """A narrow screen cuts a table's right side: the findings' verdicts lead, settings follow."""
+    q = QUESTIONS["learned"]
+    result = _result(q, _judged_cells(q, q.sweep, _learned_wins))
+    columns = list(answer_views.grid(result).data.columns)
+    topics = [f.topic for f in result.findings]
+    lead = [topics[0], "under-trained", *topics[1:]]
+    assert columns[: len(lead)] == lead
+    assert columns[-1] == "budget" and "task" in columns[len(topics) + 1 :]

@@ -23,6 +23,7 @@ from posviz.lab.presets import QUESTIONS, question
 from posviz.lab.results import CardResult, LabResult, Progress, grid_frame, results_frame
 from posviz.lab.run import question_parts, run_question
 from posviz.lab.store import RunStore
+from posviz.lab.summarise import with_panel
 from posviz.labfiles import CorruptEntry
 
 
@@ -38,6 +39,11 @@ def add_lab_commands(subparsers: Any) -> argparse.ArgumentParser:
     run.add_argument("--seeds", type=int, default=None, help="seeds per arm (default: preset)")
     run.add_argument(
         "--steps", type=int, default=None, help="the preset budget S (the sweep also reads 3S)"
+    )
+    run.add_argument(
+        "--panel",
+        action="store_true",
+        help="also run (or load) the held-out panel and judge every finding on it too",
     )
     run.add_argument("--json", type=Path, default=None, help="also write the result as JSON here")
     run.add_argument("--store", type=Path, default=None, help="run store directory")
@@ -99,7 +105,7 @@ def print_result(result: LabResult, *, out: TextIO) -> None:
     print(f"{q.title} (run {result.run_id})", file=out)
     table = results_frame(result).to_string(index=False, float_format=lambda v: f"{v:.3f}")
     print(table, file=out)
-    grid = grid_frame(result)[["task", "init", "budget", "verdict", "under-trained"]]
+    grid = grid_frame(result).drop(columns=["cell", "preset"])
     print("\nThe sweep (one row per cell):", file=out)
     print(grid.to_string(index=False), file=out)
     print("\n" + result.answer, file=out)
@@ -187,6 +193,16 @@ def run_lab_command(args: argparse.Namespace, *, out: TextIO | None = None) -> i
         on_progress=_progress(sys.stderr),
         on_corrupt=_corrupt(sys.stderr),
     )
+    if args.panel and "panel" in question_parts(q):
+        panel = run_question(
+            q.id,
+            config=config,
+            store=store,
+            on_progress=_progress(sys.stderr),
+            on_corrupt=_corrupt(sys.stderr),
+            part="panel",
+        )
+        result = with_panel(result, panel)
     print_result(result, out=out)
     if args.json is not None:
         args.json.write_text(json.dumps(result_json(result), indent=1), encoding="utf-8")

@@ -548,21 +548,20 @@ def results_frame(result: LabResult) -> pd.DataFrame:
     return summary_frame(result.summary)
 
 
+#: column names of the sweep's axes (``panel``: the held-out setting a panel cell was trained with)
+GRID_AXES = {"task": "task", "init": "init", "budget": "budget", "panel": "held out"}
+
+
 def grid_frame(result: LabResult) -> pd.DataFrame:
-    """The sweep at a glance: one row per cell, ``task, init, budget, verdict, under-trained``."""
+    """The sweep at a glance, the verdict first: one row per cell, ``verdict, under-trained``,
+    then its settings (``task, init, budget``, and ``held out`` where the held-out panel was
+    judged in), ``cell, preset``."""
+    axes = [a for a in GRID_AXES if any(s.axis == a for s in result.cells[0].settings)]
     rows = []
     for cell in result.cells:
         under = [result.label(a) for a, ok in cell.converged.items() if not ok]
-        rows.append(
-            {
-                "cell": cell.id,
-                "task": cell.setting("task").label,
-                "init": cell.setting("init").label,
-                "budget": cell.setting("budget").label,
-                "verdict": cell.verdict.short,
-                "under-trained": ", ".join(under),
-                "preset": cell.default,
-            }
-        )
-    columns = ["cell", "task", "init", "budget", "verdict", "under-trained", "preset"]
+        row = {"verdict": cell.verdict.short, "under-trained": ", ".join(under)}
+        row |= {GRID_AXES[a]: cell.setting(a).label for a in axes}
+        rows.append(row | {"cell": cell.id, "preset": cell.default})
+    columns = ["verdict", "under-trained", *(GRID_AXES[a] for a in axes), "cell", "preset"]
     return pd.DataFrame(rows, columns=columns)

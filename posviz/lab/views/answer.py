@@ -414,15 +414,15 @@ def _setting_columns(result: LabResult) -> list[str]:
 
 
 def grid(result: LabResult) -> Styler:
-    """The sweep at a glance: one row per cell (the preset's first), its settings, each
-    finding's verdict there and the arms under-trained there; verdicts that differ from the
-    preset's are highlighted."""
+    """The sweep at a glance: one row per cell (the preset's first), each finding's verdict
+    there first (a narrow screen cuts the right, not the answer), the arms under-trained there,
+    then its settings; verdicts that differ from the preset's are highlighted."""
     axes = _setting_columns(result)
     names = _AXIS_COLUMNS
     rows, differs = [], []
     for cell in result.cells:
-        row = {names[a]: short_setting(cell, a) for a in axes}
-        flags = dict.fromkeys(row, "")
+        row: dict[str, str] = {}
+        flags: dict[str, str] = {}
         for index, f in enumerate(result.findings):
             row[f.topic] = f.shorts.get(cell.id, "")
             same = f.keys.get(cell.id) == f.keys.get(result.default_cell.id)
@@ -430,6 +430,8 @@ def grid(result: LabResult) -> Styler:
             if index == 0:  # the arms left out, right after the verdict they are left out of
                 under = [result.label(a) for a, ok in cell.converged.items() if not ok]
                 row["under-trained"], flags["under-trained"] = ", ".join(under) or "—", ""
+        for axis in axes:
+            row[names[axis]], flags[names[axis]] = short_setting(cell, axis), ""
         rows.append(row)
         differs.append(flags)
     frame = pd.DataFrame(rows)
