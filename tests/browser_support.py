@@ -266,3 +266,49 @@ def open_page(browser, url: str, size: tuple[int, int], timeout_ms: float = 300_
     wait_for_app(page, timeout_ms=timeout_ms)
     wait_for_charts(page)
     return page
+
+
+#: the input widgets a page may show (a verdict must come before the first of them)
+WIDGETS = (
+    '[data-testid="stSlider"], [data-testid="stSelectbox"], [data-testid="stRadio"], '
+    '[data-testid="stCheckbox"], [data-testid="stTextInput"], [data-testid="stNumberInput"], '
+    '[data-testid="stMultiSelect"], [data-testid="stToggle"]'
+)
+
+
+#: every chart's box, its drawn width, text cut with "…", dashed rings and square images
+CHART_GEOMETRY = r"""() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')]
+.map(c => {
+    const svg = c.querySelector('svg.marks');
+    const box = c.getBoundingClientRect();
+    const out = {label: c.getAttribute('aria-label') || '', width: box.width, svg: !!svg};
+    if (!svg) return out;
+    out.drawn = svg.getBoundingClientRect().width;
+    out.cut = [...svg.querySelectorAll('text')].map(t => t.textContent)
+        .filter(t => t.endsWith('…'));
+    // a ring: a dashed path that ends where it starts (a line chart's dashes do not)
+    const closed = p => { const n = (p.getAttribute('d') || '').match(/-?[\d.]+/g) || [];
+        return n.length > 8 && Math.abs(n[0] - n[n.length - 2]) < 1
+            && Math.abs(n[1] - n[n.length - 1]) < 1; };
+    const ring = [...svg.querySelectorAll('path[stroke-dasharray="3,3"]')].filter(closed)
+        .map(p => p.getBBox()).filter(b => b.width > 40);
+    out.rings = ring.map(b => [b.width, b.height]);
+    const image = svg.querySelector('image');
+    out.image = image ? [image.getBBox().width, image.getBBox().height] : null;
+    return out;
+})"""
+
+#: each chart subtitle's contrast against the app's background
+CONTRAST = """() => {
+    const parse = s => (s.match(/\\d+(\\.\\d+)?/g) || []).slice(0, 3).map(Number);
+    const lum = rgb => { const c = rgb.map(v => { v /= 255; return v <= 0.03928 ? v / 12.92
+        : Math.pow((v + 0.055) / 1.055, 2.4); }); return 0.2126*c[0] + 0.7152*c[1] + 0.0722*c[2]; };
+    const hex = h => [1, 3, 5].map(i => parseInt(h.slice(i, i + 2), 16));
+    const app = document.querySelector('[data-testid="stApp"]');
+    const bg = parse(getComputedStyle(app).backgroundColor);
+    return [...document.querySelectorAll('.role-title-subtitle text')].map(t => {
+        const fill = t.getAttribute('fill') || '#000000';
+        const [a, b] = [lum(hex(fill)), lum(bg)];
+        return [t.textContent, (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05)];
+    });
+}"""

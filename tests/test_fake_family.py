@@ -126,7 +126,7 @@ def test_the_family_reaches_navigation_path_compare_lab_colours_and_both_hygiene
 def test_the_hygiene_tests_check_exactly_the_registry_s_explorer_pages():
     import test_chart_hygiene
 
-    browser = pytest.importorskip("test_page_hygiene_browser")
+    browser = pytest.importorskip("test_pages_browser")
     assert tuple(spec.key for spec in explorer_pages()) == test_chart_hygiene.PAGES
     assert tuple(spec.url_path for spec in explorer_pages()) == browser.PAGES
 

@@ -258,10 +258,20 @@ def test_with_one_job_slot_an_empty_cache_is_filled_without_nesting_slots(
 ) -> None:
     """Hosted runs one heavy job at a time: the one-time dequantisation takes its own slot
     before the forward passes take theirs (a slot requested while holding the only one would
-    wait forever). From an empty HF_HOME the real dequantisation runs (about half a minute); the
-    forward passes are replaced by a stand-in that proves it was reached inside its own slot."""
+    wait forever). From an empty HF_HOME the real dequantisation runs, on a tiny Llama GGUF in
+    SmolLM2's place (the real file's dequantisation is the same code and takes minutes under
+    load; tests/test_gguf_cache.py's loader test checks its output); the forward passes are
+    replaced by a stand-in that proves it was reached inside its own slot."""
     pytest.importorskip("gguf")
     import threading
+
+    tiny = tmp_path / "src" / "tiny.gguf"
+    tiny.parent.mkdir()
+    write_tiny_llama_gguf(tiny)
+    monkeypatch.setattr(
+        models, "SMOLLM2", dataclasses.replace(models.SMOLLM2, sha256=sha256_of(tiny))
+    )
+    monkeypatch.setattr(models, "verified_packaged_file", lambda _checkpoint: tiny)
 
     from posviz import jobs
     from posviz.analysis import inside_models

@@ -5,7 +5,7 @@ model below renders a body the way Streamlit's frontend does where it matters he
 (markdown-it, the reference algorithm) for links, images, autolinks and HTML, then GFM's autolink
 step exactly as Streamlit's bundle runs it (``mdast-util-gfm-autolink-literal``: regular
 expressions over each *text* node after backslash escapes are resolved, skipping link text). The
-real-browser counterpart is ``tests/test_hostile_links_browser.py``.
+real-browser counterpart is ``tests/test_pages_browser.py``.
 """
 
 from __future__ import annotations

@@ -19,11 +19,13 @@ import dataclasses
 
 import pytest
 from browser_support import (
+    CHART_GEOMETRY,
+    CONTRAST,
+    WIDGETS,
     streamlit_servers,
     wait_for_app,
     wait_for_charts,
 )
-from test_page_hygiene_browser import CHART_GEOMETRY, CONTRAST, WIDGETS
 
 from posviz.lab import QUESTIONS, RunStore, run_question
 

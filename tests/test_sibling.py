@@ -170,3 +170,16 @@ def test_the_learned_page_links_its_seam_here():
     assert_no_exception(at)
     links = {link.proto.page: link.proto.label for link in at.get("page_link")}
     assert links.get("sibling_diff", "").startswith("Why a seam?")  # MiniLM-L6 has a seam
+
+
+def test_controls_that_lie_on_one_another_are_drawn_as_one_line_named_for_both():
+    """Two grey lines at one height read as one (the hero's MiniLM controls both sit at ≈ 1):
+    they are drawn once, the legend naming both; controls that differ keep a line each."""
+    a, b = _made_siblings()
+    rng = np.random.default_rng(3)
+    other = rng.standard_normal(a.shape)
+    same = Controls(sinusoid=pair_stats(a, other), random=(pair_stats(a, other),))
+    series = list(dict.fromkeys(sibling_diff(a, b, controls=same).rows["series"]))
+    assert len(series) == 3 and series[2].endswith("(and vs random: the same line)")
+    apart = Controls(sinusoid=pair_stats(a, other), random=(pair_stats(a, 2.0 * a),))
+    assert len(set(sibling_diff(a, b, controls=apart).rows["series"])) == 4

@@ -344,6 +344,13 @@ def sibling_verdict(pair: PairStats, controls: Controls, *, names: tuple[str, st
     return Verdict(first + fit + moved + control, numbers)
 
 
+def _coincide(a: np.ndarray, b: np.ndarray, *, within: float = 0.05) -> bool:
+    """Whether two lines of the hero's log axis lie on one another: every point within
+    ``within`` decades (about 4 px on the hero's 300 px axis)."""
+    a, b = np.maximum(a, PLOT_FLOOR), np.maximum(b, PLOT_FLOOR)
+    return bool(np.max(np.abs(np.log10(a) - np.log10(b))) < within)
+
+
 def hero_frame(pair: PairStats, controls: Controls) -> pd.DataFrame:
     """Long form (``position``, ``series``, ``value``) of the hero's lines, floored at
     :data:`PLOT_FLOOR` for the log axis (controls as far as they were computed)."""
@@ -352,8 +359,12 @@ def hero_frame(pair: PairStats, controls: Controls) -> pd.DataFrame:
     if controls.sinusoid is not None:
         series.append((HERO_SERIES[2], controls.sinusoid.residual))
     if controls.random:
-        stacked = np.stack([s.residual for s in controls.random])
-        series.append((HERO_SERIES[3], np.median(stacked, axis=0)))
+        stacked = np.median(np.stack([s.residual for s in controls.random]), axis=0)
+        if controls.sinusoid is not None and _coincide(controls.sinusoid.residual, stacked):
+            # two grey lines drawn on one another read as one: say so on the one drawn
+            series[-1] = (f"{HERO_SERIES[2]} (and vs random: the same line)", series[-1][1])
+        else:
+            series.append((HERO_SERIES[3], stacked))
     return pd.concat(
         [
             pd.DataFrame(

@@ -142,7 +142,7 @@ def magnitude_chart(frame: pd.DataFrame) -> alt.Chart:
         .mark_line(strokeWidth=1)
         .encode(
             x=alt.X("dimension:Q", title="dimension"),
-            y=alt.Y("value:Q", title="magnitude"),
+            y=alt.Y("value:Q", title="magnitude").scale(padding=6),  # the top line off the border
             color=alt.Color("series:N", title=None, sort=shown)
             .scale(domain=shown, range=list(PALETTE[: len(shown)]))
             .legend(orient="top", labelLimit=0),
@@ -189,7 +189,7 @@ def permutation_chart(per_token: pd.DataFrame) -> alt.LayerChart:
         xOffset="input:N",
         color=alt.Color("input:N", title=None, sort=_INPUTS)
         .scale(domain=list(_INPUTS), range=[PALETTE[9], PALETTE[0]])
-        .legend(orient="top", labelLimit=0),
+        .legend(orient="top", labelLimit=0, columns=1),  # two long labels: one column fits a phone
         tooltip=["label:N", "input:N", alt.Tooltip("distance:Q", format=".2e")],
     )
     # a lollipop, not a bar: bars have no baseline on a log scale
@@ -320,6 +320,15 @@ def training_change_chart(changes: pd.DataFrame) -> alt.Chart:
     )
 
 
+def _two_lines(text: str, limit: int = 40) -> str | list[str]:
+    """``text`` as is when short, else two lines split at the space nearest its middle."""
+    if len(text) <= limit or " " not in text:
+        return text
+    middle = len(text) // 2
+    cut = min((i for i, c in enumerate(text) if c == " "), key=lambda i: abs(i - middle))
+    return [text[:cut], text[cut + 1 :]]
+
+
 def evidence_chart(
     frame: pd.DataFrame, *, x_title: str, title: str, subtitle: str = "", percent: bool = False
 ) -> alt.LayerChart:
@@ -337,13 +346,15 @@ def evidence_chart(
         alt.Color("entity:N", title=None, sort=entities).scale(color_scale(entities)).legend(None)
     )
     # the x title ends at the plot's right edge: centred under a narrow plot (a phone, long row
-    # labels) it ran past the chart's right edge
-    x = alt.X("mean:Q", title=x_title).axis(
+    # labels) it ran past the chart's right edge; a long one in two lines, or it runs past the
+    # left edge instead
+    x_lines = _two_lines(x_title)
+    x = alt.X("mean:Q", title=x_lines).axis(
         format=".0%" if percent else alt.Undefined, titleAnchor="end"
     )
     base = alt.Chart(frame).encode(y=y, color=color)
     bars = base.mark_rule(strokeWidth=3).encode(
-        x=alt.X("low:Q", title=x_title).axis(titleAnchor="end"), x2="high:Q"
+        x=alt.X("low:Q", title=x_lines).axis(titleAnchor="end"), x2="high:Q"
     )
     dots = base.mark_circle(size=140, opacity=1).encode(
         x=x,

@@ -63,11 +63,13 @@ def band_lines_chart(
     if log_x:
         x = x.scale(type="log")
     base = alt.Chart(frame).encode(x=x)
+    # 6 px of padding: a line at the data's maximum (a score of 1 at Δ = 0) is not drawn on
+    # the plot's top border
     band = base.mark_area(opacity=0.18).encode(
-        y=alt.Y("lo:Q", title=y_title), y2="hi:Q", color=color
+        y=alt.Y("lo:Q", title=y_title).scale(padding=6), y2="hi:Q", color=color
     )
     lines = base.mark_line(strokeWidth=1.8).encode(
-        y=alt.Y("value:Q", title=y_title),
+        y=alt.Y("value:Q", title=y_title).scale(padding=6),
         color=color,
         strokeDash=dash,
         tooltip=[

@@ -81,13 +81,21 @@ def dimensions_chart(
     color = (
         alt.Color("dimension:N", sort=labels, title=None)
         .scale(color_scale(labels))
-        .legend(orient="top", labelLimit=0, columns=min(len(labels), 4))
+        # as many columns as fit a phone (the legend starts after the y axis, ~290 px are left)
+        .legend(
+            orient="top",
+            labelLimit=0,
+            columns=min(len(labels), 4, max(1, 40 // (max(map(len, labels)) + 4))),
+        )
     )
     x = alt.X("position:Q", title="position").scale(domain=[0, max(n - 1, 1)], nice=False)
     base = alt.Chart(data).encode(x=x, color=color)
     tooltip = ["dimension:N", "position:Q", alt.Tooltip("value:Q", format=".4f")]
     layers = [
-        base.mark_line(strokeWidth=1.5).encode(y=alt.Y("value:Q", title="value"), tooltip=tooltip)
+        # 6 px of padding: a sinusoid's ±1 is not drawn on the plot's border
+        base.mark_line(strokeWidth=1.5).encode(
+            y=alt.Y("value:Q", title="value").scale(padding=6), tooltip=tooltip
+        )
     ]
     subtitle = [f"every position of {n}"]
     if size > 1:

@@ -31,8 +31,10 @@ def sibling_hero_chart(
     """Per-row change against position on a log axis: one line per ``series`` (``rows``:
     ``position``, ``series``, ``value``), a dashed rule at ``threshold``, and a labelled vertical
     rule at each of ``seams`` (``seam_labels`` one per seam)."""
-    present = [s for s in series if s in set(rows["series"])]
-    index = [list(series).index(s) for s in present]
+    # a series is drawn in the style of the first of ``series`` its name starts with (a control
+    # that coincides with another is one line, named for both)
+    present = [s for s in dict.fromkeys(rows["series"]) if any(s.startswith(x) for x in series)]
+    index = [next(i for i, x in enumerate(series) if s.startswith(x)) for s in present]
     color = (
         alt.Color("series:N", title=None, sort=present)
         .scale(domain=present, range=[_COLORS[i % len(_COLORS)] for i in index])

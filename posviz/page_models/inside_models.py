@@ -118,11 +118,11 @@ def _decay_frame(result: InsideResult) -> pd.DataFrame:
     real = d.real.reshape(-1, d.distances.size)
     lo, hi = np.percentile(real, [25, 75], axis=0)
     frames = [
-        pd.DataFrame({"x": d.distances, "series": "SmolLM2's mean q, k (median head, quartiles)",
+        pd.DataFrame({"x": d.distances, "series": "SmolLM2's q, k (median head, IQR)",
                       "value": np.median(real, axis=0), "lo": lo, "hi": hi}),
         pd.DataFrame({"x": d.distances, "series": "all-ones q = k",
                       "value": d.ones, "lo": d.ones, "hi": d.ones}),
-        pd.DataFrame({"x": d.distances, "series": "Gaussian q, k (mean ± std of 200 draws)",
+        pd.DataFrame({"x": d.distances, "series": "Gaussian q, k (mean ± std, 200 draws)",
                       "value": d.gaussian_mean, "lo": d.gaussian_mean - d.gaussian_std,
                       "hi": d.gaussian_mean + d.gaussian_std}),
     ]  # fmt: skip
@@ -289,7 +289,7 @@ def inside_page(results: tuple[InsideResult, InsideResult]) -> InsidePage:
             y_title="q·R(Δ)k / (‖q‖‖k‖)",
             title="RoPE 'decay': real vs synthetic q and k",
             subtitle="SmolLM2, θ base 1e5, 64-dim heads",
-            controls=["Gaussian q, k (mean ± std of 200 draws)"],
+            controls=["Gaussian q, k (mean ± std, 200 draws)"],
             rule=0.0,
         ),
         decay_frame,

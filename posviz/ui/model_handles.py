@@ -57,7 +57,7 @@ def bundled_tokenizer() -> Any:
     return tokenizer
 
 
-@cached_resource(show_spinner="Decomposing the word-embedding table (once)…")
+@cached_resource(show_spinner=False)  # inside its caller's waiting() (see above)
 def bundled_word_axes() -> tuple[np.ndarray, np.ndarray]:
     """Principal axes and explained-variance fractions of MiniLM's word embeddings."""
     with heavy_work(renice=False):

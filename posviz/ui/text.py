@@ -11,7 +11,7 @@ Backslash escapes stop CommonMark's own markup, but not GitHub's autolinks: Stre
 addresses in the *text* after escapes are resolved, so ``https\\://evil.example`` is a live link
 again. :func:`safe_md` therefore puts an invisible WORD JOINER (U+2060) inside each pattern
 (after the colon of ``://``, between ``www`` and ``.``, before ``@``): the text reads and wraps
-the same, the pattern no longer matches. ``tests/test_hostile_links_browser.py`` checks what
+the same, the pattern no longer matches. ``tests/test_pages_browser.py`` checks what
 Chromium really draws.
 
 On the hosted profile (``POSVIZ_HOSTED=1``) the same helper also hides what a visitor has no
