@@ -220,7 +220,10 @@ ANSWERS: dict[str, dict] = {
                         "x": {
                             "axis": {"titleAnchor": "end"},
                             "field": "low",
-                            "title": "share of position variance inside the words' principal subspace",  # noqa: E501
+                            "title": [
+                                "share of position variance inside",
+                                "the words' principal subspace",
+                            ],
                             "type": "quantitative",
                         },
                         "x2": {"field": "high"},
@@ -271,7 +274,10 @@ ANSWERS: dict[str, dict] = {
                         "x": {
                             "axis": {"format": ".0%", "titleAnchor": "end"},
                             "field": "mean",
-                            "title": "share of position variance inside the words' principal subspace",  # noqa: E501
+                            "title": [
+                                "share of position variance inside",
+                                "the words' principal subspace",
+                            ],
                             "type": "quantitative",
                         },
                         "y": {
@@ -402,7 +408,7 @@ ANSWERS: dict[str, dict] = {
                     "encoding": {
                         "color": {
                             "field": "input",
-                            "legend": {"orient": "top", "labelLimit": 0},
+                            "legend": {"orient": "top", "labelLimit": 0, "columns": 1},
                             "scale": {
                                 "domain": [
                                     "without position embeddings",
@@ -442,7 +448,7 @@ ANSWERS: dict[str, dict] = {
                     "encoding": {
                         "color": {
                             "field": "input",
-                            "legend": {"orient": "top", "labelLimit": 0},
+                            "legend": {"orient": "top", "labelLimit": 0, "columns": 1},
                             "scale": {
                                 "domain": [
                                     "without position embeddings",
