@@ -566,3 +566,14 @@ def test_ordered_series_colours_read_on_white_and_on_dark():
         on_dark = (luminance(color) + 0.05) / (luminance("#171614") + 0.05)  # the lighter
         assert on_white >= 3 and on_dark >= 3, (color, on_white, on_dark)
     assert luminance(colors[0]) < luminance(colors[-1])  # still dark (steep) to light (gentle)
+
+
+def test_a_legend_has_only_the_columns_a_phone_fits():
+    from posviz.charts.style import PHONE_LEGEND_ROOM, legend_columns
+
+    assert legend_columns(["dim 0", "dim 1", "dim 2", "dim 3"]) == 4
+    long = ["PE: std over positions", "WE: std over vocabulary", "|this word's WE|"]
+    assert legend_columns(long) == 1
+    assert legend_columns(["a" * 200]) == 1  # never zero columns
+    two = ["x" * 15] * 3
+    assert legend_columns(two) == 2 and PHONE_LEGEND_ROOM >= 2 * (15 * 6.6 + 30)

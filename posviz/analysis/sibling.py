@@ -209,6 +209,8 @@ HERO_SERIES = (
     "control: A vs a sinusoid",
     f"control: A vs random (median of {RANDOM_DRAWS})",
 )
+#: the one grey line drawn when both controls lie on one another (styled as the sinusoid's)
+COINCIDING_CONTROLS = "control: A vs a sinusoid, and vs random"
 
 
 @dataclass(frozen=True)
@@ -362,7 +364,7 @@ def hero_frame(pair: PairStats, controls: Controls) -> pd.DataFrame:
         stacked = np.median(np.stack([s.residual for s in controls.random]), axis=0)
         if controls.sinusoid is not None and _coincide(controls.sinusoid.residual, stacked):
             # two grey lines drawn on one another read as one: say so on the one drawn
-            series[-1] = (f"{HERO_SERIES[2]} (and vs random: the same line)", series[-1][1])
+            series[-1] = (COINCIDING_CONTROLS, series[-1][1])
         else:
             series.append((HERO_SERIES[3], stacked))
     return pd.concat(

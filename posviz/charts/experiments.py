@@ -17,6 +17,7 @@ from posviz.charts.style import (
     PALETTE,
     chart_title,
     color_scale,
+    legend_columns,
 )
 
 _WIDTH = 480
@@ -145,7 +146,7 @@ def magnitude_chart(frame: pd.DataFrame) -> alt.Chart:
             y=alt.Y("value:Q", title="magnitude").scale(padding=6),  # the top line off the border
             color=alt.Color("series:N", title=None, sort=shown)
             .scale(domain=shown, range=list(PALETTE[: len(shown)]))
-            .legend(orient="top", labelLimit=0),
+            .legend(orient="top", labelLimit=0, columns=legend_columns(shown)),
             # the single word is spiky; keep the two spreads readable on top of it
             opacity=alt.condition(
                 alt.datum.series == names["word_abs"], alt.value(0.35), alt.value(1.0)

@@ -9,7 +9,14 @@ from collections.abc import Sequence
 import altair as alt
 import pandas as pd
 
-from posviz.charts.style import CONTROL_COLOR, FIT_WIDTH, GUIDE_COLOR, PALETTE, chart_title
+from posviz.charts.style import (
+    CONTROL_COLOR,
+    FIT_WIDTH,
+    GUIDE_COLOR,
+    PALETTE,
+    chart_title,
+    legend_columns,
+)
 
 #: Colours of the head classes (broad is the grey of "nothing in particular").
 CLASS_COLORS = {
@@ -93,22 +100,23 @@ def band_lines_chart(
 
 
 def class_bars_chart(frame: pd.DataFrame, *, title: str, subtitle: str = "") -> alt.Chart:
-    """Heads per class (``frame``: ``model``, ``condition``, ``class``, ``heads``), one row of
-    bars per model and condition, stacked by class."""
+    """Heads per class (``frame``: ``model``, ``condition``, ``class``, ``heads``), one bar per
+    model and condition, stacked by class. Each bar is named on two lines (model, condition) so
+    the chart fits a phone's width (a facet per model has a fixed width: 925 px at 390)."""
     classes = [c for c in CLASS_COLORS if c in set(frame["class"])]
+    rows = frame.assign(bar=frame["model"] + "|" + frame["condition"])
     return (
-        alt.Chart(frame)
+        alt.Chart(rows)
         .mark_bar()
         .encode(
-            y=alt.Y("condition:N", title=None, sort=list(dict.fromkeys(frame["condition"]))).axis(
-                labelLimit=360
+            y=alt.Y("bar:N", title=None, sort=list(dict.fromkeys(rows["bar"]))).axis(
+                labelLimit=0, labelExpr="split(datum.label, '|')", labelPadding=6
             ),
             x=alt.X("share:Q", title="share of the model's heads").axis(format="%"),
             color=alt.Color("class:N", title="head class", sort=classes)
             .scale(domain=classes, range=[CLASS_COLORS[c] for c in classes])
-            .legend(orient="bottom"),
+            .legend(orient="bottom", columns=legend_columns(classes)),
             order=alt.Order("order:Q"),
-            row=alt.Row("model:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left")),
             tooltip=[
                 "model:N",
                 "condition:N",
@@ -117,7 +125,11 @@ def class_bars_chart(frame: pd.DataFrame, *, title: str, subtitle: str = "") -> 
                 alt.Tooltip("share:Q", format=".0%"),
             ],
         )
-        .properties(title=chart_title(title, subtitle), width=520, height=70)
+        .properties(
+            title=chart_title(title, subtitle),
+            height=alt.Step(40),
+            autosize=FIT_WIDTH,
+        )
     )
 
 

@@ -23,6 +23,7 @@ from posviz.charts.style import (
     PALETTE,
     chart_title,
     color_scale,
+    legend_columns,
 )
 
 MAX_LINE_POINTS = 2048  # per line; longer tables are bucketed into mean + min–max band
@@ -85,7 +86,7 @@ def dimensions_chart(
         .legend(
             orient="top",
             labelLimit=0,
-            columns=min(len(labels), 4, max(1, 40 // (max(map(len, labels)) + 4))),
+            columns=legend_columns(labels),
         )
     )
     x = alt.X("position:Q", title="position").scale(domain=[0, max(n - 1, 1)], nice=False)

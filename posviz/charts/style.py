@@ -109,6 +109,18 @@ def color_scale(labels: Sequence[str]) -> alt.Scale:
     return alt.Scale(domain=labels, range=series_colors(labels))
 
 
+#: what a legend has on a 390 px phone once the y axis took its place (px), and an 11 px label's
+#: width per character and its symbol's (measured on the drawn legends, generous)
+PHONE_LEGEND_ROOM, LABEL_CHAR_PX, LEGEND_SYMBOL_PX = 290, 6.6, 30
+
+
+def legend_columns(labels: Sequence[str], *, most: int = 4) -> int:
+    """How many columns of ``labels`` a legend can have and still fit a phone (at least one:
+    a label too long for one column must be shortened by its chart)."""
+    widest = max((len(label) for label in labels), default=0) * LABEL_CHAR_PX + LEGEND_SYMBOL_PX
+    return max(1, min(len(labels), most, int(PHONE_LEGEND_ROOM // widest)))
+
+
 def chart_title(text: str, subtitle: str | Sequence[str] = ()) -> alt.Title:
     """A left-anchored title whose subtitle reads in both themes (:data:`ADAPTIVE_TEXT`)."""
     lines = [subtitle] if isinstance(subtitle, str) else list(subtitle)
