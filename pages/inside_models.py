@@ -54,7 +54,7 @@ with right:
 
 st.subheader("Head classes: RoPE and learned-absolute, side by side")
 st.caption(THRESHOLD_NOTE)
-show_chart(page.classes, key="inside_classes", width="content")
+show_chart(page.classes, key="inside_classes")
 left, right = st.columns(2)
 with left:
     show_chart(page.grids[0], key="inside_grid_smol", width="content")

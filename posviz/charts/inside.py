@@ -99,20 +99,24 @@ def band_lines_chart(
     )
 
 
-def class_bars_chart(frame: pd.DataFrame, *, title: str, subtitle: str = "") -> alt.Chart:
+def class_bars_chart(frame: pd.DataFrame, *, title: str, subtitle: str = "") -> alt.LayerChart:
     """Heads per class (``frame``: ``model``, ``condition``, ``class``, ``heads``), one bar per
     model and condition, stacked by class. Each bar is named on two lines (model, condition) so
     the chart fits a phone's width (a facet per model has a fixed width: 925 px at 390)."""
     classes = [c for c in CLASS_COLORS if c in set(frame["class"])]
     rows = frame.assign(bar=frame["model"] + "|" + frame["condition"])
-    return (
+    bars = (
         alt.Chart(rows)
         .mark_bar()
         .encode(
             y=alt.Y("bar:N", title=None, sort=list(dict.fromkeys(rows["bar"]))).axis(
                 labelLimit=0, labelExpr="split(datum.label, '|')", labelPadding=6
             ),
-            x=alt.X("share:Q", title="share of the model's heads").axis(format="%"),
+            # the x title ends at the plot's right edge: centred under a phone's narrow plot it
+            # ran past the chart's right edge
+            x=alt.X("share:Q", title="share of the model's heads").axis(
+                format="%", titleAnchor="end"
+            ),
             color=alt.Color("class:N", title="head class", sort=classes)
             .scale(domain=classes, range=[CLASS_COLORS[c] for c in classes])
             .legend(orient="bottom", columns=legend_columns(classes)),
@@ -125,11 +129,11 @@ def class_bars_chart(frame: pd.DataFrame, *, title: str, subtitle: str = "") -> 
                 alt.Tooltip("share:Q", format=".0%"),
             ],
         )
-        .properties(
-            title=chart_title(title, subtitle),
-            height=alt.Step(40),
-            autosize=FIT_WIDTH,
-        )
+        .properties(height=40 * rows["bar"].nunique())
+    )
+    # shown at the page's width (fit-x): the container's width replaces 520
+    return alt.layer(bars).properties(
+        title=chart_title(title, subtitle), width=520, autosize=FIT_WIDTH
     )
 
 

@@ -70,7 +70,7 @@ THRESHOLD_NOTE = (
 )
 _CONDITION_LABEL = {
     "trained": "trained, on the text",
-    "shuffled": "tokens shuffled in each window (control)",
+    "shuffled": "shuffled in each window (control)",
     "untrained": "untrained, same shape (control)",
 }
 
