@@ -149,7 +149,7 @@ def head_grid_chart(frame: pd.DataFrame, *, title: str) -> alt.Chart:
             y=alt.Y("layer:O", title="layer"),
             color=alt.Color("class:N", title="head class", sort=classes)
             .scale(domain=classes, range=[CLASS_COLORS[c] for c in classes])
-            .legend(orient="bottom"),
+            .legend(orient="bottom", columns=legend_columns(classes)),
             tooltip=["layer:O", "head:O", "class:N", alt.Tooltip("score:Q", format=".2f")],
         )
         .properties(title=chart_title(title), width=alt.Step(16), height=alt.Step(9))
