@@ -40,12 +40,5 @@ echo "ruff (lint + format) and import-linter (layers) ..."
 # so two at once use both cores. POSVIZ_TEST_WORKERS=0 runs everything in this process.
 workers="${POSVIZ_TEST_WORKERS:-2}"
 parallel=()
-if [ "$workers" != "0" ]; then
-  parallel=(-n "$workers" --dist loadfile)
-  # One BLAS/OpenMP/torch thread per worker (and per server it starts): two workers with a pool
-  # of two threads each oversubscribe two cores, and small matrices then spin far longer than
-  # they compute (posviz.governor, posviz.lab.train.use_one_thread). A caller's setting wins.
-  export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}" \
-    MKL_NUM_THREADS="${MKL_NUM_THREADS:-1}"
-fi
+if [ "$workers" != "0" ]; then parallel=(-n "$workers" --dist loadfile); fi
 exec .venv/bin/python -m pytest "${parallel[@]}" "${tier[@]}" "$@"
