@@ -135,6 +135,12 @@ def test_estimates_follow_the_pace_measured_on_this_machine(pace, monkeypatch) -
     monkeypatch.setattr(live, "_load", lambda: 6.0)  # six other busy threads
     busy, _ = plan.estimate_now()
     assert busy > idle
+    # this server's own training (a held job slot) is not counted as load on the next run
+    monkeypatch.setattr(live.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(live, "_load", lambda: 3.0)  # two of them this server's own jobs
+    monkeypatch.setattr(live.jobs, "running", lambda: 2)
+    assert plan.estimate_now()[0] == pytest.approx(idle)
+    monkeypatch.setattr(live.jobs, "running", lambda: 0)
     progress = live.LiveProgress(plan)  # a run that did 1/8 of its work in 60 s
     import posviz.lab
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from posviz import jobs
 from posviz.charts.lab import live_loss_spec
 from posviz.charts.style import series_colors
 from posviz.lab import sweep
@@ -93,8 +94,11 @@ def measured_pace() -> tuple[float, str]:
         return measured, "at the pace measured on this server by its latest run"
     cores, load = os.cpu_count() or 1, _load()
     # The training threads share the cores with the load already running: on a busy machine
-    # each runnable thread gets about cores / (load + threads) of a core.
-    busy = load + TRAIN_THREADS
+    # each runnable thread gets about cores / (load + threads) of a core. The load counts this
+    # server's own heavy jobs too (the warm-up training the answer before this one): they are
+    # not extra load on the next run, which waits for their slot and then takes their place.
+    others = max(0.0, load - jobs.running() * TRAIN_THREADS)
+    busy = others + TRAIN_THREADS
     usable = min(TRAIN_THREADS if busy <= cores else cores * TRAIN_THREADS / busy, cores)
     pace = CPU_S_PER_UNIT / usable
     return pace, f"on this machine's current load (load average {load:.1f} on {cores} cores)"
