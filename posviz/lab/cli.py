@@ -186,23 +186,20 @@ def run_lab_command(args: argparse.Namespace, *, out: TextIO | None = None) -> i
         config = replace(config, seeds=args.seeds)
     if args.steps is not None:
         config = replace(config, steps=args.steps)
-    result = run_question(
-        q.id,
-        config=config,
-        store=store,
-        on_progress=_progress(sys.stderr),
-        on_corrupt=_corrupt(sys.stderr),
-    )
-    if args.panel and "panel" in question_parts(q):
-        panel = run_question(
+
+    def run(part: str) -> LabResult:
+        return run_question(
             q.id,
             config=config,
             store=store,
             on_progress=_progress(sys.stderr),
             on_corrupt=_corrupt(sys.stderr),
-            part="panel",
+            part=part,
         )
-        result = with_panel(result, panel)
+
+    result = run("default")
+    if args.panel and "panel" in question_parts(q):
+        result = with_panel(result, run("panel"))
     print_result(result, out=out)
     if args.json is not None:
         args.json.write_text(json.dumps(result_json(result), indent=1), encoding="utf-8")
