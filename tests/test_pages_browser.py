@@ -31,8 +31,9 @@ On the drawn page:
   ≥ 3:1 (WCAG 1.4.11; on white, Tableau 10's light colours read at 1.5–2.6:1, not yet changed).
 
 The page lists are the registry's (``all_pages()``, ``explorer_pages()``: a new page is checked
-without editing this file). One server per theme for the module, so each page is computed once
-per theme. Needs Chromium (see tests/browser_support.py).
+without editing this file). One server for the module: the app follows the browser's colour
+scheme, so the dark views are Chromium's ``prefers-color-scheme: dark`` on the same server and each
+page is computed once. Needs Chromium (see tests/browser_support.py).
 """
 
 from __future__ import annotations
@@ -62,6 +63,10 @@ VIEWS = {"1440": ("light", DESKTOP), "390": ("light", PHONE), "dark": ("dark", D
 #: each view's pages, the light desktop first (the first visits, which watch the load)
 VISITS = [(name, view) for view in VIEWS for name in (PAGES if view == "390" else ALL)]
 
+DARK_BACKGROUND = """() => { const c = getComputedStyle(document.querySelector(
+    '[data-testid="stApp"]')).backgroundColor.match(/\\d+/g).slice(0, 3).map(Number);
+    return Math.max(...c) < 60; }"""
+
 #: Streamlit's own sidebar navigation puts its section headers (``div``) directly in a ``ul``;
 #: that markup is the framework's, not posviz's, and no setting changes it. Only these two rules,
 #: and only inside that list, are set aside.
@@ -75,8 +80,10 @@ CHARTS_DRAWN = (
 
 @pytest.fixture(scope="module")
 def servers():
-    with streamlit_servers() as urls:
-        yield urls
+    """One server for both themes: the app follows the browser's colour scheme (no theme base in
+    .streamlit/config.toml), so each page is computed once and its dark visit is a later one."""
+    with streamlit_servers(themes=("light",)) as urls:
+        yield {"light": urls["light"], "dark": urls["light"]}
 
 
 @pytest.fixture(scope="module")
@@ -90,9 +97,12 @@ def axe():
 def test_the_page_reads_whole_and_accessible(servers, browser, axe, name, view):
     theme, size = VIEWS[view]
     explorer = name in PAGES
-    page = browser.new_page(viewport={"width": size[0], "height": size[1]})
+    page = browser.new_page(viewport={"width": size[0], "height": size[1]}, color_scheme=theme)
     try:
         page.goto(f"{servers[theme]}/{name}")
+        if view == "dark":  # the theme really is the browser's dark one
+            wait_for_app(page, timeout_ms=300_000)
+            assert page.evaluate(DARK_BACKGROUND), f"/{name}: not drawn in the dark theme"
         if view == "1440":
             _watch_the_load(page, name)
         wait_for_app(page, timeout_ms=300_000)

@@ -187,3 +187,12 @@ def test_run_app_script_binds_loopback_unless_told_otherwise(tmp_path, env, addr
     assert args[args.index("--server.address") + 1] == address
     header = (ROOT / "scripts/run-app.sh").read_text()
     assert "POSVIZ_ADDRESS=0.0.0.0" in header and "POSVIZ_ALLOW_LOCAL_PATHS=1" in header
+
+
+def test_every_shipped_config_follows_the_visitors_theme_with_one_accent():
+    """No fixed ``theme.base``: light or dark as the visitor's system (or settings menu) says,
+    the accent set for both (tests/test_pages_browser.py checks the dark theme's contrast)."""
+    for path in (".streamlit/config.toml", "deploy/streamlit-cloud/config.toml"):
+        theme = _toml(path)["theme"]
+        assert "base" not in theme, path
+        assert theme["light"]["primaryColor"] and theme["dark"]["primaryColor"], path
