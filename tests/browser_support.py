@@ -312,3 +312,9 @@ CONTRAST = """() => {
         return [t.textContent, (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05)];
     });
 }"""
+
+
+#: whether the app is drawn on a dark background (the browser's dark colour scheme took)
+DARK_BACKGROUND = """() => { const c = getComputedStyle(document.querySelector(
+    '[data-testid="stApp"]')).backgroundColor.match(/\\d+/g).slice(0, 3).map(Number);
+    return Math.max(...c) < 60; }"""

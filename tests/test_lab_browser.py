@@ -22,6 +22,7 @@ import pytest
 from browser_support import (
     CHART_GEOMETRY,
     CONTRAST,
+    DARK_BACKGROUND,
     WIDGETS,
     streamlit_servers,
     wait_for_app,
@@ -62,9 +63,10 @@ PAGE_NOT_FOUND = '[role="dialog"]:has-text("Page not found")'
 
 @pytest.fixture(scope="module")
 def servers(store, browser):
-    """The app served in both themes; each server's first visitor arrives on a lab question's
-    link (the case the first-visitor test checks), so every other test is a later visitor."""
-    with streamlit_servers({"POSVIZ_LAB_DIR": str(store[0])}) as urls:
+    """The app, served once (the dark views are the browser's dark colour scheme on it); its
+    first visitor arrives on a lab question's link (the case the first-visitor test checks), so
+    every other test is a later visitor."""
+    with streamlit_servers({"POSVIZ_LAB_DIR": str(store[0])}, themes=("light",)) as urls:
         for theme, url in urls.items():
             page = browser.new_page(viewport={"width": DESKTOP[0], "height": DESKTOP[1]})
             try:
@@ -77,8 +79,8 @@ def servers(store, browser):
         yield urls
 
 
-def _open(browser, url: str, size: tuple[int, int], *, charts: bool = True):
-    page = browser.new_page(viewport={"width": size[0], "height": size[1]})
+def _open(browser, url: str, size: tuple[int, int], *, charts: bool = True, theme: str = "light"):
+    page = browser.new_page(viewport={"width": size[0], "height": size[1]}, color_scheme=theme)
     page.goto(url)
     wait_for_app(page, timeout_ms=300_000)
     page.locator(".st-key-verdict").first.wait_for(timeout=60_000)
@@ -154,7 +156,7 @@ def test_a_fresh_servers_first_visitor_on_a_lab_link_gets_no_page_not_found_dial
     """Streamlit starts a process in its old pages/-folder mode; the project's launcher
     (posviz.ui.launch, used by every start command and by these servers) turns it off, so the
     very first visitor on a generated lab page gets no blocking "Page not found" dialog."""
-    assert FIRST_VISIT_DIALOG == {"light": False, "dark": False}
+    assert FIRST_VISIT_DIALOG == {"light": False}
 
 
 def _first_screen_shows_the_verdict_above_the_widgets(page, *, hero: bool) -> None:
@@ -195,8 +197,9 @@ def test_first_screen_shows_the_verdict_above_the_widgets(servers, browser, name
 def test_charts_fit_uncut_readable_and_a_reload_keeps_the_view(
     servers, store, browser, name, size, theme
 ):
-    page = _open(browser, f"{servers[theme]}/{store[1][name]}", size)
+    page = _open(browser, f"{servers['light']}/{store[1][name]}", size, theme=theme)
     try:
+        assert page.evaluate(DARK_BACKGROUND) == (theme == "dark")
         if size == DESKTOP:
             _first_screen_shows_the_verdict_above_the_widgets(page, hero=True)
         page.evaluate(

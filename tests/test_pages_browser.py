@@ -44,6 +44,7 @@ import urllib.parse
 import pytest
 from browser_support import (
     CHART_GEOMETRY,
+    DARK_BACKGROUND,
     WIDGETS,
     streamlit_servers,
     wait_for_app,
@@ -62,10 +63,6 @@ DESKTOP, PHONE = (1440, 900), (390, 844)
 VIEWS = {"1440": ("light", DESKTOP), "390": ("light", PHONE), "dark": ("dark", DESKTOP)}
 #: each view's pages, the light desktop first (the first visits, which watch the load)
 VISITS = [(name, view) for view in VIEWS for name in (PAGES if view == "390" else ALL)]
-
-DARK_BACKGROUND = """() => { const c = getComputedStyle(document.querySelector(
-    '[data-testid="stApp"]')).backgroundColor.match(/\\d+/g).slice(0, 3).map(Number);
-    return Math.max(...c) < 60; }"""
 
 #: Streamlit's own sidebar navigation puts its section headers (``div``) directly in a ``ul``;
 #: that markup is the framework's, not posviz's, and no setting changes it. Only these two rules,
