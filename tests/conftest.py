@@ -149,6 +149,17 @@ def pytest_collection_modifyitems(config, items) -> None:
             item.add_marker(pytest.mark.page)
         else:
             item.add_marker(pytest.mark.fast)
+    # Longest work first: files with a browser test, then with a slow one, a page one, then the
+    # rest (a file's tests stay together, in their order). The xdist workers take whole files in
+    # this order, so a long module never runs alone at the end while the other worker idles.
+    rank: dict[str, int] = {}
+    for item in items:
+        tier = next(
+            (i for i, m in enumerate(("browser", "slow", "page")) if item.get_closest_marker(m)), 3
+        )
+        path = item.nodeid.split("::")[0]
+        rank[path] = min(rank.get(path, 3), tier)
+    items.sort(key=lambda item: rank[item.nodeid.split("::")[0]])  # stable
 
 
 _RUNNING: dict[str, object] = {}
