@@ -2,17 +2,24 @@
 # Install what the tests need into .venv (once), make sure a Chromium (browser tests) and HAProxy (the
 # real-proxy deploy tests) exist, check lint, format and the import layering, then run every test.
 #
-#   ./scripts/test.sh          every tier: fast (unit), page (AppTest), slow, browser
-#   ./scripts/test.sh --fast   lint + the fast tier only (unit tests; no page, server, browser or
-#                              full-size training): the run before each commit
+#   ./scripts/test.sh            every tier: fast (unit), page (AppTest), slow, browser; not the
+#                                full-size answers (below)
+#   ./scripts/test.sh --fast     lint + the fast tier only (unit tests; no page, server, browser or
+#                                full-size training): the run before each commit
+#   ./scripts/test.sh --answers  the lab's presets and a paper check trained at full size, their
+#                                shipped numbers pinned (~10-20 min on 2 cores; scripts/docker-smoke.sh
+#                                runs it, where the image's warm store is built)
 #
 # The tiers are pytest markers (pyproject.toml; tests/conftest.py sets fast/page itself). Extra
 # arguments go to pytest (e.g. -k sinusoid, -m "not browser").
 source "$(dirname "$0")/_venv.sh" requirements-dev.txt
-tier=()
+tier=(-m "not answers")
 if [ "${1:-}" = "--fast" ]; then
   shift
   tier=(-m fast)
+elif [ "${1:-}" = "--answers" ]; then
+  shift
+  tier=(-m answers)
 else
   missing=()
   command -v chromium >/dev/null || command -v chromium-browser >/dev/null || missing+=(chromium chromium-driver)
@@ -40,5 +47,7 @@ echo "ruff (lint + format) and import-linter (layers) ..."
 # so two at once use both cores. POSVIZ_TEST_WORKERS=0 runs everything in this process.
 workers="${POSVIZ_TEST_WORKERS:-2}"
 parallel=()
-if [ "$workers" != "0" ]; then parallel=(-n "$workers" --dist loadfile); fi
+# --no-loadscope-reorder: files in the order tests/conftest.py gives them (browser and slow ones
+# first), not xdist's most-tests-first, which left one-test modules (the load test) to the end.
+if [ "$workers" != "0" ]; then parallel=(-n "$workers" --dist loadfile --no-loadscope-reorder); fi
 exec .venv/bin/python -m pytest "${parallel[@]}" "${tier[@]}" "$@"

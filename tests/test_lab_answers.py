@@ -3,9 +3,11 @@ the stored arrays, each verdict survives the robustness cases (the learned table
 token embeddings' scale, 3× the steps) or names the setting it depends on, and the pinned
 results hold within their measured spread.
 
-Each preset trains once per session at full size (about a minute on 2 quiet cores each,
-deterministic on the CPU): the only place the presets train at full size, hence the slow tier;
-every other lab test trains tiny configs.
+Each preset trains once per session at full size (about a minute on 2 quiet cores each, up to
+three under a loaded suite; deterministic on the CPU): the only place the presets train at full
+size, hence the ``answers`` tier (``./scripts/test.sh --answers``, run by scripts/docker-smoke.sh
+where the image's warm store is built), not the default run; every other lab test trains tiny
+configs (``lab warm`` itself: tests/test_lab_cli.py).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from posviz.lab import QUESTIONS, RunStore, rejudge, run_question
 from posviz.lab.results import LabResult
 from posviz.lab.store import _entry
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.answers]
 
 _RESULTS: dict[str, LabResult] = {}
 

@@ -72,6 +72,7 @@ def test_check_command_prints_published_and_this_run(tiny_haviv, tmp_path: Path)
 
 
 @pytest.mark.slow
+@pytest.mark.answers
 def test_press_card_agrees_in_shape_as_the_readme_says(tmp_path: Path) -> None:
     """The real Press et al. check (about 25 s): the sinusoid's perplexity at 4x the training
     length rises (README: 1.88x, 95% interval 1.66-2.13), ALiBi's stays flat (0.97x, 0.94-1.00)."""
