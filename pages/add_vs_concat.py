@@ -92,13 +92,15 @@ st.subheader("How big is each part, dimension by dimension?")
 show_chart(words.magnitudes, key="avc_mag")
 st.markdown(words.magnitudes_text)
 
-st.subheader("Is the sum effectively a concatenation?")
-with user_errors("Subspace analysis"):
+report = None
+with user_errors("Subspace analysis"):  # measured before its heading: no heading waits empty
     with waiting("Measuring the same subspaces for a random table of the same scale …"):
         kinds = tuple(model.REPORT_TABLES.values())
         report, how_to_read = model.concat_report(
             concat_results(int(n), float(fraction), kinds), fraction=float(fraction)
         )
+if report is not None:
+    st.subheader("Is the sum effectively a concatenation?")
     st.table(report, border="horizontal", hide_index=True)
     st.markdown(how_to_read)
 
