@@ -93,12 +93,15 @@ show_chart(words.magnitudes, key="avc_mag")
 st.markdown(words.magnitudes_text)
 
 report = None
-with user_errors("Subspace analysis"):  # measured before its heading: no heading waits empty
-    with waiting("Measuring the same subspaces for a random table of the same scale …"):
-        kinds = tuple(model.REPORT_TABLES.values())
-        report, how_to_read = model.concat_report(
-            concat_results(int(n), float(fraction), kinds), fraction=float(fraction)
-        )
+# measured before its heading is drawn: no heading waits empty while the spinner is delayed
+with (
+    user_errors("Subspace analysis"),
+    waiting("Measuring the same subspaces for a random table of the same scale …"),
+):
+    kinds = tuple(model.REPORT_TABLES.values())
+    report, how_to_read = model.concat_report(
+        concat_results(int(n), float(fraction), kinds), fraction=float(fraction)
+    )
 if report is not None:
     st.subheader("Is the sum effectively a concatenation?")
     st.table(report, border="horizontal", hide_index=True)
