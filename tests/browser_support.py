@@ -318,3 +318,16 @@ CONTRAST = """() => {
 DARK_BACKGROUND = """() => { const c = getComputedStyle(document.querySelector(
     '[data-testid="stApp"]')).backgroundColor.match(/\\d+/g).slice(0, 3).map(Number);
     return Math.max(...c) < 60; }"""
+
+
+#: marks every drawn chart so that :data:`CHARTS_REDRAWN` can tell when a new theme
+#: has redrawn it (Streamlit draws a new chart; a new window size only reflows the old one)
+MARK_CHARTS = """() => document.querySelectorAll('[data-testid="stVegaLiteChart"]')
+    .forEach(c => { const s = c.querySelector('svg.marks, canvas'); if (s) s.__before = true; })"""
+CHARTS_REDRAWN = """() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')]
+    .filter(c => c.offsetWidth > 0)
+    .every(c => { const s = c.querySelector('svg.marks, canvas'); return s && !s.__before; })"""
+#: the drawn charts' widths, as one string (it changes once the charts reflow to a new window)
+CHART_WIDTHS = """() => JSON.stringify([...document.querySelectorAll(
+    '[data-testid="stVegaLiteChart"] svg.marks, [data-testid="stVegaLiteChart"] canvas')]
+    .map(s => Math.round(s.getBoundingClientRect().width)))"""

@@ -7,8 +7,9 @@
 * every lab page's first screen at 1440×900 shows the verdict sentence above the first visible
   widget, and a question page's hero chart inside the viewport (checked on the question's 1440
   load of the chart test);
-* at 390×844 (a phone) and in the dark theme: charts fit their place, no chart text is cut with
-  "…", subtitles read on the background, and a reload shows the same view.
+* at 1440×900, then narrowed to 390×844 (a phone), then in the dark theme (one load, as a reader
+  resizes and switches): charts fit their place, no chart text is cut with "…", subtitles read
+  on the background, and a reload shows the same view.
 
 The server's store holds tiny runs of every question (trained here, a few seconds each); pages open
 them by their run links, as a shared link would.
@@ -21,8 +22,11 @@ import dataclasses
 import pytest
 from browser_support import (
     CHART_GEOMETRY,
+    CHART_WIDTHS,
+    CHARTS_REDRAWN,
     CONTRAST,
     DARK_BACKGROUND,
+    MARK_CHARTS,
     WIDGETS,
     streamlit_servers,
     wait_for_app,
@@ -188,20 +192,14 @@ def test_first_screen_shows_the_verdict_above_the_widgets(servers, browser, name
         page.close()
 
 
-@pytest.mark.parametrize(
-    ("size", "theme"),
-    [(DESKTOP, "light"), (PHONE, "light"), (PHONE, "dark")],  # dark: at the tighter width
-    ids=["1440", "390", "390-dark"],
-)
 @pytest.mark.parametrize("name", list(QUESTIONS))
-def test_charts_fit_uncut_readable_and_a_reload_keeps_the_view(
-    servers, store, browser, name, size, theme
-):
-    page = _open(browser, f"{servers['light']}/{store[1][name]}", size, theme=theme)
+def test_charts_fit_uncut_readable_and_a_reload_keeps_the_view(servers, store, browser, name):
+    """One load per question, its views reached as a reader reaches them: 1440 light (the first
+    screen too), the window narrowed to 390 (the charts reflow), the browser switched to dark
+    (Streamlit redraws every chart); then a reload shows the same view."""
+    page = _open(browser, f"{servers['light']}/{store[1][name]}", DESKTOP)
     try:
-        assert page.evaluate(DARK_BACKGROUND) == (theme == "dark")
-        if size == DESKTOP:
-            _first_screen_shows_the_verdict_above_the_widgets(page, hero=True)
+        _first_screen_shows_the_verdict_above_the_widgets(page, hero=True)
         page.evaluate(
             "() => document.querySelector('[data-testid=\"stMain\"]')"
             ".scrollTo(0, 1e6)"
@@ -210,18 +208,17 @@ def test_charts_fit_uncut_readable_and_a_reload_keeps_the_view(
             "() => document.querySelectorAll('[data-testid=\"stVegaLiteChart\"]').length >= 2",
             timeout=60_000,
         )
-        wait_for_charts(page)
-        charts = page.evaluate(CHART_GEOMETRY)
-        assert len(charts) >= 2
-        for chart in charts:
-            if not chart["svg"]:
-                continue
-            assert chart["drawn"] <= chart["width"] + 2, f"{name}: a chart is cut: {chart}"
-            assert not chart["cut"], f"{name}: text cut short: {chart['cut']}"
-        for text, ratio in page.evaluate(CONTRAST):
-            assert ratio >= 4.5, f"{name}: subtitle {text!r} has contrast {ratio:.1f}:1"
-        if theme != "dark":
-            return  # the reload is checked once per page, in its last view
+        _charts_fit_uncut_and_readable(page, f"{name} at 1440")
+        widths = page.evaluate(CHART_WIDTHS)
+        page.set_viewport_size({"width": PHONE[0], "height": PHONE[1]})
+        page.wait_for_function(f"() => ({CHART_WIDTHS})() !== {widths!r}", timeout=60_000)
+        _charts_fit_uncut_and_readable(page, f"{name} at 390")
+        page.evaluate(MARK_CHARTS)
+        page.emulate_media(color_scheme="dark")
+        page.wait_for_function(DARK_BACKGROUND, timeout=30_000)
+        page.wait_for_function(CHARTS_REDRAWN, timeout=60_000)
+        _charts_fit_uncut_and_readable(page, f"{name} at 390, dark")
+
         verdict, url = page.inner_text(".st-key-verdict"), page.url
         page.goto(url)
         wait_for_app(page)
@@ -230,3 +227,16 @@ def test_charts_fit_uncut_readable_and_a_reload_keeps_the_view(
         assert page.url == url
     finally:
         page.close()
+
+
+def _charts_fit_uncut_and_readable(page, where: str) -> None:
+    wait_for_charts(page)
+    charts = page.evaluate(CHART_GEOMETRY)
+    assert len(charts) >= 2
+    for chart in charts:
+        if not chart["svg"]:
+            continue
+        assert chart["drawn"] <= chart["width"] + 2, f"{where}: a chart is cut: {chart}"
+        assert not chart["cut"], f"{where}: text cut short: {chart['cut']}"
+    for text, ratio in page.evaluate(CONTRAST):
+        assert ratio >= 4.5, f"{where}: subtitle {text!r} has contrast {ratio:.1f}:1"

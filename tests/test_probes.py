@@ -119,13 +119,14 @@ def test_relative_probe_sinusoid_reads_order():
         probe_relative_order(posviz.sinusoidal(8, 8), folds=10, n_pairs=20)
 
 
-@pytest.mark.slow
 def test_relative_probe_random_table_is_at_chance():
     # With positions shared across folds a random table scored 0.36-0.45. Forty seeds: with five
     # the 95% interval (± 0.02) is too wide to tell that apart from chance, and a fold assignment
-    # away from missing 0.5 by chance alone (seeds 0-4 give 0.479 [0.459, 0.499]; 0-39 give
-    # 0.494 [0.485, 0.503], where always answering the majority class scores about 0.495).
-    table = _minilm()
+    # away from missing 0.5 by chance alone. A random table like MiniLM's first 64 columns (the
+    # full 384 took 9× longer and scored the same: 0.494 [0.485, 0.503]) scores 0.503
+    # [0.496, 0.510]; the leaky protocol on the same tables scores 0.442 [0.433, 0.451], so both
+    # assertions fail for it.
+    table = _minilm()[:, :64]
     rates = [
         probe_relative_order(random_table_like(table, seed=s), seed=s).error_rate for s in range(40)
     ]

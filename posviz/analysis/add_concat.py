@@ -168,7 +168,7 @@ def _random_shares(matrix: np.ndarray, k: int, *, seed: int, n: int) -> Spread:
     shares = []
     for _ in range(n):
         q, _ = np.linalg.qr(generator.standard_normal((matrix.shape[1], k)))
-        shares.append(float(np.einsum("ik,ij,jk->", q, cov, q)) / total)
+        shares.append(float(np.sum(q * (cov @ q))) / total)  # tr(QᵀCQ), one matmul
     return spread(shares)
 
 

@@ -366,10 +366,18 @@ def evidence_chart(
             alt.Tooltip("high:Q", format=fmt, title="high"),
         ],
     )
-    text = base.mark_text(align="left", dx=10, dy=-10, fontSize=12).encode(
-        x="mean:Q", text=alt.Text("mean:Q", format=fmt)
-    )
-    return alt.layer(bars, dots, text).properties(
+    # each value written beside its dot, on the side with room: right of a dot in the left half
+    # of the axis, left of one in the right half (a label right of the largest ran past the
+    # chart's edge on a phone)
+    lowest = min(0.0, float(frame["low"].min()))
+    middle = (lowest + float(frame["high"].max())) / 2
+    texts = [
+        base.transform_filter(f"datum.mean {side} {middle!r}")
+        .mark_text(align=align, dx=dx, dy=-10, fontSize=12)
+        .encode(x="mean:Q", text=alt.Text("mean:Q", format=fmt))
+        for side, align, dx in (("<=", "left", 10), (">", "right", -10))
+    ]
+    return alt.layer(bars, dots, *texts).properties(
         autosize=alt.AutoSizeParams(type="fit-x", contains="padding"),
         width=480,
         height=max(120, 46 * len(frame)),

@@ -137,9 +137,10 @@ def class_bars_chart(frame: pd.DataFrame, *, title: str, subtitle: str = "") -> 
     )
 
 
-def head_grid_chart(frame: pd.DataFrame, *, title: str) -> alt.Chart:
+def head_grid_chart(frame: pd.DataFrame, *, title: str | list[str]) -> alt.Chart:
     """Each head's class (``frame``: ``layer``, ``head``, ``class``, ``score``), layer down, head
-    across."""
+    across. The plot is 16 px a head: a long ``title`` goes in lines (one line was cut with "…"
+    when the chart was redrawn for a new theme)."""
     classes = [c for c in CLASS_COLORS if c in set(frame["class"])]
     return (
         alt.Chart(frame)

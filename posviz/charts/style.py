@@ -121,8 +121,9 @@ def legend_columns(labels: Sequence[str], *, most: int = 4) -> int:
     return max(1, min(len(labels), most, int(PHONE_LEGEND_ROOM // widest)))
 
 
-def chart_title(text: str, subtitle: str | Sequence[str] = ()) -> alt.Title:
-    """A left-anchored title whose subtitle reads in both themes (:data:`ADAPTIVE_TEXT`)."""
+def chart_title(text: str | Sequence[str], subtitle: str | Sequence[str] = ()) -> alt.Title:
+    """A left-anchored title (a list: one line each) whose subtitle reads in both themes
+    (:data:`ADAPTIVE_TEXT`)."""
     lines = [subtitle] if isinstance(subtitle, str) else list(subtitle)
     return alt.Title(
         text,
