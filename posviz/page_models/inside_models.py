@@ -173,8 +173,8 @@ def _grid(result: InsideResult) -> Figure:
             rows.append({"layer": layer, "head": head, "class": cls, "score": score})
     frame = pd.DataFrame(rows)
     name = "smollm2" if h.causal else "minilm"
-    return Figure(head_grid_chart(frame, title=[f"{h.label.split(' (')[0]}:", "head classes"]), frame,
-                  f"head_classes_{name}")  # fmt: skip
+    title = [f"{h.label.split(' (')[0]}:", "head classes"]
+    return Figure(head_grid_chart(frame, title=title), frame, f"head_classes_{name}")
 
 
 def _sink_phrase(count: int, total: int) -> str:
