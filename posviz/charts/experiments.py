@@ -372,7 +372,7 @@ def evidence_chart(
     lowest = min(0.0, float(frame["low"].min()))
     middle = (lowest + float(frame["high"].max())) / 2
     texts = [
-        base.transform_filter(f"datum.mean {side} {middle!r}")
+        base.transform_filter(f"datum.mean {side} {middle:.4g}")
         .mark_text(align=align, dx=dx, dy=-10, fontSize=12)
         .encode(x="mean:Q", text=alt.Text("mean:Q", format=fmt))
         for side, align, dx in (("<=", "left", 10), (">", "right", -10))
