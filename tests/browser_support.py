@@ -331,3 +331,19 @@ CHARTS_REDRAWN = """() => [...document.querySelectorAll('[data-testid="stVegaLit
 CHART_WIDTHS = """() => JSON.stringify([...document.querySelectorAll(
     '[data-testid="stVegaLiteChart"] svg.marks, [data-testid="stVegaLiteChart"] canvas')]
     .map(s => Math.round(s.getBoundingClientRect().width)))"""
+
+
+def switch_to_dark(page) -> None:
+    """Switch the browser to its dark colour scheme and wait until Streamlit has followed it and
+    redrawn every shown chart."""
+    page.evaluate(MARK_CHARTS)
+    page.emulate_media(color_scheme="dark")
+    page.wait_for_function(DARK_BACKGROUND, timeout=30_000)
+    page.wait_for_function(CHARTS_REDRAWN, timeout=60_000)
+
+
+def resize_and_reflow(page, size: tuple[int, int]) -> None:
+    """Resize the window to ``size`` and wait until the charts have reflowed to it."""
+    widths = page.evaluate(CHART_WIDTHS)
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    page.wait_for_function(f"() => ({CHART_WIDTHS})() !== {widths!r}", timeout=60_000)

@@ -22,13 +22,11 @@ import dataclasses
 import pytest
 from browser_support import (
     CHART_GEOMETRY,
-    CHART_WIDTHS,
-    CHARTS_REDRAWN,
     CONTRAST,
-    DARK_BACKGROUND,
-    MARK_CHARTS,
     WIDGETS,
+    resize_and_reflow,
     streamlit_servers,
+    switch_to_dark,
     wait_for_app,
     wait_for_charts,
 )
@@ -209,14 +207,9 @@ def test_charts_fit_uncut_readable_and_a_reload_keeps_the_view(servers, store, b
             timeout=60_000,
         )
         _charts_fit_uncut_and_readable(page, f"{name} at 1440")
-        widths = page.evaluate(CHART_WIDTHS)
-        page.set_viewport_size({"width": PHONE[0], "height": PHONE[1]})
-        page.wait_for_function(f"() => ({CHART_WIDTHS})() !== {widths!r}", timeout=60_000)
+        resize_and_reflow(page, PHONE)
         _charts_fit_uncut_and_readable(page, f"{name} at 390")
-        page.evaluate(MARK_CHARTS)
-        page.emulate_media(color_scheme="dark")
-        page.wait_for_function(DARK_BACKGROUND, timeout=30_000)
-        page.wait_for_function(CHARTS_REDRAWN, timeout=60_000)
+        switch_to_dark(page)
         _charts_fit_uncut_and_readable(page, f"{name} at 390, dark")
 
         verdict, url = page.inner_text(".st-key-verdict"), page.url

@@ -47,12 +47,10 @@ import urllib.parse
 import pytest
 from browser_support import (
     CHART_GEOMETRY,
-    CHART_WIDTHS,
-    CHARTS_REDRAWN,
-    DARK_BACKGROUND,
-    MARK_CHARTS,
     WIDGETS,
+    resize_and_reflow,
     streamlit_servers,
+    switch_to_dark,
     wait_for_app,
     wait_for_charts,
 )
@@ -113,16 +111,11 @@ def test_the_page_reads_whole_and_accessible(servers, browser, axe, name):
         page.wait_for_function(CHARTS_DRAWN, timeout=60_000)
         _check_view(page, axe, name, "1440", explorer)
 
-        page.evaluate(MARK_CHARTS)
-        page.emulate_media(color_scheme="dark")
-        page.wait_for_function(DARK_BACKGROUND, timeout=30_000)
-        page.wait_for_function(CHARTS_REDRAWN, timeout=60_000)
+        switch_to_dark(page)
         _check_view(page, axe, name, "dark", explorer)
 
         if explorer:
-            widths = page.evaluate(CHART_WIDTHS)
-            page.set_viewport_size({"width": PHONE[0], "height": PHONE[1]})
-            page.wait_for_function(f"() => ({CHART_WIDTHS})() !== {widths!r}", timeout=60_000)
+            resize_and_reflow(page, PHONE)
             _check_view(page, axe, name, "390", explorer)
     finally:
         page.close()
