@@ -116,9 +116,9 @@ def heavy_link(i: int) -> str:
     """The issue's link (hub box, synthetic table, a new revision each time), with a new shape.
 
     A new shape defeats any cache (a new revision alone no longer makes a new entry); each table
-    is 8192 × (1152 − 2i) float32 ≈ 38 MB: above glibc's largest mmap threshold (32 MB), so a
-    freed table goes back to the system and RSS measures what is kept (16-MB tables are carved
-    from the heap, whose freed pages stay in RSS: +149 MB after eight of them with a 16-MB budget).
+    is 8192 × (1152 − 2i) float32 ≈ 38 MB. The server runs with a fixed 1-MB mmap threshold
+    (see :func:`measure_attack`), so a freed table goes back to the system and RSS measures what
+    is kept: +29 MB with the 40-MB budget, +245 MB with a 4,000-MB one (this test fails).
     """
     return (
         "lrn_cmp=false&lrn_a_src=hub&lrn_a_hub=other%E2%80%A6"
@@ -144,7 +144,17 @@ def measure_attack(root: Path, *, budget_mb: int, links: int) -> dict[str, float
     """
     from browser_support import start_streamlit_server, stop_process
 
-    env = {"POSVIZ_CACHE_MB": str(budget_mb), "HF_HUB_OFFLINE": "1"}
+    env = {
+        "POSVIZ_CACHE_MB": str(budget_mb),
+        "HF_HUB_OFFLINE": "1",
+        # RSS should measure what the server keeps, not where glibc parked what it freed: a fixed
+        # 1-MB mmap threshold hands every freed array of 1 MB or more back to the system at once
+        # (the default threshold moves up to 32 MB), and two arenas stop each script-run thread
+        # from leaving freed pages in an arena of its own. One CI run without these grew by
+        # 101 MB with the budget on, against 30 MB in earlier runs.
+        "MALLOC_MMAP_THRESHOLD_": str(MB),
+        "MALLOC_ARENA_MAX": "2",
+    }
     url, process = start_streamlit_server(root / "app.py", env=env, timeout=120)
     try:
         warm = asyncio.run(_open_links(url, [heavy_link(links)]))
