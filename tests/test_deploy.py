@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import http.server
 import json
 import re
@@ -260,6 +261,56 @@ def test_dockerfile_prepares_both_data_volumes_for_the_app_user():
     assert 'VOLUME ["/data/hf", "/data/lab"]' in text
     assert "POSVIZ_LAB_DIR=/data/lab" in text
     assert "\nUSER posviz\n" in text and HEALTH in text
+
+
+def dockerignore_keeps(path: str, patterns: list[str]) -> bool:
+    """Whether Docker sends ``path`` (a file, relative to the context) to the build: the last
+    matching ``.dockerignore`` pattern decides, ``!`` re-includes, a directory pattern covers
+    everything below it."""
+    kept = True
+    for raw in patterns:
+        negated = raw.startswith("!")
+        pattern = raw.removeprefix("!").rstrip("/")
+        parts = path.split("/")
+        prefixes = ["/".join(parts[: i + 1]) for i in range(len(parts))]
+        if any(fnmatch.fnmatchcase(p, pattern) for p in prefixes) or (
+            pattern.startswith("**/") and fnmatch.fnmatchcase(parts[-1], pattern[3:])
+        ):
+            kept = negated
+    return kept
+
+
+def test_dockerignore_matcher_reads_allowlists():
+    patterns = ["*", "!app.py", "!pages/", "**/__pycache__"]
+    assert dockerignore_keeps("app.py", patterns) and dockerignore_keeps("pages/x.py", patterns)
+    assert not dockerignore_keeps("README.md", patterns)
+    assert not dockerignore_keeps("pages/__pycache__/x.pyc", patterns)
+
+
+def test_every_file_the_dockerfile_copies_reaches_the_build_context():
+    """A COPY of a file that .dockerignore leaves out fails the build ("file not found in build
+    context"): requirements-checkpoints.txt once did, for every user of the Dockerfile."""
+    patterns = [
+        line.strip()
+        for line in (ROOT / ".dockerignore").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    tracked = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    sources = []
+    for line in (ROOT / "Dockerfile").read_text().splitlines():
+        words = line.split()
+        if words[:1] == ["COPY"] and not any(w.startswith("--from") for w in words):
+            # a bracket makes a source optional (it need not exist): only the plain ones must
+            sources += [w.rstrip("/") for w in words[1:-1] if "[" not in w]
+    assert "requirements.txt" in sources and "posviz" in sources
+    for source in sources:
+        files = [f for f in tracked if f == source or f.startswith(source + "/")]
+        assert files, f"the Dockerfile copies {source}, which git does not track"
+        assert all(dockerignore_keeps(f, patterns) for f in files), (
+            f".dockerignore leaves {source} out of the build context: add !{source}"
+        )
 
 
 # --- nginx ---------------------------------------------------------------------------------------
