@@ -28,33 +28,18 @@ from posviz.ui.text import safe_md
 def probe_report(
     matrix: np.ndarray,
     *,
-    train: str,
-    test: str,
-    folds: int,
-    alpha: float | str,
-    seed: int,
-    labels: np.ndarray | None = None,
-    hold_out: str | None = "positions",
     _on_wait: Callable[[int], None] | None = None,
     _should_stop: Callable[[], bool] | None = None,
     _progress: Callable[[float, str], None] | None = None,
+    **options: Any,
 ) -> ProbeReport:
-    """:func:`posviz.analysis.heavy_probes.queued_probe`, cached (a cached result never queues).
+    """:func:`posviz.analysis.heavy_probes.queued_probe` with its ``options`` (train, test, folds,
+    alpha, seed, labels, hold_out), cached (a cached result never queues).
 
     Arguments starting with ``_`` are not part of the cache key.
     """
     return queued_probe(
-        matrix,
-        train=train,
-        test=test,
-        folds=folds,
-        alpha=alpha,
-        seed=seed,
-        labels=labels,
-        hold_out=hold_out,
-        on_wait=_on_wait,
-        should_stop=_should_stop,
-        progress=_progress,
+        matrix, on_wait=_on_wait, should_stop=_should_stop, progress=_progress, **options
     )
 
 
@@ -77,16 +62,10 @@ def queued(what: str) -> Iterator[tuple[Any, Callable[[int], None]]]:
 
 
 def run_probe_reports(
-    matrices: dict[str, tuple[np.ndarray, np.ndarray | None]],
-    *,
-    train: str,
-    test: str,
-    folds: int,
-    alpha: float | str,
-    seed: int,
-    hold_out: str | None,
+    matrices: dict[str, tuple[np.ndarray, np.ndarray | None]], **options: Any
 ) -> Reports:
-    """Probe each named ``(matrix, labels)`` beside its random table, showing queue and progress.
+    """Probe each named ``(matrix, labels)`` beside its random table (``options``: train, test,
+    folds, alpha, seed and hold_out, as for :func:`probe_report`), showing queue and progress.
 
     A probe that waits for a job slot shows its place in the queue; a running one shows a
     progress bar (both disappear when it is done). Errors are shown per table (``user_errors``).
@@ -103,16 +82,11 @@ def run_probe_reports(
 
             report = probe_report(
                 matrix,
-                train=train,
-                test=test,
-                folds=folds,
-                alpha=alpha,
-                seed=seed,
                 labels=labels,
-                hold_out=hold_out,
                 _on_wait=on_wait,
                 _should_stop=this_session_gone,
                 _progress=progress,
+                **options,
             )
             reports.append((name, report))
     return reports
