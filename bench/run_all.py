@@ -44,6 +44,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+from browser_support import stop_process  # noqa: E402  (tests/ is not a package)
+
 PY = sys.executable
 PARTS = (
     "heatmap", "load_table", "hub_bytes", "cold_start", "no_torch", "lab", "lab_render",
@@ -104,12 +107,7 @@ def server(script: Path, *, cwd: Path, env: dict[str, str] | None = None) -> Ite
     try:
         yield port, proc
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
 
 
 def chromium_path() -> str:

@@ -136,17 +136,20 @@ def wait_healthy(url: str, process: subprocess.Popen, *, timeout: float = 60) ->
     raise RuntimeError(f"the server did not report healthy on {url} within {timeout} s")
 
 
-def stop_process(process: subprocess.Popen) -> None:
-    """Terminate a process we started (by its handle), killing it if it does not stop."""
+def stop_process(process: subprocess.Popen, timeout: float = 10) -> None:
+    """Terminate a process we started (by its handle), killing it if it does not stop in
+    ``timeout`` seconds; close its output pipes. Used by the browser tests, the benchmarks and the
+    load scripts (servers and the proxy)."""
     if process.poll() is None:
         process.terminate()
         try:
-            process.wait(timeout=10)
+            process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(timeout=10)
-    if process.stdout:
-        process.stdout.close()
+    for pipe in (process.stdout, process.stderr):
+        if pipe:
+            pipe.close()
 
 
 def find_chromium() -> str | None:

@@ -60,6 +60,8 @@ import numpy as np
 import websockets
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: browser_support
+from browser_support import stop_process
 from st_client import RunResult, StreamlitSession
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -326,16 +328,6 @@ def wait_healthy(port: int, proc: subprocess.Popen, seconds: float = 120) -> Non
         time.sleep(0.1)  # polling a port: nothing to wait on but time
 
 
-def stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
 @contextlib.contextmanager
 def app_server(env: dict[str, str]) -> Iterator[tuple[str, int]]:
     """posviz on a free loopback port; yields (base URL, server pid); stopped on exit."""
@@ -345,7 +337,7 @@ def app_server(env: dict[str, str]) -> Iterator[tuple[str, int]]:
         wait_healthy(port, proc)
         yield f"http://127.0.0.1:{port}", proc.pid
     finally:
-        stop(proc)
+        stop_process(proc, timeout=15)
 
 
 @contextlib.contextmanager
@@ -436,7 +428,7 @@ def cluster(replicas: int) -> Iterator[Cluster]:
             yield group
         finally:
             for proc in group.procs:
-                stop(proc)
+                stop_process(proc, timeout=15)
 
 
 def rss_mb(pid: int | None) -> float:
@@ -1027,6 +1019,30 @@ def scale_main(args: argparse.Namespace) -> int:
     return report_scale(summary)
 
 
+def kill_problems(kill: dict) -> list[str]:
+    """What went wrong around a killed replica (the same promises in the scale and compose runs)."""
+    problems = []
+    if kill["other_disconnected"] or kill["other_errors"]:
+        problems.append("sessions on the surviving replicas were disturbed")
+    if kill["killed_sessions"] == 0:
+        problems.append("no session was on the killed replica (nothing was shown)")
+    if kill["killed_reconnected"] != kill["killed_sessions"]:
+        problems.append("not every session on the killed replica reconnected")
+    if kill["killed_errors"] or kill["killed_rebuilt_other_view"]:
+        problems.append("sessions on the killed replica did not get their view back")
+    return problems
+
+
+def verdict(problems: list[str], examples) -> int:
+    """Print each problem, the example lines, then PASS or FAILED; return 0 only if none."""
+    for problem in problems:
+        print(f"FAIL: {problem}")
+    for line in examples:
+        print(f"  example: {line}")
+    print("PASS" if not problems else "FAILED")
+    return 0 if not problems else 1
+
+
 def report_scale(summary: dict) -> int:
     """Print the summary; 0 only if everything the smoke test promises held."""
     import json
@@ -1036,14 +1052,7 @@ def report_scale(summary: dict) -> int:
     kill = summary.get("kill")
     errors = dict(load["errors"])
     if kill:
-        if kill["other_disconnected"] or kill["other_errors"]:
-            problems.append("sessions on the surviving replicas were disturbed")
-        if kill["killed_sessions"] == 0:
-            problems.append("no session was on the killed replica (nothing was shown)")
-        if kill["killed_reconnected"] != kill["killed_sessions"]:
-            problems.append("not every session on the killed replica reconnected")
-        if kill["killed_errors"] or kill["killed_rebuilt_other_view"]:
-            problems.append("sessions on the killed replica did not get their view back")
+        problems += kill_problems(kill)
     if errors:
         problems.append(f"errors: {errors}")
     store = summary["lab_store"]
@@ -1070,12 +1079,7 @@ def report_scale(summary: dict) -> int:
     off = summary.get("affinity_off")
     if off is not None and not any(code != 204 for code in off["uploads_by_status"]):
         problems.append("with affinity off no upload failed: the smoke cannot show the failure")
-    for problem in problems:
-        print(f"FAIL: {problem}")
-    for line in summary.get("examples", []):
-        print(f"  example: {line}")
-    print("PASS" if not problems else "FAILED")
-    return 0 if not problems else 1
+    return verdict(problems, summary.get("examples", []))
 
 
 # --------------------------------------------------------------------------------------- compose
@@ -1178,24 +1182,12 @@ def compose_main(args: argparse.Namespace) -> int:
         problems.append(f"errors: {report['errors']}")
     kill = summary.get("kill")
     if kill:
-        if kill["other_disconnected"] or kill["other_errors"]:
-            problems.append("sessions on the surviving replicas were disturbed")
-        if kill["killed_sessions"] == 0:
-            problems.append("no session was on the killed replica (nothing was shown)")
-        if kill["killed_reconnected"] != kill["killed_sessions"]:
-            problems.append("not every session on the killed replica reconnected")
-        if kill["killed_errors"] or kill["killed_rebuilt_other_view"]:
-            problems.append("sessions on the killed replica did not get their view back")
+        problems += kill_problems(kill)
         if kill["restart_count"] < 1:
             problems.append("Docker did not restart the killed replica")
     if any(status != "healthy" for status in summary["health_after"]):
         problems.append(f"not every replica is healthy at the end: {summary['health_after']}")
-    for problem in problems:
-        print(f"FAIL: {problem}")
-    for line in stats.examples:
-        print(f"  example: {line}")
-    print("PASS" if not problems else "FAILED")
-    return 0 if not problems else 1
+    return verdict(problems, stats.examples)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,6 +25,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))
+from browser_support import stop_process  # noqa: E402  (tests/ is not a package)
+
 CONFIG = ROOT / "deploy" / "compose" / "haproxy" / "haproxy.cfg"
 BIND_LINE = "bind :8080"
 SERVERS_PREFIX = "server-template app "
@@ -111,12 +114,7 @@ def haproxy(workdir: Path, *, port: int, ports: list[int], affinity: bool = True
             wait_healthy(url, proc=proc)
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
         log.close()
 
 
