@@ -7,36 +7,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from labstore_support import RUN, write_lab_entry
 
 from posviz import labfiles
 from posviz.labfiles import CorruptEntry, NoEntry
 
-RUN = "0123456789abcdef"
-
-
-def _entry(root: Path, run_id: str = RUN) -> tuple[dict, dict[str, np.ndarray]]:
-    snaps = np.arange(2 * 3 * 5 * 4, dtype=np.float32).reshape(2, 3, 5, 4)
-    meta = {
-        "run_id": run_id,
-        "question_id": "learned",
-        "numbers": {"accuracy": [0.5, 0.75]},
-        "tables": {
-            "learned": {
-                "array": "snapshots__learned",
-                "steps_array": "snapshot_steps",
-                "label": "learned table",
-                "trained_rows": 4,
-                "steps": 20,
-            }
-        },
-    }
-    arrays = {"snapshots__learned": snaps, "snapshot_steps": np.array([0, 10, 20])}
-    labfiles.write_entry(root, run_id, meta, arrays)
-    return meta, arrays
-
 
 def test_round_trip_and_manifest_lists_every_file(tmp_path: Path) -> None:
-    meta, arrays = _entry(tmp_path)
+    meta, arrays = write_lab_entry(tmp_path)
     back_meta, back_arrays = labfiles.read_entry(tmp_path, RUN)
     assert back_meta == meta
     assert back_arrays.keys() == arrays.keys()
@@ -48,7 +26,7 @@ def test_round_trip_and_manifest_lists_every_file(tmp_path: Path) -> None:
 
 
 def test_an_edited_number_is_a_corrupted_entry_named_without_a_path(tmp_path: Path) -> None:
-    _entry(tmp_path)
+    write_lab_entry(tmp_path)
     path = tmp_path / RUN / labfiles.RESULT
     path.write_text(path.read_text().replace("0.75", "0.95"), encoding="utf-8")
     with pytest.raises(CorruptEntry, match=r"result\.json does not match its SHA-256") as caught:
@@ -68,14 +46,14 @@ def test_an_edited_number_is_a_corrupted_entry_named_without_a_path(tmp_path: Pa
     ],
 )
 def test_every_kind_of_damage_is_refused(tmp_path: Path, damage, words: str) -> None:
-    _entry(tmp_path)
+    write_lab_entry(tmp_path)
     damage(tmp_path / RUN)
     with pytest.raises(CorruptEntry, match=words):
         labfiles.read_entry(tmp_path, RUN)
 
 
 def test_write_once_and_a_corrupted_entry_is_moved_aside(tmp_path: Path) -> None:
-    meta, arrays = _entry(tmp_path)
+    meta, arrays = write_lab_entry(tmp_path)
     labfiles.write_entry(tmp_path, RUN, {**meta, "question_id": "other"}, arrays)
     assert labfiles.read_entry(tmp_path, RUN)[0]["question_id"] == "learned"  # kept
     (tmp_path / RUN / labfiles.RESULT).write_text("{}", encoding="utf-8")
@@ -86,8 +64,8 @@ def test_write_once_and_a_corrupted_entry_is_moved_aside(tmp_path: Path) -> None
 
 def test_listing_shows_corrupted_entries_as_such(tmp_path: Path) -> None:
     other = "fedcba9876543210"
-    _entry(tmp_path)
-    _entry(tmp_path, other)
+    write_lab_entry(tmp_path)
+    write_lab_entry(tmp_path, other)
     (tmp_path / other / "snapshot_steps.npy").write_bytes(b"not an array")
     statuses = {s.run_id: s for s in labfiles.list_entries(tmp_path)}
     assert not statuses[RUN].corrupt and statuses[other].corrupt
@@ -108,7 +86,7 @@ def test_missing_entry_and_bad_ids_and_names(tmp_path: Path) -> None:
 
 
 def test_read_table_defaults_and_explicit_parts(tmp_path: Path) -> None:
-    _, arrays = _entry(tmp_path)
+    _, arrays = write_lab_entry(tmp_path)
     table = labfiles.read_table(f"lab:{RUN}", root=tmp_path)
     assert table.source == f"lab:{RUN}/learned/0/20"
     np.testing.assert_array_equal(table.matrix, arrays["snapshots__learned"][0, -1])
@@ -131,7 +109,7 @@ def test_read_table_defaults_and_explicit_parts(tmp_path: Path) -> None:
     ],
 )
 def test_bad_specs_say_what_exists(tmp_path: Path, spec: str, words: str) -> None:
-    _entry(tmp_path)
+    write_lab_entry(tmp_path)
     with pytest.raises(ValueError, match=words):
         labfiles.read_table(spec.format(run=RUN), root=tmp_path)
 
@@ -150,7 +128,7 @@ def _rehash(root: Path, edit) -> None:
 
 
 def test_an_edit_with_its_checksum_recomputed_is_refused(tmp_path: Path) -> None:
-    _entry(tmp_path)
+    write_lab_entry(tmp_path)
     _rehash(tmp_path, lambda text: text.replace("0.75", "0.95"))
     with pytest.raises(CorruptEntry, match="signature does not match this store's key") as caught:
         labfiles.read_entry(tmp_path, RUN)
@@ -158,7 +136,7 @@ def test_an_edit_with_its_checksum_recomputed_is_refused(tmp_path: Path) -> None
 
 
 def test_an_entry_copied_under_another_run_id_is_refused(tmp_path: Path) -> None:
-    _entry(tmp_path)
+    write_lab_entry(tmp_path)
     other = "fedcba9876543210"
     (tmp_path / RUN).rename(tmp_path / other)
     with pytest.raises(CorruptEntry, match="signature"):
@@ -166,7 +144,7 @@ def test_an_entry_copied_under_another_run_id_is_refused(tmp_path: Path) -> None
 
 
 def test_the_key_is_made_private_on_first_save_and_a_shared_key_is_refused(tmp_path: Path) -> None:
-    _entry(tmp_path)
+    write_lab_entry(tmp_path)
     key = tmp_path / labfiles.SECRET
     assert key.stat().st_mode & 0o777 == 0o600 and len(key.read_bytes()) == 64
     key.chmod(0o644)
@@ -178,7 +156,7 @@ def test_another_key_cannot_read_it_and_the_environment_key_is_used(
     tmp_path: Path, monkeypatch
 ) -> None:
     monkeypatch.setenv(labfiles.SECRET_ENV, "one server's secret")
-    _entry(tmp_path)
+    write_lab_entry(tmp_path)
     assert not (tmp_path / labfiles.SECRET).exists()
     assert labfiles.read_entry(tmp_path, RUN)[0]["run_id"] == RUN
     monkeypatch.setenv(labfiles.SECRET_ENV, "another secret")
@@ -188,7 +166,7 @@ def test_another_key_cannot_read_it_and_the_environment_key_is_used(
 
 def test_the_read_only_warm_store_is_read_with_its_own_key(tmp_path: Path, monkeypatch) -> None:
     warm = tmp_path / "warm"
-    _entry(warm)  # built as the image builds it: a store of its own, key beside it
+    write_lab_entry(warm)  # built as the image builds it: a store of its own, key beside it
     warm.joinpath(labfiles.SECRET).chmod(0o444)  # the image makes it world-readable
     monkeypatch.setenv("POSVIZ_LAB_WARM_DIR", str(warm))
     monkeypatch.setenv(labfiles.SECRET_ENV, "the running server's own secret")

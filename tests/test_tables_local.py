@@ -8,6 +8,7 @@ import struct
 
 import numpy as np
 import pytest
+from labstore_support import RUN, write_lab_entry
 
 from posviz import load_table
 from posviz.tables import registry, table_from_upload
@@ -335,33 +336,12 @@ def test_synthetic_sources_are_parsed_in_one_place():
     assert parse_synthetic("sinusoidal:9000x8").n_positions == 9000  # syntax only: no limits
 
 
-def _lab_entry(root, run_id="0123456789abcdef"):
-    """A store entry as the lab writes one: a table index and (seeds, snapshots, rows, p)."""
-    from posviz import labfiles
-
-    snaps = np.arange(2 * 3 * 5 * 4, dtype=np.float32).reshape(2, 3, 5, 4)
-    meta = {
-        "question_id": "learned",
-        "tables": {
-            "learned": {
-                "array": "snap_learned",
-                "steps_array": "snap_steps",
-                "label": "learned table",
-                "trained_rows": 3,
-                "steps": 20,
-            }
-        },
-    }
-    arrays = {"snap_learned": snaps, "snap_steps": np.array([0, 10, 20])}
-    labfiles.write_entry(root, run_id, meta, arrays)
-    return run_id, snaps
-
-
 def test_lab_sources_load_like_every_other_source(tmp_path, monkeypatch):
     from posviz.tables import lab_table, list_lab_sources
 
     monkeypatch.setenv("POSVIZ_LAB_DIR", str(tmp_path))
-    run_id, snaps = _lab_entry(tmp_path)
+    run_id = RUN
+    snaps = write_lab_entry(tmp_path, run_id, trained_rows=3)[1]["snapshots__learned"]
     assert list_lab_sources() == [f"lab:{run_id}/learned"]
     table = load_table(f"lab:{run_id}")  # defaults: first table, seed 0, last snapshot
     np.testing.assert_array_equal(table.matrix, snaps[0, 2])
@@ -370,7 +350,7 @@ def test_lab_sources_load_like_every_other_source(tmp_path, monkeypatch):
     picked = load_table(f"lab:{run_id}/learned/1/10", revision="ignored")
     np.testing.assert_array_equal(picked.matrix, snaps[1, 1])
     other = tmp_path / "elsewhere"
-    _lab_entry(other, "fedcba9876543210")
+    write_lab_entry(other, "fedcba9876543210", trained_rows=3)
     assert lab_table("lab:fedcba9876543210", root=other).n_positions == 5
     with pytest.raises(ValueError, match="seed 2 is out of range"):
         load_table(f"lab:{run_id}/learned/2")
@@ -384,8 +364,9 @@ def test_lab_sources_load_like_every_other_source(tmp_path, monkeypatch):
 
 def test_a_corrupted_lab_run_is_refused_naming_the_run_not_the_disk(tmp_path, monkeypatch):
     monkeypatch.setenv("POSVIZ_LAB_DIR", str(tmp_path))
-    run_id, _ = _lab_entry(tmp_path)
-    npy = tmp_path / run_id / "snap_learned.npy"
+    run_id = RUN
+    write_lab_entry(tmp_path, run_id, trained_rows=3)
+    npy = tmp_path / run_id / "snapshots__learned.npy"
     data = bytearray(npy.read_bytes())
     data[-1] ^= 0xFF  # one edited number
     npy.write_bytes(bytes(data))
