@@ -32,20 +32,18 @@ import contextlib
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-from browser_support import stop_process  # noqa: E402  (tests/ is not a package)
+from browser_support import free_port, stop_process, wait_healthy  # noqa: E402  (tests/ is not a package)
 
 PY = sys.executable
 PARTS = (
@@ -70,25 +68,6 @@ class Result:
 # ---------------------------------------------------------------------------------------------
 # helpers: a server on a free loopback port, a browser, RSS
 # ---------------------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def wait_healthy(port: int, proc: subprocess.Popen, timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    url = f"http://127.0.0.1:{port}/_stcore/health"
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"server exited with {proc.returncode}")
-        with contextlib.suppress(OSError), urllib.request.urlopen(url, timeout=2) as response:
-            if response.read() == b"ok":
-                return
-        time.sleep(0.05)  # polling a port: nothing to wait on but time
-    raise TimeoutError(f"no health on port {port} after {timeout} s")
 
 
 @contextlib.contextmanager
@@ -238,7 +217,7 @@ def _cold_start_once(pw_browser, script: Path, cwd: Path, path: str) -> tuple[fl
     try:
         start = time.perf_counter()
         with server(script, cwd=cwd) as (port, proc):
-            wait_healthy(port, proc)
+            wait_healthy(f"http://127.0.0.1:{port}", proc, timeout=120)
             open_page(page, f"http://127.0.0.1:{port}/{path}")
             took = time.perf_counter() - start
             return took, rss_mb(proc.pid)
@@ -279,7 +258,7 @@ def no_torch() -> list[Result]:
     """Open home, then the sinusoid page, in one fresh server; torch must not be mapped."""
     results = []
     with browser() as b, server(ROOT / "app.py", cwd=ROOT) as (port, proc):
-        wait_healthy(port, proc)
+        wait_healthy(f"http://127.0.0.1:{port}", proc, timeout=120)
         page = b.new_page()
         for path in ("home", "sinusoidal"):
             open_page(page, f"http://127.0.0.1:{port}/{path}")

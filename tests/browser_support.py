@@ -117,16 +117,19 @@ def start_server(
     return url, process
 
 
-def wait_healthy(url: str, process: subprocess.Popen, *, timeout: float = 60) -> None:
-    """Wait until ``url``/_stcore/health says ok while ``process`` runs.
+def wait_healthy(url: str, process: subprocess.Popen | None, *, timeout: float = 60) -> None:
+    """Wait until ``url``/_stcore/health says ok while ``process`` (if given) runs: a Streamlit
+    server, or HAProxy in front of some (the load scripts and the benchmarks wait with this too).
 
     Raises:
-        RuntimeError: the process exited (with its last output) or ``timeout`` s passed.
+        RuntimeError: the process exited (with its last output, from whichever of stdout and
+            stderr is a pipe) or ``timeout`` s passed.
     """
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if process.poll() is not None:
-            output = process.stdout.read() if process.stdout else b""
+        if process is not None and process.poll() is not None:
+            pipe = process.stdout or process.stderr
+            output = pipe.read() if pipe else b""
             if isinstance(output, bytes):
                 output = output.decode(errors="replace")
             raise RuntimeError(f"the server exited with {process.returncode}:\n{output[-2000:]}")

@@ -44,13 +44,11 @@ import itertools
 import os
 import secrets
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -61,7 +59,7 @@ import websockets
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: browser_support
-from browser_support import stop_process
+from browser_support import free_port, stop_process, wait_healthy
 from st_client import RunResult, StreamlitSession
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -294,12 +292,6 @@ class SessionLog:
 # ---------------------------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def start_app(port: int, env: dict[str, str]) -> subprocess.Popen:
     """``streamlit run app.py`` on ``127.0.0.1:port`` (not waited for)."""
     cmd = [sys.executable, "-m", "posviz.ui.launch", "run", "app.py", "--server.port", str(port),
@@ -309,32 +301,13 @@ def start_app(port: int, env: dict[str, str]) -> subprocess.Popen:
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
 
 
-def wait_healthy(port: int, proc: subprocess.Popen, seconds: float = 120) -> None:
-    """Poll the server's ``/_stcore/health`` until ``ok``; raise if it exits or never answers."""
-    deadline = time.monotonic() + seconds
-    while True:
-        if proc.poll() is not None:
-            raise RuntimeError(f"server exited: {proc.stderr.read().decode()[-2000:]}")
-        with (
-            contextlib.suppress(OSError),
-            urllib.request.urlopen(
-                f"http://127.0.0.1:{port}/_stcore/health", timeout=2
-            ) as response,
-        ):
-            if response.read() == b"ok":
-                return
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"server did not become healthy in {seconds:.0f} s")
-        time.sleep(0.1)  # polling a port: nothing to wait on but time
-
-
 @contextlib.contextmanager
 def app_server(env: dict[str, str]) -> Iterator[tuple[str, int]]:
     """posviz on a free loopback port; yields (base URL, server pid); stopped on exit."""
     port = free_port()
     proc = start_app(port, env)
     try:
-        wait_healthy(port, proc)
+        wait_healthy(f"http://127.0.0.1:{port}", proc, timeout=120)
         yield f"http://127.0.0.1:{port}", proc.pid
     finally:
         stop_process(proc, timeout=15)
@@ -424,7 +397,7 @@ def cluster(replicas: int) -> Iterator[Cluster]:
         group = Cluster(env, ports, procs, Path(lab_dir), Path(workdir))
         try:
             for port, proc in zip(ports, procs, strict=True):
-                wait_healthy(port, proc)
+                wait_healthy(f"http://127.0.0.1:{port}", proc, timeout=120)
             yield group
         finally:
             for proc in group.procs:
@@ -698,18 +671,18 @@ async def run_load(
 # --------------------------------------------------------------------------------------------- N
 
 
+_SCENARIO = {sc.name: sc for sc in SCENARIOS}
 SCALE_SCENARIOS: tuple = (
-    Scenario("sinusoidal", "slider", "sin_pos", (0, 7, 31, 64, 100)),
-    Scenario("sinusoidal", "radio", "sin_layout", ("interleaved", "split", "tensor2tensor")),
-    Scenario("nope", "slider", "nope_n", (16, 64, 128, 256)),
-    Scenario("learned", "selectbox", "lrn_a_src", (BUNDLED, SINUSOID)),
-    Scenario(
-        "learned",
-        "selectbox",
-        "lrn_a_hub",
-        tuple(TINY_HUB_MODELS),
-        setup=(("selectbox", "lrn_a_src", HUB),),
-    ),  # every replica fills the one shared HF cache
+    *(
+        _SCENARIO[name]
+        for name in (
+            "sinusoidal:sin_pos",
+            "sinusoidal:sin_layout",
+            "nope:nope_n",
+            "learned:lrn_a_src",
+            "learned:lrn_a_hub",  # every replica fills the one shared HF cache
+        )
+    ),
     PageTour(("sinusoidal", "nope", "alibi", "t5_buckets", "")),  # "": the default page (home)
     UploadScenario(),
 )
@@ -918,7 +891,7 @@ def browser_reconnect(group: Cluster, url: str) -> dict:
             group.kill(i)
             time.sleep(2)  # the tab notices and reconnects while the replica is gone
             group.restart(i)
-            wait_healthy(group.ports[i], group.procs[i])
+            wait_healthy(f"http://127.0.0.1:{group.ports[i]}", group.procs[i], timeout=120)
         page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]')
         kept = page.locator(slider).first.input_value()
         exceptions = page.locator('[data-testid="stException"]').count()

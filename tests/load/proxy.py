@@ -19,14 +19,12 @@ import os
 import shutil
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
-from browser_support import stop_process  # noqa: E402  (tests/ is not a package)
+from browser_support import stop_process, wait_healthy  # noqa: E402  (tests/ is not a package)
 
 CONFIG = ROOT / "deploy" / "compose" / "haproxy" / "haproxy.cfg"
 BIND_LINE = "bind :8080"
@@ -80,23 +78,6 @@ def check_config(path: Path) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=30)  # fmt: skip
 
 
-def wait_healthy(url: str, *, seconds: float = 30, proc: subprocess.Popen | None = None) -> None:
-    """Poll ``url/_stcore/health`` until it answers ``ok``."""
-    deadline = time.monotonic() + seconds
-    while True:
-        if proc is not None and proc.poll() is not None:
-            raise RuntimeError(f"{proc.args[0]} exited ({proc.returncode})")
-        with (
-            contextlib.suppress(OSError),
-            urllib.request.urlopen(url + "/_stcore/health", timeout=2) as response,
-        ):
-            if response.read() == b"ok":
-                return
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{url} did not answer /_stcore/health in {seconds:.0f} s")
-        time.sleep(0.1)  # polling a port: nothing to wait on but time
-
-
 @contextlib.contextmanager
 def haproxy(workdir: Path, *, port: int, ports: list[int], affinity: bool = True,
             wait: bool = True) -> Iterator[str]:  # fmt: skip
@@ -111,7 +92,7 @@ def haproxy(workdir: Path, *, port: int, ports: list[int], affinity: bool = True
     url = f"http://127.0.0.1:{port}"
     try:
         if wait:
-            wait_healthy(url, proc=proc)
+            wait_healthy(url, proc, timeout=30)
         yield url
     finally:
         stop_process(proc)
