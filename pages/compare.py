@@ -4,11 +4,12 @@ import streamlit as st
 
 from posviz.page_models import compare as model
 from posviz.ui import (
+    NumberField,
     show_chart,
+    url_field,
     url_multiselect,
-    url_number,
+    url_numbers,
     url_select,
-    url_slider,
     url_text,
     user_errors,
 )
@@ -28,57 +29,33 @@ chosen = url_multiselect(
 )
 with st.expander("Settings", expanded=False):
     c1, c2, c3 = st.columns(3)
-    with c1:
-        trained = url_slider(
-            "Trained length L", key="cmp_L", min_value=16, max_value=4096, default=512, step=16
-        )
-        n = url_slider(
-            "Distances / positions shown",
-            key="cmp_n",
-            min_value=32,
-            max_value=4096,
-            default=1536,
-            step=32,
-        )
-        d_sin = url_slider(
-            "Sinusoid width d", key="cmp_dsin", min_value=8, max_value=1024, default=384, step=8
-        )
+    trained, n, d_sin = url_numbers(
+        (
+            NumberField("Trained length L", "L", 16, 4096, 512, 16),
+            NumberField("Distances / positions shown", "n", 32, 4096, 1536, 32),
+            NumberField("Sinusoid width d", "dsin", 8, 1024, 384, 8),
+        ),
+        key_prefix="cmp_",
+        slider=True,
+        columns=[c1],
+    )
     with c2:
-        head_dim = url_slider(
-            "RoPE head dim", key="cmp_hd", min_value=8, max_value=256, default=64, step=8
-        )
-        base = url_number(
-            "RoPE base", key="cmp_base", min_value=2.0, max_value=1e9, default=10000.0, step=1000.0
-        )
+        head_dim = url_field(NumberField("RoPE head dim", "cmp_hd", 8, 256, 64, 8), slider=True)
+        base = url_field(NumberField("RoPE base", "cmp_base", 2.0, 1e9, 10000.0, 1000.0))
         scaling = url_select("RoPE scaling", model.SCALINGS, key="cmp_scal", default="yarn")
-        factor = url_number(
-            "Scaling factor", key="cmp_fac", min_value=1.0, max_value=64.0, default=4.0, step=1.0
-        )
+        factor = url_field(NumberField("Scaling factor", "cmp_fac", 1.0, 64.0, 4.0, 1.0))
+    heads, buckets, max_distance = url_numbers(
+        (
+            NumberField("ALiBi heads", "heads", model.MIN_HEADS, model.MAX_HEADS, 8, 1),
+            NumberField("T5 buckets", "nb", model.MIN_BUCKETS, model.MAX_BUCKETS, 32, 2),
+            NumberField(
+                "T5 max_distance", "md", model.MIN_MAX_DISTANCE, model.MAX_DISTANCE, 128, 8
+            ),
+        ),
+        key_prefix="cmp_",
+        columns=[c3],
+    )
     with c3:
-        heads = url_number(
-            "ALiBi heads",
-            key="cmp_heads",
-            min_value=model.MIN_HEADS,
-            max_value=model.MAX_HEADS,
-            default=8,
-            step=1,
-        )
-        buckets = url_number(
-            "T5 buckets",
-            key="cmp_nb",
-            min_value=model.MIN_BUCKETS,
-            max_value=model.MAX_BUCKETS,
-            default=32,
-            step=2,
-        )
-        max_distance = url_number(
-            "T5 max_distance",
-            key="cmp_md",
-            min_value=model.MIN_MAX_DISTANCE,
-            max_value=model.MAX_DISTANCE,
-            default=128,
-            step=8,
-        )
         t5_model = url_text(
             "T5 model for its learned bias (optional)",
             key="cmp_t5",

@@ -8,25 +8,31 @@ from posviz.ui.compat import make_altair_setters_thread_safe, route_through_app
 from posviz.ui.display import show_chart, user_errors
 from posviz.ui.state import (
     url_checkbox,
+    url_field,
     url_int_list,
     url_multiselect,
     url_number,
+    url_numbers,
     url_select,
     url_slider,
     url_text,
 )
 from posviz.ui.text import safe_md
+from posviz.urlparams import NumberField
 
 __all__ = [
+    "NumberField",
     "PageSpec",
     "all_pages",
     "safe_md",
     "sections",
     "show_chart",
     "url_checkbox",
+    "url_field",
     "url_int_list",
     "url_multiselect",
     "url_number",
+    "url_numbers",
     "url_select",
     "url_slider",
     "url_text",

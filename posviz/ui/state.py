@@ -102,30 +102,32 @@ def url_number(label: str, *, key: str, min_value: T, max_value: T, default: T, 
     return _url_numeric(st.number_input, label, key=key, **bounds, **kwargs)
 
 
+def url_field(
+    field: urlparams.NumberField, *, key_prefix: str = "", slider: bool = False, **kwargs: Any
+) -> Any:
+    """The URL-synced number box (or slider) a field describes, keyed ``<key_prefix><field.key>``;
+    ``help``, ``format`` and the widget's other options pass through."""
+    bounds = {"min_value": field.lo, "max_value": field.hi, "default": field.default}
+    widget = url_slider if slider else url_number
+    return widget(field.label, key=f"{key_prefix}{field.key}", step=field.step, **bounds, **kwargs)
+
+
 def url_numbers(
     fields: Sequence[urlparams.NumberField],
     *,
     key_prefix: str,
     slider: bool = False,
     columns: Sequence[Any] | None = None,
+    helps: dict[str, str] | None = None,
 ) -> list[Any]:
-    """One URL-synced number box (or slider) per field, keyed ``<key_prefix><field.key>``, side by
-    side: in ``columns`` (in turn) or one new column each."""
-    widget = url_slider if slider else url_number
+    """One :func:`url_field` per field, side by side: in ``columns`` (in turn) or one new column
+    each; ``helps`` holds help texts by field key."""
     places = columns or st.columns(len(fields))
     values = []
     for index, field in enumerate(fields):
         with places[index % len(places)]:
-            values.append(
-                widget(
-                    field.label,
-                    key=f"{key_prefix}{field.key}",
-                    min_value=field.lo,
-                    max_value=field.hi,
-                    default=field.default,
-                    step=field.step,
-                )
-            )
+            help = (helps or {}).get(field.key)
+            values.append(url_field(field, key_prefix=key_prefix, slider=slider, help=help))
     return values
 
 
