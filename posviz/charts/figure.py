@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,16 +64,24 @@ def _title_text(title: Any) -> str:
     return text if not text or text.endswith((".", "?", "!", ")")) else f"{text}."
 
 
+def _child_views(spec: dict) -> Iterator[dict]:
+    """The views inside ``spec``, in order: layer and concat children, then a facet's ``spec``."""
+    for key in ("layer", "vconcat", "hconcat", "concat"):
+        yield from (child for child in spec.get(key, []) if isinstance(child, dict))
+    if isinstance(child := spec.get("spec"), dict):
+        yield child
+
+
+def _first_found(spec: dict, find: Callable[[dict], str]) -> str:
+    """The first non-empty ``find(child)`` over :func:`_child_views`, else ``""``."""
+    return next((found for child in _child_views(spec) if (found := find(child))), "")
+
+
 def _first_title(spec: dict) -> str:
     """The spec's own title, else the first titled view's (a layer, concat or facet child)."""
     if spec.get("title"):
         return _title_text(spec["title"])
-    for key in ("layer", "vconcat", "hconcat", "concat"):
-        for child in spec.get(key, []):
-            if isinstance(child, dict) and (found := _first_title(child)):
-                return found
-    child = spec.get("spec")
-    return _first_title(child) if isinstance(child, dict) else ""
+    return _first_found(spec, _first_title)
 
 
 def _axes_text(spec: dict) -> str:
@@ -85,12 +94,7 @@ def _axes_text(spec: dict) -> str:
             names.append(str(enc.get("title") or enc.get("field")))
     if len(names) == 2:
         return f"{names[0]} against {names[1]}."
-    for key in ("layer", "vconcat", "hconcat", "concat"):
-        for child in spec.get(key, []):
-            if isinstance(child, dict) and (found := _axes_text(child)):
-                return found
-    child = spec.get("spec")
-    return _axes_text(child) if isinstance(child, dict) else ""
+    return _first_found(spec, _axes_text)
 
 
 def accessible_spec(spec: dict, description: str = "") -> dict:
