@@ -265,9 +265,29 @@ def streamlit_servers(
             stop_process(process)
 
 
+#: the two windows a reader reads the pages in, (width, height) in CSS pixels: a laptop, a phone
+DESKTOP, PHONE = (1440, 900), (390, 844)
+
+
+def new_page(browser, size: tuple[int, int] = DESKTOP, **options):
+    """A new page of ``browser`` with a ``size`` window (``options``: Playwright's ``new_page``
+    options, e.g. ``color_scheme``)."""
+    return browser.new_page(viewport={"width": size[0], "height": size[1]}, **options)
+
+
+def top_of(page, selector: str) -> float | None:
+    """The top of the first element that ``selector`` matches, in px from the window's top; None
+    when nothing matches."""
+    return page.evaluate(
+        "s => { const e = document.querySelector(s);"
+        " return e ? e.getBoundingClientRect().top : null; }",
+        selector,
+    )
+
+
 def open_page(browser, url: str, size: tuple[int, int], timeout_ms: float = 300_000):
     """A new page of ``browser`` at ``size`` on ``url``, its script run and its charts laid out."""
-    page = browser.new_page(viewport={"width": size[0], "height": size[1]})
+    page = new_page(browser, size)
     page.goto(url)
     wait_for_app(page, timeout_ms=timeout_ms)
     wait_for_charts(page)
@@ -303,6 +323,21 @@ CHART_GEOMETRY = r"""() => [...document.querySelectorAll('[data-testid="stVegaLi
     out.image = image ? [image.getBBox().width, image.getBBox().height] : null;
     return out;
 })"""
+
+
+def charts_fit_uncut(page, where: str) -> list[dict]:
+    """Wait until the page's charts are drawn and laid out; assert that no SVG chart is drawn wider
+    than its place and no chart text is cut short with "…" (``where`` names the view in the
+    message). Returns every chart's :data:`CHART_GEOMETRY` (canvas charts too) for more checks."""
+    wait_for_charts(page)
+    charts = page.evaluate(CHART_GEOMETRY)
+    for chart in charts:
+        if not chart["svg"]:
+            continue  # canvas charts: their geometry is checked on the spec (test_charts)
+        assert chart["drawn"] <= chart["width"] + 2, f"{where}: a chart is cut: {chart}"
+        assert not chart["cut"], f"{where}: text cut short: {chart['cut']}"
+    return charts
+
 
 #: each chart subtitle's contrast against the app's background
 CONTRAST = """() => {

@@ -21,12 +21,16 @@ import dataclasses
 
 import pytest
 from browser_support import (
-    CHART_GEOMETRY,
     CONTRAST,
+    DESKTOP,
+    PHONE,
     WIDGETS,
+    charts_fit_uncut,
+    new_page,
     resize_and_reflow,
     streamlit_servers,
     switch_to_dark,
+    top_of,
     wait_for_app,
     wait_for_charts,
 )
@@ -36,7 +40,6 @@ from posviz.lab import QUESTIONS, RunStore, run_question
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 TINY = {"seeds": 2, "steps": 4, "width": 8, "heads": 2, "layers": 1, "batch": 4, "eval_batch": 8}
-DESKTOP, PHONE = (1440, 900), (390, 844)
 TRAIN_TIMEOUT_MS = 400_000  # generous: CI machines share their cores
 FIRST_WIDGET = f"""() => {{
     const shown = [...document.querySelectorAll('{WIDGETS}')]
@@ -70,7 +73,7 @@ def servers(store, browser):
     every other test is a later visitor."""
     with streamlit_servers({"POSVIZ_LAB_DIR": str(store[0])}, themes=("light",)) as urls:
         for theme, url in urls.items():
-            page = browser.new_page(viewport={"width": DESKTOP[0], "height": DESKTOP[1]})
+            page = new_page(browser)
             try:
                 page.goto(f"{url}/{store[1]['learned']}")
                 wait_for_app(page, timeout_ms=300_000)
@@ -82,7 +85,7 @@ def servers(store, browser):
 
 
 def _open(browser, url: str, size: tuple[int, int], *, charts: bool = True, theme: str = "light"):
-    page = browser.new_page(viewport={"width": size[0], "height": size[1]}, color_scheme=theme)
+    page = new_page(browser, size, color_scheme=theme)
     page.goto(url)
     wait_for_app(page, timeout_ms=300_000)
     page.locator(".st-key-verdict").first.wait_for(timeout=60_000)
@@ -91,20 +94,12 @@ def _open(browser, url: str, size: tuple[int, int], *, charts: bool = True, them
     return page
 
 
-def _top(page, selector: str) -> float | None:
-    return page.evaluate(
-        "s => { const e = document.querySelector(s);"
-        " return e ? e.getBoundingClientRect().top : null; }",
-        selector,
-    )
-
-
 def test_run_progress_result_and_reload(servers, browser):
     """Run: one count for the whole run, every arm's live loss updated in place (the chart is
     not redrawn on each poll), then the answer; the run's link shows it at once."""
     settings = {**TINY, "seeds": 3, "steps": 400, "width": 16}
     query = "&".join(f"lab_learned_{k}={v}" for k, v in settings.items())
-    page = browser.new_page(viewport={"width": DESKTOP[0], "height": DESKTOP[1]})
+    page = new_page(browser)
     try:
         page.goto(f"{servers['light']}/lab_learned?{query}")
         wait_for_app(page)
@@ -164,7 +159,7 @@ def test_a_fresh_servers_first_visitor_on_a_lab_link_gets_no_page_not_found_dial
 def _first_screen_shows_the_verdict_above_the_widgets(page, *, hero: bool) -> None:
     """The verdict on the first screen at 1440×900, above the first visible widget; a question
     page's hero starts above the fold and is drawn there."""
-    verdict, widget = _top(page, ".st-key-verdict"), page.evaluate(FIRST_WIDGET)
+    verdict, widget = top_of(page, ".st-key-verdict"), page.evaluate(FIRST_WIDGET)
     assert verdict is not None and verdict < DESKTOP[1] - 300, "no verdict on the first screen"
     assert widget is None or verdict < widget, "a widget comes before the verdict"
     assert len(page.inner_text(".st-key-verdict")) > 40
@@ -223,13 +218,6 @@ def test_charts_fit_uncut_readable_and_a_reload_keeps_the_view(servers, store, b
 
 
 def _charts_fit_uncut_and_readable(page, where: str) -> None:
-    wait_for_charts(page)
-    charts = page.evaluate(CHART_GEOMETRY)
-    assert len(charts) >= 2
-    for chart in charts:
-        if not chart["svg"]:
-            continue
-        assert chart["drawn"] <= chart["width"] + 2, f"{where}: a chart is cut: {chart}"
-        assert not chart["cut"], f"{where}: text cut short: {chart['cut']}"
+    assert len(charts_fit_uncut(page, where)) >= 2
     for text, ratio in page.evaluate(CONTRAST):
         assert ratio >= 4.5, f"{where}: subtitle {text!r} has contrast {ratio:.1f}:1"

@@ -46,11 +46,15 @@ import urllib.parse
 
 import pytest
 from browser_support import (
-    CHART_GEOMETRY,
+    DESKTOP,
+    PHONE,
     WIDGETS,
+    charts_fit_uncut,
+    new_page,
     resize_and_reflow,
     streamlit_servers,
     switch_to_dark,
+    top_of,
     wait_for_app,
     wait_for_charts,
 )
@@ -63,7 +67,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 #: every explorer page of the registry, by URL (a page or family added there is checked at once)
 PAGES = tuple(spec.url_path for spec in explorer_pages())
 ALL = tuple(spec.url_path for spec in all_pages())
-DESKTOP, PHONE = (1440, 900), (390, 844)
 
 #: Streamlit's own sidebar navigation puts its section headers (``div``) directly in a ``ul``;
 #: that markup is the framework's, not posviz's, and no setting changes it. Only these two rules,
@@ -97,7 +100,7 @@ def test_the_page_reads_whole_and_accessible(servers, browser, axe, name):
     browser switched to dark (Streamlit redraws every chart in the new theme, as on a fresh dark
     load), then the window narrowed to 390 (the charts reflow to the phone's width)."""
     explorer = name in PAGES
-    page = browser.new_page(viewport={"width": DESKTOP[0], "height": DESKTOP[1]})
+    page = new_page(browser)
     try:
         page.goto(f"{servers['light']}/{name}")
         _watch_the_load(page, name)
@@ -133,8 +136,7 @@ def _check_view(page, axe, name: str, view: str, explorer: bool) -> None:
     theme = "dark" if view == "dark" else "light"
     page.wait_for_function(QUIET, timeout=60_000)
     if explorer:
-        wait_for_charts(page)
-        _charts_fit_uncut_round_and_square(page, f"/{name} at {view}")
+        _charts_fit_uncut_round_and_square(page, f"/{name} at {view}")  # once drawn and laid out
         _charts_are_whole_and_honest(page, f"/{name} at {view}")
     if view != "390":
         found = _blocking(page, axe.run(page).response["violations"])
@@ -161,7 +163,7 @@ def test_a_crafted_link_draws_no_link_or_image(servers, browser, name):
     alone goes through ``safe_md`` in tests/test_hostile_links.py)."""
     keys = KEYS.get(name) or ["unknown_param"]  # a page that writes none still gets one
     query = urllib.parse.urlencode(dict.fromkeys(keys, REPRESENTATIVE))
-    page = browser.new_page(viewport={"width": DESKTOP[0], "height": DESKTOP[1]})
+    page = new_page(browser)
     try:
         page.goto(f"{servers['light']}/{name}?{query}", wait_until="domcontentloaded")
         wait_for_app(page, timeout_ms=300_000)
@@ -230,16 +232,8 @@ def _watch_the_load(page, name: str) -> None:
 # --------------------------------------------------------------------------- first screen and fit
 
 
-def _top(page, selector: str) -> float | None:
-    return page.evaluate(
-        "s => { const e = document.querySelector(s);"
-        " return e ? e.getBoundingClientRect().top : null; }",
-        selector,
-    )
-
-
 def _first_screen_shows_the_verdict_above_the_widgets_and_the_hero(page) -> None:
-    verdict, widget = _top(page, ".st-key-verdict"), _top(page, WIDGETS)
+    verdict, widget = top_of(page, ".st-key-verdict"), top_of(page, WIDGETS)
     hero = page.evaluate(
         "() => { const r = document.querySelector('.st-key-hero').getBoundingClientRect();"
         " return [r.top, r.bottom]; }"
@@ -252,11 +246,9 @@ def _first_screen_shows_the_verdict_above_the_widgets_and_the_hero(page) -> None
 
 
 def _charts_fit_uncut_round_and_square(page, name: str) -> None:
-    for chart in page.evaluate(CHART_GEOMETRY):
+    for chart in charts_fit_uncut(page, name):
         if not chart["svg"]:
             continue  # canvas charts: their geometry is checked on the spec (test_charts)
-        assert chart["drawn"] <= chart["width"] + 2, f"{name}: a chart is cut: {chart}"
-        assert not chart["cut"], f"{name}: text cut short: {chart['cut']}"
         for width, height in chart["rings"]:
             assert width == pytest.approx(height, rel=0.03), f"{name}: an oval circle"
         if "Square cells" in chart["label"] and chart["image"]:
