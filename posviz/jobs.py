@@ -216,6 +216,30 @@ def single_flight(
     return value
 
 
+def cached_flight(
+    key: Hashable,
+    cached: Callable[[], T | None],
+    compute: Callable[[], T],
+    *,
+    on_wait: Callable[[int], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> T:
+    """``cached()`` when it is not None, else ``compute()`` through :func:`single_flight`.
+
+    The cache is read again once the flight is this caller's (a flight that finished while it
+    waited to lead may have stored the value), so a value is computed once per cache.
+    """
+    found = cached()
+    if found is not None:
+        return found
+
+    def once() -> T:
+        again = cached()
+        return again if again is not None else compute()
+
+    return single_flight(key, once, on_wait=on_wait, should_stop=should_stop)
+
+
 def _hand_over(key: Hashable, flight: _Flight) -> None:
     """The leader left before a result: the next follower computes (or nobody, if none wait)."""
     with _flights_cond:

@@ -29,7 +29,7 @@ import numpy as np
 
 from posviz.encodings.families import family_of_config
 from posviz.governor import heavy_work
-from posviz.jobs import job_slot, single_flight
+from posviz.jobs import cached_flight, job_slot
 from posviz.tables.bundled import (
     BUNDLED_MODEL_ID,
     PackagedCheckpoint,
@@ -350,25 +350,25 @@ def dequantise_gguf(
     with ``save_pretrained`` into a temporary folder that is renamed into place when complete,
     so a crash never leaves a half-written cache. A heavy job: it waits for a
     ``posviz.jobs.job_slot("model")``, runs under :func:`posviz.governor.heavy_work`, and one
-    computation per content runs in a process (:func:`posviz.jobs.single_flight`).
+    computation per content runs in a process (:func:`posviz.jobs.cached_flight`).
 
     Raises:
         ValueError: ``transformers``/``gguf`` missing (says how to install them) or an unreadable
             file.
         posviz.jobs.JobCancelled: ``should_stop()`` turned true while queued.
     """
-    done = cached_dequantised(sha256, root=root)
-    if done is not None:
-        return done
 
     def compute() -> Path:
-        again = cached_dequantised(sha256, root=root)
-        if again is not None:
-            return again
         with job_slot("model", on_wait=on_wait, should_stop=should_stop), heavy_work():
             return _write_dequantised(gguf_file, sha256, root)
 
-    return single_flight(("gguf", sha256), compute, on_wait=on_wait, should_stop=should_stop)
+    return cached_flight(
+        ("gguf", sha256),
+        lambda: cached_dequantised(sha256, root=root),
+        compute,
+        on_wait=on_wait,
+        should_stop=should_stop,
+    )
 
 
 def _write_dequantised(gguf_file: Path, sha256: str, root: Path | None) -> Path:

@@ -51,7 +51,7 @@ from posviz.analysis.rope_usage import (
 from posviz.data.lab_text import SHA256 as TEXT_SHA256
 from posviz.data.lab_text import lab_text
 from posviz.governor import heavy_work
-from posviz.jobs import job_slot, single_flight
+from posviz.jobs import cached_flight, job_slot
 from posviz.models import (
     SMOLLM2,
     LoadedModel,
@@ -380,14 +380,8 @@ def inside_results(
         ValueError: unknown model, packages missing (says how to install them), bad files.
         posviz.jobs.JobCancelled: ``should_stop()`` turned true while queued.
     """
-    found = cached_inside(model, root=root)
-    if found is not None:
-        return found
 
     def compute() -> InsideResult:
-        again = cached_inside(model, root=root)
-        if again is not None:
-            return again
         if model == "smollm2":  # its own job slot first: slots do not nest
             if progress is not None:
                 progress(0.02, "Checking SmolLM2's file and dequantising it (once) …")
@@ -397,4 +391,10 @@ def inside_results(
         _save(results_path(model, root=root), arrays)
         return _result(model, arrays)
 
-    return single_flight(("inside", model), compute, on_wait=on_wait, should_stop=should_stop)
+    return cached_flight(
+        ("inside", model),
+        lambda: cached_inside(model, root=root),
+        compute,
+        on_wait=on_wait,
+        should_stop=should_stop,
+    )
