@@ -6,6 +6,8 @@ displayed here. Payloads stay small: at most a few thousand marks per chart.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import altair as alt
 import numpy as np
 import pandas as pd
@@ -160,6 +162,24 @@ def magnitude_chart(frame: pd.DataFrame) -> alt.Chart:
 _INPUTS = ("without position embeddings", "with position embeddings")
 
 
+def _stacked(
+    frame: pd.DataFrame,
+    keep: list[str],
+    labels: Mapping[str, str],
+    *,
+    var_name: str,
+    value_name: str,
+) -> pd.DataFrame:
+    """``frame``'s columns ``labels`` stacked into one ``value_name`` column (long form), with
+    ``var_name`` holding each value's column by its label (``labels``: column → label) and the
+    ``keep`` columns repeated beside it."""
+    long = frame.melt(
+        id_vars=keep, value_vars=list(labels), var_name=var_name, value_name=value_name
+    )
+    long[var_name] = long[var_name].map(labels)
+    return long
+
+
 def permutation_chart(per_token: pd.DataFrame) -> alt.LayerChart:
     """Per token: distance between its outputs in sentence A and B, without vs with positions.
 
@@ -170,17 +190,15 @@ def permutation_chart(per_token: pd.DataFrame) -> alt.LayerChart:
         f"{t} (A{a}→B{b})"
         for t, a, b in zip(frame.token, frame.position_a, frame.position_b, strict=True)
     ]
-    long = frame.melt(
-        id_vars=["label", "position_b"],
-        value_vars=["distance_without_positions", "distance_with_positions"],
-        var_name="input",
-        value_name="distance",
-    )
-    long["input"] = long.input.map(
+    long = _stacked(
+        frame,
+        ["label", "position_b"],
         {
             "distance_without_positions": "without position embeddings",
             "distance_with_positions": "with position embeddings",
-        }
+        },
+        var_name="input",
+        value_name="distance",
     )
     long["distance"] = long.distance.clip(lower=1e-9)
     base = alt.Chart(long).encode(
@@ -280,14 +298,12 @@ _CHANGED = ("learned (requires_grad=True)", "sinusoid (frozen)")
 
 def training_change_chart(changes: pd.DataFrame) -> alt.Chart:
     """How far each row moved during training: learned table vs frozen sinusoid, per position."""
-    long = changes.melt(
-        id_vars=["position", "used"],
-        value_vars=["learned_change", "sinusoid_change"],
+    long = _stacked(
+        changes,
+        ["position", "used"],
+        {"learned_change": "learned (requires_grad=True)", "sinusoid_change": "sinusoid (frozen)"},
         var_name="table",
         value_name="change",
-    )
-    long["table"] = long.table.map(
-        {"learned_change": "learned (requires_grad=True)", "sinusoid_change": "sinusoid (frozen)"}
     )
     long["looked up in training"] = np.where(long.used, "yes", "no")
     return (
