@@ -18,7 +18,7 @@ _COLORS = (PALETTE[0], PALETTE[2], CONTROL_COLOR, CONTROL_COLOR)
 _DASHES = ([1, 0], [1, 0], [6, 3], [2, 2])
 
 
-def sibling_hero_chart(
+def sibling_hero_figure(
     rows: pd.DataFrame,
     *,
     series: Sequence[str],
@@ -27,10 +27,11 @@ def sibling_hero_chart(
     threshold: float,
     title: str,
     height: int = 300,
-) -> alt.LayerChart:
+) -> Figure:
     """Per-row change against position on a log axis: one line per ``series`` (``rows``:
     ``position``, ``series``, ``value``), a dashed rule at ``threshold``, and a labelled vertical
-    rule at each of ``seams`` (``seam_labels`` one per seam)."""
+    rule at each of ``seams`` (``seam_labels`` one per seam); its export has one column per
+    series, one row per position."""
     # a series is drawn in the style of the first of ``series`` its name starts with (a control
     # that coincides with another is one line, named for both)
     present = [s for s in dict.fromkeys(rows["series"]) if any(s.startswith(x) for x in series)]
@@ -77,31 +78,9 @@ def sibling_hero_chart(
             .mark_text(align="left", dx=5, baseline="top", color=PALETTE[4], fontWeight="bold")
             .encode(x="position:Q", y=alt.Y("top:Q").scale(type="log"), text="label:N")
         )
-    return alt.layer(*layers).properties(
+    chart = alt.layer(*layers).properties(
         title=chart_title(title, "red below the dashed line: only scaled"),
         autosize=FIT_WIDTH,
-    )
-
-
-def sibling_hero_figure(
-    rows: pd.DataFrame,
-    *,
-    series: Sequence[str],
-    seams: Sequence[int],
-    seam_labels: Sequence[str],
-    threshold: float,
-    title: str,
-    height: int = 300,
-) -> Figure:
-    """:func:`sibling_hero_chart` with its export: one column per series, one row per position."""
-    chart = sibling_hero_chart(
-        rows,
-        series=series,
-        seams=seams,
-        seam_labels=seam_labels,
-        threshold=threshold,
-        title=title,
-        height=height,
     )
     wide = rows.pivot(index="position", columns="series", values="value")
     return Figure(chart, wide.reset_index(), "sibling_row_change")
