@@ -6,6 +6,8 @@ functions sit one layer above both so a notebook can write ``posviz.variance_cha
 
 from __future__ import annotations
 
+from typing import Any
+
 import altair as alt
 import numpy as np
 
@@ -13,27 +15,13 @@ from posviz.analysis.stats import dimension_variance, shift_similarity
 from posviz.charts.lines import shift_band_chart, variance_bars_chart
 
 
-def variance_chart(
-    matrix: np.ndarray,
-    threshold: float = 1e-3,
-    *,
-    title: str | None = None,
-    width: int = 800,
-    height: int = 260,
-    floor: float = 1e-12,
-) -> alt.LayerChart:
+def variance_chart(matrix: np.ndarray, threshold: float = 1e-3, **style: Any) -> alt.LayerChart:
     """Per-dimension variance across positions of ``matrix`` ``(n_positions, d_model)``, as bars.
 
-    ``threshold`` marks a dimension "active"; see :func:`posviz.charts.lines.variance_bars_chart`.
+    ``threshold`` marks a dimension "active"; ``style`` (``title``, ``width``, ``height``,
+    ``floor``) and its defaults are :func:`posviz.charts.lines.variance_bars_chart`'s.
     """
-    return variance_bars_chart(
-        dimension_variance(matrix),
-        threshold=threshold,
-        title=title,
-        width=width,
-        height=height,
-        floor=floor,
-    )
+    return variance_bars_chart(dimension_variance(matrix), threshold=threshold, **style)
 
 
 def shift_similarity_chart(
