@@ -16,18 +16,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from run_all import browser, open_page, server  # noqa: E402  (bench helpers, not a package)
+from run_all import browser, load_ms, python_json, server  # noqa: E402  (bench helpers, not a package)
 
 #: every chart element that takes space on the page is drawn (an empty placeholder element of
 #: zero size, as the Sinusoidal page has one at the time of writing, is not waited for)
@@ -49,14 +46,6 @@ print(json.dumps({"import_s": t1 - t0, "smollm2_s": t2 - t1, "minilm_s": t3 - t2
 """
 
 
-def _load_ms(page, url: str) -> float:
-    start = time.perf_counter()
-    open_page(page, url)
-    page.wait_for_function(ALL_DRAWN, timeout=180_000)
-    page.wait_for_load_state("networkidle")
-    return (time.perf_counter() - start) * 1000
-
-
 def render(repeat: int) -> float:
     from posviz.analysis.inside_models import inside_results
 
@@ -65,12 +54,13 @@ def render(repeat: int) -> float:
     with server(ROOT / "app.py", cwd=ROOT) as (port, _), browser() as b:
         base = f"http://127.0.0.1:{port}"
         page = b.new_page(viewport={"width": 1280, "height": 1000})
-        _load_ms(page, base + "/sinusoidal")  # warm both (first loads import modules)
-        _load_ms(page, base + "/inside_models")
+        # warm both (first loads import modules)
+        load_ms(page, base + "/sinusoidal", ALL_DRAWN, timeout_ms=180_000)
+        load_ms(page, base + "/inside_models", ALL_DRAWN, timeout_ms=180_000)
         sinusoid, inside = [], []
         for _ in range(repeat):
-            sinusoid.append(_load_ms(page, base + "/sinusoidal"))
-            inside.append(_load_ms(page, base + "/inside_models"))
+            sinusoid.append(load_ms(page, base + "/sinusoidal", ALL_DRAWN, timeout_ms=180_000))
+            inside.append(load_ms(page, base + "/inside_models", ALL_DRAWN, timeout_ms=180_000))
     s_med, i_med = statistics.median(sinusoid), statistics.median(inside)
     ratio = i_med / s_med
     print(f"Sinusoidal page: median {s_med:.0f} ms over {repeat} loads")
@@ -84,12 +74,7 @@ def render(repeat: int) -> float:
 
 def cold() -> dict[str, float]:
     with tempfile.TemporaryDirectory() as home:
-        env = {**os.environ, "HF_HOME": home, "HF_HUB_OFFLINE": "1"}
-        out = subprocess.run(
-            [sys.executable, "-c", COLD], cwd=ROOT, env=env, capture_output=True, text=True,
-            check=True,
-        )  # fmt: skip
-    result = json.loads(out.stdout.strip().splitlines()[-1])
+        result = python_json(COLD, {"HF_HOME": home, "HF_HUB_OFFLINE": "1"})
     print(
         f"empty cache, fresh process: import {result['import_s']:.1f} s; SmolLM2 (hash check, "
         f"dequantise, 3 forward passes) {result['smollm2_s']:.1f} s; MiniLM-L6 "

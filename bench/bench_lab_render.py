@@ -16,13 +16,12 @@ import json
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from run_all import browser, open_page, server  # noqa: E402  (bench helpers, not a package)
+from run_all import browser, load_ms, server  # noqa: E402  (bench helpers, not a package)
 
 from posviz.lab import QUESTIONS, RunStore, run_question  # noqa: E402
 
@@ -30,14 +29,6 @@ ALL_DRAWN = """() => {
     const charts = [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')];
     return charts.length > 0 && charts.every(c => c.querySelector('canvas, svg'));
 }"""
-
-
-def _load_ms(page, url: str) -> float:
-    start = time.perf_counter()
-    open_page(page, url)
-    page.wait_for_function(ALL_DRAWN, timeout=120_000)
-    page.wait_for_load_state("networkidle")
-    return (time.perf_counter() - start) * 1000
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,12 +46,12 @@ def main(argv: list[str] | None = None) -> int:
         with server(ROOT / "app.py", cwd=ROOT, env=env) as (port, _), browser() as b:
             base = f"http://127.0.0.1:{port}"
             page = b.new_page(viewport={"width": 1280, "height": 1000})
-            _load_ms(page, base + "/sinusoidal")  # warm both (first loads import modules)
-            _load_ms(page, base + lab_url)
+            load_ms(page, base + "/sinusoidal", ALL_DRAWN)  # warm both (first loads import modules)
+            load_ms(page, base + lab_url, ALL_DRAWN)
             sinusoid, lab = [], []
             for _ in range(args.repeat):
-                sinusoid.append(_load_ms(page, base + "/sinusoidal"))
-                lab.append(_load_ms(page, base + lab_url))
+                sinusoid.append(load_ms(page, base + "/sinusoidal", ALL_DRAWN))
+                lab.append(load_ms(page, base + lab_url, ALL_DRAWN))
     s_med, l_med = statistics.median(sinusoid), statistics.median(lab)
     ratio = l_med / s_med
     print(f"Sinusoidal page: median {s_med:.0f} ms over {args.repeat} loads")

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from run_all import python_json  # noqa: E402  (bench helpers, not a package)
 
 _POSVIZ = """
 import time, resource, json
@@ -55,15 +56,7 @@ print(json.dumps({"wall": t2 - t0, "call": t2 - t1, "rss_kb": resource.getrusage
 
 
 def _run(code: str) -> dict[str, float]:
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"},
-    )
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return python_json(code, {"PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"})
 
 
 def measure(repeats: int) -> dict[str, list[dict[str, float]]]:

@@ -123,6 +123,24 @@ def open_page(page, url: str, *, timeout_ms: int = 120_000) -> None:
     page.wait_for_selector("h1", timeout=timeout_ms)
 
 
+def load_ms(page, url: str, drawn: str, *, timeout_ms: int = 120_000) -> float:
+    """Milliseconds from opening ``url`` until its script has run, the JavaScript predicate
+    ``drawn`` holds and the network is idle."""
+    start = time.perf_counter()
+    open_page(page, url)
+    page.wait_for_function(drawn, timeout=timeout_ms)
+    page.wait_for_load_state("networkidle")
+    return (time.perf_counter() - start) * 1000
+
+
+def python_json(code: str, env: dict[str, str] | None = None, *, timeout: float | None = None):
+    """Run ``code`` in a fresh Python at the repository root (``env`` added to this process's);
+    its last line of output, read as JSON. Raises ``CalledProcessError`` if it fails."""
+    out = subprocess.run([PY, "-c", code], cwd=ROOT, env={**os.environ, **(env or {})},
+                         capture_output=True, text=True, timeout=timeout, check=True)  # fmt: skip
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 # ---------------------------------------------------------------------------------------------
 # parts
 # ---------------------------------------------------------------------------------------------
@@ -196,9 +214,7 @@ def hub_bytes() -> list[Result]:
             "print(json.dumps({'shape': t.matrix.shape, 'nbytes': t.matrix.nbytes, "
             "'seconds': time.perf_counter() - t0}))"
         )
-        out = subprocess.run([PY, "-c", code], cwd=ROOT, env={**os.environ, **env},
-                             capture_output=True, text=True, timeout=300, check=True)  # fmt: skip
-        info = json.loads(out.stdout.strip().splitlines()[-1])
+        info = python_json(code, env, timeout=300)
         served = fake.bytes_for(repo)
     tensor = info["nbytes"]  # float32 rows; the stored tensor is float32 too
     ratio = served / tensor
