@@ -274,45 +274,27 @@ def test_out_of_range_link_values_are_clamped_with_a_message_naming_the_setting(
     assert at.number_input(key=key).value == used
 
 
-def test_rope_page_reads_a_config_json_directory(tmp_path):
-    good = tmp_path / "good"
-    good.mkdir()
-    (good / "config.json").write_text(
-        json.dumps(
-            {
-                "model_type": "llama",
-                "hidden_size": 512,
-                "num_attention_heads": 8,
-                "max_position_embeddings": 8192,
-                "rope_theta": 10000.0,
-                "rope_scaling": {
-                    "rope_type": "yarn",
-                    "factor": 4.0,
-                    "original_max_position_embeddings": 2048,
-                },
-            }
-        )
-    )
-    at = app_test("pages/rope.py", query={"rope_src": "hub", "rope_hub": str(good)})
+def _rope_page_on_config(folder, config: dict):
+    """The RoPE page run on a directory holding only ``config`` as its config.json, with no
+    exception."""
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(config))
+    at = app_test("pages/rope.py", query={"rope_src": "hub", "rope_hub": str(folder)})
     assert_no_exception(at)
+    return at
+
+
+def test_rope_page_reads_a_config_json_directory(tmp_path):
+    llama = {"model_type": "llama", "hidden_size": 512, "num_attention_heads": 8}
+    yarn = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 2048}
+    good = {**llama, "max_position_embeddings": 8192, "rope_theta": 10000.0, "rope_scaling": yarn}
+    at = _rope_page_on_config(tmp_path / "good", good)
     assert not _errors(at)
     caption = " ".join(c.value for c in at.caption)
     assert "head_dim 64" in caption and "yarn" in caption and "attention factor 1.1386" in caption
 
-    bad = tmp_path / "bad"
-    bad.mkdir()
-    (bad / "config.json").write_text(
-        json.dumps(
-            {
-                "model_type": "llama",
-                "hidden_size": 512,
-                "num_attention_heads": 8,
-                "rope_scaling": {"type": "mystery", "factor": 2.0},
-            }
-        )
-    )
-    at = app_test("pages/rope.py", query={"rope_src": "hub", "rope_hub": str(bad)})
-    assert_no_exception(at)
+    bad = {**llama, "rope_scaling": {"type": "mystery", "factor": 2.0}}
+    at = _rope_page_on_config(tmp_path / "bad", bad)
     assert any("not supported" in e for e in _errors(at))
 
 
