@@ -13,6 +13,7 @@ the seam computed by :mod:`posviz.analysis`), charts out; nothing is computed he
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -115,22 +116,39 @@ def sinusoid_clock_figure(
 def sinusoid_linked(table: np.ndarray, *, base: float, layout: str, current: int) -> LinkedHero:
     """The table and its clock hands linked: the row under the pointer, the dot pointed at or ▶
     play moves one position, outlined in the table and shown by the hands."""
+    return _linked_hero(
+        (WIDE_SIN, TALL_SIN),
+        ("table", "clock"),
+        lambda linked: sinusoid_table_figure(
+            table, base=base, layout=layout, height=0, linked=linked
+        ),
+        lambda linked: sinusoid_clock_figure(
+            table, base=base, layout=layout, current=current, size=0, linked=linked
+        ),
+    )
+
+
+def _linked_hero(
+    sizes: tuple[tuple[Size, Size], tuple[Size, Size]],
+    names: tuple[str, str],
+    pointed: Callable[[tuple[str, Size]], Figure],
+    other: Callable[[tuple[str, Size]], Figure],
+) -> LinkedHero:
+    """Two views linked: ``pointed`` (whose rows the pointer picks; the export is its data) and
+    ``other``, each made for a (direction, size); side by side at ``sizes[0]``, one above the
+    other at ``sizes[1]`` (each: ``pointed``'s size, ``other``'s). ``names`` name the views."""
     figures = []
-    for direction, (table_size, clock_size) in (("horizontal", WIDE_SIN), ("vertical", TALL_SIN)):
-        heat = sinusoid_table_figure(
-            table, base=base, layout=layout, height=0, linked=(direction, table_size)
-        )
-        clock = sinusoid_clock_figure(
-            table, base=base, layout=layout, current=current, size=0,
-            linked=(direction, clock_size),
-        )  # fmt: skip
+    for direction, (pointed_size, other_size) in zip(
+        ("horizontal", "vertical"), sizes, strict=True
+    ):
+        first, second = pointed((direction, pointed_size)), other((direction, other_size))
         chart = linked_chart(
-            [("table", heat.chart), ("clock", clock.chart)],
-            rows_of=["table"],
+            [(names[0], first.chart), (names[1], second.chart)],
+            rows_of=[names[0]],
             direction=direction,
-            description=heat.chart.spec["description"],
+            description=first.chart.spec["description"],
         )
-        figures.append(Figure(chart, heat.data, heat.name))
+        figures.append(Figure(chart, first.data, first.name))
     return LinkedHero(*figures)
 
 
@@ -207,23 +225,17 @@ def similarity_linked(
 ) -> LinkedHero:
     """The similarity matrix and the PCA path linked: the row under the pointer, the dot pointed
     at or ▶ play moves one position, crossed in the matrix and ringed on the path."""
-    figures = []
-    for direction, (matrix_size, path_size) in (("horizontal", WIDE_LRN), ("vertical", TALL_LRN)):
-        matrix = similarity_figure(
-            similarity,
-            n_positions=n_positions,
-            seam=seam,
-            height=0,
-            linked=(direction, matrix_size),
-        )
-        path = pca_path_figure(
-            scores, explained=explained, current=current, width=path_size[0], height=path_size[1]
-        )
-        chart = linked_chart(
-            [("matrix", matrix.chart), ("path", path.chart)],
-            rows_of=["matrix"],
-            direction=direction,
-            description=matrix.chart.spec["description"],
-        )
-        figures.append(Figure(chart, matrix.data, matrix.name))
-    return LinkedHero(*figures)
+    return _linked_hero(
+        (WIDE_LRN, TALL_LRN),
+        ("matrix", "path"),
+        lambda linked: similarity_figure(
+            similarity, n_positions=n_positions, seam=seam, height=0, linked=linked
+        ),
+        lambda linked: pca_path_figure(
+            scores,
+            explained=explained,
+            current=current,
+            width=linked[1][0],
+            height=linked[1][1],
+        ),
+    )
