@@ -13,6 +13,7 @@ from posviz.page_models.inside_models import (
 from posviz.ui import show_chart, url_text, user_errors
 from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict, waiting
 from posviz.ui.cache import cached_model
+from posviz.ui.display import show_charts_side_by_side
 from posviz.ui.inside import inside_result, source_usage
 
 st.title("Inside real models: RoPE frequencies and positional heads")
@@ -46,20 +47,16 @@ show_chart(page.decay, key="inside_decay", description=page.decay_note)
 st.markdown(page.decay_note)
 
 st.subheader("Attention by distance on real text")
-left, right = st.columns(2)
-with left:
-    show_chart(page.distance[0], key="inside_dist_smol")
-with right:
-    show_chart(page.distance[1], key="inside_dist_mini")
+show_charts_side_by_side(
+    (page.distance[0], "inside_dist_smol"), (page.distance[1], "inside_dist_mini")
+)
 
 st.subheader("Head classes: RoPE and learned-absolute, side by side")
 st.caption(THRESHOLD_NOTE)
 show_chart(page.classes, key="inside_classes")
-left, right = st.columns(2)
-with left:
-    show_chart(page.grids[0], key="inside_grid_smol", width="content")
-with right:
-    show_chart(page.grids[1], key="inside_grid_mini", width="content")
+show_charts_side_by_side(
+    (page.grids[0], "inside_grid_smol"), (page.grids[1], "inside_grid_mini"), width="content"
+)
 st.dataframe(page.counts, hide_index=True, width="stretch")
 st.markdown(page.story)
 

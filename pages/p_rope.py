@@ -3,10 +3,10 @@
 import streamlit as st
 
 from posviz.page_models import p_rope as model
-from posviz.ui import show_chart, url_number, url_select, url_slider, user_errors
+from posviz.ui import NumberField, show_chart, url_field, url_numbers, user_errors
 from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict
 from posviz.ui.cache import cached_model
-from posviz.ui.families import pick_config
+from posviz.ui.families import head_dim_field, pick_config, pick_qk
 from posviz.ui.text import safe_md
 
 st.title("p-RoPE: RoPE without its slowest frequencies")
@@ -16,34 +16,16 @@ st.markdown(model.INTRO)
 
 def manual_config():
     c1, c2, c3 = st.columns(3)
-    with c1:
-        head_dim = url_number(
-            "Head dimension",
-            key="prope_hd",
-            min_value=model.MIN_HEAD_DIM,
-            max_value=model.MAX_HEAD_DIM,
-            default=256,
-            step=model.HEAD_DIM_STEP,
-            help="Even: pairs of dimensions rotate together.",
-        )
-    with c2:
-        base = url_number(
-            "Base (rope_theta)",
-            key="prope_base",
-            min_value=2.0,
-            max_value=1e9,
-            default=10000.0,
-            step=1000.0,
-        )
+    head_dim, base = url_numbers(
+        (head_dim_field(256), NumberField("Base (rope_theta)", "base", 2.0, 1e9, 10000.0, 1000.0)),
+        key_prefix="prope_",
+        columns=[c1, c2],
+        helps={"hd": "Even: pairs of dimensions rotate together."},
+    )
     with c3:
-        fraction = url_slider(
-            "p (share of pairs rotated)",
-            key="prope_p",
-            min_value=model.MIN_FRACTION,
-            max_value=model.MAX_FRACTION,
-            default=0.25,
-            step=0.05,
-        )
+        lo, hi = model.MIN_FRACTION, model.MAX_FRACTION
+        rotated = NumberField("p (share of pairs rotated)", "prope_p", lo, hi, 0.25, 0.05)
+        fraction = url_field(rotated, slider=True)
     return model.manual_config(head_dim=head_dim, base=base, fraction=fraction)
 
 
@@ -56,13 +38,10 @@ with user_errors("p-RoPE parameters"):
 if config is None:
     st.stop()
 context = model.context_length(config)
-max_dist = url_slider(
-    "Distances up to",
-    key="prope_maxd",
-    min_value=16,
-    max_value=model.MAX_SCORE_DISTANCE,
-    step=16,
-    default=min(2 * context, model.MAX_SCORE_DISTANCE),
+farthest = min(2 * context, model.MAX_SCORE_DISTANCE)
+max_dist = url_field(
+    NumberField("Distances up to", "prope_maxd", 16, model.MAX_SCORE_DISTANCE, farthest, 16),
+    slider=True,
 )
 page = cached_model(model.p_rope_page, f"prope:{config!r}", config, max_distance=int(max_dist))
 st.caption(f"**{safe_md(label, max_len=120)}** · {page.description}")
@@ -73,14 +52,9 @@ with answer:
     show_hero(page.hero, key="prope_band_chart", note=model.HERO_NOTE)
 
 st.header("Score between a fixed query and key vs their distance")
-vectors = url_select(
-    "q and k", ["q = k = all ones", "random q, k"], key="prope_qk", default="q = k = all ones"
-)
-seed = 0
-if vectors.startswith("random"):
-    seed = url_number("Seed", key="prope_seed", min_value=0, max_value=10_000, default=0)
+random_qk, seed = pick_qk("prope")
 st.markdown(model.SCORES)
-show_chart(page.scores(random=vectors.startswith("random"), seed=seed), key="prope_score_chart")
+show_chart(page.scores(random=random_qk, seed=seed), key="prope_score_chart")
 
 st.header("Every pair")
 st.dataframe(page.pairs, hide_index=True, height=300)

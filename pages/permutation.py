@@ -3,9 +3,10 @@
 import streamlit as st
 
 from posviz.page_models import permutation as model
-from posviz.ui import safe_md, show_chart, url_checkbox, url_select, url_text, user_errors
+from posviz.ui import safe_md, url_checkbox, url_select, url_text, user_errors
 from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict, waiting
 from posviz.ui.cache import cached_model
+from posviz.ui.display import show_charts_side_by_side
 from posviz.ui.model_experiments import permutation
 
 EXAMPLES, DEPTHS = model.EXAMPLES, model.DEPTHS
@@ -66,11 +67,9 @@ st.markdown(
 for column, (label, value, help_text) in zip(st.columns(3), page.metrics, strict=True):
     column.metric(label, value, help=help_text)
 st.markdown(page.reading)
-h1, h2 = st.columns(2)
-with h1:
-    show_chart(page.similarity_without, key="perm_sim0")
-with h2:
-    show_chart(page.similarity_with, key="perm_sim1")
+show_charts_side_by_side(
+    (page.similarity_without, "perm_sim0"), (page.similarity_with, "perm_sim1")
+)
 st.caption(model.SIMILARITY_NOTE)
 st.dataframe(page.per_token, hide_index=True, width="stretch")
 st.markdown(model.SOURCES)

@@ -5,7 +5,6 @@ import streamlit as st
 from posviz.page_models import probing as model
 from posviz.ui import (
     safe_md,
-    show_chart,
     url_checkbox,
     url_multiselect,
     url_number,
@@ -14,7 +13,7 @@ from posviz.ui import (
     user_errors,
 )
 from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict, waiting
-from posviz.ui.display import bullets
+from posviz.ui.display import bullets, show_charts_side_by_side
 from posviz.ui.heroes import table_name
 from posviz.ui.model_handles import bundled_arrays
 from posviz.ui.probing import run_probe_reports
@@ -118,11 +117,7 @@ st.caption(model.RESULTS_NOTE)
 if page.crowded:
     st.warning(safe_md(page.crowded_warning(), max_len=900))
 
-c1, c2 = st.columns(2)
-with c1:
-    show_chart(page.predictions, key="prb_pred_chart")
-with c2:
-    show_chart(page.errors, key="prb_err_chart")
+show_charts_side_by_side((page.predictions, "prb_pred_chart"), (page.errors, "prb_err_chart"))
 st.markdown(model.READING)
 st.markdown(model.SOURCES)
 

@@ -4,16 +4,18 @@ import streamlit as st
 
 from posviz.page_models import rope as model
 from posviz.ui import (
+    NumberField,
     show_chart,
     url_checkbox,
+    url_field,
     url_int_list,
-    url_number,
+    url_numbers,
     url_select,
     url_slider,
     user_errors,
 )
 from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict
-from posviz.ui.families import pick_config, rope_caption
+from posviz.ui.families import head_dim_field, pick_config, pick_qk, rope_caption
 from posviz.ui.text import safe_md
 
 st.title("RoPE: rotary position embedding")
@@ -23,48 +25,30 @@ st.markdown(model.INTRO)
 
 def manual_config():
     c1, c2, c3 = st.columns(3)
-    with c1:
-        head_dim = url_number(
-            "Head dimension",
-            key="rope_hd",
-            min_value=model.MIN_HEAD_DIM,
-            max_value=model.MAX_HEAD_DIM,
-            default=128,
-            step=model.HEAD_DIM_STEP,
-            help="Even: RoPE rotates pairs of dimensions.",
-        )
-        base = url_number(
-            "Base (rope_theta)",
-            key="rope_base",
-            min_value=1.0,
-            max_value=1e9,
-            default=10000.0,
-            step=1000.0,
-        )
+    head_dim, base = url_numbers(
+        (
+            head_dim_field(128),
+            NumberField("Base (rope_theta)", "base", 1.0, 1e9, 10000.0, 1000.0),
+        ),
+        key_prefix="rope_",
+        columns=[c1],
+        helps={"hd": "Even: RoPE rotates pairs of dimensions."},
+    )
     with c2:
-        partial = url_slider(
-            "Partial rotary factor",
-            key="rope_prf",
-            min_value=0.05,
-            max_value=1.0,
-            default=1.0,
-            step=0.05,
+        partial = url_field(
+            NumberField("Partial rotary factor", "rope_prf", 0.05, 1.0, 1.0, 0.05), slider=True
         )
         rope_type = url_select(
             "Scaling (rope_type)", model.MANUAL_ROPE_TYPES, key="rope_type", default="default"
         )
-    with c3:
-        factor = url_number(
-            "factor", key="rope_factor", min_value=1.0, max_value=256.0, default=8.0, step=1.0
-        )
-        original = url_number(
-            "original_max_position_embeddings",
-            key="rope_orig",
-            min_value=16,
-            max_value=1_048_576,
-            default=8192,
-            step=1024,
-        )
+    factor, original = url_numbers(
+        (
+            NumberField("factor", "factor", 1.0, 256.0, 8.0, 1.0),
+            NumberField("original_max_position_embeddings", "orig", 16, 1_048_576, 8192, 1024),
+        ),
+        key_prefix="rope_",
+        columns=[c3],
+    )
     return model.manual_config(
         head_dim=head_dim,
         base=base,
@@ -85,14 +69,9 @@ with user_errors("Model parameters"):
     config = manual_config() if raw is None else model.config_of(raw)
     seq_len = None
     if model.needs_sequence_length(config):
-        seq_len = url_number(
-            "Current sequence length (dynamic NTK / LongRoPE switch)",
-            key="rope_seq",
-            min_value=1,
-            max_value=4_194_304,
-            default=min(int(config.max_position_embeddings or 4096) * 2, 4_194_304),
-            step=1024,
-        )
+        longest = min(int(config.max_position_embeddings or 4096) * 2, 4_194_304)
+        switch = "Current sequence length (dynamic NTK / LongRoPE switch)"
+        seq_len = url_field(NumberField(switch, "rope_seq", 1, 4_194_304, longest, 1024))
     freqs = config.frequencies(seq_len=seq_len)
 if config is None or freqs is None:
     st.stop()
@@ -132,18 +111,12 @@ if chosen:
 st.header("3 · Score between a fixed query and key vs their distance")
 c1, c2, c3 = st.columns(3)
 with c1:
-    max_dist = url_slider(
-        "Distances up to",
-        key="rope_maxd",
-        min_value=16,
-        max_value=model.MAX_SCORE_DISTANCE,
-        step=16,
-        default=model.default_max_distance(freqs),
+    farthest = model.default_max_distance(freqs)
+    max_dist = url_field(
+        NumberField("Distances up to", "rope_maxd", 16, model.MAX_SCORE_DISTANCE, farthest, 16),
+        slider=True,
     )
-with c2:
-    vectors = url_select(
-        "q and k", ["q = k = all ones", "random q, k"], key="rope_qk", default="q = k = all ones"
-    )
+random_qk, seed = pick_qk("rope", place=c2)
 with c3:
     pairing = url_select(
         "Pairing",
@@ -153,13 +126,9 @@ with c3:
         help="rotate_half pairs dim i with i + d/2 (Llama, NeoX); "
         "rotate_every_two pairs 2i with 2i+1 (GPT-J, RoFormer).",
     )
-random_qk = vectors.startswith("random")
-seed = 0
-if random_qk:
-    seed = url_number("Seed", key="rope_seed", min_value=0, max_value=10_000, default=0)
 st.markdown(model.SCORES)
 show_chart(
-    page.scores(int(max_dist), random=random_qk, seed=int(seed), pairing=pairing),
+    page.scores(int(max_dist), random=random_qk, seed=seed, pairing=pairing),
     key="rope_score_chart",
 )
 

@@ -4,10 +4,11 @@ why similarity depends only on distance. Every control is mirrored in the URL (`
 import streamlit as st
 
 from posviz.page_models import sinusoidal as model
-from posviz.ui import show_chart, url_number, url_select, url_slider, user_errors
+from posviz.ui import url_number, url_select, url_slider, user_errors
 from posviz.ui.answer import answer_slot, next_question, show_verdict
 from posviz.ui.cache import cached_model
 from posviz.ui.circle_view import position_slider, unit_circle_view
+from posviz.ui.display import show_charts_side_by_side
 from posviz.ui.heatmap_view import heatmap_view
 from posviz.ui.heroes import show_linked_hero
 from posviz.ui.line_views import dimensions_view, shift_similarity_view, variance_view
@@ -85,11 +86,9 @@ with answer:
 
 st.subheader("Why sin *and* cos?")
 st.markdown(page.why_text)
-c1, c2 = st.columns([3, 2], gap="medium")
-with c1:
-    show_chart(page.why_alone, key="sin_why_alone")
-with c2:
-    show_chart(page.why_both, key="sin_why_both")
+show_charts_side_by_side(
+    (page.why_alone, "sin_why_alone"), (page.why_both, "sin_why_both"), spec=[3, 2], gap="medium"
+)
 st.markdown(page.rotation_text)
 
 st.markdown(page.summary)

@@ -14,7 +14,7 @@ from posviz import figures
 from posviz.charts.circle import MAX_HANDS
 from posviz.charts.figure import Figure
 from posviz.ui.display import show_chart, user_errors
-from posviz.ui.state import url_int_list, url_numbers, url_select, url_slider
+from posviz.ui.state import url_field, url_int_list, url_numbers, url_radio, url_slider
 from posviz.urlparams import NumberField
 
 
@@ -71,14 +71,8 @@ def position_slider(
     n_positions: int, *, key: str, label: str = "Position", default: int = 10, help: str = ""
 ) -> int:
     """The one position control of a page (kept in the URL under ``key``), ``0 … n − 1``."""
-    value = url_slider(
-        label,
-        key=key,
-        min_value=0,
-        max_value=max(n_positions - 1, 1),
-        default=min(default, n_positions - 1),
-        help=help or None,
-    )
+    field = NumberField(label, key, 0, max(n_positions - 1, 1), min(default, n_positions - 1))
+    value = url_field(field, slider=True, help=help or None)
     return min(int(value), n_positions - 1)
 
 
@@ -129,13 +123,9 @@ def _free_pair_figure(
         "each other. The first two principal components show the main 2-D shape of the "
         "positions: a curve or circle means neighbouring positions sit close together."
     )
-    mode = url_select(
-        "Coordinates",
-        ["principal components", "dimensions"],
-        key=f"{key_prefix}circ_mode",
-        default="principal components",
-        radio=True,
-        horizontal=True,
+    coordinates = ["principal components", "dimensions"]
+    mode = url_radio(
+        "Coordinates", coordinates, key=f"{key_prefix}circ_mode", default=coordinates[0]
     )
     dims = None
     if mode == "dimensions":

@@ -78,3 +78,16 @@ def show_chart(
         chart, data, name = chart.chart, chart.data, chart.name
     st.altair_chart(Accessible(chart, description), width=width, key=key)
     export_menu(chart, key=key, data=data, name=name)
+
+
+def show_charts_side_by_side(
+    *charts: tuple[alt.TopLevelMixin | VegaLiteChart | Figure, str],
+    spec: list[float] | None = None,
+    gap: str = "small",
+    width: str = "stretch",
+) -> None:
+    """Charts (each ``(chart, key)``) in a row of columns: equal, or as wide as ``spec`` says;
+    ``gap`` as for ``st.columns``, ``width`` as for :func:`show_chart`."""
+    for column, (chart, key) in zip(st.columns(spec or len(charts), gap=gap), charts, strict=True):
+        with column:
+            show_chart(chart, key=key, width=width)

@@ -6,7 +6,9 @@ parameters come from" picker: a hand-written preset, a hub model's config.json, 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -25,12 +27,13 @@ from posviz.analysis.rope_numbers import describe_frequencies
 from posviz.analysis.t5_numbers import T5_BIAS_KEYS
 from posviz.encodings.families import presets_for
 from posviz.encodings.model_config import RopeConfig
-from posviz.encodings.rope import RopeFrequencies
+from posviz.encodings.rope import HEAD_DIM_STEP, MAX_HEAD_DIM, MIN_HEAD_DIM, RopeFrequencies
 from posviz.tables import fetch_config, read_named_tensor
 from posviz.ui.cache import cached_data
 from posviz.ui.loaders import cached_table
-from posviz.ui.state import url_select, url_text
+from posviz.ui.state import url_field, url_numbers, url_radio, url_select, url_text
 from posviz.ui.text import safe_md
+from posviz.urlparams import NumberField
 
 SOURCES = {
     "preset": "Preset (hand-written config)",
@@ -135,14 +138,12 @@ def pick_config(family: str, *, key: str, default_preset: str) -> tuple[dict[str
     may raise ``ValueError`` (offline, unknown id): call inside ``user_errors``. Widget keys:
     ``<key>_src``, ``<key>_preset``, ``<key>_hub``, ``<key>_rev``.
     """
-    mode = url_select(
+    mode = url_radio(
         "Parameters from",
         list(SOURCES),
         key=f"{key}_src",
         default="preset",
         format_func=SOURCES.get,
-        radio=True,
-        horizontal=True,
     )
     if mode == "hub":
         return _hub_config(key)
@@ -158,3 +159,34 @@ def pick_config(family: str, *, key: str, default_preset: str) -> tuple[dict[str
         "'illustrative' ones are not published configs.",
     )
     return dict(presets[name]), name
+
+
+#: the query and key a RoPE score chart uses.
+QK_CHOICES = ["q = k = all ones", "random q, k"]
+
+
+def head_dim_field(default: int) -> NumberField:
+    """A RoPE-family page's head dimension (link key ``<prefix>hd``), in the encoding's limits."""
+    return NumberField("Head dimension", "hd", MIN_HEAD_DIM, MAX_HEAD_DIM, default, HEAD_DIM_STEP)
+
+
+def pick_qk(key: str, *, place: Any = None) -> tuple[bool, int]:
+    """``(random, seed)``: q = k = all ones, or random q and k from a seed. Widgets ``<key>_qk``
+    (in ``place``, a column, when given) and, for random ones, ``<key>_seed`` below it."""
+    with place or contextlib.nullcontext():
+        vectors = url_select("q and k", QK_CHOICES, key=f"{key}_qk", default=QK_CHOICES[0])
+    seed = NumberField("Seed", "_seed", 0, 10_000, 0)
+    return (True, url_field(seed, key_prefix=key)) if vectors == QK_CHOICES[1] else (False, 0)
+
+
+def pick_head_and_length(
+    key: str, n_heads: int, lengths: tuple[int, int, int], columns: Sequence[Any]
+) -> tuple[int, int]:
+    """A head of ``n_heads`` and a sequence length (``lengths``: lowest, highest, default) for a
+    bias-matrix chart: sliders ``<key>_head`` and ``<key>_n`` in the first two ``columns``."""
+    fields = (
+        NumberField("Head", "_head", 0, max(n_heads - 1, 1), 0),
+        NumberField("Sequence length", "_n", *lengths),
+    )
+    head, n_pos = url_numbers(fields, key_prefix=key, slider=True, columns=columns[:2])
+    return min(head, n_heads - 1), n_pos

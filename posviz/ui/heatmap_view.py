@@ -18,7 +18,7 @@ from posviz.charts.figure import Figure
 from posviz.charts.heatmap import MAX_SIDE_1TO1, color_limit, heatmap_chart, lod_factors
 from posviz.ui.cache import cached_data
 from posviz.ui.display import show_chart, user_errors
-from posviz.ui.state import url_checkbox, url_numbers, url_select
+from posviz.ui.state import url_checkbox, url_numbers, url_radio
 from posviz.urlparams import NumberField
 
 Window = tuple[int, int, int, int]  # first row, stop row, first column, stop column
@@ -97,13 +97,11 @@ def heatmap_view(
             f"reduced (1 pixel = {fy}×{fx} cells). Zoom to a window to see cells 1:1.",
             icon="🔎",
         )
-        reduce = url_select(
+        reduce = url_radio(
             "Overview reduction",
             ["mean", "absmax"],
             key=f"{key_prefix}hm_reduce",
             default="mean",
-            horizontal=True,
-            radio=True,
             help="mean: average of each block (fast oscillations cancel to ~0); absmax: the value "
             "of largest magnitude in each block (keeps oscillating columns visible).",
         )

@@ -21,7 +21,7 @@ from posviz.ui.circle_view import unit_circle_view
 from posviz.ui.display import show_chart, user_errors
 from posviz.ui.heatmap_view import contrast_heatmap, heatmap_view
 from posviz.ui.line_views import dimensions_view, shift_similarity_view, variance_view
-from posviz.ui.state import url_number, url_numbers
+from posviz.ui.state import url_field, url_numbers
 from posviz.urlparams import NumberField
 
 #: view id -> label. heatmap/pair/dims/variance/shift are the shared table views (the
@@ -150,14 +150,8 @@ def _similarity_view(
             "Choose where the window starts.",
             icon="🔎",
         )
-        start = url_number(
-            "First position",
-            key=f"{key_prefix}sim_p0",
-            min_value=0,
-            max_value=n - MAX_SIDE_1TO1,
-            default=0,
-            step=MAX_SIDE_1TO1 // 4,
-        )
+        first = NumberField("First position", "sim_p0", 0, n - MAX_SIDE_1TO1, 0, MAX_SIDE_1TO1 // 4)
+        start = url_field(first, key_prefix=key_prefix)
         start = min(int(start), n - MAX_SIDE_1TO1)
     stop = min(n, start + MAX_SIDE_1TO1)
     figure = _similarity_figure(table_cache_key(table), start, stop, name, table.matrix)

@@ -26,7 +26,8 @@ from posviz.charts.lines import (
     variance_bars_chart,
 )
 from posviz.ui.display import show_chart, user_errors
-from posviz.ui.state import url_int_list, url_select, url_slider
+from posviz.ui.state import url_field, url_int_list, url_radio, url_slider
+from posviz.urlparams import NumberField
 
 #: the largest offset k the shift view offers (its chart stays readable).
 MAX_SHIFT_SHOWN = 1024
@@ -135,21 +136,11 @@ def shift_similarity_view(
     left, right = st.columns(2)
     with left:
         limit = min(n - 1, MAX_SHIFT_SHOWN)
-        max_shift = url_slider(
-            "Largest offset k",
-            key=f"{key_prefix}kmax",
-            min_value=1,
-            max_value=max(limit, 2),
-            default=min(limit, 128),
-        )
+        largest = NumberField("Largest offset k", "kmax", 1, max(limit, 2), min(limit, 128))
+        max_shift = url_field(largest, key_prefix=key_prefix, slider=True)
     with right:
-        metric = url_select(
-            "Measure",
-            ["cosine", "dot"],
-            key=f"{key_prefix}metric",
-            default=default_metric,
-            radio=True,
-            horizontal=True,
+        metric = url_radio(
+            "Measure", ["cosine", "dot"], key=f"{key_prefix}metric", default=default_metric
         )
     k = min(int(max_shift), n - 1)
     rows = shift_rows((n, d), k)  # bounds the work on big tables

@@ -11,7 +11,6 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
-import streamlit as st
 
 from posviz.analysis.sibling import HERO_SERIES, ONLY_SCALED, SiblingDiff, sibling_diff
 from posviz.charts.figure import Figure
@@ -21,7 +20,7 @@ from posviz.tables.bundled import BUNDLED_MODEL_ID
 from posviz.tables.picker import table_cache_key
 from posviz.ui.answer import HERO_HEIGHT
 from posviz.ui.cache import cached_data
-from posviz.ui.display import show_chart
+from posviz.ui.display import show_charts_side_by_side
 
 
 @dataclass(frozen=True)
@@ -83,6 +82,5 @@ def sibling_page_for(first: PositionTable, second: PositionTable) -> SiblingPage
 
 def show_side_by_side(page: SiblingPage) -> None:
     """The two tables' heatmaps, one beside the other, with their Export menus."""
-    for column, figure, side in zip(st.columns(2), page.tables, ("a", "b"), strict=True):
-        with column:
-            show_chart(figure, key=f"sib_table_{side}")
+    first, second = page.tables
+    show_charts_side_by_side((first, "sib_table_a"), (second, "sib_table_b"))

@@ -148,6 +148,13 @@ def url_select(
     return value
 
 
+def url_radio(label: str, options: Sequence[str], *, key: str, default: str, **kwargs: Any) -> str:
+    """:func:`url_select` as a row of radio buttons (``help``, ``format_func`` … pass through)."""
+    return url_select(
+        label, options, key=key, default=default, radio=True, horizontal=True, **kwargs
+    )
+
+
 def url_select_slider(
     label: str,
     options: Sequence[T],
