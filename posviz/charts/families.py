@@ -44,6 +44,46 @@ _RULE_LABEL = {
     "align": alt.ExprRef(f"{_NEAR_RIGHT} ? 'right' : 'left'"),
     "dx": alt.ExprRef(f"{_NEAR_RIGHT} ? -4 : 4"),
 }
+#: A y title that stands level above the axis: along the axis it is cut to the plot's height,
+#: which a hero with a tall legend squeezes to ~85 px ("attention weight facto").
+_LEVEL_TITLE = {
+    "titleAngle": 0,
+    "titleAlign": "left",
+    "titleAnchor": "end",
+    "titleX": 0,
+    "titleY": -8,
+}
+
+
+def _x_scale_axis(x: np.ndarray, log_x: bool) -> tuple[Any, Any]:
+    """The x scale and axis: symlog with 1-2-5 ticks when ``log_x`` (Vega picks linear-looking
+    ticks on a symlog axis: 0, 800, 1600), else the defaults."""
+    if not log_x:
+        return alt.Undefined, alt.Undefined
+    return alt.Scale(type="symlog"), alt.Axis(values=_one_two_five(float(np.nanmax(x))))
+
+
+def _series_tooltip(x_title: str, y_title: str) -> list[alt.Tooltip]:
+    """A line's tooltip: its series, x and value under the axes' titles."""
+    return [
+        alt.Tooltip("series:N"),
+        alt.Tooltip("x:Q", title=x_title),
+        alt.Tooltip("value:Q", format=".4f", title=y_title),
+    ]
+
+
+def _x_rule(x: np.ndarray, rule_x: float | None, rule_label: str) -> list[alt.Chart]:
+    """A dashed vertical rule at ``rule_x`` and its label, when it lies within ``x``; else none."""
+    if rule_x is None or not np.nanmin(x) <= rule_x <= np.nanmax(x):
+        return []
+    rule_data = pd.DataFrame({"x": [rule_x], "label": [rule_label]})
+    rule = alt.Chart(rule_data).mark_rule(strokeDash=[4, 4], color=GUIDE_COLOR).encode(x="x:Q")
+    text = (
+        alt.Chart(rule_data)
+        .mark_text(**_RULE_LABEL, dy=-6, color=alt.ExprRef(ADAPTIVE_TEXT["expr"]))
+        .encode(x="x:Q", y=alt.value(10), text="label:N")
+    )
+    return [rule, text]
 
 
 def readable_ramp(count: int) -> list[str]:
@@ -106,9 +146,7 @@ def lines_chart(
         for name, v in series.items()
     ]
     data = pd.concat(frames, ignore_index=True).dropna()
-    x_scale = alt.Scale(type="symlog") if log_x else alt.Undefined
-    # Vega picks linear-looking ticks on a symlog axis (0, 800, 1600); give it 1-2-5 steps instead.
-    x_axis = alt.Axis(values=_one_two_five(float(np.nanmax(x)))) if log_x else alt.Undefined
+    x_scale, x_axis = _x_scale_axis(x, log_x)
     if whole_x:
         x_axis = alt.Axis(format="d", tickMinStep=1)
     y_kwargs: dict = {"domain": list(y_domain)} if y_domain else {"padding": 6}
@@ -116,9 +154,7 @@ def lines_chart(
         y_kwargs |= {"type": "symlog", "constant": 1e-3}
     elif y_scale == "log":
         y_kwargs |= {"type": "log"}
-    # the y title stands level above the axis: along the axis it is cut to the plot's height,
-    # which a hero with a tall legend squeezes to ~85 px ("attention weight facto")
-    y_axis = alt.Axis(titleAngle=0, titleAlign="left", titleAnchor="end", titleX=0, titleY=-8)
+    y_axis = alt.Axis(**_LEVEL_TITLE)
     names = list(series)
     sequential = ordered or len(names) > len(PALETTE)
     scale = (
@@ -147,24 +183,11 @@ def lines_chart(
                 columns=1 if legend == "right" else _legend_columns(names),
                 symbolStrokeWidth=3,
             ),
-            tooltip=[
-                alt.Tooltip("series:N"),
-                alt.Tooltip("x:Q", title=x_title),
-                alt.Tooltip("value:Q", format=".4f", title=y_title),
-            ],
+            tooltip=_series_tooltip(x_title, y_title),
         )
         .properties(height=height)
     )
-    if rule_x is None or not np.nanmin(x) <= rule_x <= np.nanmax(x):
-        return alt.layer(lines)
-    rule_data = pd.DataFrame({"x": [rule_x], "label": [rule_label]})
-    rule = alt.Chart(rule_data).mark_rule(strokeDash=[4, 4], color=GUIDE_COLOR).encode(x="x:Q")
-    text = (
-        alt.Chart(rule_data)
-        .mark_text(**_RULE_LABEL, dy=-6, color=alt.ExprRef(ADAPTIVE_TEXT["expr"]))
-        .encode(x="x:Q", y=alt.value(10), text="label:N")
-    )
-    return alt.layer(lines, rule, text)
+    return alt.layer(lines, *_x_rule(x, rule_x, rule_label))
 
 
 ROW_PX = 46  # one family's row in :func:`rows_chart`
@@ -212,42 +235,23 @@ def rows_chart(
         labelOverlap=False,  # every row named, however short the plot
         labelLimit=0,
         grid=False,
-        titleAngle=0,
-        titleAlign="left",
-        titleAnchor="end",
-        titleX=0,
-        titleY=-8,
+        **_LEVEL_TITLE,
     )
-    x_scale = alt.Scale(type="symlog") if log_x else alt.Undefined
-    x_axis = alt.Axis(values=_one_two_five(float(np.nanmax(x)))) if log_x else alt.Undefined
+    x_scale, x_axis = _x_scale_axis(x, log_x)
     x_enc = alt.X("x:Q", title=x_title, scale=x_scale, axis=x_axis)
     color = alt.Color("series:N", title=None, sort=names).scale(color_scale(names)).legend(None)
     base = alt.Chart(data).encode(x=x_enc)
     lines = base.mark_line(clip=True, strokeWidth=2).encode(
         y=y,
         color=color,
-        tooltip=[
-            alt.Tooltip("series:N"),
-            alt.Tooltip("x:Q", title=x_title),
-            alt.Tooltip("value:Q", format=".4f", title=y_title),
-        ],
+        tooltip=_series_tooltip(x_title, y_title),
     )
     baselines = (
         alt.Chart(pd.DataFrame({"level": np.arange(rows, dtype=float)}))
         .mark_rule(color=GUIDE_COLOR, strokeDash=[1, 3])
         .encode(y=y)  # the same axis: a default one merged in hid every other row's name
     )
-    layers = [baselines, lines]
-    if rule_x is not None and np.nanmin(x) <= rule_x <= np.nanmax(x):
-        rule_data = pd.DataFrame({"x": [rule_x], "label": [rule_label]})
-        layers.append(
-            alt.Chart(rule_data).mark_rule(strokeDash=[4, 4], color=GUIDE_COLOR).encode(x="x:Q")
-        )
-        layers.append(
-            alt.Chart(rule_data)
-            .mark_text(**_RULE_LABEL, dy=-6, color=alt.ExprRef(ADAPTIVE_TEXT["expr"]))
-            .encode(x="x:Q", y=alt.value(10), text="label:N")
-        )
+    layers = [baselines, lines, *_x_rule(x, rule_x, rule_label)]
     return alt.layer(*layers).properties(height=ROW_PX * rows)
 
 
