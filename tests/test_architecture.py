@@ -9,6 +9,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from imports_support import imported_modules
 
 ROOT = Path(__file__).resolve().parents[1]
 LIBRARY = ROOT / "posviz"
@@ -30,11 +31,8 @@ def _function_local_imports(path: Path) -> list[tuple[int, str]]:
         if not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
         for node in ast.walk(func):
-            if isinstance(node, ast.ImportFrom):
-                names = [node.module or ""]
-            elif isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            else:
+            names = imported_modules(node)
+            if not names:
                 continue
             said = " ".join(lines[max(0, node.lineno - 2) : node.lineno]).lower()
             found += [
@@ -99,12 +97,7 @@ def test_function_local_imports_of_posviz_are_only_lazy_loads(path: Path) -> Non
 @pytest.mark.parametrize("path", sorted((ROOT / "pages").glob("*.py")), ids=lambda p: p.name)
 def test_pages_only_read_widgets_call_posviz_and_show(path: Path) -> None:
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    imported = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            imported |= {a.name.split(".")[0] for a in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            imported.add((node.module or "").split(".")[0])
+    imported = {name.split(".")[0] for node in ast.walk(tree) for name in imported_modules(node)}
     assert not imported & {"numpy", "pandas", "torch", "transformers", "sklearn", "scipy"}
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from imports_support import imported_modules
 
 from posviz.analysis.families import nope_demo
 from posviz.analysis.family_inputs import synthetic_vit_table
@@ -31,16 +32,9 @@ NOT_YET_CONVERTED: set[str] = set()
 
 def posviz_layers(path: Path) -> set[str]:
     """The top-level ``posviz.<layer>`` modules a page script imports from."""
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom):
-            names = [node.module or ""]
-        elif isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        else:
-            continue
-        found |= {".".join(n.split(".")[:2]) for n in names if n.startswith("posviz")}
-    return found
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = (name for node in ast.walk(tree) for name in imported_modules(node))
+    return {".".join(n.split(".")[:2]) for n in names if n.startswith("posviz")}
 
 
 def test_layer_check_sees_each_kind_of_import(tmp_path: Path) -> None:
