@@ -30,7 +30,7 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Hashable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -359,14 +359,20 @@ def _claim_stale(path: Path, holder: ClaimHolder, stale_after: float) -> str:
 
 
 @contextmanager
-def _directory_lock(directory: Path) -> Iterator[None]:
-    """Serialise claim decisions on one directory across processes (``fcntl.flock``)."""
-    with open(directory / ".claims.lock", "a+b") as handle:
+def flocked(lock_file: Path) -> Iterator[None]:
+    """Hold an exclusive ``fcntl.flock`` on ``lock_file`` (created if missing): one holder at a
+    time across the processes and replicas that share it."""
+    with open(lock_file, "a+b") as handle:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
         try:
             yield
         finally:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def _directory_lock(directory: Path) -> AbstractContextManager[None]:
+    """Serialise claim decisions on one directory across processes."""
+    return flocked(directory / ".claims.lock")
 
 
 def _write_claim(path: Path, holder: ClaimHolder) -> None:

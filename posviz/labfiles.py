@@ -29,13 +29,13 @@ Learned tables (for ``lab:`` sources, :func:`read_table`): the writer lists them
 int, "steps": int}}`` with ``arrays[name]`` of shape ``(seeds, n_snapshots, rows, p)`` and
 ``arrays[steps_array]`` the ``(n_snapshots,)`` training steps of the snapshots.
 
-This module sits on the utilities floor (stdlib + numpy) so that both :mod:`posviz.lab.store` and
+This module sits just above the utilities floor (stdlib, numpy and :func:`posviz.jobs.flocked`,
+the one file lock) so that both :mod:`posviz.lab.store` and
 the ``lab:`` source of :func:`posviz.tables.load_table` read entries the same way.
 """
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import hmac
 import io
@@ -46,13 +46,14 @@ import secrets
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from posviz.jobs import flocked
 
 FORMAT = 3
 SECRET = ".secret"
@@ -254,14 +255,8 @@ def entry_files(
     return files
 
 
-@contextmanager
-def _locked(root: Path) -> Iterator[None]:
-    with open(root / ".lock", "a+b") as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+def _locked(root: Path) -> AbstractContextManager[None]:
+    return flocked(root / ".lock")
 
 
 def move_aside(root: Path, run_id: str) -> None:
