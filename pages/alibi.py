@@ -3,10 +3,10 @@
 import streamlit as st
 
 from posviz.page_models import alibi as model
-from posviz.ui import show_chart, url_number, url_select, url_slider, user_errors
+from posviz.ui import NumberField, show_chart, url_field, url_select, url_slider, user_errors
 from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict
 from posviz.ui.cache import cached_model
-from posviz.ui.families import pick_config
+from posviz.ui.families import pick_config, pick_head_and_length
 
 st.title("ALiBi: attention with linear biases")
 answer = answer_slot()  # the verdict and the hero, drawn once the head count below is read
@@ -19,15 +19,8 @@ with user_errors("ALiBi parameters"):
     if label == "":
         st.stop()
     if raw is None:
-        n_heads = url_number(
-            "Number of heads",
-            key="alb_heads",
-            min_value=model.MIN_HEADS,
-            max_value=model.MAX_HEADS,
-            default=12,
-            step=1,
-            help="Any count; non-powers of two interleave.",
-        )
+        heads = NumberField("Number of heads", "alb_heads", model.MIN_HEADS, model.MAX_HEADS, 12, 1)
+        n_heads = url_field(heads, help="Any count; non-powers of two interleave.")
     else:
         n_heads = model.heads_of(raw)
     slopes = model.alibi_slopes(n_heads)
@@ -46,11 +39,7 @@ st.dataframe(page.slope_table, hide_index=True, height=min(300, 38 + 35 * n_head
 
 st.header("2 · The bias matrix of one head")
 c1, c2, c3 = st.columns(3)
-with c1:
-    head = url_slider("Head", key="alb_head", min_value=0, max_value=max(n_heads - 1, 1), default=0)
-    head = min(head, n_heads - 1)
-with c2:
-    n_pos = url_slider("Sequence length", key="alb_n", min_value=4, max_value=128, default=32)
+head, n_pos = pick_head_and_length("alb", n_heads, (4, 128, 32), (c1, c2))
 with c3:
     variant = url_select(
         "Variant",

@@ -17,23 +17,17 @@ st.markdown(model.INTRO)
 
 example = url_select("Example", list(EXAMPLES), key="perm_ex", default=list(EXAMPLES)[1])
 default_a, default_b = EXAMPLES[example]
-c1, c2 = st.columns(2)
-with c1:
-    sentence_a = url_text(
-        "Sentence A",
-        key="perm_a",
-        default=default_a or "the cat sat",
-        max_chars=120,
-        disabled=bool(default_a),
-    )
-with c2:
-    sentence_b = url_text(
-        "Sentence B (same words, another order)",
-        key="perm_b",
-        default=default_b or "sat the cat",
-        max_chars=120,
-        disabled=bool(default_b),
-    )
+boxes = (  # each sentence box: its label, link key, the example's sentence, its own default
+    ("Sentence A", "perm_a", default_a, "the cat sat"),
+    ("Sentence B (same words, another order)", "perm_b", default_b, "sat the cat"),
+)
+typed = []
+for column, (label, link_key, given, own) in zip(st.columns(2), boxes, strict=True):
+    with column:
+        typed.append(
+            url_text(label, key=link_key, default=given or own, max_chars=120, disabled=bool(given))
+        )
+sentence_a, sentence_b = typed
 if default_a:
     sentence_a, sentence_b = default_a, default_b
 c3, c4 = st.columns(2)

@@ -4,7 +4,7 @@ why similarity depends only on distance. Every control is mirrored in the URL (`
 import streamlit as st
 
 from posviz.page_models import sinusoidal as model
-from posviz.ui import url_number, url_select, url_slider, user_errors
+from posviz.ui import NumberField, url_field, url_numbers, url_radio, user_errors
 from posviz.ui.answer import answer_slot, next_question, show_verdict
 from posviz.ui.cache import cached_model
 from posviz.ui.circle_view import position_slider, unit_circle_view
@@ -19,42 +19,23 @@ answer = answer_slot()  # the verdict and the hero, drawn once the settings belo
 st.markdown(model.INTRO)
 
 cols = st.columns([3, 3, 2, 3])
-with cols[0]:
-    n = url_slider(
-        "Positions (sequence length)",
-        key="sin_n",
-        min_value=1,
-        max_value=model.MAX_POSITIONS,
-        default=128,
-    )
-with cols[1]:
-    d = url_slider(
-        "Width d_model (even)",
-        key="sin_d",
-        min_value=2,
-        max_value=model.MAX_D_MODEL,
-        default=512,
-        step=2,
-    )
+n, d = url_numbers(
+    (
+        NumberField("Positions (sequence length)", "n", 1, model.MAX_POSITIONS, 128),
+        NumberField("Width d_model (even)", "d", 2, model.MAX_D_MODEL, 512, 2),
+    ),
+    key_prefix="sin_",
+    slider=True,
+    columns=cols[:2],
+)
 with cols[2]:
-    base = url_number(
-        "Base",
-        key="sin_base",
-        min_value=1.01,
-        max_value=model.MAX_BASE,
-        default=10000.0,
+    base = url_field(
+        NumberField("Base", "sin_base", 1.01, model.MAX_BASE, 10000.0),
         format="%g",
         help="10000 in the paper; RoPE-style long-context models use larger bases.",
     )
 with cols[3]:
-    layout = url_select(
-        "Layout",
-        model.SINUSOID_LAYOUTS,
-        key="sin_layout",
-        default="interleaved",
-        radio=True,
-        horizontal=True,
-    )
+    layout = url_radio("Layout", model.SINUSOID_LAYOUTS, key="sin_layout", default="interleaved")
 st.caption(model.LIMITS)
 
 with st.expander("How the three layouts differ"):

@@ -3,10 +3,10 @@
 import streamlit as st
 
 from posviz.page_models import t5_buckets as model
-from posviz.ui import show_chart, url_number, url_select, url_slider, user_errors
+from posviz.ui import NumberField, show_chart, url_field, url_numbers, url_radio, user_errors
 from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict
 from posviz.ui.cache import cached_model
-from posviz.ui.families import cached_t5_bias, pick_config
+from posviz.ui.families import cached_t5_bias, pick_config, pick_head_and_length
 
 st.title("T5 relative position buckets")
 answer = answer_slot()  # the verdict and the hero, drawn once the settings below are read
@@ -17,25 +17,11 @@ raw, label = None, ""
 with user_errors("T5 parameters"):
     raw, label = pick_config("t5", key="t5", default_preset="T5-small (8 heads, 32 buckets)")
     if raw is None and label == "manual":
-        c1, c2 = st.columns(2)
-        with c1:
-            num_buckets = url_number(
-                "num_buckets",
-                key="t5_nb",
-                min_value=model.MIN_BUCKETS,
-                max_value=model.MAX_BUCKETS,
-                default=32,
-                step=2,
-            )
-        with c2:
-            max_distance = url_number(
-                "max_distance",
-                key="t5_md",
-                min_value=model.MIN_MAX_DISTANCE,
-                max_value=model.MAX_DISTANCE,
-                default=128,
-                step=8,
-            )
+        buckets = NumberField("num_buckets", "nb", model.MIN_BUCKETS, model.MAX_BUCKETS, 32, 2)
+        distance = NumberField(
+            "max_distance", "md", model.MIN_MAX_DISTANCE, model.MAX_DISTANCE, 128, 8
+        )
+        num_buckets, max_distance = url_numbers((buckets, distance), key_prefix="t5_")
     elif raw is not None:
         num_buckets, max_distance = model.settings_of(raw)
 if raw is None and label != "manual":
@@ -48,12 +34,9 @@ if not settings_ok:
     st.stop()
 
 st.header("1 · Bucket vs relative position")
-span = url_slider(
-    "Relative positions ±",
-    key="t5_span",
-    min_value=16,
-    max_value=model.MAX_SPAN,
-    default=model.default_span(max_distance),
+usual = model.default_span(max_distance)
+span = url_field(
+    NumberField("Relative positions ±", "t5_span", 16, model.MAX_SPAN, usual), slider=True
 )
 page = cached_model(
     model.t5_page, f"t5:{num_buckets}:{max_distance}", num_buckets,
@@ -65,14 +48,7 @@ with answer:
     show_hero(page.hero, key="t5_bucket_chart", note=model.HERO_NOTE)
 st.markdown("The chart at the top of the page shows these buckets for ± the span chosen here.")
 
-stack = url_select(
-    "Spans for",
-    ["bidirectional", "causal"],
-    key="t5_spans",
-    default="causal",
-    radio=True,
-    horizontal=True,
-)
+stack = url_radio("Spans for", ["bidirectional", "causal"], key="t5_spans", default="causal")
 st.markdown(model.SPANS)
 st.dataframe(page.span_table(bidirectional=stack == "bidirectional"), hide_index=True, height=280)
 
@@ -85,9 +61,7 @@ if not source:
     next_question("pages/t5_buckets.py")
     st.stop()
 table = None
-which = url_select(
-    "Stack", ["encoder", "decoder"], key="t5_stack", default="encoder", radio=True, horizontal=True
-)
+which = url_radio("Stack", ["encoder", "decoder"], key="t5_stack", default="encoder")
 with user_errors("Reading the learned bias"), st.spinner("Reading one tensor …"):
     table = page.bias_table(cached_t5_bias(source, which, st.session_state.get("t5_rev", "")))
 if table is None:
@@ -98,14 +72,7 @@ if table is None:
     next_question("pages/t5_buckets.py")
     st.stop()
 show_chart(page.bias_figure(table), key="t5_table_chart")
-c1, c2 = st.columns(2)
-with c1:
-    head = url_slider(
-        "Head", key="t5_head", min_value=0, max_value=max(table.shape[1] - 1, 1), default=0
-    )
-    head = min(head, table.shape[1] - 1)
-with c2:
-    n_pos = url_slider("Sequence length", key="t5_n", min_value=8, max_value=200, default=64)
+head, n_pos = pick_head_and_length("t5", table.shape[1], (8, 200, 64), st.columns(2))
 head_chart, head_text = page.head_figure(table, head, n_pos, bidirectional=which == "encoder")
 st.markdown(head_text)
 show_chart(head_chart, key="t5_matrix_chart")

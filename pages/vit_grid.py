@@ -3,7 +3,15 @@
 import streamlit as st
 
 from posviz.page_models import vit_grid as model
-from posviz.ui import safe_md, show_chart, url_select, url_slider, user_errors
+from posviz.ui import (
+    NumberField,
+    safe_md,
+    show_chart,
+    url_numbers,
+    url_radio,
+    url_select,
+    user_errors,
+)
 from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict
 from posviz.ui.cache import cached_model
 from posviz.ui.loaders import cached_vit_table
@@ -13,25 +21,21 @@ st.title("ViT: position embeddings on the 2-D patch grid")
 answer = answer_slot()  # the verdict and the hero, drawn once the table below is chosen
 st.markdown(model.INTRO)
 
-source = url_select(
-    "Table",
-    ["synthetic", "model"],
-    key="vit_src",
-    default="synthetic",
-    radio=True,
-    horizontal=True,
-    format_func={
-        "synthetic": "Synthetic 2-D sin-cos grid (offline, labelled)",
-        "model": "A model's table (hub ViT, upload, path)",
-    }.get,
+SOURCES = {
+    "synthetic": "Synthetic 2-D sin-cos grid (offline, labelled)",
+    "model": "A model's table (hub ViT, upload, path)",
+}
+source = url_radio(
+    "Table", list(SOURCES), key="vit_src", default="synthetic", format_func=SOURCES.get
 )
 table = None
 if source == "synthetic":
     c1, c2, c3 = st.columns(3)
-    with c1:
-        h = url_slider("Grid rows h", key="vit_h", min_value=2, max_value=32, default=14)
-    with c2:
-        w = url_slider("Grid columns w", key="vit_w", min_value=2, max_value=32, default=14)
+    sides = (
+        NumberField("Grid rows h", "h", 2, 32, 14),
+        NumberField("Grid columns w", "w", 2, 32, 14),
+    )
+    h, w = url_numbers(sides, key_prefix="vit_", slider=True, columns=[c1, c2])
     with c3:
         d = url_select("Width d", ["64", "128", "256", "768"], key="vit_d", default="256")
     with user_errors("Synthetic table"):
@@ -60,25 +64,13 @@ with answer:
     show_hero(page.hero, key="vit_grid_chart", note=model.HERO_NOTE)
 
 st.header("One patch, larger")
-c1, c2 = st.columns(2)
-with c1:
-    row = min(
-        url_slider(
-            "Patch row", key="vit_r", min_value=0, max_value=model.MAX_GRID_SIDE - 1, default=h // 2
-        ),
-        h - 1,
-    )
-with c2:
-    col = min(
-        url_slider(
-            "Patch column",
-            key="vit_c",
-            min_value=0,
-            max_value=model.MAX_GRID_SIDE - 1,
-            default=w // 4,
-        ),
-        w - 1,
-    )
+last = model.MAX_GRID_SIDE - 1
+patch_at = (
+    NumberField("Patch row", "r", 0, last, h // 2),
+    NumberField("Patch column", "c", 0, last, w // 4),
+)
+row, col = url_numbers(patch_at, key_prefix="vit_", slider=True)
+row, col = min(row, h - 1), min(col, w - 1)
 patch, patch_text = page.patch(row, col)
 st.markdown(patch_text)
 show_chart(patch, key="vit_patch_chart")
