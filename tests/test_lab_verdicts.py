@@ -27,25 +27,31 @@ def _cell_input(qid: str, metrics: dict, converged: dict | None = None, metric: 
     return judge.CellInput(q, q.sweep.tasks[0].key, metric or q.metric, metrics, ok, labels, None)
 
 
-def test_pair_decides_on_the_paired_interval_and_says_better_in_words() -> None:
+def _judge_learned_pair(accuracy: dict, train_loss_mean: dict | None = None):
+    """``judge_pair`` on the learned-vs-sinusoid question: per-seed held-out accuracy and mean
+    training loss of the two arms (``{"learned": …, "sinusoid": …}``; the loss 1.0 in both
+    unless given: no difference in speed), the NoPE control far below both."""
+    train_loss_mean = train_loss_mean or {"learned": (1.0, 1.0, 1.0), "sinusoid": (1.0, 1.0, 1.0)}
     metrics = {
-        "learned": {"accuracy": (0.91, 0.93, 0.92), "train_loss_mean": (1.0, 1.0, 1.0)},
-        "sinusoid": {"accuracy": (0.85, 0.88, 0.86), "train_loss_mean": (1.0, 1.0, 1.0)},
-        "nope": {"accuracy": (0.21, 0.22, 0.22), "train_loss_mean": (2.0, 2.0, 2.0)},
+        arm: {"accuracy": accuracy[arm], "train_loss_mean": train_loss_mean[arm]}
+        for arm in ("learned", "sinusoid")
     }
-    judged = judge.judge_pair(_cell_input("learned", metrics))
+    metrics["nope"] = {"accuracy": (0.21, 0.22, 0.22), "train_loss_mean": (2.0, 2.0, 2.0)}
+    return judge.judge_pair(_cell_input("learned", metrics))
+
+
+def test_pair_decides_on_the_paired_interval_and_says_better_in_words() -> None:
+    judged = _judge_learned_pair({"learned": (0.91, 0.93, 0.92), "sinusoid": (0.85, 0.88, 0.86)})
     assert judged.verdict.key == "a"
     assert "higher held-out accuracy (better)" in judged.verdict.text
     assert "paired 95% interval" in judged.verdict.text
 
 
 def test_pair_at_the_ceiling_compares_speed_as_lower_loss_better() -> None:
-    metrics = {
-        "learned": {"accuracy": (1.0, 1.0, 1.0), "train_loss_mean": (1.34, 1.30, 1.38)},
-        "sinusoid": {"accuracy": (1.0, 1.0, 0.999), "train_loss_mean": (0.41, 0.42, 0.43)},
-        "nope": {"accuracy": (0.21, 0.22, 0.22), "train_loss_mean": (2.0, 2.0, 2.0)},
-    }
-    judged = judge.judge_pair(_cell_input("learned", metrics))
+    judged = _judge_learned_pair(
+        accuracy={"learned": (1.0, 1.0, 1.0), "sinusoid": (1.0, 1.0, 0.999)},
+        train_loss_mean={"learned": (1.34, 1.30, 1.38), "sinusoid": (0.41, 0.42, 0.43)},
+    )
     assert judged.verdict.key == "ceiling:b"
     assert "fixed sinusoid learns faster" in judged.verdict.short
     assert "speed of learning: fixed sinusoid: lower mean training loss over the run (better)" in (
@@ -208,20 +214,22 @@ def _pair(learned: tuple, sinusoid: tuple) -> dict:
     }
 
 
+def _judge_pair_with_status(metrics: dict, **status: str):
+    """``judge_pair`` on the learned question with these arms' training status (every other arm
+    "trained"; an arm that is not counts as not converged)."""
+    status = {"learned": "trained", "sinusoid": "trained", "nope": "trained"} | status
+    converged = {arm: False for arm, said in status.items() if said != "trained"}
+    return judge.judge_pair(replace(_cell_input("learned", metrics, converged), status=status))
+
+
 def test_a_stalled_or_collapsed_arm_never_supports_a_verdict() -> None:
     metrics = _pair((0.80, 0.81, 0.80, 0.79, 0.80), (0.19, 0.19, 0.19, 0.19, 0.19))
     for status in ("stalled", "collapsed", "diverged"):
-        cell = _cell_input("learned", metrics, {"sinusoid": False})
-        cell = replace(cell, status={"learned": "trained", "sinusoid": status, "nope": "trained"})
-        judged = judge.judge_pair(cell)
+        judged = _judge_pair_with_status(metrics, sinusoid=status)
         assert judged.verdict.key == "undecided", status
         assert "fixed sinusoid" in judged.verdict.text and status in judged.verdict.text
     # a winner merely still improving over a trained loser: the gap stands, as a lower bound
-    cell = replace(
-        _cell_input("learned", metrics, {"learned": False}),
-        status={"learned": "improving", "sinusoid": "trained", "nope": "trained"},
-    )
-    judged = judge.judge_pair(cell)
+    judged = _judge_pair_with_status(metrics, learned="improving")
     assert judged.verdict.key == "a" and "the gap is a lower bound" in judged.verdict.text
 
 
@@ -230,11 +238,7 @@ def test_a_collapsed_seed_in_a_mean_is_not_read_as_no_difference() -> None:
     plain = judge.judge_pair(_cell_input("learned", metrics))
     assert plain.verdict.key != "tie"  # the interval is wide: never "no difference"
     assert "no difference" not in plain.verdict.text
-    cell = replace(
-        _cell_input("learned", metrics, {"sinusoid": False}),
-        status={"learned": "trained", "sinusoid": "collapsed", "nope": "trained"},
-    )
-    judged = judge.judge_pair(cell)
+    judged = _judge_pair_with_status(metrics, sinusoid="collapsed")
     assert judged.verdict.key == "undecided" and "collapsed" in judged.verdict.text
 
 

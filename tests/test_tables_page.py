@@ -14,6 +14,13 @@ from hub_server import FakeHub, HubServer
 PAGE = "pages/learned.py"
 
 
+def _page(query: dict[str, str] | None = None, **options):
+    """The learned-tables page run once at ``query`` (a link's parameters), with no exception."""
+    at = app_test(PAGE, query=query, **options)
+    assert_no_exception(at)
+    return at
+
+
 def _chart_elements(node, *, in_hero: bool = False):
     """Every chart under ``node`` in page order, each with whether it sits in the answer's hero
     box (the container keyed ``hero``: Streamlit ids it ``$$ID-<hash>-hero``)."""
@@ -55,8 +62,7 @@ def _marks(spec: dict) -> list[str]:
 
 
 def test_default_shows_minilm_next_to_a_sinusoid_of_the_same_width():
-    at = app_test(PAGE)
-    assert_no_exception(at)
+    at = _page()
     assert not at.error
     captions = " ".join(c.value for c in at.caption)
     assert "bundled (512×384)" in captions and "sinusoidal:512x384" in captions
@@ -87,16 +93,14 @@ def test_default_shows_minilm_next_to_a_sinusoid_of_the_same_width():
     ["heatmap", "pair", "dims", "variance", "similarity", "shift", "pca2", "pca3", "norms"],
 )
 def test_every_view_draws_both_tables(view):
-    at = app_test(PAGE, query={"lrn_view": view})
-    assert_no_exception(at)
+    at = _page({"lrn_view": view})
     assert not at.error
     _assert_linked_hero(at)  # above every view
     assert len(_view_charts(at)) == (3 if view == "heatmap" else 2)
 
 
 def test_similarity_of_minilm_is_drawn_one_to_one():
-    at = app_test(PAGE, query={"lrn_view": "similarity", "lrn_cmp": "false"})
-    assert_no_exception(at)
+    at = _page({"lrn_view": "similarity", "lrn_cmp": "false"})
     (chart,) = _view_charts(at)
     spec = json.loads(chart.proto.spec)
     assert _marks(spec)[0] == "image"
@@ -114,8 +118,7 @@ def test_similarity_of_a_long_table_is_a_1to1_window():
         "lrn_view": "similarity",
         "lrn_a_sim_p0": "512",
     }
-    at = app_test(PAGE, query=query)
-    assert_no_exception(at)
+    at = _page(query)
     assert "1024 of them are compared 1:1" in at.info[0].value
     (spec,) = _specs(at)
     assert "positions 512…1535" in spec["title"]["text"]
@@ -139,8 +142,7 @@ def test_url_reproduces_both_tables_views():
         "lrn_b_hm_rows": "10",
         "lrn_b_hm_contrast": "false",
     }
-    at = app_test(PAGE, query=query)
-    assert_no_exception(at)
+    at = _page(query)
     assert not at.warning, [w.value for w in at.warning]
     first, second = _specs(at)
     assert "positions 8…11, dimensions 2…4" in first["title"]["text"]
@@ -150,18 +152,21 @@ def test_url_reproduces_both_tables_views():
     assert at.toggle(key="lrn_b_hm_zoom").value and at.toggle(key="lrn_a_hm_zoom").value
 
     query = {"lrn_view": "dims", "lrn_a_dims": "3,5", "lrn_b_dims": "7"}
-    at = app_test(PAGE, query=query)
-    assert_no_exception(at)
+    at = _page(query)
     first, second = _specs(at)
     assert "dim 3" in json.dumps(first) and "dim 5" in json.dumps(first)
     assert "dim 7" in json.dumps(second) and "dim 3" not in json.dumps(second)
 
 
 def test_bad_link_parameters_do_not_break_the_page():
-    at = app_test(PAGE, query={"lrn_a_src": "nonsense", "lrn_view": "zzz", "lrn_a_n": "abc"})
-    assert_no_exception(at)
+    at = _page({"lrn_a_src": "nonsense", "lrn_view": "zzz", "lrn_a_n": "abc"})
     assert at.warning  # the user is told which link parameter was ignored
     assert len(_view_charts(at)) == 3  # the default view: contrast + true scale + sinusoid
+
+
+#: a link's parameters for one table (no comparison) picked from the hub by the id typed under
+#: "other…" (``lrn_a_id``)
+HUB_PICK = {"lrn_cmp": "false", "lrn_a_src": "hub", "lrn_a_hub": "other…"}
 
 
 @pytest.fixture(scope="module")
@@ -188,15 +193,7 @@ def test_hub_model_through_the_picker(tiny_hub, monkeypatch, tmp_path):
     monkeypatch.setenv("HF_ENDPOINT", server.url)
     monkeypatch.setenv("HF_HOME", str(tmp_path))
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    query = {
-        "lrn_cmp": "false",
-        "lrn_a_src": "hub",
-        "lrn_a_hub": "other…",
-        "lrn_a_id": "tiny/gpt2",
-        "lrn_view": "norms",
-    }
-    at = app_test(PAGE, query=query)
-    assert_no_exception(at)
+    at = _page({**HUB_PICK, "lrn_a_id": "tiny/gpt2", "lrn_view": "norms"})
     assert not at.error, [e.value for e in at.error]
     captions = " ".join(c.value for c in at.caption)
     assert "tiny/gpt2 (48×32)" in captions and "wpe.weight" in captions
@@ -209,17 +206,15 @@ def test_hub_errors_are_shown_not_raised(tiny_hub, monkeypatch, tmp_path):
     server, _ = tiny_hub
     monkeypatch.setenv("HF_ENDPOINT", server.url)
     monkeypatch.setenv("HF_HOME", str(tmp_path))
-    base = {"lrn_cmp": "false", "lrn_a_src": "hub", "lrn_a_hub": "other…"}
-    at = app_test(PAGE, query={**base, "lrn_a_id": "tiny/llama"})
-    assert_no_exception(at)
+    at = _page({**HUB_PICK, "lrn_a_id": "tiny/llama"})
     assert "RoPE" in at.error[0].value and "rope" in at.error[0].value
-    at = app_test(PAGE, query={**base, "lrn_a_id": "tiny/misspelled"})
+    at = app_test(PAGE, query={**HUB_PICK, "lrn_a_id": "tiny/misspelled"})
     assert "not found on the hub" in at.error[0].value
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
-    at = app_test(PAGE, query={**base, "lrn_a_id": "tiny/elsewhere"})
+    at = app_test(PAGE, query={**HUB_PICK, "lrn_a_id": "tiny/elsewhere"})
     assert "Could not reach the hub" in at.error[0].value
     # the offline default still works in the same session
     at.selectbox(key="lrn_a_src").set_value("bundled").run()
@@ -232,13 +227,11 @@ def test_local_paths_are_offered_only_when_allowed(monkeypatch, tmp_path):
     np.save(path, np.random.default_rng(0).normal(size=(20, 6)))
     query = {"lrn_cmp": "false", "lrn_a_src": "path", "lrn_a_path": str(path)}
     monkeypatch.setenv("POSVIZ_ALLOW_LOCAL_PATHS", "1")
-    at = app_test(PAGE, query=query)
-    assert_no_exception(at)
+    at = _page(query)
     assert "(20×6)" in " ".join(c.value for c in at.caption)
     assert any("path" in option for option in at.selectbox(key="lrn_a_src").options)
     monkeypatch.setenv("POSVIZ_ALLOW_LOCAL_PATHS", "0")
-    at = app_test(PAGE, query=query)
-    assert_no_exception(at)
+    at = _page(query)
     assert not any("path" in option for option in at.selectbox(key="lrn_a_src").options)
     assert "(20×6)" not in " ".join(c.value for c in at.caption)
     assert at.warning  # the link's choice was ignored, and the user is told
@@ -252,8 +245,7 @@ def test_variance_threshold_starts_relative_to_each_tables_scale():
     # scaling the table by 10 scales variances by 100: two whole decades on the slider
     assert relative_threshold(10 * table) == pytest.approx(100 * relative_threshold(table))
     assert relative_threshold(np.ones((4, 3))) == 1e-3  # constant: nothing to be relative to
-    at = app_test(PAGE, query={"lrn_view": "variance", "lrn_b_thr": "-1.0"})
-    assert_no_exception(at)
+    at = _page({"lrn_view": "variance", "lrn_b_thr": "-1.0"})
     bundled, sinusoid = (m.value for m in at.metric)
     assert bundled == "384 of 384"  # MiniLM: every dimension moves, on its own scale
     assert at.slider(key="lrn_b_thr").value == -1.0 and sinusoid != "324 of 384"
@@ -267,21 +259,18 @@ def test_exposed_server_keeps_local_paths_off_and_says_why(monkeypatch, tmp_path
     # set (to "no") so that monkeypatch removes what the app writes there when the test ends
     monkeypatch.setenv("POSVIZ_ALLOW_LOCAL_PATHS", "")
     query = {"lrn_cmp": "false", "lrn_a_src": "path", "lrn_a_path": str(path)}
-    at = app_test(PAGE, query=query, server_address=address)
-    assert_no_exception(at)
+    at = _page(query, server_address=address)
     assert not any("path" in option for option in at.selectbox(key="lrn_a_src").options)
     assert "(20×6)" not in " ".join(c.value for c in at.caption)
     assert any("others could read files" in i.value for i in at.info)
     # the same file typed into the hub box is refused too
     query = {"lrn_cmp": "false", "lrn_a_src": "hub", "lrn_a_hub": "other…", "lrn_a_id": str(path)}
-    at = app_test(PAGE, query=query, server_address=address)
-    assert_no_exception(at)
+    at = _page(query, server_address=address)
     assert "(20×6)" not in " ".join(c.value for c in at.caption) and at.error
     # explicitly allowed by the operator: offered again
     monkeypatch.setenv("POSVIZ_ALLOW_LOCAL_PATHS", "1")
     query = {"lrn_cmp": "false", "lrn_a_src": "path", "lrn_a_path": str(path)}
-    at = app_test(PAGE, query=query, server_address=address)
-    assert_no_exception(at)
+    at = _page(query, server_address=address)
     assert "(20×6)" in " ".join(c.value for c in at.caption)
 
 
@@ -294,8 +283,7 @@ def test_comparison_sinusoid_matches_a_large_table_and_says_when_clamped(tmp_pat
     assert (note is None) == (SINUSOID_MAX_WIDTH >= 2560)
     n, d, note = sinusoid_shape("sinusoidal:9000x385")
     assert (n, d) == (8192, 384) and "9000×385" in note and "8192" in note
-    at = app_test(PAGE, query={"lrn_a_src": "sinusoid", "lrn_a_n": "2050", "lrn_a_d": "520"})
-    assert_no_exception(at)
+    at = _page({"lrn_a_src": "sinusoid", "lrn_a_n": "2050", "lrn_a_d": "520"})
     assert (at.number_input(key="lrn_b_n").value, at.number_input(key="lrn_b_d").value) == (
         2050,
         520,
@@ -303,8 +291,7 @@ def test_comparison_sinusoid_matches_a_large_table_and_says_when_clamped(tmp_pat
     assert not at.info or not any("matching sinusoid" in i.value for i in at.info)
     path = tmp_path / "wide.npy"
     np.save(path, np.zeros((16, SINUSOID_MAX_WIDTH + 3), dtype=np.float32))
-    at = app_test(PAGE, query={"lrn_a_src": "path", "lrn_a_path": str(path)})
-    assert_no_exception(at)
+    at = _page({"lrn_a_src": "path", "lrn_a_path": str(path)})
     assert at.number_input(key="lrn_b_d").value == SINUSOID_MAX_WIDTH, [
         m.value for m in [*at.error, *at.warning, *at.info]
     ]
@@ -315,11 +302,9 @@ def test_comparison_sinusoid_matches_a_large_table_and_says_when_clamped(tmp_pat
 def test_lab_source_refuses_an_unknown_run_clearly(monkeypatch, tmp_path):
     """The "Lab run" source: an unknown run is a message naming it, not a traceback or a link."""
     monkeypatch.setenv("POSVIZ_LAB_DIR", str(tmp_path / "lab"))
-    at = app_test(PAGE, query={"lrn_cmp": "false", "lrn_a_src": "lab"})
-    assert_no_exception(at)
+    at = _page({"lrn_cmp": "false", "lrn_a_src": "lab"})
     assert any("No finished lab runs" in i.value for i in at.info)
     spec = "lab:nope-[x](https://evil.example)/learned/0"
-    at = app_test(PAGE, query={"lrn_cmp": "false", "lrn_a_src": "lab", "lrn_a_lab": spec})
-    assert_no_exception(at)
+    at = _page({"lrn_cmp": "false", "lrn_a_src": "lab", "lrn_a_lab": spec})
     assert len(at.error) == 1 and "nope" in at.error[0].value
     assert not re.search(r"(?<!\\)\]\(", at.error[0].value)  # escaped: shown literally
