@@ -173,8 +173,9 @@ def test_single_flight_runs_different_keys_at_once() -> None:
     assert out == {"a": "a", "b": "b"}
 
 
-def _leader_and_followers(compute, followers: int = 2):
-    """Start a leader, then ``followers`` callers of the same key; return their outcomes."""
+def _leader_and_followers(compute, release: threading.Event, followers: int = 2) -> dict:
+    """Start a leader, then ``followers`` callers of the same key; once they all wait, set
+    ``release`` (the leader's computation waits for it); their outcomes (0: the leader's)."""
     outcomes: dict[int, object] = {}
 
     def ask(i: int) -> None:
@@ -190,7 +191,25 @@ def _leader_and_followers(compute, followers: int = 2):
         threads.append(threading.Thread(target=ask, args=(i,)))
         threads[-1].start()
     _wait_until(lambda: jobs.flights_waiting("shared") == followers)
-    return threads, outcomes
+    release.set()
+    for thread in threads:
+        thread.join(10)
+    return outcomes
+
+
+def _leader_stops(error: BaseException, release: threading.Event):
+    """A computation whose first call (the leader's) waits for ``release`` and then stops with
+    ``error``; every later call returns "value". Returns (the list of calls, the computation)."""
+    calls: list[int] = []
+
+    def compute():
+        calls.append(1)
+        if len(calls) == 1:
+            release.wait(10)
+            raise error
+        return "value"
+
+    return calls, compute
 
 
 def test_single_flight_hands_an_error_to_every_waiter_without_recomputing() -> None:
@@ -201,29 +220,16 @@ def test_single_flight_hands_an_error_to_every_waiter_without_recomputing() -> N
         release.wait(10)
         raise ValueError("model id 'x' is not on the hub")
 
-    threads, outcomes = _leader_and_followers(compute)
-    release.set()
-    for thread in threads:
-        thread.join(10)
+    outcomes = _leader_and_followers(compute, release)
     assert len(calls) == 1
     assert all(isinstance(o, ValueError) and "'x'" in str(o) for o in outcomes.values())
 
 
 def test_single_flight_a_waiter_takes_over_when_the_leader_leaves() -> None:
     """The leader's session left (JobCancelled): one waiter computes, the others get its value."""
-    calls, release = [], threading.Event()
-
-    def compute():
-        calls.append(1)
-        if len(calls) == 1:
-            release.wait(10)
-            raise jobs.JobCancelled("the leader's tab closed")
-        return "value"
-
-    threads, outcomes = _leader_and_followers(compute, followers=3)
-    release.set()
-    for thread in threads:
-        thread.join(10)
+    release = threading.Event()
+    calls, compute = _leader_stops(jobs.JobCancelled("the leader's tab closed"), release)
+    outcomes = _leader_and_followers(compute, release, followers=3)
     assert len(calls) == 2
     assert isinstance(outcomes[0], jobs.JobCancelled)
     assert [outcomes[i] for i in (1, 2, 3)] == ["value"] * 3
@@ -462,19 +468,9 @@ class _Rerun(BaseException):
 
 
 def test_single_flight_a_stopped_leader_thread_is_not_a_failure_for_the_waiters() -> None:
-    calls, release = [], threading.Event()
-
-    def compute():
-        calls.append(1)
-        if len(calls) == 1:
-            release.wait(10)
-            raise _Rerun()
-        return "value"
-
-    threads, outcomes = _leader_and_followers(compute, followers=2)
-    release.set()
-    for thread in threads:
-        thread.join(10)
+    release = threading.Event()
+    calls, compute = _leader_stops(_Rerun(), release)
+    outcomes = _leader_and_followers(compute, release, followers=2)
     assert isinstance(outcomes[0], _Rerun) and [outcomes[1], outcomes[2]] == ["value"] * 2
     assert len(calls) == 2
 
