@@ -13,14 +13,13 @@ from posviz.ui import (
     user_errors,
 )
 from posviz.ui.add_vs_concat import concat_results, word_pieces, word_view
-from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict, waiting
+from posviz.ui.answer import next_question, page_top, show_hero, show_verdict, waiting
 from posviz.ui.cache import cached_model
 
 LEARNED, SINUSOID, VIEWS = model.LEARNED, model.SINUSOID, model.VIEWS
 
-st.title("Add vs concatenate")
-answer = answer_slot()  # the verdict and the hero, drawn once the settings below are read
-st.markdown(model.INTRO)
+# the answer slot: the verdict and the hero, drawn once the settings below are read
+answer = page_top("Add vs concatenate", model.INTRO)
 
 left, right = st.columns(2)
 with left:

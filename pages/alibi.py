@@ -4,13 +4,12 @@ import streamlit as st
 
 from posviz.page_models import alibi as model
 from posviz.ui import NumberField, show_chart, url_field, url_select, url_slider, user_errors
-from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict
+from posviz.ui.answer import next_question, page_top, show_hero, show_verdict
 from posviz.ui.cache import cached_model
 from posviz.ui.families import pick_config, pick_head_and_length
 
-st.title("ALiBi: attention with linear biases")
-answer = answer_slot()  # the verdict and the hero, drawn once the head count below is read
-st.markdown(model.INTRO)
+# the answer slot: the verdict and the hero, drawn once the head count below is read
+answer = page_top("ALiBi: attention with linear biases", model.INTRO)
 
 slopes = None
 n_heads = 0

@@ -13,12 +13,11 @@ from posviz.ui import (
     url_text,
     user_errors,
 )
-from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict
+from posviz.ui.answer import next_question, page_top, show_hero, show_verdict
 from posviz.ui.families import family_comparison, show_family_errors
 
-st.title("Compare families")
-answer = answer_slot()  # the verdict and the hero, drawn once the families below are compared
-st.markdown(model.INTRO)
+# the answer slot: the verdict and the hero, drawn once the families below are compared
+answer = page_top("Compare families", model.INTRO)
 
 chosen = url_multiselect(
     "Families",

@@ -4,12 +4,11 @@ import streamlit as st
 
 from posviz.page_models import embedding_lookup as model
 from posviz.ui import url_int_list, url_select, url_slider, user_errors
-from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict
+from posviz.ui.answer import next_question, page_top, show_hero, show_verdict
 from posviz.ui.model_experiments import lookup_check, training_demo
 
-st.title("nn.Embedding is a table")
-answer = answer_slot()  # the verdict and the hero, drawn once both checks below have run
-st.markdown(model.INTRO)
+# the answer slot: the verdict and the hero, drawn once both checks below have run
+answer = page_top("nn.Embedding is a table", model.INTRO)
 
 st.subheader("Lookup = one-hot × matrix, on a real table")
 c1, c2 = st.columns(2)

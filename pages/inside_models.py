@@ -11,20 +11,20 @@ from posviz.page_models.inside_models import (
     source_usage_view,
 )
 from posviz.ui import show_chart, url_text, user_errors
-from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict, waiting
+from posviz.ui.answer import next_question, page_top, show_hero, show_verdict, waiting
 from posviz.ui.cache import cached_model
 from posviz.ui.display import show_charts_side_by_side
 from posviz.ui.inside import inside_result, source_usage
 
-st.title("Inside real models: RoPE frequencies and positional heads")
-answer = answer_slot()  # the verdict and the hero, drawn once both models' results are here
-st.markdown(
+# the answer slot: the verdict and the hero, drawn once both models' results are here
+answer = page_top(
+    "Inside real models: RoPE frequencies and positional heads",
     "Two real checkpoints, offline: **SmolLM2-135M-Instruct** (Llama architecture, rotary "
     "positions, causal) and the bundled **MiniLM-L6** (BERT, a learned position table added "
     "at the input, bidirectional). Which rotary frequencies does a trained RoPE model use? "
     "Does RoPE's textbook decay with distance hold for its real queries and keys? Which heads "
     "attend by position — to the previous token, to the first token — and does that survive "
-    "shuffling the words?"
+    "shuffling the words?",
 )
 
 smol = mini = None

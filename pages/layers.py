@@ -4,14 +4,13 @@ import streamlit as st
 
 from posviz.page_models import layers as model
 from posviz.ui import show_chart, url_checkbox, url_select, url_slider, url_text, user_errors
-from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict, waiting
+from posviz.ui.answer import next_question, page_top, show_hero, show_verdict, waiting
 from posviz.ui.probing import layer_probe_queued
 
 BUNDLED, HUB, OWN_TEXT = model.BUNDLED, model.HUB, model.OWN_TEXT
 
-st.title("Position through layers")
-answer = answer_slot()  # the verdict and the hero, drawn once the probe below has run
-st.markdown(model.INTRO)
+# the answer slot: the verdict and the hero, drawn once the probe below has run
+answer = page_top("Position through layers", model.INTRO)
 
 c1, c2 = st.columns(2)
 with c1:

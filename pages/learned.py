@@ -4,16 +4,15 @@ import streamlit as st
 
 from posviz.page_models import learned as model
 from posviz.ui import safe_md, url_checkbox, url_select, user_errors
-from posviz.ui.answer import answer_slot, next_question, show_verdict, waiting
+from posviz.ui.answer import next_question, page_top, show_verdict, waiting
 from posviz.ui.cache import cached_model
 from posviz.ui.circle_view import position_slider
 from posviz.ui.heroes import learned_hero_at, show_linked_hero
 from posviz.ui.learned_views import FULL_WIDTH_VIEWS, TABLE_VIEWS, show_view, view_controls
 from posviz.ui.table_source import describe_table, pick_table
 
-st.title("Learned position tables")
-answer = answer_slot()  # the verdict and the hero, drawn once the table below is chosen
-st.markdown(model.INTRO)
+# the answer slot: the verdict and the hero, drawn once the table below is chosen
+answer = page_top("Learned position tables", model.INTRO)
 
 left, right = st.columns([1, 3])
 with left:

@@ -4,13 +4,12 @@ import streamlit as st
 
 from posviz.page_models import nope as model
 from posviz.ui import show_chart, url_number, url_slider, user_errors
-from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict
+from posviz.ui.answer import next_question, page_top, show_hero, show_verdict
 from posviz.ui.cache import cached_model
 from posviz.ui.families import cached_nope_demo
 
-st.title("NoPE: no position encoding")
-answer = answer_slot()  # the verdict and the hero, drawn once the settings below are read
-st.markdown(model.INTRO)
+# the answer slot: the verdict and the hero, drawn once the settings below are read
+answer = page_top("NoPE: no position encoding", model.INTRO)
 st.page_link(
     "pages/permutation.py", label="Permutation equivariance, measured on a model", icon="🔀"
 )

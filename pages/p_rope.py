@@ -4,14 +4,13 @@ import streamlit as st
 
 from posviz.page_models import p_rope as model
 from posviz.ui import NumberField, show_chart, url_field, url_numbers, user_errors
-from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict
+from posviz.ui.answer import next_question, page_top, show_hero, show_verdict
 from posviz.ui.cache import cached_model
 from posviz.ui.families import head_dim_field, pick_config, pick_qk
 from posviz.ui.text import safe_md
 
-st.title("p-RoPE: RoPE without its slowest frequencies")
-answer = answer_slot()  # the verdict and the hero, drawn once the settings below are read
-st.markdown(model.INTRO)
+# the answer slot: the verdict and the hero, drawn once the settings below are read
+answer = page_top("p-RoPE: RoPE without its slowest frequencies", model.INTRO)
 
 
 def manual_config():

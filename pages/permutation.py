@@ -4,16 +4,15 @@ import streamlit as st
 
 from posviz.page_models import permutation as model
 from posviz.ui import safe_md, url_checkbox, url_select, url_text, user_errors
-from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict, waiting
+from posviz.ui.answer import next_question, page_top, show_hero, show_verdict, waiting
 from posviz.ui.cache import cached_model
 from posviz.ui.display import show_charts_side_by_side
 from posviz.ui.model_experiments import permutation
 
 EXAMPLES, DEPTHS = model.EXAMPLES, model.DEPTHS
 
-st.title("Permutation equivariance")
-answer = answer_slot()  # the verdict and the hero, drawn once the sentences below are read
-st.markdown(model.INTRO)
+# the answer slot: the verdict and the hero, drawn once the sentences below are read
+answer = page_top("Permutation equivariance", model.INTRO)
 
 example = url_select("Example", list(EXAMPLES), key="perm_ex", default=list(EXAMPLES)[1])
 default_a, default_b = EXAMPLES[example]

@@ -12,7 +12,7 @@ from posviz.ui import (
     url_slider,
     user_errors,
 )
-from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict, waiting
+from posviz.ui.answer import next_question, page_top, show_hero, show_verdict, waiting
 from posviz.ui.display import bullets, show_charts_side_by_side
 from posviz.ui.heroes import table_name
 from posviz.ui.model_handles import bundled_arrays
@@ -22,9 +22,8 @@ from posviz.ui.table_source import describe_table, pick_table
 PROTOCOLS, FITS, ORDER = model.PROTOCOLS, model.FITS, model.ORDER
 SINUSOID, BUNDLED = model.SINUSOID, model.BUNDLED
 
-st.title("Probing positions")
-answer = answer_slot()  # the verdict and the hero, drawn once the probes below have run
-st.markdown(model.INTRO)
+# the answer slot: the verdict and the hero, drawn once the probes below have run
+answer = page_top("Probing positions", model.INTRO)
 
 left, right = st.columns(2)
 with left:

@@ -14,13 +14,12 @@ from posviz.ui import (
     url_slider,
     user_errors,
 )
-from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict
+from posviz.ui.answer import next_question, page_top, show_hero, show_verdict
 from posviz.ui.families import head_dim_field, pick_config, pick_qk, rope_caption
 from posviz.ui.text import safe_md
 
-st.title("RoPE: rotary position embedding")
-answer = answer_slot()  # the verdict and the hero, drawn once the model below is chosen
-st.markdown(model.INTRO)
+# the answer slot: the verdict and the hero, drawn once the model below is chosen
+answer = page_top("RoPE: rotary position embedding", model.INTRO)
 
 
 def manual_config():

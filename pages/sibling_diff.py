@@ -3,21 +3,21 @@
 import streamlit as st
 
 from posviz.ui import safe_md, user_errors
-from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict, waiting
+from posviz.ui.answer import next_question, page_top, show_hero, show_verdict, waiting
 from posviz.ui.routes import page_link
 from posviz.ui.sibling_view import show_side_by_side, sibling_page_for
 from posviz.ui.table_source import describe_table, pick_table
 
 L3 = "bundled:paraphrase-MiniLM-L3-v2"
 
-st.title("What did fine-tuning change?")
-answer = answer_slot()  # the verdict and the hero, drawn once both tables are chosen
-st.markdown(
+# the answer slot: the verdict and the hero, drawn once both tables are chosen
+answer = page_top(
+    "What did fine-tuning change?",
     "Two models fine-tuned from one parent carry two copies of one position table. Compare them "
     "row by row: a row that training moved points somewhere new; a row training never touched "
     "can at most have changed its length. The defaults are the two MiniLM checkpoints that ship "
     "with posviz (all-MiniLM-L6-v2 and paraphrase-MiniLM-L3-v2, both offline); any two tables "
-    "of one shape work."
+    "of one shape work.",
 )
 
 left, right = st.columns(2)

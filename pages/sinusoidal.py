@@ -5,7 +5,7 @@ import streamlit as st
 
 from posviz.page_models import sinusoidal as model
 from posviz.ui import NumberField, url_field, url_numbers, url_radio, user_errors
-from posviz.ui.answer import answer_slot, next_question, show_verdict
+from posviz.ui.answer import next_question, page_top, show_verdict
 from posviz.ui.cache import cached_model
 from posviz.ui.circle_view import position_slider, unit_circle_view
 from posviz.ui.display import show_charts_side_by_side
@@ -14,9 +14,8 @@ from posviz.ui.heroes import show_linked_hero
 from posviz.ui.line_views import dimensions_view, shift_similarity_view, variance_view
 from posviz.ui.loaders import cached_sinusoidal
 
-st.title("Sinusoidal position encodings")
-answer = answer_slot()  # the verdict and the hero, drawn once the settings below are read
-st.markdown(model.INTRO)
+# the answer slot: the verdict and the hero, drawn once the settings below are read
+answer = page_top("Sinusoidal position encodings", model.INTRO)
 
 cols = st.columns([3, 3, 2, 3])
 n, d = url_numbers(

@@ -4,13 +4,12 @@ import streamlit as st
 
 from posviz.page_models import t5_buckets as model
 from posviz.ui import NumberField, show_chart, url_field, url_numbers, url_radio, user_errors
-from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict
+from posviz.ui.answer import next_question, page_top, show_hero, show_verdict
 from posviz.ui.cache import cached_model
 from posviz.ui.families import cached_t5_bias, pick_config, pick_head_and_length
 
-st.title("T5 relative position buckets")
-answer = answer_slot()  # the verdict and the hero, drawn once the settings below are read
-st.markdown(model.INTRO)
+# the answer slot: the verdict and the hero, drawn once the settings below are read
+answer = page_top("T5 relative position buckets", model.INTRO)
 
 num_buckets, max_distance = 32, 128  # T5's own defaults, used until a choice is made
 raw, label = None, ""

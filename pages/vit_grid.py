@@ -12,14 +12,13 @@ from posviz.ui import (
     url_select,
     user_errors,
 )
-from posviz.ui.answer import answer_slot, next_question, show_hero, show_verdict
+from posviz.ui.answer import next_question, page_top, show_hero, show_verdict
 from posviz.ui.cache import cached_model
 from posviz.ui.loaders import cached_vit_table
 from posviz.ui.table_source import describe_table, pick_table
 
-st.title("ViT: position embeddings on the 2-D patch grid")
-answer = answer_slot()  # the verdict and the hero, drawn once the table below is chosen
-st.markdown(model.INTRO)
+# the answer slot: the verdict and the hero, drawn once the table below is chosen
+answer = page_top("ViT: position embeddings on the 2-D patch grid", model.INTRO)
 
 SOURCES = {
     "synthetic": "Synthetic 2-D sin-cos grid (offline, labelled)",

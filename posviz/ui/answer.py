@@ -30,6 +30,14 @@ def answer_slot() -> st.delta_generator.DeltaGenerator:
     return st.container()
 
 
+def page_top(title: str, intro: str) -> st.delta_generator.DeltaGenerator:
+    """A page's title, its :func:`answer_slot` (returned) and its introduction, in this order."""
+    st.title(title)
+    answer = answer_slot()
+    st.markdown(intro)
+    return answer
+
+
 def show_verdict(verdict: Verdict | str) -> None:
     """The page's answer in bold (escaped: it may quote a table's name), a plain first sentence
     then the numbers; the terms it uses (R², MAE, ‖…‖ …) are defined in its hover help."""

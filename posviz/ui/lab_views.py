@@ -194,11 +194,9 @@ def watch_table_form(result: LabResult, store: RunStore, *, key_prefix: str) -> 
                 with column:
                     show_chart(item.figure, key=f"{key_prefix}{item.key}")
                     st.caption(item.note)
-        left, right = st.columns(2)
-        with left:
-            show_view(table, "heatmap", {}, key_prefix=f"{key_prefix}t_")
-        with right:
-            show_view(table, "similarity", {}, key_prefix=f"{key_prefix}t_")
+        for column, view in zip(st.columns(2), ("heatmap", "similarity"), strict=True):
+            with column:
+                show_view(table, view, {}, key_prefix=f"{key_prefix}t_")
 
 
 # --------------------------------------------------------------------------- index and cards

@@ -31,6 +31,21 @@ from posviz.urlparams import NumberField
 
 #: the largest offset k the shift view offers (its chart stays readable).
 MAX_SHIFT_SHOWN = 1024
+#: what each view says when its page has no prose of its own.
+DIMENSIONS_PROSE = (
+    "Each line is one column of the table read down the positions: how that single "
+    "coordinate changes as the token moves along the sequence."
+)
+VARIANCE_PROSE = (
+    "Bar height is how much a dimension varies as the position changes (log scale). A "
+    "dimension below the threshold is nearly constant over these positions: adding it to a "
+    "word embedding shifts every token by almost the same amount."
+)
+SHIFT_PROSE = (
+    "For every offset k, the similarity of position p with position p + k, computed for all "
+    "p. The line is the mean; the shaded band is the range over p. A band of zero width "
+    "means the similarity depends only on the distance k, not on where you are."
+)
 
 
 def dimensions_view(
@@ -46,11 +61,7 @@ def dimensions_view(
     """Chosen dimensions (columns) as lines over positions."""
     _n, d = np.shape(matrix)
     st.subheader("Dimensions over positions")
-    st.markdown(
-        prose
-        or "Each line is one column of the table read down the positions: how that single "
-        "coordinate changes as the token moves along the sequence."
-    )
+    st.markdown(prose or DIMENSIONS_PROSE)
     default = [j for j in default_dims if 0 <= j < d] or [0]
     dims = url_int_list(
         f"Dimensions to plot (0 … {d - 1}, comma-separated, up to {MAX_LINES})",
@@ -85,12 +96,7 @@ def variance_view(
     Returns the number of active dimensions (so a page can quote it); 0 after an error.
     """
     st.subheader("Which dimensions carry position?")
-    st.markdown(
-        prose
-        or "Bar height is how much a dimension varies as the position changes (log scale). A "
-        "dimension below the threshold is nearly constant over these positions: adding it to a "
-        "word embedding shifts every token by almost the same amount."
-    )
+    st.markdown(prose or VARIANCE_PROSE)
     exponent = url_slider(
         "Threshold (log₁₀ of variance)",
         key=f"{key_prefix}thr",
@@ -124,12 +130,7 @@ def shift_similarity_view(
     """Similarity of ``M[p]`` and ``M[p+k]`` against ``k``, with its spread over all ``p``."""
     n, d = np.shape(matrix)
     st.subheader("Does similarity depend only on distance?")
-    st.markdown(
-        prose
-        or "For every offset k, the similarity of position p with position p + k, computed for all "
-        "p. The line is the mean; the shaded band is the range over p. A band of zero width "
-        "means the similarity depends only on the distance k, not on where you are."
-    )
+    st.markdown(prose or SHIFT_PROSE)
     if n < 2:
         st.info("Needs at least 2 positions.")
         return

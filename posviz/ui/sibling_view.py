@@ -82,5 +82,4 @@ def sibling_page_for(first: PositionTable, second: PositionTable) -> SiblingPage
 
 def show_side_by_side(page: SiblingPage) -> None:
     """The two tables' heatmaps, one beside the other, with their Export menus."""
-    first, second = page.tables
-    show_charts_side_by_side((first, "sib_table_a"), (second, "sib_table_b"))
+    show_charts_side_by_side(*zip(page.tables, ("sib_table_a", "sib_table_b"), strict=True))
