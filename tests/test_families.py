@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 from conftest import app_test, assert_no_exception
+from hf_support import tiny_model
 
 import posviz
 from posviz.analysis import families as fam
@@ -334,14 +335,9 @@ def test_t5_page_offline_defaults_and_bad_settings():
 
 @pytest.mark.slow
 def test_t5_page_reads_the_learned_bias_of_a_local_model(tmp_path):
-    torch = pytest.importorskip("torch")
-    from transformers import T5Config, T5Model
-
-    torch.manual_seed(0)
-    config = T5Config(
-        d_model=16, d_kv=4, d_ff=32, num_layers=1, num_decoder_layers=1, num_heads=3, vocab_size=50
-    )
-    model = T5Model(config)
+    pytest.importorskip("torch")
+    model = tiny_model("T5", d_model=16, d_kv=4, d_ff=32, num_layers=1, num_decoder_layers=1,
+                       num_heads=3, vocab_size=50)  # fmt: skip
     model.save_pretrained(tmp_path)
     expected = model.encoder.block[0].layer[0].SelfAttention.relative_attention_bias.weight
     at = app_test("pages/t5_buckets.py", query={"t5_src": "hub", "t5_hub": str(tmp_path)})
@@ -464,23 +460,12 @@ def test_wavelength_chart_marks_each_pair_with_its_regime():
 @pytest.mark.slow
 def test_pages_read_hub_models_through_a_loopback_hub(tmp_path, monkeypatch):
     """The real huggingface_hub client against tests/hub_server.py: a config and one tensor."""
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch")
     from hub_server import FakeHub, HubServer
-    from transformers import T5Config, T5Model
 
-    torch.manual_seed(0)
     t5_dir = tmp_path / "t5"
-    model = T5Model(
-        T5Config(
-            d_model=64,
-            d_kv=8,
-            d_ff=128,
-            num_layers=2,
-            num_decoder_layers=2,
-            num_heads=4,
-            vocab_size=2000,
-        )
-    )
+    model = tiny_model("T5", d_model=64, d_kv=8, d_ff=128, num_layers=2, num_decoder_layers=2,
+                       num_heads=4, vocab_size=2000)  # fmt: skip
     model.save_pretrained(t5_dir)
     llama_dir = tmp_path / "llama"
     llama_dir.mkdir()

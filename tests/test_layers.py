@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import app_test, assert_no_exception
+from hf_support import bundled_tokenizer, tiny_bert
 from threadpoolctl import threadpool_limits
 
 from posviz.analysis.layers import (
@@ -20,27 +21,13 @@ from posviz.data.texts import ALL_TEXTS, TEXTS, corpus
 
 @pytest.fixture(scope="module")
 def tokenizer():
-    from transformers import AutoTokenizer
-
-    from posviz.tables.bundled import bundled_model_dir
-
-    return AutoTokenizer.from_pretrained(bundled_model_dir(), local_files_only=True)
+    return bundled_tokenizer()
 
 
 def _tiny_bert(zero_positions: bool):
     import torch
-    from transformers import BertConfig, BertModel
 
-    torch.manual_seed(0)
-    config = BertConfig(
-        vocab_size=30522,
-        hidden_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        intermediate_size=128,
-        max_position_embeddings=64,
-    )
-    model = BertModel(config).eval()
+    model = tiny_bert(64)
     if zero_positions:
         with torch.no_grad():
             model.embeddings.position_embeddings.weight.zero_()
@@ -226,15 +213,10 @@ def test_hub_model_through_loopback_hub(tmp_path):
 
     from conftest import ROOT
     from hub_server import FakeHub, HubServer
-    from transformers import AutoTokenizer
-
-    from posviz.tables.bundled import bundled_model_dir
 
     model_dir = tmp_path / "tiny-bert"
     _tiny_bert(False).save_pretrained(model_dir)
-    AutoTokenizer.from_pretrained(bundled_model_dir(), local_files_only=True).save_pretrained(
-        model_dir
-    )
+    bundled_tokenizer().save_pretrained(model_dir)
     fake = FakeHub()
     fake.add_dir("tiny/bert", model_dir)
     with HubServer(fake) as server:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import app_test, assert_no_exception
+from hf_support import bundled_tokenizer, tiny_bert, tiny_model
 
 from posviz.analysis.permutation import match_permutation, permutation_test
 
@@ -12,22 +13,7 @@ from posviz.analysis.permutation import match_permutation, permutation_test
 @pytest.fixture(scope="module")
 def tiny():
     """A small random BERT sharing the bundled WordPiece tokenizer (fast to build, real layers)."""
-    import torch
-    from transformers import AutoTokenizer, BertConfig, BertModel
-
-    from posviz.tables.bundled import bundled_model_dir
-
-    torch.manual_seed(0)
-    config = BertConfig(
-        vocab_size=30522,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        intermediate_size=64,
-        max_position_embeddings=64,
-    )
-    tokenizer = AutoTokenizer.from_pretrained(bundled_model_dir(), local_files_only=True)
-    return BertModel(config).eval(), tokenizer
+    return tiny_bert(32), bundled_tokenizer()
 
 
 def test_match_permutation_exact_and_with_repeats():
@@ -83,20 +69,12 @@ def test_mismatch_names_the_words_not_token_ids(tiny):
 
 
 def test_rope_and_alibi_models_are_refused():
-    from transformers import LlamaConfig, LlamaModel
-
     from posviz.models import additive_position_modules
 
-    config = LlamaConfig(
-        hidden_size=16,
-        intermediate_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        num_key_value_heads=2,
-        vocab_size=50,
-    )
+    llama = tiny_model("Llama", hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                       num_attention_heads=2, num_key_value_heads=2, vocab_size=50)  # fmt: skip
     with pytest.raises(ValueError, match="RoPE"):
-        additive_position_modules(LlamaModel(config))
+        additive_position_modules(llama)
 
 
 @pytest.mark.slow

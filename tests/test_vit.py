@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import app_test, assert_no_exception
+from hf_support import tiny_model
 
 from posviz.analysis.stats import cosine_similarity_matrix
 from posviz.analysis.vit import patch_similarity_grid, sincos_2d_table
@@ -66,19 +67,10 @@ def test_vit_page_explains_a_table_without_grid():
 
 @pytest.mark.slow
 def test_vit_page_on_a_real_vit_checkpoint(tmp_path):
-    torch = pytest.importorskip("torch")
-    from transformers import ViTConfig, ViTModel
-
-    torch.manual_seed(0)
-    config = ViTConfig(
-        image_size=32,
-        patch_size=8,
-        hidden_size=16,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=32,
-    )
-    ViTModel(config).save_pretrained(tmp_path)
+    pytest.importorskip("torch")
+    vit = tiny_model("ViT", image_size=32, patch_size=8, hidden_size=16, num_hidden_layers=1,
+                     num_attention_heads=2, intermediate_size=32)  # fmt: skip
+    vit.save_pretrained(tmp_path)
     at = app_test(
         "pages/vit_grid.py",
         query={"vit_src": "model", "vit_t_src": "path", "vit_t_path": str(tmp_path)},
