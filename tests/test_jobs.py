@@ -475,6 +475,19 @@ def test_single_flight_a_stopped_leader_thread_is_not_a_failure_for_the_waiters(
     assert len(calls) == 2
 
 
+def test_cached_flight_reads_the_cache_again_before_computing() -> None:
+    """A value stored by a flight that ended between this caller's first look and its turn to
+    lead is used, not computed again; an empty cache computes once; a full one never computes."""
+    computed: list[int] = []
+    looks = iter([None, "stored meanwhile"])
+    value = jobs.cached_flight("cf-refill", lambda: next(looks), lambda: computed.append(1) or "x")
+    assert value == "stored meanwhile" and computed == []
+    assert jobs.cached_flight("cf-empty", lambda: None, lambda: computed.append(1) or "x") == "x"
+    assert computed == [1]
+    assert jobs.cached_flight("cf-full", lambda: "hit", lambda: computed.append(1) or "x") == "hit"
+    assert computed == [1]
+
+
 def test_cached_data_computes_a_value_once_for_sessions_asking_at_once() -> None:
     """The UI's cache: two sessions miss the same key at once, one computes, both get it; the
     waiting one is told through its own ``_on_wait`` that the value is being computed."""
