@@ -707,20 +707,33 @@ def lab_scenarios() -> tuple:
     return ()
 
 
-def burst_targets(loaded: set[str]) -> list[tuple[str, str]]:
-    """``(page, Run button)`` of the lab bursts: the last question page the load did not train,
-    and the paper checks' page with its cheapest check (questions and paper checks share one
-    runner and one run id; both must train once across the replicas)."""
+#: the question burst's own settings: a short run (the property, one training across the
+#: replicas, does not depend on its size) that a busy machine still trains in minutes
+BURST_SETTINGS = {"steps": "60", "seeds": "2"}
+#: how long a burst may wait for its training on a busy machine (at load ≈ 8 on 2 cores the
+#: preset question took 621 s and the cheapest paper check longer)
+BURST_LIMIT_S = 1800
+
+
+def burst_targets(loaded: set[str]) -> list[tuple[str, str, str]]:
+    """``(page, Run button, query)`` of the lab bursts: the last question page the load did not
+    train, at :data:`BURST_SETTINGS` (set through its link), and the paper checks' page with its
+    cheapest check (questions and paper checks share one runner and one run id; both must train
+    once across the replicas)."""
     sys.path.insert(0, str(ROOT))
     from posviz.lab.papers import PAPER_CHECKS
     from posviz.lab.views.live import card_plan
 
     pages = lab_pages()
     questions = [p for p in pages if p not in loaded and p not in ("lab", "lab_papers")]
-    targets = [(questions[-1], f"{questions[-1]}_go")] if questions else []
+    targets = []
+    if questions:
+        page = questions[-1]
+        query = "&".join(f"{page}_{name}={value}" for name, value in BURST_SETTINGS.items())
+        targets.append((page, f"{page}_go", query))
     if "lab_papers" in pages and PAPER_CHECKS:
         cheapest = min(PAPER_CHECKS, key=lambda c: card_plan(c).estimate_s)
-        targets.append(("lab_papers", f"lab_papers_{cheapest}_go"))
+        targets.append(("lab_papers", f"lab_papers_{cheapest}_go", ""))
     return targets
 
 
@@ -820,15 +833,22 @@ async def _kill_and_restart(
 
 
 async def lab_burst(
-    url: str, page: str, sessions: int, lab_dir: Path, limit_s: float, *, button: str = ""
+    url: str,
+    page: str,
+    sessions: int,
+    lab_dir: Path,
+    limit_s: float,
+    *,
+    button: str = "",
+    query: str = "",
 ) -> dict:
-    """``sessions`` tabs (spread over the replicas by the proxy) press Run (``button``, default
-    ``<page>_go``) on ``page``'s default config at once: one training should serve them all (one
+    """``sessions`` tabs (spread over the replicas by the proxy) open ``page`` at ``query`` and
+    press Run (``button``, default ``<page>_go``) at once: one training should serve them all (one
     job per replica, the store's claim across replicas). Counts this burst's trainings and claims
     in the claims log and the store's new entries, and compares what every session shows at the
     end."""
     scenario = LabScenario(page, button or f"{page}_go", limit_s=limit_s)
-    clients = [StreamlitSession(url, page, timeout=limit_s + 60) for _ in range(sessions)]
+    clients = [StreamlitSession(url, page, query, timeout=limit_s + 60) for _ in range(sessions)]
     log = lab_dir / ".claims" / "claims.log"
     before = len(log.read_text().splitlines()) if log.exists() else 0
     had = {p.name for p in lab_dir.iterdir()} if lab_dir.exists() else set()
@@ -965,10 +985,16 @@ def scale_main(args: argparse.Namespace) -> int:
                 summary["lab_burst"] = [
                     asyncio.run(
                         lab_burst(
-                            url, page, args.lab_burst, group.lab_dir, limit_s=600, button=button
+                            url,
+                            page,
+                            args.lab_burst,
+                            group.lab_dir,
+                            limit_s=BURST_LIMIT_S,
+                            button=button,
+                            query=query,
                         )
                     )
-                    for page, button in burst_targets({sc.page for sc in scenarios})
+                    for page, button, query in burst_targets({sc.page for sc in scenarios})
                 ]
         summary["lab_store"] = verify_lab_store(group.lab_dir)
         summary["hf_cache"] = verify_hf_cache(group.env)
