@@ -78,6 +78,10 @@ RUN python3 -c "from posviz.tables.bundled import verified_bundled_weights as v;
 # answer without training. CPU runs are deterministic and run ids hash the code, so the ids the app
 # computes at runtime are these. Costs the build one `python -m posviz lab warm` (minutes of CPU).
 RUN POSVIZ_LAB_DIR=/app/lab-warm python3 -m posviz lab warm && chmod -R a+rX /app/lab-warm
+# The build ran as root and wrote into the data folders (the bundled model's verification memo in
+# /data/hf/posviz): hand them back to the app user, or the server cannot create its own caches
+# there (the GGUF model's float32 copy failed with "Permission denied" on /data/hf/posviz/gguf).
+RUN chown -R posviz:posviz /data/hf /data/lab
 ENV POSVIZ_LAB_WARM_DIR=/app/lab-warm
 # Hugging Face downloads (hub model ids) and stored lab runs live on volumes: they survive container
 # restarts and, shared, serve every replica (deploy/compose, deploy/kubernetes).

@@ -353,8 +353,8 @@ def dequantise_gguf(
     computation per content runs in a process (:func:`posviz.jobs.cached_flight`).
 
     Raises:
-        ValueError: ``transformers``/``gguf`` missing (says how to install them) or an unreadable
-            file.
+        ValueError: ``transformers``/``gguf`` missing (says how to install them), an unreadable
+            file, or a cache folder this process cannot write (says which).
         posviz.jobs.JobCancelled: ``should_stop()`` turned true while queued.
     """
 
@@ -387,8 +387,15 @@ def _write_dequantised(gguf_file: Path, sha256: str, root: Path | None) -> Path:
             "missing). Run `pip install gguf accelerate` (they are in requirements.txt)."
         ) from None
     target = dequantised_dir(sha256, root=root)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{sha256[:12]}-", dir=target.parent))
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{sha256[:12]}-", dir=target.parent))
+    except OSError as exc:  # e.g. a cache folder owned by another user, or a read-only disk
+        raise ValueError(
+            f"Cannot write the float32 copy of {gguf_file.name} to {target.parent} "
+            f"({exc.strerror or exc}). Point HF_HOME at a folder this server can write (the "
+            "Docker image's /data/hf volume is one)."
+        ) from None
     try:
         try:
             model = AutoModelForCausalLM.from_pretrained(

@@ -261,6 +261,10 @@ def test_dockerfile_prepares_both_data_volumes_for_the_app_user():
     assert 'VOLUME ["/data/hf", "/data/lab"]' in text
     assert "POSVIZ_LAB_DIR=/data/lab" in text
     assert "\nUSER posviz\n" in text and HEALTH in text
+    # every RUN as root before the volumes may write into them: the last one gives them back
+    before_volume = text[: text.index('VOLUME ["/data/hf", "/data/lab"]')]
+    last_run = before_volume[before_volume.rindex("\nRUN ") :]
+    assert last_run.strip().splitlines()[0] == "RUN chown -R posviz:posviz /data/hf /data/lab"
 
 
 def dockerignore_keeps(path: str, patterns: list[str]) -> bool:

@@ -33,6 +33,16 @@ def test_the_cache_is_keyed_by_content_under_hf_home(
         dequantised_dir("../../etc")
 
 
+def test_a_cache_folder_it_cannot_write_is_a_message_naming_it(tmp_path: Path) -> None:
+    """The Docker image once left HF_HOME/posviz owned by root: the page crashed on mkdir."""
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")  # a folder below a file cannot be made, even by root
+    gguf_file = tmp_path / "m.gguf"
+    gguf_file.write_bytes(b"GGUF")
+    with pytest.raises(ValueError, match=r"Cannot write .*m\.gguf.*a-file.*HF_HOME"):
+        dequantise_gguf(gguf_file, SHA, root=blocked / "gguf")
+
+
 # --------------------------------------------------------------------- a tiny GGUF, both ways
 
 VOCAB, WIDTH, HEADS, KV_HEADS, LAYERS = 16, 32, 4, 2, 2
