@@ -228,6 +228,23 @@ def test_a_damaged_results_file_is_ignored_not_trusted(tmp_path: Path) -> None:
         cached_inside("gpt2", root=tmp_path)
 
 
+def test_results_it_cannot_cache_are_still_returned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache is a saving, not a condition: a folder it cannot write (the Docker image once
+    left it to root) costs a recomputation next time, never the answer."""
+    from posviz.analysis import inside_models
+
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    arrays = {"distances": np.arange(3), "by_distance": np.ones((1, 2, 3)),
+              "scores": np.ones((1, 2, 4)), "maps": np.ones((1, 2, 3, 3))}  # fmt: skip
+    monkeypatch.setitem(inside_models._COMPUTE, "minilm", lambda _progress: arrays)
+    result = inside_models.inside_results("minilm", root=blocked / "inside")
+    assert result.heads.by_distance.shape == (1, 2, 3)
+    assert inside_models.cached_inside("minilm", root=blocked / "inside") is None
+
+
 def test_the_computation_waits_in_the_job_queue_and_reports_its_place(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import tempfile
 import zipfile
@@ -388,7 +389,12 @@ def inside_results(
             smollm2_dequantised(on_wait=on_wait, should_stop=should_stop)
         with job_slot("probe", on_wait=on_wait, should_stop=should_stop), heavy_work():
             arrays = _COMPUTE[model](progress)
-        _save(results_path(model, root=root), arrays)
+        try:
+            _save(results_path(model, root=root), arrays)
+        except OSError as exc:  # a cache folder it cannot write: the answer is still shown
+            logging.getLogger(__name__).warning(
+                "could not cache %s's results (computed again next time): %s", model, exc
+            )
         return _result(model, arrays)
 
     return cached_flight(
