@@ -741,12 +741,24 @@ def verify_lab_store(lab_dir: Path) -> dict:
     """Every entry of the shared lab store loads (none half-written by a killed replica)."""
     try:
         from posviz.lab.store import RunStore
+        from posviz.labfiles import SECRET, CorruptEntry, NoEntry, find_root, read_entry
     except ImportError as exc:  # the lab is being built: report instead of failing
         return {"checked": False, "why": f"posviz.lab.store not importable: {exc}"}
     store = RunStore(lab_dir)
     folders = [p for p in lab_dir.iterdir() if p.is_dir() and not p.name.startswith(".")]
-    loaded = [f.name for f in folders if store.load(f.name) is not None]
-    kept = {".lock", ".claims"}  # the store's write lock and the replicas' run claims
+
+    def loads(run_id: str) -> bool:
+        """A question's run or a paper check's (the bursts store both), loaded whole."""
+        try:
+            meta, _ = read_entry(find_root(lab_dir, run_id), run_id)
+            load = store.load_card if meta.get("type") == "paper_check" else store.load
+            return load(run_id) is not None
+        except (CorruptEntry, NoEntry):
+            return False
+
+    loaded = [f.name for f in folders if loads(f.name)]
+    # the store's write lock, the replicas' run claims and the store's integrity key
+    kept = {".lock", ".claims", SECRET}
     temps = [p.name for p in lab_dir.iterdir() if p.name.startswith(".") and p.name not in kept]
     return {
         "checked": True,
