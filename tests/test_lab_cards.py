@@ -33,7 +33,8 @@ def test_a_paper_check_runs_judges_and_is_stored(tiny_haviv, tmp_path: Path) -> 
     card = cards.run_paper_check("haviv_2022", store=store)
     assert card.run_id == cards.card_run_id(tiny_haviv)
     assert card.published == HAVIV_2022.published and card.criterion == HAVIV_2022.criterion
-    assert set(card.inputs) == {a.id for a in tiny_haviv.arms}
+    assert set(card.inputs) == {a.id for a in tiny_haviv.all_arms}  # with the size ladder's
+    assert "by model width: width 16 (this card's)" in card.sizes  # judged from what was stored
     assert all(len(v["loss"]) == 2 for v in card.inputs.values())
     assert card.verdict in ("agrees in shape", "does not agree in shape", NOT_JUDGED)
     assert (card.agrees is None) == (card.verdict == NOT_JUDGED)
@@ -69,6 +70,7 @@ def test_check_command_prints_published_and_this_run(tiny_haviv, tmp_path: Path)
     assert "Published, Table 4 (p. 5)" in text and "147.18" in text  # read from the paper
     assert "This run:" in text and "Criterion (fixed before the run):" in text
     assert "Verdict:" in text
+    assert "Does a bigger model move it? the causal LM's perplexity" in text
 
 
 @pytest.mark.slow

@@ -23,16 +23,20 @@ from posviz.lab.papers import (
     HAVIV_2022,
     HAVIV_LADDER,
     HAVIV_LEN,
+    HAVIV_SIZES,
     KAZEMNEJAD_2023,
+    KAZEMNEJAD_SIZES,
     NOT_JUDGED,
     PAPER_CHECKS,
     PRESS_2022,
     at_last_checkpoint,
     card_values,
     judge_ladder,
+    judge_sizes,
     ladder_steps,
     paper_check,
     position_accuracy,
+    size_arm_id,
     step_groups,
 )
 from posviz.references import REFERENCES
@@ -305,7 +309,7 @@ def _held(length: int, accuracy: float, loss: float) -> _HeldOut:
 
 def test_card_values_read_the_last_checkpoint_of_the_engine_arrays() -> None:
     heldout = {
-        a.id: {16: _held(16, 0.98, 0.1), 32: _held(32, 0.8, 0.5)} for a in KAZEMNEJAD_2023.arms
+        a.id: {16: _held(16, 0.98, 0.1), 32: _held(32, 0.8, 0.5)} for a in KAZEMNEJAD_2023.all_arms
     }
     values = card_values(KAZEMNEJAD_2023, heldout)
     np.testing.assert_allclose(values["nope"]["unseen_accuracy"], 0.4)
@@ -333,7 +337,7 @@ def test_a_real_run_of_the_engine_feeds_the_judge_and_the_layer_probe() -> None:
 
     arms = [
         Arm(a.id, a.model, replace(a.config, width=8, heads=2, seeds=2, eval_batch=8))
-        for a in HAVIV_2022.arms
+        for a in HAVIV_2022.all_arms
     ]
     trained = train_arms(arms, steps=2, checkpoints=[0, 2])
     values = card_values(HAVIV_2022, {arm_id: out.heldout for arm_id, out in trained.items()})
@@ -385,6 +389,86 @@ def test_a_growing_gap_moves_away_and_a_flat_one_shows_no_trend() -> None:
 def test_a_run_without_the_ladder_checkpoints_says_so() -> None:
     out = judge_ladder(HAVIV_LADDER, {"lm_nope": {}, "lm_sinusoidal": {}}, ladder_steps(1500))
     assert out.change is None and "not recorded" in out.text
+
+
+# --------------------------------------------------------------------------- size ladder
+
+
+def test_a_size_ladder_trains_its_two_arms_again_at_every_other_size() -> None:
+    for check, ladder in ((HAVIV_2022, HAVIV_SIZES), (KAZEMNEJAD_2023, KAZEMNEJAD_SIZES)):
+        extra = check.all_arms[len(check.arms) :]
+        assert check.all_arms[: len(check.arms)] == check.arms and check.sizes is ladder
+        own = getattr(next(a for a in check.arms if a.id == ladder.a).config, ladder.axis)
+        others = [size for size in ladder.sizes if size != own]
+        assert len(ladder.sizes) >= 3 and own in ladder.sizes
+        assert sorted(a.id for a in extra) == sorted(
+            size_arm_id(arm, ladder.axis, size) for arm in (ladder.a, ladder.b) for size in others
+        )
+        for arm in extra:
+            twin = next(a for a in check.arms if arm.id.startswith(a.id + "_"))
+            assert arm.model == twin.model and getattr(arm.config, ladder.axis) in others
+            assert replace(arm.config, **{ladder.axis: own}) == twin.config  # nothing else moves
+    assert PRESS_2022.all_arms == PRESS_2022.arms
+
+
+def _size_values(gaps: dict[int, float], loss: float = 2.0, noise: float = 0.01) -> dict:
+    """Haviv-shaped causal values whose gap (nats) at width ``w`` is ``gaps[w]``."""
+    rng = np.random.default_rng(5)
+    values = {}
+    for width, gap in gaps.items():
+        a, b = (
+            (HAVIV_SIZES.a, HAVIV_SIZES.b)
+            if width == 32
+            else (size_arm_id(x, "width", width) for x in (HAVIV_SIZES.a, HAVIV_SIZES.b))
+        )
+        values[b] = {"loss": loss + JITTER}
+        values[a] = {"loss": loss + JITTER + gap + rng.normal(0, noise, SEEDS)}
+    return values
+
+
+def test_a_gap_that_shrinks_with_width_is_a_trend_toward_the_paper() -> None:
+    out = judge_sizes(HAVIV_SIZES, _size_values({16: 0.45, 32: 0.35, 64: 0.25}), base=32)
+    assert [r.size for r in out.rungs] == [16, 32, 64] and out.change.high < 0
+    assert "From width 16 to 64 the gap shrinks" in out.text
+    assert "toward the published shape" in out.text and "width 32 (this card's)" in out.text
+    small = out.rungs[0].gap
+    assert small.estimate == pytest.approx(0.45, abs=0.02)
+    assert f"width 16: {math.exp(small.estimate):.3f}×" in out.text  # as a perplexity ratio
+    grows = judge_sizes(HAVIV_SIZES, _size_values({16: 0.25, 32: 0.35, 64: 0.45}), base=32)
+    assert "gap grows" in grows.text and "away from the published shape" in grows.text
+    flat = judge_sizes(HAVIV_SIZES, _size_values({16: 0.3, 32: 0.3, 64: 0.3}, noise=0.05), base=32)
+    assert flat.change.low < 0 < flat.change.high and "does not move beyond" in flat.text
+
+
+def test_an_untrained_size_is_named_and_leaves_no_trend() -> None:
+    values = _size_values({16: 0.45, 32: 0.35, 64: 0.25})
+    blind = float(np.log(40.0))  # far above any character text's input-free loss
+    for arm in (size_arm_id("lm_nope", "width", 16), size_arm_id("lm_sinusoidal", "width", 16)):
+        values[arm]["loss"] = values[arm]["loss"] + blind
+    out = judge_sizes(HAVIV_SIZES, values, base=32)
+    small = out.rungs[0]
+    assert small.gap is None and "not below" in small.untrained and out.change is None
+    assert "width 16: not compared" in out.text and "no trend is stated" in out.text
+
+
+def test_the_depth_ladder_compares_only_trained_depths() -> None:
+    def arm(name: str, layers: int) -> str:
+        return name if layers == 2 else size_arm_id(name, "layers", layers)
+
+    values = {
+        arm(name, layers): {
+            "in_range_accuracy": _seeds(0.99 if layers > 2 or name == "t5" else 0.90),
+            "unseen_accuracy": _seeds(0.9 if name == "t5" else 0.3 + 0.1 * layers),
+        }
+        for name in ("t5", "nope")
+        for layers in (2, 3, 4)
+    }
+    out = judge_sizes(KAZEMNEJAD_SIZES, values, base=2)
+    assert out.rungs[0].gap is None and "nope 0.9" in out.rungs[0].untrained
+    assert out.change is None  # two trained depths are not a ladder
+    values["nope"]["in_range_accuracy"] = _seeds(0.99)
+    out = judge_sizes(KAZEMNEJAD_SIZES, values, base=2)
+    assert "From layers 2 to 4 the gap shrinks" in out.text and out.change.high < 0
 
 
 def test_the_extractors_read_every_ladder_checkpoint() -> None:

@@ -8,7 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -283,3 +283,18 @@ def test_a_stored_run_is_judged_again_when_it_is_loaded(stored, tmp_path: Path) 
     stale.save(replace(result, answer="stale words", findings=()))
     again = stale.load(result.run_id)
     assert again.answer == result.answer and again.findings == result.findings
+
+
+@dataclass(frozen=True)
+class _Entry:
+    name: str
+    added_later: str = "its default"
+
+
+def test_a_field_added_later_with_a_default_reads_an_older_entry() -> None:
+    from posviz.lab.store import _decode
+
+    assert _decode({"name": "old"}, _Entry, {}) == _Entry("old")
+    assert _decode({"name": "new", "added_later": "kept"}, _Entry, {}) == _Entry("new", "kept")
+    with pytest.raises(KeyError, match="name"):  # a field without a default is still required
+        _decode({"added_later": "x"}, _Entry, {})

@@ -27,6 +27,7 @@ from posviz.lab.papers import (
     PaperCheck,
     card_values,
     judge_ladder,
+    judge_sizes,
     ladder_steps,
     paper_check,
 )
@@ -54,11 +55,11 @@ class CardStudy:
 
     @property
     def steps(self) -> int:
-        return max(a.config.steps for a in self.check.arms)
+        return max(a.config.steps for a in self.check.all_arms)
 
     @property
     def run_id(self) -> str:
-        arms = [[a.id, a.model.to_dict(), a.config.to_dict()] for a in self.check.arms]
+        arms = [[a.id, a.model.to_dict(), a.config.to_dict()] for a in self.check.all_arms]
         # the checkpoints are part of what is stored (the budget ladder reads them)
         settings = {"arms": arms, "checkpoints": list(ladder_steps(self.steps))}
         return study_run_id(self.kind, self.id, settings, part=self.part)
@@ -66,7 +67,7 @@ class CardStudy:
     def units(self) -> list[Unit]:
         # every budget of the ladder is a checkpoint; the one before the last is PLATEAU_AT
         marks = ladder_steps(self.steps)
-        return [Unit(self.check.id, tuple(self.check.arms), self.steps, marks)]
+        return [Unit(self.check.id, self.check.all_arms, self.steps, marks)]
 
     def build(self, trained: list[UnitOutput], run_id: str, wall: float) -> CardResult:
         outputs = {k: v for part in trained for k, v in part.outputs.items()}
@@ -132,7 +133,7 @@ def _this_run(check: PaperCheck, values: dict[str, dict[str, np.ndarray]]) -> tu
 
 
 def _card(check: PaperCheck, run_id: str, outputs, wall: float) -> CardResult:
-    heldout = {arm.id: outputs[arm.id].heldout for arm in check.arms}
+    heldout = {arm.id: outputs[arm.id].heldout for arm in check.all_arms}
     values = card_values(check, heldout)
     outcome = check.check(values)
     first = min(check.arms[0].config.eval_lengths)
@@ -160,10 +161,11 @@ def _card(check: PaperCheck, run_id: str, outputs, wall: float) -> CardResult:
         conditions=outcome.conditions,
         reason=outcome.reason,
         convergence={
-            a.id: _plateau(np.asarray(outputs[a.id].heldout[first].loss)) for a in check.arms
+            a.id: _plateau(np.asarray(outputs[a.id].heldout[first].loss)) for a in check.all_arms
         },
         wall_s=wall,
         ladder=_ladder(check, values),
+        sizes=_sizes(check, values),
     )
 
 
@@ -173,6 +175,14 @@ def _ladder(check: PaperCheck, values: dict[str, dict[str, np.ndarray]]) -> str:
         return ""
     steps = ladder_steps(max(a.config.steps for a in check.arms))
     return judge_ladder(check.ladder, values, steps).text
+
+
+def _sizes(check: PaperCheck, values: dict[str, dict[str, np.ndarray]]) -> str:
+    """The check's size ladder in words, or "" for a check without one."""
+    if check.sizes is None:
+        return ""
+    base = next(a for a in check.arms if a.id == check.sizes.a)
+    return judge_sizes(check.sizes, values, getattr(base.config, check.sizes.axis)).text
 
 
 def stored_cards(*, store: RunStore | None = None) -> dict[str, CardResult]:
@@ -209,6 +219,7 @@ def rejudge_card(card: CardResult) -> CardResult:
         conditions=outcome.conditions,
         reason=outcome.reason,
         ladder=_ladder(check, values),
+        sizes=_sizes(check, values),
     )
 
 

@@ -124,6 +124,8 @@ def print_card(card: CardResult, *, out: TextIO) -> None:
     print(f"Criterion (fixed before the run): {card.criterion}", file=out)
     conditions = "; ".join(f"{'holds' if c.holds else 'fails'}: {c.text}" for c in card.conditions)
     print(f"Verdict: {card.verdict}. {conditions or card.reason}", file=out)
+    for asked, text in card.trends():
+        print(f"{asked} {text}", file=out)
     print(f"Caveat: {card.caveat}", file=out)
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
@@ -121,6 +121,8 @@ class PaperCheck:
             :func:`card_values`.
         ladder: for a claim the run may not reproduce at this size, how its gap moves with
             the training budget (:class:`Ladder`), or None.
+        sizes: how the same gap moves as the model grows (:class:`SizeLadder`: its arms are
+            trained in the same run, :attr:`all_arms`), or None.
     """
 
     id: str
@@ -136,6 +138,12 @@ class PaperCheck:
     judge: Callable[[Values], CheckOutcome] = field(repr=False)
     extract: Callable[[CardArm, Mapping[int, Any]], dict[str, np.ndarray]] = field(repr=False)
     ladder: Ladder | None = None
+    sizes: SizeLadder | None = None
+
+    @property
+    def all_arms(self) -> tuple[CardArm, ...]:
+        """The arms the check's run trains: its own, then its size ladder's other sizes."""
+        return self.arms + (size_arms(self.sizes, self.arms) if self.sizes else ())
 
     def check(self, values: Values) -> CheckOutcome:
         """The verdict on one run: ``values[arm id][input name]`` = ``(E,)`` per-seed numbers.
@@ -268,6 +276,135 @@ def _ladder_inputs(
                 array[:, : index + 1], start=per_position_start
             )
     return out
+
+
+# --------------------------------------------------------------------------- size ladder
+
+
+@dataclass(frozen=True)
+class SizeLadder:
+    """How a check's gap moves as the model grows: the two arms ``a`` and ``b`` trained again
+    at every size of ``sizes`` (of ``axis``, a :class:`~posviz.lab.config.LabConfig` field:
+    ``width`` or ``layers``; the check's own size among them), everything else as in the check
+    (a ladder of at least 3 sizes, so that "does not agree at this size" becomes a finding).
+
+    The gap is ``a − b`` per seed in input ``name`` at the last checkpoint (a loss in nats, shown
+    as a perplexity ratio when ``ratio``). ``untrained(values, (a, b))`` says why a rung's arms
+    are not trained enough to compare (``""`` when they are), with the check's own rule; such a
+    rung is named and left out of the trend. ``toward``: the sign of a change toward the
+    published shape (−1: the gap should shrink).
+    """
+
+    what: str
+    a: str
+    b: str
+    name: str
+    ratio: bool
+    toward: int
+    axis: str
+    sizes: tuple[int, ...]
+    untrained: Callable[[Values, tuple[str, str]], str] = field(repr=False)
+    published_trend: str
+
+
+def size_arm_id(arm_id: str, axis: str, size: int) -> str:
+    """The id of ``arm_id`` trained again at another size: ``lm_nope_width64``."""
+    return f"{arm_id}_{axis}{size}"
+
+
+def size_arms(ladder: SizeLadder, arms: tuple[CardArm, ...]) -> tuple[CardArm, ...]:
+    """``ladder.a`` and ``ladder.b`` at every size but the check's own (read from the arm)."""
+    out = []
+    for size in ladder.sizes:
+        for arm in arms:
+            if arm.id not in (ladder.a, ladder.b) or getattr(arm.config, ladder.axis) == size:
+                continue
+            out.append(
+                CardArm(
+                    size_arm_id(arm.id, ladder.axis, size),
+                    f"{arm.label}; {ladder.axis} {size}",
+                    arm.model,
+                    replace(arm.config, **{ladder.axis: size}),
+                )
+            )
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class SizeRung:
+    """The gap at one size, paired over seeds (None with ``untrained`` set when not compared)."""
+
+    size: int
+    gap: Difference | None
+    untrained: str = ""
+
+
+@dataclass(frozen=True)
+class SizeOutcome:
+    """The gap at each size and its change from the smallest trained size to the largest."""
+
+    rungs: tuple[SizeRung, ...]
+    change: Difference | None
+    text: str
+
+
+def judge_sizes(ladder: SizeLadder, values: Values, base: int) -> SizeOutcome:
+    """The gap at each size of ``ladder`` and whether it moves as the model grows.
+
+    ``base``: the check's own size (its arms keep their ids). A rung whose arms are missing,
+    not finite or not trained (``ladder.untrained``) is named and left out. The change is the
+    paired difference over seeds of the gap at the largest and at the smallest compared size
+    (seed ``s`` sees the same data at every size); it "moves" only when its whole 95% interval
+    is on one side of 0. Fewer than 3 compared sizes: no trend is stated.
+    """
+    rungs, per_seed = [], {}
+    for size in ladder.sizes:
+        a, b = (
+            (ladder.a, ladder.b)
+            if size == base
+            else (size_arm_id(x, ladder.axis, size) for x in (ladder.a, ladder.b))
+        )
+        if ladder.name not in values.get(a, {}) or ladder.name not in values.get(b, {}):
+            rungs.append(SizeRung(size, None, "not in this run"))
+            continue
+        x = np.asarray(values[a][ladder.name], dtype=np.float64)
+        y = np.asarray(values[b][ladder.name], dtype=np.float64)
+        why = "" if (np.isfinite(x).all() and np.isfinite(y).all()) else "not finite"
+        why = why or ladder.untrained(values, (a, b))
+        if why:
+            rungs.append(SizeRung(size, None, why))
+            continue
+        per_seed[size] = x - y
+        rungs.append(SizeRung(size, paired_difference(x, y)))
+    own = " (this card's)"
+    listed = "; ".join(
+        f"{ladder.axis} {r.size}{own if r.size == base else ''}: "
+        + (_gap_text(r.gap, ladder.ratio) if r.gap else f"not compared ({r.untrained})")
+        for r in rungs
+    )
+    if len(per_seed) < 3:
+        return SizeOutcome(
+            tuple(rungs),
+            None,
+            f"{ladder.what}: {listed}. Fewer than 3 sizes could be compared: no trend is stated.",
+        )
+    small, large = min(per_seed), max(per_seed)
+    change = paired_difference(per_seed[large], per_seed[small])
+    span = f"From {ladder.axis} {small} to {large}"
+    if change.sign() == 0:
+        trend = (
+            f"{span} the gap does not move beyond its spread (change {change.interval_text()}): "
+            "no trend toward the published shape over these sizes."
+        )
+    else:
+        way = "shrinks" if change.sign() < 0 else "grows"
+        toward = "toward" if change.sign() == ladder.toward else "away from"
+        trend = (
+            f"{span} the gap {way} (change {change.interval_text()}), {toward} the published shape."
+        )
+    return SizeOutcome(
+        tuple(rungs), change, f"{ladder.what}: {listed}. {trend} {ladder.published_trend}"
+    )
 
 
 # --------------------------------------------------------------------------- inputs
@@ -564,6 +701,27 @@ HAVIV_LADDER = Ladder(
 )
 
 
+def _haviv_untrained(values: Values, arms: tuple[str, str]) -> str:
+    return _not_learned(values, arms, "loss", _input_free_loss("lm", HAVIV_LEN))
+
+
+# Width, not depth: the paper's Table 2 grows both, and at 2 layers the causal LMs of width 16
+# are still trained (their loss falls below the input-free loss); 150 steps of the two causal
+# arms took 24 s at width 16, 28 s at 32 and 49 s at 64 on one core.
+HAVIV_SIZES = SizeLadder(
+    what="the causal LM's perplexity without positions ÷ with the sinusoid, by model width",
+    a="lm_nope",
+    b="lm_sinusoidal",
+    name="loss",
+    ratio=True,
+    toward=-1,
+    axis="width",
+    sizes=(16, 32, 64),
+    untrained=_haviv_untrained,
+    published_trend=HAVIV_LADDER.published_trend,
+)
+
+
 # The positional twin is the fixed sinusoid (one of Table 4's schemes), not a learned table: a
 # learned table started at BERT's N(0, 0.02²) beside token embeddings of std 0.707 had not begun
 # to use positions after 800 steps of the masked task (masked accuracy 0.17, under the blind
@@ -707,6 +865,7 @@ HAVIV_2022 = PaperCheck(
     judge=_judge_haviv,
     extract=_haviv_inputs,
     ladder=HAVIV_LADDER,
+    sizes=HAVIV_SIZES,
 )
 
 
@@ -781,6 +940,29 @@ KAZEMNEJAD_LADDER = Ladder(
         "In the paper NoPE is on par with T5's bias or better on unseen lengths (Figures 1–3, "
         "~107M-parameter decoders)."
     ),
+)
+
+
+def _kazemnejad_untrained(values: Values, arms: tuple[str, str]) -> str:
+    low = {a: float(np.mean(values[a]["in_range_accuracy"])) for a in arms}
+    low = {a: acc for a, acc in low.items() if acc < TRAINED_ACCURACY}
+    listed = ", ".join(f"{a} {acc:.3f}" for a, acc in low.items())
+    return f"in-range accuracy below {TRAINED_ACCURACY}: {listed}" if low else ""
+
+
+# Depth, not width: NoPE has to infer positions from the causal mask, which takes layers (the
+# caveat's reason a 2-layer model may not reproduce the paper).
+KAZEMNEJAD_SIZES = SizeLadder(
+    what="T5's accuracy on unseen positions minus NoPE's, by number of layers",
+    a="t5",
+    b="nope",
+    name="unseen_accuracy",
+    ratio=False,
+    toward=-1,
+    axis="layers",
+    sizes=(2, 3, 4),
+    untrained=_kazemnejad_untrained,
+    published_trend=KAZEMNEJAD_LADDER.published_trend,
 )
 
 
@@ -885,6 +1067,7 @@ KAZEMNEJAD_2023 = PaperCheck(
     judge=_judge_kazemnejad,
     extract=_kazemnejad_inputs,
     ladder=KAZEMNEJAD_LADDER,
+    sizes=KAZEMNEJAD_SIZES,
 )
 
 PAPER_CHECKS: dict[str, PaperCheck] = {c.id: c for c in (PRESS_2022, HAVIV_2022, KAZEMNEJAD_2023)}
@@ -928,7 +1111,7 @@ def card_values(
         ValueError: an arm or evaluation length the check needs is missing.
     """
     out: dict[str, dict[str, np.ndarray]] = {}
-    for arm in check.arms:
+    for arm in check.all_arms:
         if arm.id not in heldout:
             raise ValueError(f"heldout has no arm {arm.id!r}; run every arm of {check.id!r}.")
         out[arm.id] = check.extract(arm, heldout[arm.id])

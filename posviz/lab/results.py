@@ -309,6 +309,8 @@ class CardResult:
         wall_s: seconds the run took.
         ladder: how the check's gap moves with the training budget, in words (empty for a check
             without a ladder; judged again from ``inputs`` on every load).
+        sizes: how the same gap moves as the model grows, in words (the same way; empty for a
+            check without a size ladder).
     """
 
     run_id: str
@@ -333,6 +335,15 @@ class CardResult:
     convergence: dict[str, str]
     wall_s: float = 0.0
     ladder: str = ""
+    sizes: str = ""
+
+    def trends(self) -> tuple[tuple[str, str], ...]:
+        """``(question, answer)`` for each ladder the check has (the budget's, the size's)."""
+        pairs = (
+            ("Does more training move it?", self.ladder),
+            ("Does a bigger model move it?", self.sizes),
+        )
+        return tuple((question, text) for question, text in pairs if text)
 
 
 @dataclass(frozen=True)

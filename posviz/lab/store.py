@@ -340,10 +340,12 @@ def _decode(data: Any, hint: Any, arrays: dict[str, np.ndarray]) -> Any:
         return _decode(data, inner, arrays)
     if dataclasses.is_dataclass(hint):
         hints = typing.get_type_hints(hint)
+        # a field added later with a default (``CardResult.sizes``) takes it in an older entry
         return hint(
             **{
                 f.name: _decode(data[f.name], hints[f.name], arrays)
                 for f in dataclasses.fields(hint)
+                if f.name in data or f.default is dataclasses.MISSING
             }
         )
     if origin is dict:

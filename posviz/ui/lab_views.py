@@ -242,8 +242,8 @@ def _show_card(view: cards.CardView, store: RunStore) -> None:
         bullets(view.conditions)
         if view.differ:
             st.markdown(f"**What it would take to differ.** {safe_md(view.differ, max_len=900)}")
-        if view.ladder:
-            st.markdown(f"**Does more training move it?** {safe_md(view.ladder, max_len=1200)}")
+        for heading, text in view.trends:
+            st.markdown(f"**{heading}** {safe_md(text, max_len=1500)}")
         st.caption(f"Why a tiny model may differ: {safe_md(view.caveat, max_len=900)}")
         if not view.run_id:
             check = PAPER_CHECKS[view.check_id]

@@ -39,7 +39,9 @@ class CardView:
     differ: str
     convergence: tuple[str, ...]
     run_id: str
-    ladder: str = ""  # how the gap moves with the budget ("" without a ladder or a run)
+    #: (heading, text): how the gap moves with the budget and with the model's size (each only
+    #: for a check with that ladder and a stored run)
+    trends: tuple[tuple[str, str], ...] = ()
 
 
 def published_tables(check_id: str) -> tuple[tuple[str, pd.DataFrame], ...]:
@@ -113,7 +115,7 @@ def card_view(check_id: str, card: CardResult | None) -> CardView:
             for a, how in (card.convergence if card else {}).items()
         ),
         run_id=card.run_id if card else "",
-        ladder=card.ladder if card else "",
+        trends=card.trends() if card else (),
     )
 
 
