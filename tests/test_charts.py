@@ -46,6 +46,71 @@ def _decode_png(image_layer_rows: list[dict]) -> Image.Image:
     return Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1])))
 
 
+#: Streamlit's page backgrounds: its light theme's white, its dark theme's (``gray100``) and the
+#: dark that Streamlit 1.67 also paints (its ``bgColor`` #171614, which the ramp test measured)
+WHITE, DARK, DARK_AS_DRAWN = "#ffffff", "#0e1117", "#171614"
+
+#: Colour-vision deficiency as a 3×3 map of linear RGB, severity 1.0 (dichromacy): Machado,
+#: Oliveira & Fernandes, "A Physiologically-based Model for Simulation of Color Vision
+#: Deficiency", IEEE TVCG 15(6), 2009, Table 1. Each row sums to 1, so a grey stays itself.
+DEUTERANOPIA = np.array(
+    [
+        [0.367322, 0.860646, -0.227968],
+        [0.280085, 0.672501, 0.047413],
+        [-0.011820, 0.042940, 0.968881],
+    ]
+)
+PROTANOPIA = np.array(
+    [
+        [0.152286, 1.052583, -0.204868],
+        [0.114503, 0.786281, 0.099216],
+        [-0.003882, -0.048116, 1.051998],
+    ]
+)
+
+
+def _linear_rgb(hex_color: str) -> np.ndarray:
+    """sRGB ``#rrggbb`` → linear RGB in [0, 1] (IEC 61966-2-1; WCAG 2.1 writes the threshold
+    0.03928 for 0.04045, which changes no 8-bit value)."""
+    srgb = np.array([int(hex_color[i : i + 2], 16) / 255 for i in (1, 3, 5)])
+    return np.where(srgb <= 0.04045, srgb / 12.92, ((srgb + 0.055) / 1.055) ** 2.4)
+
+
+def _luminance(hex_color: str) -> float:
+    """WCAG 2.1 relative luminance: 0.2126 R + 0.7152 G + 0.0722 B of linear RGB."""
+    return float(np.dot([0.2126, 0.7152, 0.0722], _linear_rgb(hex_color)))
+
+
+def _contrast(a: str, b: str) -> float:
+    """WCAG 2.1 contrast ratio (L_lighter + 0.05) / (L_darker + 0.05), from 1 to 21."""
+    hi, lo = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def _lab(hex_color: str, vision: np.ndarray | None = None) -> np.ndarray:
+    """CIELAB (D65 white) of an sRGB colour, as seen with ``vision`` (a matrix above) if given.
+
+    L* = 116 f(Y/Yn) − 16, a* = 500 (f(X/Xn) − f(Y/Yn)), b* = 200 (f(Y/Yn) − f(Z/Zn)), with
+    f(t) = t^(1/3) above (6/29)³ and linear below (CIE 15:2004); XYZ from linear sRGB by the
+    IEC 61966-2-1 matrix.
+    """
+    to_xyz = np.array(
+        [[0.4124564, 0.3575761, 0.1804375], [0.2126729, 0.7151522, 0.0721750],
+         [0.0193339, 0.1191920, 0.9503041]]
+    )  # fmt: skip
+    rgb = _linear_rgb(hex_color)
+    if vision is not None:
+        rgb = np.clip(vision @ rgb, 0, 1)
+    t = to_xyz @ rgb / to_xyz.sum(axis=1)  # the white's XYZ is each row's sum
+    f = np.where(t > (6 / 29) ** 3, np.cbrt(t), t / (3 * (6 / 29) ** 2) + 4 / 29)
+    return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
+
+
+def _delta_e(a: str, b: str, vision: np.ndarray | None = None) -> float:
+    """CIE 1976 colour difference ΔE*ab: the distance of two colours in CIELAB."""
+    return float(np.linalg.norm(_lab(a, vision) - _lab(b, vision)))
+
+
 @pytest.fixture(scope="module")
 def big_table() -> np.ndarray:
     return sinusoidal(8192, 8192, dtype=np.float32)
@@ -496,19 +561,69 @@ def test_adaptive_text_reads_at_aa_contrast_on_both_themes():
     """WCAG 2.1 relative luminance (SC 1.4.3): ≥ 4.5:1 on Streamlit's white and dark grounds."""
     from posviz.charts.style import ADAPTIVE_TEXT_COLORS
 
-    def luminance(hex_color: str) -> float:
-        rgb = [int(hex_color[i : i + 2], 16) / 255 for i in (1, 3, 5)]
-        lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
-        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
-
-    def ratio(a: str, b: str) -> float:
-        hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
-        return (hi + 0.05) / (lo + 0.05)
-
-    assert ratio("#000000", "#ffffff") == pytest.approx(21.0)  # the definition's own bounds
     on_light, on_dark = ADAPTIVE_TEXT_COLORS
-    assert ratio(on_light, "#ffffff") >= 4.5
-    assert ratio(on_dark, "#0e1117") >= 4.5
+    assert _contrast(on_light, WHITE) >= 4.5
+    assert _contrast(on_dark, DARK) >= 4.5
+
+
+def test_colour_helpers_agree_with_published_values():
+    """The definitions' own bounds and constants, so the palette tests below measure right."""
+    assert _contrast("#000000", WHITE) == pytest.approx(21.0)  # WCAG 2.1's range is 1 to 21
+    assert _contrast("#777777", "#777777") == pytest.approx(1.0)
+    assert _lab(WHITE) == pytest.approx([100, 0, 0], abs=1e-3)
+    # sRGB red in CIELAB (D65): L* 53.24, a* 80.09, b* 67.20 (Lindbloom's calculator, CIE 15)
+    assert _lab("#ff0000") == pytest.approx([53.24, 80.09, 67.20], abs=0.01)
+    for vision in (DEUTERANOPIA, PROTANOPIA):
+        assert _delta_e("#808080", "#808080", vision) == pytest.approx(0, abs=0.01)
+        assert _lab("#808080", vision) == pytest.approx(_lab("#808080"), abs=0.01)  # greys stay
+    # Tableau 10's red and green (ALiBi's and RoPE's colours before): apart to a trichromat,
+    # one colour to a deuteranope, the confusion the simulation exists to show
+    assert _delta_e("#e45756", "#54a24b") > 80
+    assert _delta_e("#e45756", "#54a24b", DEUTERANOPIA) < 3
+
+
+def _chart_colours() -> dict[str, str]:
+    """Every colour a chart gives a category: the palette's, each family's, the controls'."""
+    from posviz.charts.style import CONTROL_COLOR, PALETTE
+    from posviz.encodings.families import FAMILIES
+
+    colours = {f"PALETTE[{k}]": colour for k, colour in enumerate(PALETTE)}
+    colours |= {f"{spec.id} family": spec.colour for spec in FAMILIES.values() if spec.colour}
+    return colours | {"CONTROL_COLOR": CONTROL_COLOR}
+
+
+def test_every_category_colour_reads_at_3_to_1_on_white_and_on_dark():
+    """WCAG 2.1 SC 1.4.11 (non-text contrast): a line, dot or legend swatch that tells series
+    apart reads at ≥ 3:1 against the page, in the light theme and in the dark one."""
+    low = [
+        f"{name} {colour}: {_contrast(colour, ground):.2f}:1 on {ground}"
+        for name, colour in _chart_colours().items()
+        for ground in (WHITE, DARK, DARK_AS_DRAWN)
+        if _contrast(colour, ground) < 3
+    ]
+    assert not low, "\n".join(low)
+
+
+#: the smallest CIE 1976 ΔE*ab between two category colours: to a trichromat, and as simulated
+#: for a deuteranope and a protanope. A just-noticeable difference is about 2.3 (Mahy, Van
+#: Eycken & Oosterlinck, Color Res. Appl. 19(2), 1994); a thin line needs several. Colours that
+#: all read at 3:1 on white and on dark lie within ~17 L* of each other, so hue and chroma do
+#: the rest.
+MIN_DELTA_E = {"trichromat": 15.0, "deuteranope": 8.0, "protanope": 8.0}
+
+
+def test_category_colours_stay_apart_also_in_red_green_colour_blindness():
+    """Every pair of palette colours and the control grey, as three kinds of eyes see them."""
+    from posviz.charts.style import CONTROL_COLOR, PALETTE
+
+    colours = [*PALETTE, CONTROL_COLOR]
+    assert len(set(colours)) == len(colours)
+    for eyes, vision in (("trichromat", None), ("deuteranope", DEUTERANOPIA),
+                         ("protanope", PROTANOPIA)):  # fmt: skip
+        closest = min(
+            (_delta_e(a, b, vision), a, b) for i, a in enumerate(colours) for b in colours[i + 1 :]
+        )
+        assert closest[0] >= MIN_DELTA_E[eyes], (eyes, closest)
 
 
 def test_lines_chart_counts_heads_in_whole_numbers_and_keeps_lines_off_the_border():
@@ -554,18 +669,12 @@ def test_ordered_series_colours_read_on_white_and_on_dark():
     """≥ 3:1 (WCAG 2.1 SC 1.4.11) against Streamlit's white and dark (#171614) backgrounds."""
     from posviz.charts.families import readable_ramp
 
-    def luminance(hex_color: str) -> float:
-        rgb = [int(hex_color[i : i + 2], 16) / 255 for i in (1, 3, 5)]
-        lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
-        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
-
     colors = readable_ramp(16)
     assert len(set(colors)) == 16  # one colour per head
     for color in colors:
-        on_white = 1.05 / (luminance(color) + 0.05)
-        on_dark = (luminance(color) + 0.05) / (luminance("#171614") + 0.05)  # the lighter
+        on_white, on_dark = _contrast(color, WHITE), _contrast(color, DARK_AS_DRAWN)
         assert on_white >= 3 and on_dark >= 3, (color, on_white, on_dark)
-    assert luminance(colors[0]) < luminance(colors[-1])  # still dark (steep) to light (gentle)
+    assert _luminance(colors[0]) < _luminance(colors[-1])  # still dark (steep) to light (gentle)
 
 
 def test_a_legend_has_only_the_columns_a_phone_fits():

@@ -25,7 +25,7 @@ CLASS_COLORS = {
     "self": PALETTE[4],
     "next-token": PALETTE[3],
     "last-token": PALETTE[6],
-    "broad": "#c7c7c7",
+    "broad": PALETTE[9],  # #c7c7c7 before: 1.7:1 on white, under WCAG 1.4.11's 3:1
 }
 
 

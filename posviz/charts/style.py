@@ -20,14 +20,20 @@ from posviz.encodings.families import FAMILIES
 # given height and leave a sliver of plot.
 FIT_WIDTH = alt.AutoSizeParams(type="fit-x", contains="padding")
 
-#: Categorical palette (Tableau 10, Vega's own default): every series of a chart takes one of
-#: these, so a chart never shows more categorical series than it has colours.
+#: Categorical palette: every series of a chart takes one of these, so a chart never shows more
+#: categorical series than it has colours. Blue, orange, red, teal, green, ochre, purple, pink,
+#: brown, grey (Tableau 10's order and hues, Vega's default, made darker or deeper where they
+#: were light): each reads at ≥ 3:1 (WCAG 2.1 SC 1.4.11) on Streamlit's white and on its dark
+#: background, which leaves relative luminance 0.12–0.30, and the colours stay apart to a
+#: deuteranope and a protanope as well (``tests/test_charts.py`` measures both; Tableau 10's
+#: yellow read at 1.6:1 on white and its red and green as one colour to a deuteranope).
 PALETTE: tuple[str, ...] = (
-    "#4c78a8", "#f58518", "#e45756", "#72b7b2", "#54a24b",
-    "#eeca3b", "#b279a2", "#ff9da6", "#9d755d", "#bab0ac",
+    "#4c78a8", "#c66713", "#b23d32", "#378184", "#317740",
+    "#9e8b3a", "#735c88", "#d42fa7", "#a57d6b", "#726168",
 )  # fmt: skip
-#: Controls (random tables, shuffled labels) are grey on every page, never a palette colour.
-CONTROL_COLOR = "#8c8c8c"
+#: Controls (random tables, shuffled labels) are grey on every page, never a palette colour
+#: (lighter than the palette's grey, and ≥ 3:1 on both backgrounds like it).
+CONTROL_COLOR = "#8c908d"
 #: Reference marks (the unit circle, a diagonal y = x, a threshold) that carry no data.
 GUIDE_COLOR = "#9aa0a8"
 #: Many series of one ordered quantity (heads, layers) share a sequential scheme instead of a

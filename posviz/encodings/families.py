@@ -163,7 +163,7 @@ class FamilySpec:
         comparison: its Compare row, or None (reason in ``missing``).
         question: the question its page answers, as the guided path and the home page ask it.
         blurb: one sentence of what its page shows (the home page's card under the question).
-        colour: its colour in every chart (hex; a Tableau 10 colour, as ``charts.style.PALETTE``),
+        colour: its colour in every chart (hex; one of ``charts.style.PALETTE``),
             matched by :attr:`chart_name` in series labels (``charts.style.entity_color``).
     """
 
@@ -308,7 +308,7 @@ FAMILIES: dict[str, FamilySpec] = {
             question="What does the sinusoidal encoding look like, and why sin and cos?",
             blurb="Every position's vector of sines and cosines, and why a sine alone is "
             "ambiguous.",
-            colour="#f58518",  # Tableau 10 orange
+            colour="#c66713",  # PALETTE orange
             model_types=_SINUSOID_MODEL_TYPES,
             comparison=ComparisonSignal(
                 "angles",
@@ -336,7 +336,7 @@ FAMILIES: dict[str, FamilySpec] = {
             question="What has a learned position table learned?",
             blurb="A real checkpoint's table: which positions look alike, and where its rows "
             "stop being trained.",
-            colour="#4c78a8",  # Tableau 10 blue
+            colour="#4c78a8",  # PALETTE blue
             comparison=ComparisonSignal(
                 "table", "Learned", "position p", "added to the input", "no row past the table"
             ),
@@ -353,7 +353,7 @@ FAMILIES: dict[str, FamilySpec] = {
             question="Llama has no position table: where did the positions go?",
             blurb="RoPE rotates queries and keys; context-extension scalings exactly as "
             "transformers does them.",
-            colour="#54a24b",  # Tableau 10 green
+            colour="#317740",  # PALETTE green
             model_types=_ROPE_MODEL_TYPES,
             recognises=has_rope_fields,
             config_parser=rope_config_from_dict,
@@ -381,7 +381,7 @@ FAMILIES: dict[str, FamilySpec] = {
             question="Gemma 4 rotates only some of RoPE's pairs: what does that keep?",
             blurb="p-RoPE keeps RoPE's fastest pairs and never rotates the rest, as Gemma 4's "
             "full-attention layers do.",
-            colour="#72b7b2",  # Tableau 10 teal
+            colour="#378184",  # PALETTE teal
             model_types=frozenset({"gemma4", "gemma4_text"}),
             recognises=p_rope.uses_p_rope,
             overrides=("rope",),
@@ -407,7 +407,7 @@ FAMILIES: dict[str, FamilySpec] = {
             how="adds a per-head linear distance penalty to attention scores",
             question="How do BLOOM and MPT encode position?",
             blurb="ALiBi's per-head linear biases, for any head count.",
-            colour="#e45756",  # Tableau 10 red
+            colour="#b23d32",  # PALETTE red
             model_types=_ALIBI_MODEL_TYPES,
             recognises=alibi_switch,
             overrides=("rope",),
@@ -433,7 +433,7 @@ FAMILIES: dict[str, FamilySpec] = {
             how="adds a learned bias per relative-distance bucket",
             question="How does T5 encode position?",
             blurb="T5's relative-position buckets and a checkpoint's learned bias.",
-            colour="#b279a2",  # Tableau 10 purple
+            colour="#735c88",  # PALETTE purple
             model_types=_T5_MODEL_TYPES,
             recognises=has_relative_buckets,
             config_parser=t5_config_from_dict,
@@ -462,7 +462,7 @@ FAMILIES: dict[str, FamilySpec] = {
             how="adds nothing: a causal model can still read order from its mask",
             question="What if there is no position encoding at all?",
             blurb="What a causal mask alone leaks about position.",
-            colour="#9d755d",  # Tableau 10 brown
+            colour="#a57d6b",  # PALETTE brown
         ),
     )
 }
