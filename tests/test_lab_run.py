@@ -173,3 +173,58 @@ def test_row_movement_statistics_are_unit_free_and_exact() -> None:
     assert np.isnan(rank_correlation(np.zeros((1, 12)), seen)[0])  # no ranking of a constant
     with pytest.raises(ValueError, match="late=3"):
         late_to_early_ratio(moved, late=3, trained=12)
+
+
+# --------------------------------------------------------------------------- balancing threads
+
+
+def test_threads_finish_together_when_tasks_differ_in_cost() -> None:
+    from posviz.lab.run import QuestionStudy, balance, makespan
+
+    q = QUESTIONS["extrapolation"]
+    kback, lm = QuestionStudy(q, q.default).units()
+    longer = tuple(replace(m, config=replace(m.config, max_len=32)) for m in lm.members)
+    units = [kback, replace(lm, members=longer)]  # the character LM at twice the length
+    assert units[1].cost > 1.5 * units[0].cost
+    balanced = balance(units, threads=2)
+    members = sorted(m.id for u in balanced for m in u.members)
+    assert members == sorted(m.id for u in units for m in u.members)  # each exactly once
+    before, after = makespan(units, threads=2), makespan(balanced, threads=2)
+    assert before == max(u.cost for u in units)  # one thread ran alone for the costlier task
+    assert after <= 0.85 * before and after >= sum(u.cost for u in units) / 2
+    probed = [u for u in balanced if u.probe]
+    assert all(any(m.id == u.probe[0] for m in u.members) for u in probed)
+
+
+def test_one_unit_is_halved_and_a_single_member_is_not_split() -> None:
+    from posviz.lab.run import QuestionStudy, balance
+
+    q = QUESTIONS["induction"]
+    whole = QuestionStudy(q, q.default).units()[0]
+    halves = balance([whole], threads=2)
+    assert len(halves) == 2 and {m.id for u in halves for m in u.members} == {
+        m.id for m in whole.members
+    }
+    scored = [s for u in halves for s in u.head_scores]
+    assert sorted(scored) == sorted(whole.head_scores)  # the head scores go with their member
+    alone = replace(whole, members=whole.members[:1], head_scores=())
+    assert balance([alone], threads=2) == [alone]
+
+
+@pytest.mark.slow
+def test_a_split_changes_no_number() -> None:
+    """Members of one training call are independent: trained apart, bit for bit the same."""
+    from posviz.lab.run import QuestionStudy
+
+    q = QUESTIONS["extrapolation"]
+    unit = QuestionStudy(q, _tiny("extrapolation", steps=3)).units()[0]
+    arms = [lab_train.Arm(m.id, m.model, m.config) for m in unit.members[:4]]
+    marks = list(unit.checkpoints)
+    together = lab_train.train_arms(arms, steps=unit.steps, checkpoints=marks)
+    for part in (arms[:2], arms[2:]):
+        apart = lab_train.train_arms(part, steps=unit.steps, checkpoints=marks)
+        for arm_id, out in apart.items():
+            for length, held in out.heldout.items():
+                same = together[arm_id].heldout[length]
+                np.testing.assert_array_equal(held.loss, same.loss)
+                np.testing.assert_array_equal(held.per_position, same.per_position)

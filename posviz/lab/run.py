@@ -78,9 +78,11 @@ class Unit:
     head_scores: tuple[tuple[str, str], ...] = ()  # (member id, label): prefix-matching scores
 
     @property
-    def cost(self) -> int:
-        """Member-steps × longest training length: the work, for balancing."""
-        return sum(m.config.seeds * m.config.steps * m.config.max_len for m in self.members)
+    def cost(self) -> float:
+        """The unit's training work: every member's seeds × steps × :func:`step_work`."""
+        return float(
+            sum(m.config.seeds * m.config.steps * step_work(m.config) for m in self.members)
+        )
 
     @property
     def model_steps(self) -> int:
@@ -186,35 +188,60 @@ def train_module() -> ModuleType:
     return train
 
 
+def step_work(config: LabConfig) -> int:
+    """The work of one model's training step: batch × length × layers × (width + heads ×
+    length), its matrix and attention work (the unit :data:`posviz.lab.views.live.CPU_S_PER_UNIT`
+    turns into seconds)."""
+    length = config.max_len
+    return config.batch * length * config.layers * (config.width + config.heads * length)
+
+
+def makespan(units: Sequence[Unit], *, threads: int) -> float:
+    """The work of the busiest thread when ``units`` are handed out largest first, each to the
+    thread that frees first (how :func:`train_units`' pool takes them)."""
+    loads = [0.0] * threads
+    for unit in sorted(units, key=lambda u: -u.cost):
+        loads[loads.index(min(loads))] += unit.cost
+    return max(loads)
+
+
+def _halves(unit: Unit) -> tuple[Unit, Unit]:
+    """``unit``'s members in two halves of about equal work (greedy, heaviest first); the probe
+    and the head scores go with their member."""
+    ordered = sorted(unit.members, key=lambda m: -m.config.seeds * step_work(m.config))
+    halves: tuple[list[Any], list[Any]] = ([], [])
+    for member in ordered:  # each member to the lighter half
+        min(halves, key=lambda h: sum(m.config.seeds * step_work(m.config) for m in h)).append(
+            member
+        )
+    out = []
+    for half in halves:
+        ids = {m.id for m in half}
+        probe = unit.probe if unit.probe and unit.probe[0] in ids else None
+        scored = tuple(s for s in unit.head_scores if s[0] in ids)
+        out.append(dataclasses.replace(unit, members=tuple(half), probe=probe, head_scores=scored))
+    return out[0], out[1]
+
+
 def balance(units: Sequence[Unit], *, threads: int) -> list[Unit]:
-    """The training calls of a run, largest first; a run with fewer units than threads splits
-    its largest unit's members into halves of about equal work (members are exactly
-    independent, so a split changes no number's meaning, and a fixed split is deterministic)."""
+    """The training calls of a run, largest first, split so that the threads finish together.
+
+    While splitting the largest unit's members into two halves of about equal work shortens
+    the busiest thread (:func:`makespan`), it is split: a run of one task gets two halves, and a
+    run whose tasks differ in cost (the character LM's length 32 beside k-back's 16) no longer
+    leaves one thread idle for half the run. Members are exactly independent (their own seeds,
+    data and weights), so a split changes no number; a fixed split is deterministic. Splitting
+    costs little: batching members into one model buys 1.0–1.17× (docs/benchmarks.md).
+    """
     units = list(units)
-
-    def weight(members: Sequence[Any]) -> int:
-        return sum(m.config.seeds * m.config.max_len for m in members)
-
-    while len(units) < threads:
+    while True:
         largest = max(units, key=lambda u: u.cost)
         if len(largest.members) < 2:
             break
-        ordered = sorted(largest.members, key=lambda m: -m.config.seeds * m.config.max_len)
-        halves: tuple[list[Any], list[Any]] = ([], [])
-        for member in ordered:  # greedy: each member to the lighter half
-            min(halves, key=weight).append(member)
-        units.remove(largest)
-        for half in halves:
-            keep = (
-                largest.probe
-                if largest.probe and any(m.id == largest.probe[0] for m in half)
-                else None
-            )
-            ids = {m.id for m in half}
-            scored = tuple(s for s in largest.head_scores if s[0] in ids)
-            units.append(
-                dataclasses.replace(largest, members=tuple(half), probe=keep, head_scores=scored)
-            )
+        split = [u for u in units if u is not largest] + list(_halves(largest))
+        if makespan(split, threads=threads) >= makespan(units, threads=threads):
+            break
+        units = split
     return sorted(units, key=lambda u: -u.cost)
 
 

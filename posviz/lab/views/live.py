@@ -33,13 +33,14 @@ from posviz.lab.config import LabConfig
 from posviz.lab.papers import paper_check
 from posviz.lab.presets import question
 from posviz.lab.results import Progress
-from posviz.lab.run import TRAIN_THREADS, question_part
+from posviz.lab.run import TRAIN_THREADS, question_part, step_work
 from posviz.lab.views.figures import arm_colors
 
 #: points kept per arm for the live loss curve (older points are thinned, not dropped).
 MAX_CURVE_POINTS = 400
-#: CPU seconds of one model's training step per unit of :func:`_size` (batch × length × layers ×
-#: (width + heads × length): its matrix and attention work), evaluation and judging included.
+#: CPU seconds of one model's training step per unit of :func:`~posviz.lab.run.step_work`
+#: (batch × length × layers × (width + heads × length): its matrix and attention work),
+#: evaluation and judging included.
 #: Fitted to the CPU time of ten runs of four questions (presets and shorter or smaller ones, from
 #: 2 to 197 s of CPU): each took 0.74–1.8× what this constant estimates.
 CPU_S_PER_UNIT = 6.3e-8
@@ -53,7 +54,7 @@ PACE_AFTER = 0.02
 
 class _Pace:
     """The latest measured pace of training on this server: wall seconds per unit of
-    :func:`_size` work, for the two training threads together (thread-safe)."""
+    :func:`~posviz.lab.run.step_work` work, for the two training threads together (thread-safe)."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -112,7 +113,8 @@ class RunPlan:
         models: small models trained (every instance × its seeds).
         instances: arm settings trained (an arm under one task and initial scale).
         model_steps: training steps of all models together (the one count a run reports).
-        work: the run's training work in units of :func:`_size` (for the measured pace).
+        work: the run's training work in units of :func:`~posviz.lab.run.step_work` (for the
+            measured pace).
         steps: optimiser steps of each model (the longest, where budgets differ).
         labels: ``instance id → label`` of the instances drawn live (one per arm: the preset's
             own task and initial scale), in the arms' order.
@@ -153,15 +155,9 @@ def duration_text(seconds: float) -> str:
     return f"~{seconds / 60:.0f} min" if seconds < 7200 else f"~{seconds / 3600:.1f} h"
 
 
-def _size(config: LabConfig) -> int:
-    """The work of one model's training step, in units of :data:`CPU_S_PER_UNIT`."""
-    length = config.max_len
-    return config.batch * length * config.layers * (config.width + config.heads * length)
-
-
 def _work(configs: list[LabConfig]) -> float:
-    """The training work of every model of ``configs``, in units of :func:`_size`."""
-    return float(sum(c.seeds * c.steps * _size(c) for c in configs))
+    """The training work of every model of ``configs`` (:func:`~posviz.lab.run.step_work`)."""
+    return float(sum(c.seeds * c.steps * step_work(c) for c in configs))
 
 
 def _estimate(configs: list[LabConfig]) -> float:
@@ -200,22 +196,17 @@ def card_plan(check_id: str) -> RunPlan:
     Raises:
         ValueError: unknown check id.
     """
-    check = paper_check(check_id)
+    arms = paper_check(check_id).all_arms  # the size ladder's arms train in the same run
+    labels = [a.label for a in arms]
     return RunPlan(
-        models=sum(a.config.seeds for a in check.arms),
-        instances=len(check.arms),
-        model_steps=sum(a.config.seeds * a.config.steps for a in check.arms),
-        labels={a.id: a.label for a in check.arms},
-        estimate_s=_estimate([a.config for a in check.arms]),
-        work=_work([a.config for a in check.arms]),
-        steps=max(a.config.steps for a in check.arms),
-        colors=dict(
-            zip(
-                [a.label for a in check.arms],
-                series_colors([a.label for a in check.arms]),
-                strict=True,
-            )
-        ),
+        models=sum(a.config.seeds for a in arms),
+        instances=len(arms),
+        model_steps=sum(a.config.seeds * a.config.steps for a in arms),
+        labels={a.id: a.label for a in arms},
+        estimate_s=_estimate([a.config for a in arms]),
+        work=_work([a.config for a in arms]),
+        steps=max(a.config.steps for a in arms),
+        colors=dict(zip(labels, series_colors(labels), strict=True)),
     )
 
 
