@@ -305,6 +305,9 @@ class SizeLadder:
     sizes: tuple[int, ...]
     untrained: Callable[[Values, tuple[str, str]], str] = field(repr=False)
     published_trend: str
+    #: (input name, what it is): the number that says whether arm ``b`` is trained, followed
+    #: by size when fewer than 3 sizes are trained (does a bigger model get it there?)
+    readiness: tuple[str, str] | None = None
 
 
 def size_arm_id(arm_id: str, axis: str, size: int) -> str:
@@ -348,6 +351,30 @@ class SizeOutcome:
     text: str
 
 
+def _readiness(ladder: SizeLadder, values: Values, base: int) -> str:
+    """How ``ladder.readiness`` of arm ``b`` moves from the smallest size to the largest (paired
+    over seeds), in words; ``""`` without one or without its numbers."""
+    if ladder.readiness is None:
+        return ""
+    name, what = ladder.readiness
+    by_size = {}
+    for size in ladder.sizes:
+        arm = ladder.b if size == base else size_arm_id(ladder.b, ladder.axis, size)
+        v = np.asarray(values.get(arm, {}).get(name, [np.nan]), dtype=np.float64)
+        if np.isfinite(v).all():
+            by_size[size] = v
+    if len(by_size) < 2:
+        return ""
+    small, large = min(by_size), max(by_size)
+    listed = ", ".join(f"{np.mean(v):.3f} at {size}" for size, v in by_size.items())
+    change = paired_difference(by_size[large], by_size[small])
+    way = {1: "rises", -1: "falls", 0: "does not move beyond its spread"}[change.sign()]
+    return (
+        f" {what}, by {ladder.axis}: {listed}; from {small} to {large} it {way} (change "
+        f"{change.interval_text()})."
+    )
+
+
 def judge_sizes(ladder: SizeLadder, values: Values, base: int) -> SizeOutcome:
     """The gap at each size of ``ladder`` and whether it moves as the model grows.
 
@@ -386,7 +413,8 @@ def judge_sizes(ladder: SizeLadder, values: Values, base: int) -> SizeOutcome:
         return SizeOutcome(
             tuple(rungs),
             None,
-            f"{ladder.what}: {listed}. Fewer than 3 sizes could be compared: no trend is stated.",
+            f"{ladder.what}: {listed}. Fewer than 3 sizes are trained enough to compare, so no "
+            f"trend in the gap is stated.{_readiness(ladder, values, base)}",
         )
     small, large = min(per_seed), max(per_seed)
     change = paired_difference(per_seed[large], per_seed[small])
@@ -963,6 +991,10 @@ KAZEMNEJAD_SIZES = SizeLadder(
     sizes=(2, 3, 4),
     untrained=_kazemnejad_untrained,
     published_trend=KAZEMNEJAD_LADDER.published_trend,
+    readiness=(
+        "in_range_accuracy",
+        f"NoPE's in-range accuracy (the claim is judged from {TRAINED_ACCURACY})",
+    ),
 )
 
 
