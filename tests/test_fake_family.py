@@ -19,6 +19,9 @@ import numpy as np
 import pytest
 from conftest import ROOT
 
+# posviz.analysis.comparison reads its family list from the registry when first imported:
+# imported here, before a test registers the fake family, so the fake one never stays in it.
+import posviz.analysis.comparison  # noqa: F401
 from posviz.charts.style import PALETTE, entity_color
 from posviz.encodings.families import (
     FAMILIES,
