@@ -196,13 +196,14 @@ def card_plan(check_id: str) -> RunPlan:
     Raises:
         ValueError: unknown check id.
     """
-    arms = paper_check(check_id).all_arms  # the size ladder's arms train in the same run
-    labels = [a.label for a in arms]
+    check = paper_check(check_id)
+    arms = check.all_arms  # the size ladder's arms train in the same run (drawn: the check's)
+    labels = [a.label for a in check.arms]
     return RunPlan(
         models=sum(a.config.seeds for a in arms),
         instances=len(arms),
         model_steps=sum(a.config.seeds * a.config.steps for a in arms),
-        labels={a.id: a.label for a in arms},
+        labels={a.id: a.label for a in check.arms},
         estimate_s=_estimate([a.config for a in arms]),
         work=_work([a.config for a in arms]),
         steps=max(a.config.steps for a in arms),
