@@ -335,7 +335,8 @@ def size_arms(ladder: SizeLadder, arms: tuple[CardArm, ...]) -> tuple[CardArm, .
 
 @dataclass(frozen=True)
 class SizeRung:
-    """The gap at one size, paired over seeds (None with ``untrained`` set when not compared)."""
+    """The gap at one size, paired over seeds (None when not finite or not in the run), and
+    why it is not compared (``untrained``: shown, never used for the trend)."""
 
     size: int
     gap: Difference | None
@@ -396,17 +397,18 @@ def judge_sizes(ladder: SizeLadder, values: Values, base: int) -> SizeOutcome:
             continue
         x = np.asarray(values[a][ladder.name], dtype=np.float64)
         y = np.asarray(values[b][ladder.name], dtype=np.float64)
-        why = "" if (np.isfinite(x).all() and np.isfinite(y).all()) else "not finite"
-        why = why or ladder.untrained(values, (a, b))
-        if why:
-            rungs.append(SizeRung(size, None, why))
+        if not (np.isfinite(x).all() and np.isfinite(y).all()):
+            rungs.append(SizeRung(size, None, "not finite"))
             continue
-        per_seed[size] = x - y
-        rungs.append(SizeRung(size, paired_difference(x, y)))
+        gap, why = paired_difference(x, y), ladder.untrained(values, (a, b))
+        rungs.append(SizeRung(size, gap, why))
+        if not why:
+            per_seed[size] = x - y
     own = " (this card's)"
     listed = "; ".join(
         f"{ladder.axis} {r.size}{own if r.size == base else ''}: "
-        + (_gap_text(r.gap, ladder.ratio) if r.gap else f"not compared ({r.untrained})")
+        + (_gap_text(r.gap, ladder.ratio) if r.gap else "")
+        + (f"{', ' if r.gap else ''}not compared ({r.untrained})" if r.untrained else "")
         for r in rungs
     )
     if len(per_seed) < 3:
