@@ -440,6 +440,14 @@ def test_a_gap_that_shrinks_with_width_is_a_trend_toward_the_paper() -> None:
     assert flat.change.low < 0 < flat.change.high and "does not move beyond" in flat.text
 
 
+def test_a_gap_that_rises_then_falls_is_not_summed_up_as_a_trend() -> None:
+    out = judge_sizes(HAVIV_SIZES, _size_values({16: 0.22, 32: 0.35, 64: 0.26}), base=32)
+    assert "does not move one way with width" in out.text
+    assert "from 16 to 32 it grows" in out.text and "from 32 to 64 it shrinks" in out.text
+    assert "Between the two largest sizes it shrinks, toward the published shape" in out.text
+    assert out.change.low > 0  # the two ends alone would have read as "grows"
+
+
 def test_an_untrained_size_is_named_and_leaves_no_trend() -> None:
     values = _size_values({16: 0.45, 32: 0.35, 64: 0.25})
     blind = float(np.log(40.0))  # far above any character text's input-free loss

@@ -29,6 +29,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -383,7 +384,9 @@ def judge_sizes(ladder: SizeLadder, values: Values, base: int) -> SizeOutcome:
     not finite or not trained (``ladder.untrained``) is named and left out. The change is the
     paired difference over seeds of the gap at the largest and at the smallest compared size
     (seed ``s`` sees the same data at every size); it "moves" only when its whole 95% interval
-    is on one side of 0. Fewer than 3 compared sizes: no trend is stated.
+    is on one side of 0. A gap that moves one way between some neighbouring sizes and the
+    other way (or not at all) between others is said to, step by step, never summed up as a
+    trend. Fewer than 3 compared sizes: no trend is stated.
     """
     rungs, per_seed = [], {}
     for size in ladder.sizes:
@@ -418,23 +421,45 @@ def judge_sizes(ladder: SizeLadder, values: Values, base: int) -> SizeOutcome:
             f"{ladder.what}: {listed}. Fewer than 3 sizes are trained enough to compare, so no "
             f"trend in the gap is stated.{_readiness(ladder, values, base)}",
         )
-    small, large = min(per_seed), max(per_seed)
-    change = paired_difference(per_seed[large], per_seed[small])
-    span = f"From {ladder.axis} {small} to {large}"
-    if change.sign() == 0:
-        trend = (
-            f"{span} the gap does not move beyond its spread (change {change.interval_text()}): "
-            "no trend toward the published shape over these sizes."
+    sizes = sorted(per_seed)
+    change = paired_difference(per_seed[sizes[-1]], per_seed[sizes[0]])
+    steps = [(x, y, paired_difference(per_seed[y], per_seed[x])) for x, y in pairwise(sizes)]
+    signs = {d.sign() for _, _, d in steps}
+    way = {-1: "shrinks", 1: "grows", 0: "does not move beyond its spread"}
+    if len(signs) == 1:  # one way at every step (or flat at every step)
+        (sign,) = signs
+        trend = f"From {ladder.axis} {sizes[0]} to {sizes[-1]} the gap {way[sign]}" + (
+            f" at every step ({_change(change, ladder.ratio)}), {_toward(ladder, sign)}."
+            if sign
+            else f" ({_change(change, ladder.ratio)}): no trend over these sizes."
         )
     else:
-        way = "shrinks" if change.sign() < 0 else "grows"
-        toward = "toward" if change.sign() == ladder.toward else "away from"
-        trend = (
-            f"{span} the gap {way} (change {change.interval_text()}), {toward} the published shape."
+        each = "; ".join(
+            f"from {x} to {y} it {way[d.sign()]} ({_change(d, ladder.ratio)})" for x, y, d in steps
+        )
+        last = steps[-1][2]
+        trend = f"The gap does not move one way with {ladder.axis}: {each}." + (
+            f" Between the two largest sizes it {way[last.sign()]}, {_toward(ladder, last.sign())}."
+            if last.sign()
+            else ""
         )
     return SizeOutcome(
         tuple(rungs), change, f"{ladder.what}: {listed}. {trend} {ladder.published_trend}"
     )
+
+
+def _change(d: Difference, ratio: bool) -> str:
+    """A change of the gap in words: a factor on the perplexity ratio for a ratio's gap."""
+    if not ratio:
+        return f"change {d.interval_text()}"
+    return (
+        f"the ratio × {math.exp(d.estimate):.3f}, 95% interval {math.exp(d.low):.3f} … "
+        f"{math.exp(d.high):.3f}"
+    )
+
+
+def _toward(ladder: SizeLadder, sign: int) -> str:
+    return f"{'toward' if sign == ladder.toward else 'away from'} the published shape"
 
 
 # --------------------------------------------------------------------------- inputs
