@@ -70,7 +70,7 @@ def test_check_command_prints_published_and_this_run(tiny_haviv, tmp_path: Path)
     assert "Published, Table 4 (p. 5)" in text and "147.18" in text  # read from the paper
     assert "This run:" in text and "Criterion (fixed before the run):" in text
     assert "Verdict:" in text
-    assert "Does a bigger model move it? the causal LM's perplexity" in text
+    assert "Does a bigger model move it? " in text and "by model width: width 16" in text
 
 
 @pytest.mark.slow
@@ -132,3 +132,31 @@ def test_replicas_asking_for_one_paper_check_train_it_once(tmp_path: Path) -> No
     assert events.count("training") == 1, log
     entries = [p.name for p in tmp_path.iterdir() if p.is_dir() and not p.name.startswith(".")]
     assert entries == [answers[0].split()[0]]
+
+
+def test_the_card_view_draws_the_size_ladder_with_untrained_sizes_in_grey(tiny_haviv, tmp_path):
+    from posviz.charts.style import CONTROL_COLOR
+    from posviz.lab.views.cards import card_view
+
+    card = cards.run_paper_check("haviv_2022", store=RunStore(tmp_path))
+    view = card_view("haviv_2022", card)
+    headings = [s.heading for s in view.sections]
+    assert headings[:2] == [
+        "Criterion, fixed in code before the run.",
+        "What it would take to differ.",
+    ]
+    assert [b.split(": ", 1)[1] for b in view.sections[0].bullets] == [
+        c.text for c in card.conditions
+    ]  # the conditions under the criterion
+    sized = next(s for s in view.sections if s.heading == "Does a bigger model move it?")
+    frame = sized.figure.data
+    assert list(frame["variant"].str.split(" ·").str[0]) == [
+        "width 16 (this card)",
+        "width 32",
+        "width 64",
+    ]  # the tiny check runs at width 16: 32 and 64 are the ladder's other sizes
+    assert "not trained" in frame["variant"].iloc[0]  # four steps: nothing is trained
+    assert (frame["low"] <= frame["mean"]).all() and (frame["mean"] <= frame["high"]).all()
+    spec = sized.figure.chart.to_dict()
+    assert CONTROL_COLOR in str(spec) and "competitive: 1.1×" in str(spec)
+    assert [s.heading for s in card_view("haviv_2022", None).sections] == [headings[0]]

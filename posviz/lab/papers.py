@@ -309,6 +309,9 @@ class SizeLadder:
     #: (input name, what it is): the number that says whether arm ``b`` is trained, followed
     #: by size when fewer than 3 sizes are trained (does a bigger model get it there?)
     readiness: tuple[str, str] | None = None
+    #: the gap in a few words (a chart's axis title) and the criterion's line on that scale
+    short: str = "gap"
+    line: tuple[float, str] | None = None
 
 
 def size_arm_id(arm_id: str, axis: str, size: int) -> str:
@@ -418,8 +421,8 @@ def judge_sizes(ladder: SizeLadder, values: Values, base: int) -> SizeOutcome:
         return SizeOutcome(
             tuple(rungs),
             None,
-            f"{ladder.what}: {listed}. Fewer than 3 sizes are trained enough to compare, so no "
-            f"trend in the gap is stated.{_readiness(ladder, values, base)}",
+            "Fewer than 3 sizes are trained enough to compare, so no trend in the gap is "
+            f"stated.{_readiness(ladder, values, base)} {_upper(ladder.what)}: {listed}.",
         )
     sizes = sorted(per_seed)
     change = paired_difference(per_seed[sizes[-1]], per_seed[sizes[0]])
@@ -444,8 +447,14 @@ def judge_sizes(ladder: SizeLadder, values: Values, base: int) -> SizeOutcome:
             else ""
         )
     return SizeOutcome(
-        tuple(rungs), change, f"{ladder.what}: {listed}. {trend} {ladder.published_trend}"
+        tuple(rungs),
+        change,
+        f"{trend} {_upper(ladder.what)}: {listed}. {ladder.published_trend}",
     )
+
+
+def _upper(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def _change(d: Difference, ratio: bool) -> str:
@@ -774,6 +783,8 @@ HAVIV_SIZES = SizeLadder(
     sizes=(16, 32, 64),
     untrained=_haviv_untrained,
     published_trend=HAVIV_LADDER.published_trend,
+    short="perplexity without ÷ with positions (causal LM)",
+    line=(COMPETITIVE_RATIO, f"competitive: {COMPETITIVE_RATIO}×"),
 )
 
 
@@ -1022,6 +1033,8 @@ KAZEMNEJAD_SIZES = SizeLadder(
         "in_range_accuracy",
         f"NoPE's in-range accuracy (the claim is judged from {TRAINED_ACCURACY})",
     ),
+    short="T5 − NoPE, accuracy on unseen positions",
+    line=(ON_PAR_ACCURACY, f"on par: {ON_PAR_ACCURACY}"),
 )
 
 

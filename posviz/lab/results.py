@@ -285,6 +285,11 @@ class Condition:
     numbers: dict[str, float]
 
 
+#: the questions a paper check's two ladders answer (:meth:`CardResult.trends`)
+BUDGET_QUESTION = "Does more training move it?"
+SIZE_QUESTION = "Does a bigger model move it?"
+
+
 @dataclass(frozen=True)
 class CardResult:
     """A paper check's card after its run: published vs this run, and the pre-registered verdict.
@@ -339,11 +344,8 @@ class CardResult:
 
     def trends(self) -> tuple[tuple[str, str], ...]:
         """``(question, answer)`` for each ladder the check has (the budget's, the size's)."""
-        pairs = (
-            ("Does more training move it?", self.ladder),
-            ("Does a bigger model move it?", self.sizes),
-        )
-        return tuple((question, text) for question, text in pairs if text)
+        pairs = ((BUDGET_QUESTION, self.ladder), (SIZE_QUESTION, self.sizes))
+        return tuple((question, text[:1].upper() + text[1:]) for question, text in pairs if text)
 
 
 @dataclass(frozen=True)

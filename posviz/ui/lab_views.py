@@ -236,14 +236,13 @@ def _show_card(view: cards.CardView, store: RunStore) -> None:
         with right:
             st.markdown("**This run**")
             bullets(view.this_run or ("Not run on this server yet.",))
-        st.markdown(
-            f"**Criterion, fixed in code before the run.** {safe_md(view.criterion, max_len=1500)}"
-        )
-        bullets(view.conditions)
-        if view.differ:
-            st.markdown(f"**What it would take to differ.** {safe_md(view.differ, max_len=900)}")
-        for heading, text in view.trends:
-            st.markdown(f"**{heading}** {safe_md(text, max_len=1500)}")
+        for n, part in enumerate(view.sections):  # criterion, what would differ, the ladders
+            st.markdown(f"**{part.heading}** {safe_md(part.text, max_len=1500)}")
+            bullets(part.bullets)
+            if part.figure is not None:
+                show_chart(
+                    part.figure, key=f"lab_papers_{view.check_id}_{n}", description=part.text
+                )
         st.caption(f"Why a tiny model may differ: {safe_md(view.caveat, max_len=900)}")
         if not view.run_id:
             check = PAPER_CHECKS[view.check_id]

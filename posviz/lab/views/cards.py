@@ -11,13 +11,28 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
-from posviz.lab.papers import PAPER_CHECKS, Condition, paper_check
-from posviz.lab.results import CardResult
+from posviz.charts import lab as charts
+from posviz.charts.figure import Figure
+from posviz.charts.style import CONTROL_COLOR, PALETTE
+from posviz.lab.papers import PAPER_CHECKS, Condition, PaperCheck, judge_sizes, paper_check
+from posviz.lab.results import SIZE_QUESTION, CardResult
 from posviz.references import cite
 
 NOT_RUN = "not run on this server yet"
+
+
+@dataclass(frozen=True)
+class Section:
+    """A paragraph of a card under a bold lead (the criterion, what would differ, a ladder),
+    with its bullets and its chart, if any."""
+
+    heading: str
+    text: str
+    bullets: tuple[str, ...] = ()
+    figure: Figure | None = None
 
 
 @dataclass(frozen=True)
@@ -28,20 +43,17 @@ class CardView:
     citation: str  # Markdown link (posviz.references.cite)
     claim: str
     claim_read_at: str
-    criterion: str
     caveat: str
     outcome: str
     agrees: bool | None
     published: tuple[tuple[str, pd.DataFrame], ...]
     published_note: str
     this_run: tuple[str, ...]
-    conditions: tuple[str, ...]
-    differ: str
     convergence: tuple[str, ...]
     run_id: str
-    #: (heading, text): how the gap moves with the budget and with the model's size (each only
-    #: for a check with that ladder and a stored run)
-    trends: tuple[tuple[str, str], ...] = ()
+    #: what the card says under its numbers, in order: the criterion with its conditions, what
+    #: it would take to differ, the ladders (the size ladder with its chart)
+    sections: tuple[Section, ...] = ()
 
 
 def published_tables(check_id: str) -> tuple[tuple[str, pd.DataFrame], ...]:
@@ -90,32 +102,84 @@ def differ_text(card: CardResult) -> str:
     return "It would agree if these held too: " + "; ".join(_rule(c) for c in failed) + "."
 
 
+def size_figure(check: PaperCheck, card: CardResult) -> Figure | None:
+    """The size ladder's gap at each size with its 95% interval over seeds (grey: a size not
+    trained enough to compare), the criterion's line beside it; None without a ladder."""
+    ladder = check.sizes
+    if ladder is None:
+        return None
+    values = {
+        arm: {name: np.asarray(v, dtype=np.float64) for name, v in by_name.items()}
+        for arm, by_name in card.inputs.items()
+    }
+    base = getattr(next(a for a in check.arms if a.id == ladder.a).config, ladder.axis)
+    shown = math.exp if ladder.ratio else float
+    rows = [
+        {
+            "variant": f"{ladder.axis} {r.size}"
+            + (" (this card)" if r.size == base else "")
+            + (" · not trained" if r.untrained else ""),
+            "mean": shown(r.gap.estimate),
+            "low": shown(r.gap.low),
+            "high": shown(r.gap.high),
+        }
+        for r in judge_sizes(ladder, values, base).rungs
+        if r.gap is not None
+    ]
+    if not rows:
+        return None
+    frame = pd.DataFrame(rows)
+    colors = {v: CONTROL_COLOR if "not trained" in v else PALETTE[0] for v in frame["variant"]}
+    chart = charts.interval_chart(
+        frame,
+        colors=colors,
+        x_title=ladder.short,
+        title=f"The gap by model {ladder.axis}",
+        subtitle="mean and 95% interval over seeds; grey: not trained enough to compare",
+        rules=(ladder.line,) if ladder.line else (),
+    )
+    return Figure(chart, frame, f"{check.id}-size-ladder")
+
+
+def _sections(
+    check: PaperCheck, card: CardResult | None, conditions: tuple[str, ...]
+) -> tuple[Section, ...]:
+    criterion = Section("Criterion, fixed in code before the run.", check.criterion, conditions)
+    if card is None:
+        return (criterion,)
+    differ = Section("What it would take to differ.", differ_text(card))
+    ladders = tuple(
+        Section(
+            heading, text, figure=size_figure(check, card) if heading == SIZE_QUESTION else None
+        )
+        for heading, text in card.trends()
+    )
+    return (criterion, differ, *ladders)
+
+
 def card_view(check_id: str, card: CardResult | None) -> CardView:
     """One card: the check's own text, and the stored run's numbers and verdict if it has run."""
     check = paper_check(check_id)
+    conditions = tuple(
+        f"{'holds' if c.holds else 'fails'}: {c.text}" for c in (card.conditions if card else ())
+    )
     return CardView(
         check_id=check_id,
         citation=cite(check.reference),
         claim=check.claim,
         claim_read_at=check.claim_read_at,
-        criterion=check.criterion,
         caveat=check.caveat,
         outcome=card.verdict if card else NOT_RUN,
         agrees=card.agrees if card else None,
         published=published_tables(check_id),
         published_note=check.published_note or "",
         this_run=card.this_run if card else (),
-        conditions=tuple(
-            f"{'holds' if c.holds else 'fails'}: {c.text}"
-            for c in (card.conditions if card else ())
-        ),
-        differ=differ_text(card) if card else "",
         convergence=tuple(
             f"{card.arm_labels.get(a, a)}: {how}"
             for a, how in (card.convergence if card else {}).items()
         ),
         run_id=card.run_id if card else "",
-        trends=card.trends() if card else (),
+        sections=_sections(check, card, conditions),
     )
 
 
