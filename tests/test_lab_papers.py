@@ -460,6 +460,13 @@ def test_an_untrained_size_is_named_and_leaves_no_trend() -> None:
     assert "no trend in the gap is stated" in out.text
 
 
+def test_a_run_without_the_ladders_arms_states_no_trend() -> None:
+    values = _size_values({32: 0.35})  # an older run: only the card's own arms
+    out = judge_sizes(HAVIV_SIZES, values, base=32)
+    assert [r.untrained for r in out.rungs] == ["not in this run", "", "not in this run"]
+    assert out.change is None and "no trend in the gap is stated" in out.text
+
+
 def test_the_depth_ladder_compares_only_trained_depths() -> None:
     def arm(name: str, layers: int) -> str:
         return name if layers == 2 else size_arm_id(name, "layers", layers)
