@@ -480,7 +480,7 @@ async def _recover(session: StreamlitSession, sc, seen: tuple, refs: dict, stats
 
     ``seen``: the values the view may show, the last finished one and the one in flight (the
     URL changes when the server has taken the new value, which the lost run may or may not have
-    reached).
+    reached); none when the connection was lost before the first view was drawn.
     """
     log.disconnects += 1
     lost = time.monotonic()
@@ -533,7 +533,14 @@ async def one_session(
     try:
         await session.connect()
         log.affinity = session.cookies.get("posviz_affinity", "")
-        await sc.prepare(session)
+        try:
+            await sc.prepare(session)
+        except (OSError, websockets.exceptions.WebSocketException):
+            # the replica died during the page's first run (a loaded machine takes 30 s and more
+            # for a lab page's first run): a browser reconnects then too
+            if not reconnect:
+                raise
+            await _recover(session, sc, (), refs, stats, log)
         for step in itertools.count():
             if time.monotonic() >= deadline:
                 break
