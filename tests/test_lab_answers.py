@@ -187,10 +187,10 @@ def test_extrapolation_ranks_on_unseen_positions_with_the_relative_schemes_train
         if cell.setting("task").key == "kback":
             assert holding == {"alibi", "rope", "t5"}  # NoPE under-trained: left out
     # the character LM on the KJV text is still improving at 200 steps for every arm: no
-    # ranking there (not "none holds"); by 600 steps the arms that trained are ranked
-    for init in ("small", "matched"):
-        assert _cell(result, task="lm", init=init).verdict.key == "undecided"
-        assert _cell(result, task="lm", init=init).ranking == ()
+    # ranking there (not "none holds"); the table's init is not swept (no rows past 16)
+    assert {c.setting("init").key for c in result.cells} == {"small"}
+    assert _cell(result, task="lm").verdict.key == "undecided"
+    assert _cell(result, task="lm").ranking == ()
     assert "learned table: not defined on unseen positions" in result.answer
     assert _within(preset.metrics["sinusoid"]["accuracy_unseen"], 0.178)
     # the sweep alone: every previous-token cell keeps ALiBi, RoPE and T5 past the training

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import posviz.lab.cards as cards
+import posviz.lab.papers as papers
 from posviz.lab.cli import main
 from posviz.lab.papers import HAVIV_2022, NOT_JUDGED
 from posviz.lab.store import RunStore
@@ -84,6 +85,46 @@ def test_press_card_agrees_in_shape_as_the_readme_says(tmp_path: Path) -> None:
     assert card.verdict == "agrees in shape"
     sinusoid, alibi = (math.exp(c.numbers["estimate"]) for c in card.conditions)
     assert 1.66 <= sinusoid <= 2.13 and 0.94 <= alibi <= 1.00
+
+
+@pytest.mark.slow
+@pytest.mark.answers
+@pytest.mark.parametrize(
+    ("check_id", "gaps", "readiness"),
+    [
+        # perplexity without ÷ with the sinusoid at widths 16, 32 (the card's), 64
+        ("haviv_2022", (1.250, 1.425, 1.291), None),
+        # T5 − NoPE on unseen positions at 2, 3, 4 layers; NoPE's in-range accuracy beside it
+        ("kazemnejad_2023", (0.653, 0.566, 0.487), (0.658, 0.846, 0.941)),
+    ],
+)
+def test_the_size_ladders_are_what_the_readme_says(check_id, gaps, readiness, tmp_path) -> None:
+    """The two cards that do not reproduce, trained at full size with their size ladders (about
+    13 and 5 minutes on 2 quiet cores): each rung's gap, paired over 5 seeds, as README quotes."""
+    import math
+
+    import numpy as np
+
+    check = papers.paper_check(check_id)
+    ladder = check.sizes
+    card = cards.run_paper_check(check_id, store=RunStore(tmp_path))
+    base = getattr(next(a for a in check.arms if a.id == ladder.a).config, ladder.axis)
+    outcome = papers.judge_sizes(ladder, card.inputs, base)
+    found = tuple(
+        math.exp(r.gap.estimate) if ladder.ratio else r.gap.estimate for r in outcome.rungs
+    )
+    assert np.allclose(found, gaps, atol=0.0015), found
+    if readiness is None:  # every Haviv rung trained: the steps are said one by one
+        assert all(not r.untrained for r in outcome.rungs) and outcome.change is not None
+        return
+    name = ladder.readiness[0]
+    nope = [
+        ladder.b if size == base else papers.size_arm_id(ladder.b, ladder.axis, size)
+        for size in ladder.sizes
+    ]
+    found = tuple(float(np.mean(card.inputs[arm][name])) for arm in nope)
+    assert np.allclose(found, readiness, atol=0.0015), found
+    assert all(r.untrained for r in outcome.rungs)  # NoPE untrained at every depth: no trend
 
 
 def test_a_stored_card_is_judged_again_when_it_is_loaded(tiny_haviv, tmp_path: Path) -> None:

@@ -380,6 +380,49 @@ def test_a_finding_holds_only_where_it_also_holds_on_the_held_out_panel() -> Non
     assert default.findings[0].holds_everywhere  # the sweep alone could not see it
 
 
+def test_a_longer_budget_trains_in_the_panel_part_and_joins_the_sweep_as_budget_cells() -> None:
+    q = QUESTIONS["induction"]  # 2-layer RoPE vs without positions; the latter still improving
+    assert "1,800 steps (12× the preset)" in panel_pending(q)
+    (long,) = [t for t in q.panel.tasks if t.key == "long"]
+    assert long.config(q.default).steps == 600  # read at 1× and 3× of it: 4× and 12× the preset
+
+    def accuracy(rope: float, nope: float) -> dict:
+        jitter = np.array([0.0, 0.004, -0.004, 0.002, -0.002])
+        return {
+            arm: {"accuracy": tuple(v + jitter), "train_loss_mean": tuple(1 - v + jitter)}
+            for arm, v in (("rope", rope), ("learned", rope), ("nope", nope), ("one_layer", 0.4))
+        }
+
+    def metrics_of(plan) -> dict:
+        return accuracy(0.99, 0.96) if plan.settings[0].key == "long" else accuracy(0.99, 0.6)
+
+    def status(plan) -> str:  # trained only with the longer budget
+        return "trained" if plan.settings[0].key == "long" else "improving"
+
+    default = _result(q, _judged_cells(q, q.sweep, metrics_of, status=status))
+    assert default.cells[0].verdict.key == "undecided"
+    panel = _result(q, _judged_cells(q, q.panel, metrics_of, status=status))
+    joined = with_panel(default, panel)
+    longer = {c.id: c for c in joined.cells if c.setting("budget").key in ("x4", "x12")}
+    assert set(longer) == {"induction.small.x4", "induction.small.x12"}
+    assert {c.setting("budget").label for c in longer.values()} == {
+        "600 steps (4× preset)",
+        "1,800 steps (12× preset)",
+    }
+    assert all(c.setting("panel").key == "preset" for c in longer.values())  # not held out
+    main = joined.findings[0]
+    assert main.depends_on == ("budget",)  # decided only where the arms trained
+    assert "With 600 steps (4× preset): 2-layer RoPE model: higher held-out accuracy" in main.text
+    assert answer_views.plain_answer(joined) == (
+        "With longer training, the 2-layer RoPE model does better than the 2-layer model without "
+        "positions."
+    )
+    assert "Longer training on next token of a repeated random block" in joined.answer
+    assert "only: 600 steps (4× preset), 1,800 steps (12× preset)." in joined.answer
+    with pytest.raises(ValueError, match="multiple of the sweep's longest budget"):
+        replace(q, long_budget=4)
+
+
 def test_task_labels_come_from_the_config() -> None:
     q = QUESTIONS["learned"]
     ten = replace(q.default, min_len=10, max_len=10, eval_lengths=(10,))

@@ -20,7 +20,7 @@ from posviz.lab import answer as judge
 from posviz.lab.config import LabConfig
 from posviz.lab.measure import late_start
 from posviz.lab.metrics import spec as metric_spec
-from posviz.lab.presets import Question, question
+from posviz.lab.presets import LONG, Question, question
 from posviz.lab.results import (
     Bound,
     Cell,
@@ -32,7 +32,7 @@ from posviz.lab.results import (
     Setting,
     Verdict,
 )
-from posviz.lab.sweep import change_label
+from posviz.lab.sweep import budget_label, change_label
 from posviz.lab.tasks import one_in, reach_probability
 
 #: a control "stays at its bound" unless its 95% interval lies wholly above it.
@@ -445,10 +445,30 @@ def sweep_line(cells: tuple[Cell, ...]) -> str:
         else ""
     )
     sweep = [c for c in cells if c not in panel]
+    tasks = {c.setting("task").key for c in sweep}
+    budgets = {}  # budget label → the tasks trained to it
+    for c in sweep:
+        budgets.setdefault(c.setting("budget").label, set()).add(c.setting("task").key)
+    every = [b for b, on in budgets.items() if on == tasks]
+    longer = [b for b, on in budgets.items() if on != tasks]
+    more = (
+        f" Longer training on {_one_task(sweep, longer)} only: {', '.join(longer)}."
+        if longer
+        else ""
+    )
     return (
         f"Sweep: {len(sweep)} cells — tasks: {values('task')}; {values('init')}; budgets: "
-        f"{values('budget')}.{held} Every difference is paired over seeds, with its 95% interval."
+        f"{', '.join(every)}.{more}{held} Every difference is paired over seeds, with its 95% "
+        "interval."
     )
+
+
+def _one_task(cells: list[Cell], budgets: list[str]) -> str:
+    """The task(s) trained to ``budgets`` (the longer budget's: the preset's own)."""
+    names = dict.fromkeys(
+        c.setting("task").label for c in cells if c.setting("budget").label in budgets
+    )
+    return " and ".join(names)
 
 
 # --------------------------------------------------------------------------- the held-out panel
@@ -457,14 +477,25 @@ PANEL_AXIS = "panel"
 PRESET = Setting(PANEL_AXIS, "preset", "the preset's settings")
 
 
+def _long_steps(q: Question) -> int:
+    """The steps of the question's longer budget (0 without one)."""
+    return q.default.steps * q.long_budget
+
+
 def panel_pending(q: Question) -> str:
     """What the held-out check will cover, said while it has not run ("" without a panel)."""
+    long = (
+        f"; the arms also train for {_long_steps(q):,} steps ({q.long_budget}× the preset), "
+        "for those still improving at the sweep's budgets"
+        if q.long_budget
+        else ""
+    )
     if not q.panel_settings:
-        return ""
+        return f"Longer training pending{long}." if long else ""
     names = ", ".join(change_label(*p.change(q.default), q.default) for p in q.panel_settings)
     return (
-        f"Held-out check pending: every finding will be checked on {names}; until then the "
-        "findings hold on the sweep only."
+        f"Held-out check pending: every finding will be checked on {names}{long}; until then "
+        "the findings hold on the sweep only."
     )
 
 
@@ -489,8 +520,30 @@ def _panel_cells(
         p.key: change_label(*p.change(default.config), default.config) for p in q.panel_settings
     }
     cells = []
+    taken = {c.id for c in default.cells}
     for c in panel.cells:
         key = c.setting("task").key
+        renamed = {arm: f"panel.{i}" for arm, i in c.instances.items()}
+        if key == LONG:  # the longer budget: cells of the preset's task at more steps
+            times, rest = divmod(c.steps, default.default_cell.steps)
+            budget = (
+                Setting("budget", f"x{times}", budget_label(times, c.steps))
+                if not rest
+                else Setting("budget", f"s{c.steps}", f"{c.steps:,} steps")
+            )
+            cell_id = f"{own.key}.{c.setting('init').key}.{budget.key}"
+            if cell_id in taken:  # a custom run whose own sweep already reaches these steps
+                continue
+            cells.append(
+                replace(
+                    c,
+                    id=cell_id,
+                    settings=(own, c.setting("init"), budget, PRESET),
+                    default=False,
+                    instances=renamed,
+                )
+            )
+            continue
         setting = Setting(PANEL_AXIS, key, labels.get(key, c.setting("task").label))
         cells.append(
             replace(
@@ -498,7 +551,7 @@ def _panel_cells(
                 id=f"panel.{c.id}",
                 settings=(own, c.setting("init"), c.setting("budget"), setting),
                 default=False,
-                instances={arm: f"panel.{i}" for arm, i in c.instances.items()},
+                instances=renamed,
             )
         )
     instances = {f"panel.{k}": replace(v, id=f"panel.{k}") for k, v in panel.instances.items()}

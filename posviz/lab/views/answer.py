@@ -267,8 +267,24 @@ def plain_answer(result: LabResult) -> str:
         text = _need_positions_plain(cell)
     main = result.findings[0]
     if not main.holds_everywhere and not _undecided_elsewhere(result):
-        text = f"It depends on {_names([AXIS_NAMES.get(a, a) for a in main.depends_on])}."
+        longer = _decided_with_longer_training(result, labels) if q.kind == "pair" else ""
+        text = longer or f"It depends on {_names([AXIS_NAMES.get(a, a) for a in main.depends_on])}."
     return _capital(text)
+
+
+def _decided_with_longer_training(result: LabResult, labels: dict[str, str]) -> str:
+    """``"With longer training, …"`` where the preset's cell is undecided and the verdict it
+    depends on is the budget's alone, decided at a longer one (its arms trained only there);
+    "" otherwise or past :data:`MAX_FIRST_WORDS`."""
+    main, default = result.findings[0], result.default_cell
+    if main.depends_on != ("budget",) or not undecided_key(main.keys[default.id]):
+        return ""
+    other = nearest_other(result.cells, main.keys, default)
+    if other is None or other.steps <= default.steps or undecided_key(main.keys[other.id]):
+        return ""
+    plain = _pair_plain(other, labels)
+    text = f"With longer training, {plain[:1].lower()}{plain[1:]}"
+    return text if len(text.split()) <= MAX_FIRST_WORDS else ""
 
 
 def _undecided_elsewhere(result: LabResult) -> bool:
