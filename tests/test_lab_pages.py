@@ -549,3 +549,21 @@ def test_every_figure_names_its_axes_clips_accuracy_and_wraps_labels(warm, quest
                 if column in data and item.key in ("accuracy", "position", "ranking"):
                     values = data[column].dropna()
                     assert ((values >= 0) & (values <= 1)).all(), (item.key, column)
+
+
+def test_a_longer_budget_or_held_out_cell_draws_from_its_own_training(warm) -> None:
+    """A cell merged in from the panel part reads the step arrays of the training it came from
+    (the longer budget trains 12× the steps, past every checkpoint of the sweep's own)."""
+    from posviz.lab.summarise import with_panel
+
+    root, results = warm
+    panel = run_question("induction", store=RunStore(root), part="panel")
+    joined = with_panel(results["induction"], panel)
+    steps = joined.default_cell.steps
+    longest = joined.cell("induction.small.x12")
+    assert longest.group == "long" and longest.steps == 12 * steps
+    held_out = next(c for c in joined.cells if c.group == "lr_x3")
+    for cell in (longest, held_out):
+        shown = [figures.hero(joined, cell.id), *figures.evidence(joined, cell.id)]
+        assert shown and all(item.figure.data is not None for item in shown)
+    assert figures.curves_frame(joined, longest)["step"].max() > 3 * steps  # the long run's

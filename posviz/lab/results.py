@@ -167,6 +167,9 @@ class Cell:
         verdict: the answer in this cell.
         status: ``arm → training status`` (``trained``, ``improving``, ``stalled``,
             ``collapsed``, ``diverged``; :func:`posviz.lab.metrics.convergence`).
+        group: the training its instances came from, the key of the result's step arrays
+            (``curve_steps``, ``checkpoint_steps``, ``snapshot_steps_by_task``); "" for the
+            cell's own task. A held-out panel's cell, or a longer budget's, names its panel row.
     """
 
     id: str
@@ -182,10 +185,16 @@ class Cell:
     ranking: tuple[RankRow, ...]
     verdict: Verdict
     status: dict[str, str] = field(default_factory=dict)
+    group: str = ""
 
     def setting(self, axis: str) -> Setting:
         """This cell's value of one axis."""
         return next(s for s in self.settings if s.axis == axis)
+
+    @property
+    def steps_key(self) -> str:
+        """The key of this cell's step arrays in its result (:attr:`group`, else its task's)."""
+        return self.group or self.setting("task").key
 
     def label(self) -> str:
         """``"reverse · table init N(0, 0.02²) · 400 steps"``."""

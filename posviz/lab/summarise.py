@@ -541,6 +541,7 @@ def _panel_cells(
                     settings=(own, c.setting("init"), budget, PRESET),
                     default=False,
                     instances=renamed,
+                    group=key,
                 )
             )
             continue
@@ -552,6 +553,7 @@ def _panel_cells(
                 settings=(own, c.setting("init"), c.setting("budget"), setting),
                 default=False,
                 instances=renamed,
+                group=key,
             )
         )
     instances = {f"panel.{k}": replace(v, id=f"panel.{k}") for k, v in panel.instances.items()}

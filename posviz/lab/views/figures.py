@@ -57,7 +57,7 @@ def _instances(result: LabResult, cell: Cell) -> dict[str, Instance]:
 
 
 def _checkpoint(result: LabResult, cell: Cell) -> int:
-    return m.checkpoint_index(result.checkpoint_steps[cell.setting("task").key], cell.steps)
+    return m.checkpoint_index(result.checkpoint_steps[cell.steps_key], cell.steps)
 
 
 def bound_for(result: LabResult, cell: Cell) -> Bound | None:
@@ -85,7 +85,7 @@ def short_label(cell: Cell) -> str:
 
 def curves_frame(result: LabResult, cell: Cell) -> pd.DataFrame:
     """Training loss (mean over seeds) up to the cell's budget: ``variant, step, loss``."""
-    steps = np.asarray(result.curve_steps[cell.setting("task").key])
+    steps = np.asarray(result.curve_steps[cell.steps_key])
     keep = steps <= cell.steps
     parts = [
         pd.DataFrame(
@@ -172,7 +172,7 @@ def movement(result: LabResult, cell: Cell) -> pd.DataFrame:
     (:func:`posviz.lab.rows.movement_frame`)."""
     q = question(result.question_id)
     task = cell.setting("task").key
-    steps = np.asarray(result.snapshot_steps_by_task.get(task, ()))
+    steps = np.asarray(result.snapshot_steps_by_task.get(cell.steps_key, ()))
     keep = steps <= cell.steps
     config = next(t for t in q.sweep.tasks if t.key == task).config(result.config)
     moved, labels, seen = {}, {}, {}
