@@ -245,6 +245,24 @@ def _comparison(cell, metric: str, arms: set[str]):
     return next(c for c in cell.comparisons if c.metric == metric and {c.a, c.b} == arms)
 
 
+def test_induction_is_decided_only_with_its_longer_budget(lab_store) -> None:
+    """At the sweep's budgets the model without positions is still improving (undecided, said
+    so); the panel part trains the preset's task for 18× the steps, where every seed of every
+    2-layer arm is trained: RoPE ahead of the model without positions by about 0.02."""
+    from posviz.lab.summarise import with_panel
+    from posviz.lab.views.answer import plain_answer
+
+    result = default("induction", lab_store)
+    assert result.default_cell.verdict.key == "undecided"
+    joined = with_panel(result, run_question("induction", store=lab_store, part="panel"))
+    longest = joined.cell("induction.small.x18")
+    assert longest.steps == 2700 and longest.converged["rope"] and longest.converged["nope"]
+    assert _within(longest.metrics["rope"]["accuracy"], 1.000)
+    assert _within(longest.metrics["nope"]["accuracy"], 0.981)
+    assert longest.verdict.key == "a"
+    assert plain_answer(joined).startswith("With longer training, the 2-layer RoPE model")
+
+
 def test_the_readme_numbers_are_what_the_stored_runs_compute(lab_store) -> None:
     """README's lab table quotes these differences (paired over seeds, 95% intervals)."""
     learned = default("learned", lab_store)

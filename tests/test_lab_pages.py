@@ -553,15 +553,15 @@ def test_every_figure_names_its_axes_clips_accuracy_and_wraps_labels(warm, quest
 
 def test_a_longer_budget_or_held_out_cell_draws_from_its_own_training(warm) -> None:
     """A cell merged in from the panel part reads the step arrays of the training it came from
-    (the longer budget trains 12× the steps, past every checkpoint of the sweep's own)."""
+    (the longer budget trains 18× the steps, past every checkpoint of the sweep's own)."""
     from posviz.lab.summarise import with_panel
 
     root, results = warm
     panel = run_question("induction", store=RunStore(root), part="panel")
     joined = with_panel(results["induction"], panel)
     steps = joined.default_cell.steps
-    longest = joined.cell("induction.small.x12")
-    assert longest.group == "long" and longest.steps == 12 * steps
+    longest = joined.cell("induction.small.x18")
+    assert longest.group == "long" and longest.steps == 18 * steps
     held_out = next(c for c in joined.cells if c.group == "lr_x3")
     for cell in (longest, held_out):
         shown = [figures.hero(joined, cell.id), *figures.evidence(joined, cell.id)]

@@ -382,9 +382,9 @@ def test_a_finding_holds_only_where_it_also_holds_on_the_held_out_panel() -> Non
 
 def test_a_longer_budget_trains_in_the_panel_part_and_joins_the_sweep_as_budget_cells() -> None:
     q = QUESTIONS["induction"]  # 2-layer RoPE vs without positions; the latter still improving
-    assert "1,800 steps (12× the preset)" in panel_pending(q)
+    assert "2,700 steps (18× the preset)" in panel_pending(q)
     (long,) = [t for t in q.panel.tasks if t.key == "long"]
-    assert long.config(q.default).steps == 600  # read at 1× and 3× of it: 4× and 12× the preset
+    assert long.config(q.default).steps == 900  # read at 1× and 3× of it: 6× and 18× the preset
 
     def accuracy(rope: float, nope: float) -> dict:
         jitter = np.array([0.0, 0.004, -0.004, 0.002, -0.002])
@@ -403,22 +403,22 @@ def test_a_longer_budget_trains_in_the_panel_part_and_joins_the_sweep_as_budget_
     assert default.cells[0].verdict.key == "undecided"
     panel = _result(q, _judged_cells(q, q.panel, metrics_of, status=status))
     joined = with_panel(default, panel)
-    longer = {c.id: c for c in joined.cells if c.setting("budget").key in ("x4", "x12")}
-    assert set(longer) == {"induction.small.x4", "induction.small.x12"}
+    longer = {c.id: c for c in joined.cells if c.setting("budget").key in ("x6", "x18")}
+    assert set(longer) == {"induction.small.x6", "induction.small.x18"}
     assert {c.setting("budget").label for c in longer.values()} == {
-        "600 steps (4× preset)",
-        "1,800 steps (12× preset)",
+        "900 steps (6× preset)",
+        "2,700 steps (18× preset)",
     }
     assert all(c.setting("panel").key == "preset" for c in longer.values())  # not held out
     main = joined.findings[0]
     assert main.depends_on == ("budget",)  # decided only where the arms trained
-    assert "With 600 steps (4× preset): 2-layer RoPE model: higher held-out accuracy" in main.text
+    assert "With 900 steps (6× preset): 2-layer RoPE model: higher held-out accuracy" in main.text
     assert answer_views.plain_answer(joined) == (
         "With longer training, the 2-layer RoPE model does better than the 2-layer model without "
         "positions."
     )
     assert "Longer training on next token of a repeated random block" in joined.answer
-    assert "only: 600 steps (4× preset), 1,800 steps (12× preset)." in joined.answer
+    assert "only: 900 steps (6× preset), 2,700 steps (18× preset)." in joined.answer
     with pytest.raises(ValueError, match="multiple of the sweep's longest budget"):
         replace(q, long_budget=4)
 
