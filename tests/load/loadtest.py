@@ -272,7 +272,7 @@ class Stats:
         if log is not None:
             log.errors += 1
         if len(self.examples) < 10:
-            self.examples.append(f"{kind}: {detail[:300]}")
+            self.examples.append(f"{kind}: {detail[:400]}")
 
 
 @dataclass
@@ -450,9 +450,35 @@ async def reference(url: str, sc) -> dict[object, str]:
             if result.exceptions or result.errors:
                 raise RuntimeError(f"{sc.name}={value!r}: {result.exceptions or result.errors}")
             digests[value] = result.chart_digest()
+            REFERENCE_PARTS[(sc.name, value)] = result.chart_parts()
     if len(set(digests.values())) < len(digests):
         print(f"  note: {sc.name}: some values draw identical charts")
     return digests
+
+
+#: each reference run's charts, ``(scenario name, value) → chart parts``: what a wrong chart is
+#: compared with, chart by chart, to say which one differs and how (:func:`chart_difference`)
+REFERENCE_PARTS: dict[tuple[str, object], list[tuple[str, str]]] = {}
+
+
+def chart_difference(got: list[tuple[str, str]], want: list[tuple[str, str]]) -> str:
+    """Where a run's charts differ from the reference's: their count, or the first chart whose
+    spec (with the first differing stretch of both) or data differs."""
+    if len(got) != len(want):
+        return f"{len(got)} charts, reference {len(want)}"
+    for i, ((spec, data), (ref_spec, ref_data)) in enumerate(zip(got, want, strict=True)):
+        if spec != ref_spec:
+            at = next(
+                (k for k, (a, b) in enumerate(zip(spec, ref_spec, strict=False)) if a != b),
+                min(len(spec), len(ref_spec)),
+            )
+            return (
+                f"chart {i + 1} of {len(got)}: spec differs at {at}: "
+                f"{spec[max(at - 40, 0) : at + 60]!r} vs {ref_spec[max(at - 40, 0) : at + 60]!r}"
+            )
+        if data != ref_data:
+            return f"chart {i + 1} of {len(got)}: same spec, other data"
+    return "same charts (the digest differs only in order)"
 
 
 def _judge(
@@ -471,7 +497,9 @@ def _judge(
     elif check and value in refs:
         stats.checked += 1
         if result.chart_digest() != refs[value]:
-            stats.error("wrong chart", f"{sc.name}={value!r}", log)
+            want = REFERENCE_PARTS.get((sc.name, value))
+            how = f" ({chart_difference(result.chart_parts(), want)})" if want else ""
+            stats.error("wrong chart", f"{sc.name}={value!r}{how}", log)
 
 
 async def _recover(session: StreamlitSession, sc, seen: tuple, refs: dict, stats: Stats,

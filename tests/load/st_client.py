@@ -50,16 +50,26 @@ class RunResult:
     def charts(self) -> list[Any]:
         return list(self.tree.get("vega_lite_chart"))
 
+    def chart_parts(self) -> list[tuple[str, str]]:
+        """Each chart on the page: its spec (auto-generated names masked, keys sorted) and a
+        digest of its data bytes."""
+        parts = []
+        for chart in self.charts():
+            proto = chart.proto
+            spec = json.dumps(json.loads(_GENERATED_NAMES.sub('"_"', proto.spec)), sort_keys=True)
+            data = hashlib.sha256()
+            for dataset in proto.datasets:
+                data.update(dataset.data.data)
+            data.update(proto.data.data)
+            parts.append((spec, data.hexdigest()[:16]))
+        return parts
+
     def chart_digest(self) -> str:
         """A digest of every chart on the page: spec (auto-generated names masked) + data bytes."""
         digest = hashlib.sha256()
-        for chart in self.charts():
-            proto = chart.proto
-            spec = _GENERATED_NAMES.sub('"_"', proto.spec)
-            digest.update(json.dumps(json.loads(spec), sort_keys=True).encode())
-            for dataset in proto.datasets:
-                digest.update(dataset.data.data)
-            digest.update(proto.data.data)
+        for spec, data in self.chart_parts():
+            digest.update(spec.encode())
+            digest.update(data.encode())
         return digest.hexdigest()[:16]
 
 
