@@ -410,6 +410,8 @@ def test_a_longer_budget_trains_in_the_panel_part_and_joins_the_sweep_as_budget_
         "2,700 steps (18× preset)",
     }
     assert all(c.setting("panel").key == "preset" for c in longer.values())  # not held out
+    after_sweep = [c.id for c in joined.cells][len(default.cells) : len(default.cells) + 2]
+    assert after_sweep == ["induction.small.x6", "induction.small.x18"]  # before the panel's
     main = joined.findings[0]
     assert main.depends_on == ("budget",)  # decided only where the arms trained
     assert "With 900 steps (6× preset): 2-layer RoPE model: higher held-out accuracy" in main.text

@@ -570,6 +570,7 @@ def with_panel(default: LabResult, panel: LabResult | None) -> LabResult:
         pending = panel_pending(q)
         return replace(default, answer=f"{default.answer}\n{pending}") if pending else default
     extra, instances = _panel_cells(q, default, panel)
+    extra.sort(key=lambda c: c.group != LONG)  # the longer budget's cells right after the sweep's
     cells = tuple(replace(c, settings=(*c.settings, PRESET)) for c in default.cells) + tuple(extra)
     labels = {a.id: a.label for a in default.arms}
     found, answer = findings_and_answer(
