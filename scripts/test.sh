@@ -6,8 +6,8 @@
 #                                full-size answers (below)
 #   ./scripts/test.sh --fast     lint + the fast tier only (unit tests; no page, server, browser or
 #                                full-size training): the run before each commit
-#   ./scripts/test.sh --answers  the lab's presets and a paper check trained at full size, their
-#                                shipped numbers pinned (~10-20 min on 2 cores; scripts/docker-smoke.sh
+#   ./scripts/test.sh --answers  the lab's presets and the paper checks trained at full size, their
+#                                shipped numbers pinned (~25 min on 2 cores; scripts/docker-smoke.sh
 #                                runs it, where the image's warm store is built)
 #
 # The tiers are pytest markers (pyproject.toml; tests/conftest.py sets fast/page itself). Extra
