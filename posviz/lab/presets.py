@@ -181,9 +181,14 @@ class Question:
             for p in self.panel_settings
         )
         if self.long_budget:
-            steps = own.config(self.default).steps * self.long_budget // self.sweep.longest
+            steps = self.long_steps // self.sweep.longest  # read at 1× … longest× of it
             tasks += (TaskSetting(LONG, (*own.changes, ("steps", steps)), own.metric),)
         return Sweep(tasks=tasks, inits=self.sweep.inits[:1], budgets=self.sweep.budgets)
+
+    @property
+    def long_steps(self) -> int:
+        """The steps of the longer budget on the preset's own task (0 without one)."""
+        return self.sweep.tasks[0].config(self.default).steps * self.long_budget
 
     @property
     def higher_is_better(self) -> bool:

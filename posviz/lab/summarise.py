@@ -477,15 +477,10 @@ PANEL_AXIS = "panel"
 PRESET = Setting(PANEL_AXIS, "preset", "the preset's settings")
 
 
-def _long_steps(q: Question) -> int:
-    """The steps of the question's longer budget (0 without one)."""
-    return q.default.steps * q.long_budget
-
-
 def panel_pending(q: Question) -> str:
     """What the held-out check will cover, said while it has not run ("" without a panel)."""
     long = (
-        f"; the arms also train for {_long_steps(q):,} steps ({q.long_budget}× the preset), "
+        f"; the arms also train for {q.long_steps:,} steps ({q.long_budget}× the preset), "
         "for those still improving at the sweep's budgets"
         if q.long_budget
         else ""
