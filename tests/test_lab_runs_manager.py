@@ -148,13 +148,18 @@ def test_estimates_follow_the_pace_measured_on_this_machine(pace, monkeypatch) -
     monkeypatch.setattr(live.jobs, "running", lambda: 2)
     assert plan.estimate_now()[0] == pytest.approx(idle)
     monkeypatch.setattr(live.jobs, "running", lambda: 0)
-    progress = live.LiveProgress(plan)  # a run that did 1/8 of its work in 60 s
+    unmeasured = plan.estimate_now()[0]
+    progress = live.LiveProgress(plan)
     import posviz.lab
 
-    progress.update(posviz.lab.Progress(1, 10, {}, 60.0, 420.0))
+    # its first report 20 s in at 1 % (building its models took most of that), then 20 % at 80 s:
+    # 19 % of the work in 60 s of training, so the whole run trains in 60 / 0.19 s
+    progress.update(posviz.lab.Progress(1, 10, {}, 20.0, 1980.0))
+    assert plan.estimate_now()[0] == unmeasured  # under 2 % since: nothing measured yet
+    progress.update(posviz.lab.Progress(2, 10, {}, 80.0, 320.0))
     measured, source = plan.estimate_now()
     assert "measured" in source
-    assert measured == pytest.approx(live.START_S + 480.0)
+    assert measured == pytest.approx(live.START_S + 60.0 / 0.19)
     text = progress.view().text(plan)
     assert f"each model takes {plan.steps:,} optimiser steps" in text and "model-steps" in text
-    assert "about 7 min left at the pace measured so far" in text
+    assert "about 5 min left at the pace measured so far" in text

@@ -190,8 +190,8 @@ def train_module() -> ModuleType:
 
 def step_work(config: LabConfig) -> int:
     """The work of one model's training step: batch × length × layers × (width + heads ×
-    length), its matrix and attention work (the unit :data:`posviz.lab.views.live.CPU_S_PER_UNIT`
-    turns into seconds)."""
+    length), its matrix and attention work: how the threads' shares are balanced (the page's
+    time estimates use :func:`posviz.lab.views.live.step_cpu_s`, fitted to measured runs)."""
     length = config.max_len
     return config.batch * length * config.layers * (config.width + config.heads * length)
 

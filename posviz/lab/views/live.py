@@ -33,28 +33,33 @@ from posviz.lab.config import LabConfig
 from posviz.lab.papers import paper_check
 from posviz.lab.presets import question
 from posviz.lab.results import Progress
-from posviz.lab.run import TRAIN_THREADS, question_part, step_work
+from posviz.lab.run import TRAIN_THREADS, question_part
 from posviz.lab.views.figures import arm_colors
 
 #: points kept per arm for the live loss curve (older points are thinned, not dropped).
 MAX_CURVE_POINTS = 400
-#: CPU seconds of one model's training step per unit of :func:`~posviz.lab.run.step_work`
-#: (batch × length × layers × (width + heads × length): its matrix and attention work),
-#: evaluation and judging included.
-#: Fitted to the CPU time of ten runs of four questions (presets and shorter or smaller ones, from
-#: 2 to 197 s of CPU): each took 0.74–1.8× what this constant estimates.
-CPU_S_PER_UNIT = 6.3e-8
+#: CPU seconds of one model's training step, evaluation and judging included, per unit of
+#: batch × length² × layers × width (attention) and of batch × length × layers × width (every
+#: other op: at these widths the small matrix products cost what their inputs' size does, not
+#: width²). Fitted (least squares on relative error) to the measured wall times of all 17 stored
+#: studies, every default, paper check and panel, on 2 quiet cores: each took 0.83–1.38× what
+#: these estimate (docs/benchmarks.md, "Estimates"). The single constant before, per unit of
+#: :func:`~posviz.lab.run.step_work`, put the long-sequence studies at up to 2.9× their time.
+CPU_S_ATTENTION = 1.75e-9
+CPU_S_TOKEN = 8.3e-8
 #: seconds to start training in a fresh process (importing torch, building the models).
 START_S = 4.0
 #: a measured pace is used for this many seconds after it was measured (the load changes).
 PACE_FRESH_S = 900.0
-#: a run's pace is recorded once this share of it is done (its first steps).
+#: a run's pace is recorded once this share of it is done after its first report (its first
+#: steps, not counting the time to build its models).
 PACE_AFTER = 0.02
 
 
 class _Pace:
-    """The latest measured pace of training on this server: wall seconds per unit of
-    :func:`~posviz.lab.run.step_work` work, for the two training threads together (thread-safe)."""
+    """The latest measured pace of training on this server: wall seconds per CPU second of
+    :func:`step_cpu_s` work (``1 / TRAIN_THREADS`` on idle cores), for the two training threads
+    together (thread-safe)."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -89,7 +94,8 @@ def _load() -> float:
 
 
 def measured_pace() -> tuple[float, str]:
-    """Wall seconds per unit of work now, and where that number comes from (in words)."""
+    """Wall seconds per CPU second of :func:`step_cpu_s` work now, and where that number comes
+    from (in words)."""
     measured = PACE.get()
     if measured is not None:
         return measured, "at the pace measured on this server by its latest run"
@@ -101,7 +107,7 @@ def measured_pace() -> tuple[float, str]:
     others = max(0.0, load - jobs.running() * TRAIN_THREADS)
     busy = others + TRAIN_THREADS
     usable = min(TRAIN_THREADS if busy <= cores else cores * TRAIN_THREADS / busy, cores)
-    pace = CPU_S_PER_UNIT / usable
+    pace = 1.0 / usable
     return pace, f"on this machine's current load (load average {load:.1f} on {cores} cores)"
 
 
@@ -113,8 +119,8 @@ class RunPlan:
         models: small models trained (every instance × its seeds).
         instances: arm settings trained (an arm under one task and initial scale).
         model_steps: training steps of all models together (the one count a run reports).
-        work: the run's training work in units of :func:`~posviz.lab.run.step_work` (for the
-            measured pace).
+        work: the run's training work in CPU seconds on an idle core (:func:`step_cpu_s`; the
+            measured pace turns it into wall seconds).
         steps: optimiser steps of each model (the longest, where budgets differ).
         labels: ``instance id → label`` of the instances drawn live (one per arm: the preset's
             own task and initial scale), in the arms' order.
@@ -155,15 +161,22 @@ def duration_text(seconds: float) -> str:
     return f"~{seconds / 60:.0f} min" if seconds < 7200 else f"~{seconds / 3600:.1f} h"
 
 
+def step_cpu_s(config: LabConfig) -> float:
+    """CPU seconds of one model's training step under ``config`` on an idle core
+    (:data:`CPU_S_ATTENTION`, :data:`CPU_S_TOKEN`)."""
+    tokens = config.batch * config.max_len * config.layers * config.width
+    return tokens * (CPU_S_TOKEN + CPU_S_ATTENTION * config.max_len)
+
+
 def _work(configs: list[LabConfig]) -> float:
-    """The training work of every model of ``configs`` (:func:`~posviz.lab.run.step_work`)."""
-    return float(sum(c.seeds * c.steps * step_work(c) for c in configs))
+    """CPU seconds to train every model of ``configs`` on an idle core (:func:`step_cpu_s`)."""
+    return float(sum(c.seeds * c.steps * step_cpu_s(c) for c in configs))
 
 
 def _estimate(configs: list[LabConfig]) -> float:
     """Wall seconds to train every model of ``configs`` (one per model) on
     :data:`~posviz.lab.run.TRAIN_THREADS` threads of an idle machine."""
-    return START_S + _work(configs) * CPU_S_PER_UNIT / TRAIN_THREADS
+    return START_S + _work(configs) / TRAIN_THREADS
 
 
 def question_plan(question_id: str, config: LabConfig, *, part: str = "default") -> RunPlan:
@@ -264,6 +277,7 @@ class LiveProgress:
     queue_position: int = 0
     started: bool = False
     curves: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
+    first: tuple[float, float] | None = None  # (elapsed, fraction) of the first training report
 
     def update(self, progress: Progress) -> None:
         """Take one report (``queue_position > 0``: still waiting for a job slot)."""
@@ -277,8 +291,11 @@ class LiveProgress:
             self.eta_s = eta if math.isfinite(eta) else None
             if self.eta_s is not None and elapsed + self.eta_s > 0:
                 self.fraction = max(self.fraction, min(elapsed / (elapsed + self.eta_s), 1.0))
-                if self.fraction >= PACE_AFTER and self.plan.work > 0:
-                    PACE.record(elapsed / (self.fraction * self.plan.work))
+                if self.first is None:  # the pace counts from here: building the models is not
+                    self.first = (elapsed, self.fraction)  # training (START_S stands for it)
+                done = self.fraction - self.first[1]
+                if done >= PACE_AFTER and self.plan.work > 0:
+                    PACE.record((elapsed - self.first[0]) / (done * self.plan.work))
             for instance, loss in progress.loss.items():
                 if instance in self.plan.labels and math.isfinite(float(loss)):
                     self._add(instance, int(progress.step), float(loss))
