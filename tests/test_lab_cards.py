@@ -36,6 +36,8 @@ def test_a_paper_check_runs_judges_and_is_stored(tiny_haviv, tmp_path: Path) -> 
     assert card.published == HAVIV_2022.published and card.criterion == HAVIV_2022.criterion
     assert set(card.inputs) == {a.id for a in tiny_haviv.all_arms}  # with the size ladder's
     assert "by model width: width 16 (this card's)" in card.sizes  # judged from what was stored
+    own = tiny_haviv.arms[0].config  # the trend says the one setting it was measured at
+    assert f"one learning rate ({own.lr:g}) with seeds 0–1" in card.sizes
     assert all(len(v["loss"]) == 2 for v in card.inputs.values())
     assert card.verdict in ("agrees in shape", "does not agree in shape", NOT_JUDGED)
     assert (card.agrees is None) == (card.verdict == NOT_JUDGED)

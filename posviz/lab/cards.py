@@ -182,7 +182,14 @@ def _sizes(check: PaperCheck, values: dict[str, dict[str, np.ndarray]]) -> str:
     if check.sizes is None:
         return ""
     base = next(a for a in check.arms if a.id == check.sizes.a)
-    return judge_sizes(check.sizes, values, getattr(base.config, check.sizes.axis)).text
+    text = judge_sizes(check.sizes, values, getattr(base.config, check.sizes.axis)).text
+    config = base.config
+    seeds = f"{config.first_seed}–{config.first_seed + config.seeds - 1}"
+    return (
+        f"{text} Every size trained at one learning rate ({config.lr:g}) with seeds {seeds}: "
+        "the trend is not repeated at other learning rates or seeds, unlike the questions' "
+        "findings."
+    )
 
 
 def stored_cards(*, store: RunStore | None = None) -> dict[str, CardResult]:
