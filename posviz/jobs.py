@@ -460,14 +460,18 @@ def claim(
     *,
     on_wait: Callable[[int], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
+    done: Callable[[], bool] | None = None,
     stale_after: float = CLAIM_STALE_S,
     heartbeat_s: float = CLAIM_HEARTBEAT_S,
-) -> Iterator[Claim]:
+) -> Iterator[Claim | None]:
     """Hold ``key`` in ``directory`` (shared by every replica) for the ``with`` block.
 
     One process at a time holds a key: the others wait, polling every :data:`CLAIM_POLL_S`
-    seconds, until the holder releases it (then the next one takes it: check for the result
-    first, the holder usually left it in a shared store). The claim is the file
+    seconds, until the holder releases it; then the next one takes it. With ``done``, a process
+    that finds the key free asks ``done()`` first (is the result there, e.g. in a shared store,
+    left by the holder it waited for?): if so it does not claim and the block gets None, so a
+    result computed once is claimed once. Without ``done`` the block should check for the result
+    itself. The claim is the file
     ``<directory>/<key>.claim`` (JSON: host, pid, start, queue place), created and taken over
     under ``fcntl.flock`` on ``<directory>/.claims.lock``; the holder touches it every
     ``heartbeat_s``. A dead holder cannot keep it: a waiter on the same host takes it over as
@@ -490,13 +494,20 @@ def claim(
         with _directory_lock(directory):
             holder = _read_holder(path)
             why = "" if holder is None else _claim_stale(path, holder, stale_after)
-            if holder is None or why:
+            free = holder is None and done is not None  # ask done() before claiming
+            if (holder is None or why) and not free:
                 _write_claim(path, me)
                 line = f"claimed {key} host={me.host} pid={me.pid}"
                 if holder is not None:
                     line += f" (took over from host={holder.host} pid={holder.pid}: {why})"
                 _claims_log(directory, line)
                 break
+        if free:  # outside the lock: done() may read files
+            if done is not None and done():
+                yield None
+                return
+            done = None  # not done: claim it next time round (if still free)
+            continue
         if should_stop is not None and should_stop():
             raise JobCancelled(f"Left while another process computed {key}.")
         if on_wait is not None:

@@ -162,7 +162,8 @@ print(card.run_id, card.verdict, flush=True)
 @pytest.mark.slow
 def test_replicas_asking_for_one_paper_check_train_it_once(tmp_path: Path) -> None:
     """Three processes sharing a store run one uncached paper check at once (what three replicas
-    do when their sessions press Run): one training, one entry, the same card for all."""
+    do when their sessions press Run): one claim, one training, one entry, the same card for
+    all."""
     import subprocess
     import sys
 
@@ -173,7 +174,7 @@ def test_replicas_asking_for_one_paper_check_train_it_once(tmp_path: Path) -> No
     assert len(set(answers)) == 1 and answers[0]
     log = (tmp_path / ".claims" / "claims.log").read_text().splitlines()
     events = [line.split()[1] for line in log]
-    assert events.count("training") == 1, log
+    assert events.count("training") == 1 and events.count("claimed") == 1, log
     entries = [p.name for p in tmp_path.iterdir() if p.is_dir() and not p.name.startswith(".")]
     assert entries == [answers[0].split()[0]]
 

@@ -154,22 +154,31 @@ def run_study(
             on_progress(Progress(0, steps, {}, elapsed, math.nan, "", position))
 
     try:
-        # One training per run id across replicas sharing the store: wait for another's claim
-        # (shown as place 1 while it trains), then use what it stored (posviz.jobs.claim).
-        claimed = claim(store.root / ".claims", run_id, should_stop=should_stop,
-                        on_wait=lambda place: waiting(max(place, 1)))  # fmt: skip
-        with claimed as held:
-            if (stored := _stored(study, store, run_id)) is not None:
-                return stored
-            held.note("training")
-            with job_slot("lab", on_wait=waiting, should_stop=should_stop):
-                train_module().use_one_thread()
-                trained = train_units(units, on_progress, should_stop)
-            result = study.build(trained, run_id, time.perf_counter() - start)
-            store.save(result)  # before the claim is released: its waiters find it
+        # One claim and one training per run id across replicas sharing the store: wait for
+        # another's claim (shown as place 1 while it trains), then use what it stored without
+        # claiming (posviz.jobs.claim's ``done``); claim and train only if nothing was stored.
+        def stored_now() -> bool:
+            return store.exists(run_id)
+
+        done: Callable[[], bool] | None = stored_now
+        while True:
+            claimed = claim(store.root / ".claims", run_id, should_stop=should_stop,
+                            on_wait=lambda place: waiting(max(place, 1)), done=done)  # fmt: skip
+            with claimed as held:
+                if (stored := _stored(study, store, run_id)) is not None:
+                    return stored
+                if held is None:  # stored but unreadable: claim it this time, and retrain
+                    done = None
+                    continue
+                held.note("training")
+                with job_slot("lab", on_wait=waiting, should_stop=should_stop):
+                    train_module().use_one_thread()
+                    trained = train_units(units, on_progress, should_stop)
+                result = study.build(trained, run_id, time.perf_counter() - start)
+                store.save(result)  # before the claim is released: its waiters find it
+                return result
     except JobCancelled as stop:
         raise LabStopped(f"Lab run {run_id} ({study.id}) stopped before it finished.") from stop
-    return result
 
 
 def _stored(study: Study, store: RunStore, run_id: str) -> Any:

@@ -1123,8 +1123,8 @@ def report_scale(summary: dict) -> int:
         problems.append(f"the browser tab did not come back whole: {browser}")
     for burst in summary.get("lab_burst") or []:
         if not (
-            # one training; each replica's one job claims once (the others then read the store)
-            burst["trainings"] == 1 and 1 <= burst["claims"] <= burst["replicas_used"]
+            # one claim and one training: the other replicas wait, then read the store
+            burst["trainings"] == 1 and burst["claims"] == 1
             and burst["distinct_answers"] == 1
             and not burst["errors"] and burst["answered"] == burst["sessions"]
         ):  # fmt: skip
