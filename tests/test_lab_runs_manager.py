@@ -163,3 +163,10 @@ def test_estimates_follow_the_pace_measured_on_this_machine(pace, monkeypatch) -
     text = progress.view().text(plan)
     assert f"each model takes {plan.steps:,} optimiser steps" in text and "model-steps" in text
     assert "about 5 min left at the pace measured so far" in text
+    # a second run, twice as slow per unit of work: the pace pools both (work-weighted), so one
+    # study's error in the work model is not every other study's estimate
+    other = live.LiveProgress(plan)
+    other.update(posviz.lab.Progress(1, 10, {}, 0.0, 1000.0))
+    other.update(posviz.lab.Progress(2, 10, {}, 120.0, 480.0))  # 20 % in 120 s
+    pooled = (60.0 + 120.0) / ((0.19 + 0.2) * plan.work)
+    assert plan.estimate_now()[0] == pytest.approx(live.START_S + plan.work * pooled)

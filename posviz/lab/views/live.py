@@ -7,7 +7,7 @@ run is (``elapsed / (elapsed + eta)`` is exactly the share of model-steps done) 
 training loss of every instance. :class:`LiveProgress` turns them into ONE count across every arm
 and sweep cell ("step 4,800 of 14,400 in all"), one ETA, and loss curves under the arms' labels.
 :func:`question_plan` and :func:`card_plan` say what a run trains and estimate its seconds: at
-the pace measured on this server by the latest run (:func:`measured_pace`, updated as every run
+the pace measured on this server by its latest runs (:func:`measured_pace`, updated as every run
 trains), else at the pace fitted on two idle cores scaled by the current load average.
 
 Two step counts appear: a model's own optimiser steps (every model of a run takes the same
@@ -17,6 +17,7 @@ the one count the whole run reports, since the models train side by side).
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import threading
@@ -57,27 +58,33 @@ PACE_AFTER = 0.02
 
 
 class _Pace:
-    """The latest measured pace of training on this server: wall seconds per CPU second of
+    """The measured pace of training on this server: wall seconds per CPU second of
     :func:`step_cpu_s` work (``1 / TRAIN_THREADS`` on idle cores), for the two training threads
-    together (thread-safe)."""
+    together (thread-safe). Pooled over every run measured in the last :data:`PACE_FRESH_S`
+    seconds (total training seconds ÷ total work), so one study's error in the work model does
+    not become the estimate of every other study; each run counts once, with its latest report."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.seconds_per_unit: float | None = None
-        self.when = 0.0
+        self.runs: dict[int, tuple[float, float, float]] = {}  # run → (seconds, work, when)
 
-    def record(self, seconds_per_unit: float) -> None:
-        if math.isfinite(seconds_per_unit) and seconds_per_unit > 0:
+    def record(self, run: int, seconds: float, work: float) -> None:
+        if math.isfinite(seconds) and seconds > 0 and math.isfinite(work) and work > 0:
             with self.lock:
-                self.seconds_per_unit, self.when = seconds_per_unit, time.monotonic()
+                self.runs[run] = (seconds, work, time.monotonic())
 
     def get(self) -> float | None:
         with self.lock:
-            fresh = time.monotonic() - self.when < PACE_FRESH_S
-            return self.seconds_per_unit if fresh else None
+            now = time.monotonic()
+            fresh = [(s, w) for s, w, when in self.runs.values() if now - when < PACE_FRESH_S]
+            self.runs = {k: v for k, v in self.runs.items() if now - v[2] < PACE_FRESH_S}
+        if not fresh:
+            return None
+        return sum(s for s, _ in fresh) / sum(w for _, w in fresh)
 
 
 PACE = _Pace()
+_RUN_KEYS = itertools.count()
 _LOAD: list[float] = [-math.inf, 0.0]  # when read (monotonic), the 1-minute load average
 
 
@@ -98,7 +105,7 @@ def measured_pace() -> tuple[float, str]:
     from (in words)."""
     measured = PACE.get()
     if measured is not None:
-        return measured, "at the pace measured on this server by its latest run"
+        return measured, "at the pace measured on this server by its latest runs"
     cores, load = os.cpu_count() or 1, _load()
     # The training threads share the cores with the load already running: on a busy machine
     # each runnable thread gets about cores / (load + threads) of a core. The load counts this
@@ -278,6 +285,7 @@ class LiveProgress:
     started: bool = False
     curves: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
     first: tuple[float, float] | None = None  # (elapsed, fraction) of the first training report
+    key: int = field(default_factory=lambda: next(_RUN_KEYS))  # this run in PACE
 
     def update(self, progress: Progress) -> None:
         """Take one report (``queue_position > 0``: still waiting for a job slot)."""
@@ -295,7 +303,7 @@ class LiveProgress:
                     self.first = (elapsed, self.fraction)  # training (START_S stands for it)
                 done = self.fraction - self.first[1]
                 if done >= PACE_AFTER and self.plan.work > 0:
-                    PACE.record((elapsed - self.first[0]) / (done * self.plan.work))
+                    PACE.record(self.key, elapsed - self.first[0], done * self.plan.work)
             for instance, loss in progress.loss.items():
                 if instance in self.plan.labels and math.isfinite(float(loss)):
                     self._add(instance, int(progress.step), float(loss))
