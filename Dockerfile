@@ -37,7 +37,7 @@ RUN set -eu; cd /tmp/build; \
         "$pip" install --index-url "$TORCH_INDEX_URL" "torch==${TORCH_VERSION}"; \
     fi; \
     "$pip" install -r requirements.txt; \
-    "$pip" install --no-deps -r requirements-checkpoints.txt; \
+    "$pip" install --only-binary=:all: --no-deps -r requirements-checkpoints.txt; \
     if "$pip" list 2>/dev/null | grep -qi '^nvidia-'; then echo "CUDA wheels crept in" >&2; exit 1; fi; \
     site="$(/opt/venv/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')"; \
     rm -rf "$site/torch/include" "$site/torch/test" "$site"/torch/bin/test_* \

