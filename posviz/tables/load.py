@@ -19,10 +19,12 @@ import numpy as np
 
 import posviz.settings  # read as posviz.settings.settings() so tests can patch it
 from posviz.tables import bundled, registry
+from posviz.tables.ctranslate2 import ct2_variable
 from posviz.tables.files import CheckpointFiles, MemoryFile, Progress, user_path_errors
 from posviz.tables.lab_source import lab_table
 from posviz.tables.npy_format import npy_matrix
 from posviz.tables.onnx_format import onnx_initializer
+from posviz.tables.packaged_data import data_values
 from posviz.tables.registry import TablePlan
 from posviz.tables.safetensors_format import (
     TensorInfo,
@@ -157,18 +159,31 @@ def packaged_table(name: str, *, source: str) -> PositionTable:
             f"{checkpoint.name} has no learned position table (its positions are computed); "
             "pick a checkpoint with a learned table."
         )
-    path = bundled.verified_packaged_file(checkpoint)
     where = f"{checkpoint.name} ({checkpoint.distribution})"
-    stored = onnx_initializer(path, checkpoint.table_tensor, where=where)
+    if checkpoint.reader == "data":
+        stored = data_values(checkpoint.file, sha256=checkpoint.sha256, name=checkpoint.name)
+        size = stored.nbytes
+    else:
+        path = bundled.verified_packaged_file(checkpoint)
+        size = path.stat().st_size
+        if checkpoint.reader == "ctranslate2":
+            stored = ct2_variable(path, checkpoint.table_tensor, where=where)
+        else:
+            stored = onnx_initializer(path, checkpoint.table_tensor, where=where)
+    if checkpoint.grid is not None and stored.ndim == 3 and stored.shape[0] == 1:
+        stored = stored[0]  # (1, h·w, d): the patch rows only (the [CLS] row is stored apart)
     check_table_shape(stored.shape, where=where)
     _check_values(stored, where)
+    if checkpoint.grid is not None and checkpoint.grid[0] * checkpoint.grid[1] != len(stored):
+        raise ValueError(f"{where}: {len(stored)} rows do not fill a {checkpoint.grid} grid.")
     return PositionTable(
         matrix=stored,
         source=source,
         tensor_name=checkpoint.table_tensor,
-        kind="learned",
-        bytes_read=path.stat().st_size,
+        kind=checkpoint.kind,
+        bytes_read=size,
         model_type=checkpoint.model_type,
+        grid=checkpoint.grid,
         notes=(checkpoint.summary,),
     )
 

@@ -17,7 +17,13 @@ from collections.abc import Callable
 import numpy as np
 
 from posviz.settings import settings
-from posviz.tables.bundled import MINILM_L3
+from posviz.tables.bundled import (
+    DINOV2_S14,
+    MINILM_L3,
+    MPNET_BIAS,
+    WHISPER_DECODER,
+    WHISPER_ENCODER,
+)
 from posviz.tables.sources import BUNDLED_PREFIX, source_kind
 from posviz.tables.synthetic import (
     SYNTHETIC_MAX_POSITIONS,
@@ -31,6 +37,10 @@ from posviz.tables.table import PositionTable
 MODES = {
     "bundled": "Bundled MiniLM-L6 (offline)",
     "minilm-l3": f"Bundled {MINILM_L3.name} (offline)",
+    "whisper-decoder": "Bundled Whisper tiny.en decoder, learned (offline)",
+    "whisper-encoder": "Bundled Whisper tiny.en encoder, sinusoid (offline)",
+    "dinov2": "Bundled DINOv2 ViT-S/14 patch grid (offline)",
+    "mpnet-bias": "Bundled MPNet relative bias, 32 buckets × 12 heads (offline)",
     "sinusoid": "Sinusoid (computed)",
     "hub": "Hugging Face hub model",
     "upload": "Upload .npy / .safetensors",
@@ -38,7 +48,14 @@ MODES = {
     "path": "Local path on the server",
 }
 #: The modes that name one fixed source (no further widgets): mode -> source.
-FIXED_SOURCES = {"bundled": "bundled", "minilm-l3": BUNDLED_PREFIX + MINILM_L3.name}
+FIXED_SOURCES = {
+    "bundled": "bundled",
+    "minilm-l3": BUNDLED_PREFIX + MINILM_L3.name,
+    "whisper-decoder": BUNDLED_PREFIX + WHISPER_DECODER.name,
+    "whisper-encoder": BUNDLED_PREFIX + WHISPER_ENCODER.name,
+    "dinov2": BUNDLED_PREFIX + DINOV2_S14.name,
+    "mpnet-bias": BUNDLED_PREFIX + MPNET_BIAS.name,
+}
 #: Hub models with a learned table, one per registry family (all load by range read).
 HUB_SUGGESTIONS: tuple[str, ...] = (
     "openai-community/gpt2",

