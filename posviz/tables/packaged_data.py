@@ -33,7 +33,8 @@ def data_document(file: str) -> dict[str, Any]:
             "checkout) or rebuild it with scripts/make_mpnet_bias.py."
         ) from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"posviz's data file {file} is unreadable ({type(exc).__name__}).") from None
+        why = type(exc).__name__
+        raise ValueError(f"posviz's data file {file} is unreadable ({why}).") from None
     if not isinstance(record, dict):
         raise ValueError(f"posviz's data file {file} is not a JSON object.")
     return record
