@@ -24,6 +24,7 @@ from posviz.encodings.families import (
     compared_families,
     family,
     family_for_model_type,
+    family_math,
     family_of_config,
     family_pages,
     lab_mechanism,
@@ -83,14 +84,17 @@ def test_ids_labels_and_model_types_are_each_in_one_family_only():
 
 
 def test_every_formula_module_is_hashed_into_lab_run_ids():
-    # model_config reads config.json files (no formula the lab runs); every other module here is
-    # a family's formula or the registry itself, whose lab mechanisms live in it
+    # model_config reads config.json files (no formula the lab runs) and the registry holds the
+    # families' words (never hashed); every other module here is a family's formula or the lab's
+    # mechanisms, and the run ids of a study hash those of the families its arms use
     on_disk = {
         f"posviz.encodings.{p.stem}"
         for p in (ROOT / "posviz" / "encodings").glob("*.py")
-        if p.stem not in ("__init__", "model_config")
+        if p.stem not in ("__init__", "model_config", "families")
     }
     assert on_disk == set(code_modules())
+    hashed = {m for spec in SPECS if spec.lab is not None for m in family_math(spec.id)[1]}
+    assert hashed == on_disk and "posviz.encodings.families" not in hashed
 
 
 def test_one_id_everywhere():

@@ -135,13 +135,16 @@ def test_a_stored_card_is_judged_again_when_it_is_loaded(tiny_haviv, tmp_path: P
     store = RunStore(tmp_path)
     card = cards.run_paper_check("haviv_2022", store=store)
     stale = RunStore(tmp_path / "stale")
-    stale.save(replace(card, verdict="stale words", reason="stale", this_run=("stale",)))
+    stale.save(
+        replace(card, verdict="stale words", reason="stale", this_run=("stale",), claim="old")
+    )
     again = stale.load_card(card.run_id)
     assert (again.verdict, again.reason, again.this_run) == (
         card.verdict,
         card.reason,
         card.this_run,
     )
+    assert again.claim == tiny_haviv.claim  # words are not in the run id: today's are shown
 
 
 _CARD_RUN = """

@@ -13,7 +13,8 @@ import torch
 from torch.nn import functional as F
 
 from posviz.encodings.alibi import alibi_bias, alibi_slopes
-from posviz.encodings.families import FAMILIES, LAB_T5_MAX_DISTANCE, LabMechanism
+from posviz.encodings.families import FAMILIES, LabMechanism
+from posviz.encodings.lab_mechanisms import LAB_T5_MAX_DISTANCE
 from posviz.encodings.rope import default_inv_freq, rope_rotate
 from posviz.encodings.sinusoidal import sinusoidal
 from posviz.encodings.t5 import t5_bias_matrix

@@ -154,7 +154,7 @@ def test_nothing_stored_says_so_and_offers_run_with_an_estimate(lab_dir):
     arms = at.dataframe[0].value
     assert list(arms["arm"]) == [v.label for v in QUESTIONS["learned"].variants]
     assert at.query_params["lab_learned_run"] == RunStore().run_id(
-        "learned", QUESTIONS["learned"].default
+        QUESTIONS["learned"], QUESTIONS["learned"].default
     )
     assert "POSVIZ_LAB_MAX_STEPS" in all_text(at)
 
@@ -465,7 +465,7 @@ def test_while_the_first_start_computes_the_pages_say_so_never_0_answered(lab_di
         runs.WarmStudy(
             q.title,
             "default",
-            store.run_id(q.id, q.default),
+            store.run_id(q, q.default),
             question_plan(q.id, q.default),
             runs._work(work),
         )

@@ -13,6 +13,7 @@ import pytest
 
 from posviz.analysis.difference import paired_difference
 from posviz.lab.bounds import position_blind_ceiling
+from posviz.lab.card_inputs import at_last_checkpoint, card_values, ladder_steps, position_accuracy
 from posviz.lab.config import BIDIRECTIONAL_TASKS, CAUSAL_TASKS
 from posviz.lab.emergence import position_probe_by_layer
 from posviz.lab.papers import (
@@ -29,13 +30,9 @@ from posviz.lab.papers import (
     NOT_JUDGED,
     PAPER_CHECKS,
     PRESS_2022,
-    at_last_checkpoint,
-    card_values,
     judge_ladder,
     judge_sizes,
-    ladder_steps,
     paper_check,
-    position_accuracy,
     size_arm_id,
     step_groups,
 )

@@ -130,7 +130,7 @@ def test_the_real_warm_up_covers_every_default_answer_and_paper_check() -> None:
         assert [s.plan.estimate_s for s in group] == sorted(s.plan.estimate_s for s in group)
     assert studies[: len(defaults)] == defaults
     store = RunStore()
-    expected = {store.run_id(q.id, q.default) for q in QUESTIONS.values()}
+    expected = {store.run_id(q, q.default) for q in QUESTIONS.values()}
     assert expected <= {s.run_id for s in defaults}
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -62,8 +61,9 @@ def test_a_stored_run_is_returned_without_training(stored) -> None:
 
 def test_run_id_changes_with_any_setting(stored) -> None:
     store, result = stored
-    assert store.run_id("concat", replace(result.config, lr=0.004)) != result.run_id
-    assert store.run_id("learned", result.config) != result.run_id
+    concat, learned = QUESTIONS["concat"], QUESTIONS["learned"]
+    assert store.run_id(concat, replace(result.config, lr=0.004)) != result.run_id
+    assert store.run_id(learned, result.config) != result.run_id
 
 
 @pytest.mark.slow
@@ -107,19 +107,10 @@ def test_array_with_wrong_contents_counts_as_corrupted(stored, tmp_path: Path) -
         copy.load(result.run_id)
 
 
-def test_run_ids_hash_every_family_formula_module() -> None:
-    from posviz.encodings.families import code_modules
-    from posviz.lab.store import code_files
-
-    hashed = {p.resolve() for p in code_files()}
-    for name in code_modules():
-        spec = importlib.util.find_spec(name)
-        assert Path(spec.origin).resolve() in hashed, name
-
-
 @pytest.mark.slow
 def test_editing_a_family_formula_module_changes_run_ids(tmp_path: Path) -> None:
-    """A fresh process on a copy of the package, with one formula module edited by a comment."""
+    """A fresh process on a copy of the package, with one formula module edited by a comment:
+    the ids of the studies that train ALiBi change, the others' do not."""
     import posviz
 
     package = Path(posviz.__file__).parent
@@ -132,7 +123,8 @@ def test_editing_a_family_formula_module_changes_run_ids(tmp_path: Path) -> None
                 f.write("\n# an edit\n")
         code = (
             "from posviz.lab import RunStore, QUESTIONS; "
-            "print(RunStore().run_id('learned', QUESTIONS['learned'].default))"
+            "print(*(RunStore().run_id(QUESTIONS[q], QUESTIONS[q].default) "
+            "for q in ('learned', 'extrapolation')))"
         )
         out = subprocess.run(
             [sys.executable, "-c", code],
@@ -142,9 +134,12 @@ def test_editing_a_family_formula_module_changes_run_ids(tmp_path: Path) -> None
             text=True,
             check=True,
         )
-        copies[tag] = out.stdout.strip()
-    here = RunStore().run_id("learned", QUESTIONS["learned"].default)
-    assert copies["same"] == here != copies["edited"]
+        copies[tag] = out.stdout.split()
+    pair = ("learned", "extrapolation")
+    here = [RunStore().run_id(QUESTIONS[q], QUESTIONS[q].default) for q in pair]
+    assert copies["same"] == here
+    assert copies["edited"][0] == here[0]  # no ALiBi arm
+    assert copies["edited"][1] != here[1]  # ALiBi is one of its arms
 
 
 def test_save_is_write_once(stored, tmp_path: Path) -> None:
@@ -209,12 +204,24 @@ def test_stored_json_has_no_nan_tokens(stored) -> None:
     json.loads(text, parse_constant=lambda name: pytest.fail(f"non-standard JSON {name}"))
 
 
-def _run_ids_with(monkeypatch, edited: str | None) -> tuple[str, str]:
-    """A question's and a paper check's run ids when the source the hash reads of the file
-    named ``edited`` (None: nothing) has one more line."""
-    from posviz.lab import store as store_module
+def _all_run_ids() -> dict[tuple[str, str], str]:
+    """Every study's run ids: each question's default and panel part, each paper check."""
     from posviz.lab.cards import card_run_id
     from posviz.lab.papers import PAPER_CHECKS
+
+    ids = {}
+    for q in QUESTIONS.values():
+        for part in ("default", "panel"):
+            ids[(q.id, part)] = RunStore().run_id(q, q.default, part=part)
+    for check in PAPER_CHECKS.values():
+        ids[(check.id, "default")] = card_run_id(check)
+    return ids
+
+
+def _run_ids_with(monkeypatch, edited: str | None) -> dict[tuple[str, str], str]:
+    """Every study's run ids when the source the hash reads of the file named ``edited``
+    (None: nothing) has one more line."""
+    from posviz.lab import store as store_module
 
     real = store_module.read_source
 
@@ -223,35 +230,87 @@ def _run_ids_with(monkeypatch, edited: str | None) -> tuple[str, str]:
         return text + b"\n# an edit\n" if edited and file.name == edited else text
 
     monkeypatch.setattr(store_module, "read_source", read)
-    store_module.code_version.cache_clear()
+    store_module.clear_code_caches()
     try:
-        q = QUESTIONS["learned"]
-        return RunStore().run_id(q.id, q.default), card_run_id(PAPER_CHECKS["press_2022"])
+        return _all_run_ids()
     finally:
-        store_module.code_version.cache_clear()
+        store_module.clear_code_caches()
 
 
-def test_run_ids_keep_through_cli_views_and_judging_edits_and_change_with_the_engine(
-    monkeypatch,
-) -> None:
-    """The run id hashes what changes a run's numbers (engine, studies, data, formulas), not the
-    CLI's help text, the views or the judging (judged again on every load)."""
-    from posviz.lab.store import code_files
+def _studies_training(scheme: str) -> set[tuple[str, str]]:
+    from posviz.lab.papers import PAPER_CHECKS
 
+    parts = ("default", "panel")
+    out = {(q.id, p) for q in QUESTIONS.values() if scheme in q.schemes for p in parts}
+    return out | {(c.id, "default") for c in PAPER_CHECKS.values() if scheme in c.schemes}
+
+
+def test_run_ids_keep_through_words_views_and_judging_edits(monkeypatch) -> None:
+    """The run id hashes what changes a run's numbers, not the CLI, the views, the judging
+    (judged again on every load), the study catalogues' words or the family registry's."""
     before = _run_ids_with(monkeypatch, None)
-    hashed = {p.name for p in code_files()}
-    for kept in ("cli.py", "answer.py", "summarise.py", "metrics.py", "frames.py", "runs.py"):
-        assert _run_ids_with(monkeypatch, kept) == before, kept
-    assert {"tasks.py", "train.py", "model.py", "presets.py", "papers.py"} <= hashed
-    for changed in ("tasks.py", "presets.py", "papers.py", "lab_text.py"):
-        after = _run_ids_with(monkeypatch, changed)
-        assert after[0] != before[0] and after[1] != before[1], changed
+    kept = ("cli.py", "answer.py", "summarise.py", "metrics.py", "frames.py", "runs.py",
+            "presets.py", "papers.py", "families.py", "cards.py")  # fmt: skip
+    for name in kept:
+        assert _run_ids_with(monkeypatch, name) == before, name
+
+
+@pytest.mark.parametrize("engine_file", ["tasks.py", "train.py", "lab_text.py", "card_inputs.py"])
+def test_an_engine_edit_changes_every_run_id(monkeypatch, engine_file: str) -> None:
+    before = _run_ids_with(monkeypatch, None)
+    after = _run_ids_with(monkeypatch, engine_file)
+    assert all(after[key] != before[key] for key in before), engine_file
+
+
+@pytest.mark.parametrize(("formula", "scheme"), [("alibi.py", "alibi"), ("rope.py", "rope")])
+def test_a_formula_edit_changes_the_ids_of_the_studies_that_train_it_and_no_others(
+    monkeypatch, formula: str, scheme: str
+) -> None:
+    before = _run_ids_with(monkeypatch, None)
+    after = _run_ids_with(monkeypatch, formula)
+    changed = {key for key in before if after[key] != before[key]}
+    assert changed == _studies_training(scheme)
+    assert ("learned", "default") not in changed and 0 < len(changed) < len(before)
+
+
+def test_rewording_and_registering_keep_every_run_id(monkeypatch) -> None:
+    """A blurb (every word of a family's page), a paper card's claim sentence, a study's title
+    and explanation and its arms' labels, a judge, a new family and a new study: same ids."""
+    from posviz.encodings import families
+    from posviz.lab import papers, presets
+    from posviz.lab.papers import NOT_JUDGED, CheckOutcome
+
+    before = _all_run_ids()
+    words = dict(label="ALiBi, reworded", question="Reworded?", blurb="A new blurb.",
+                 colour="#000000", how="does something, in other words")  # fmt: skip
+    monkeypatch.setitem(families.FAMILIES, "alibi", replace(families.FAMILIES["alibi"], **words))
+    check = papers.PAPER_CHECKS["press_2022"]
+    monkeypatch.setitem(
+        papers.PAPER_CHECKS, check.id,
+        replace(check, claim="Another sentence.", caveat="Another caveat.", criterion="Other.",
+                judge=lambda values: CheckOutcome(NOT_JUDGED, reason="a new judge")),
+    )  # fmt: skip
+    q = presets.QUESTIONS["extrapolation"]
+    arms = tuple(replace(v, label=v.label + " (renamed)") for v in q.variants)
+    retitled = replace(q, title="A new title", explain="Explained again.", variants=arms)
+    monkeypatch.setitem(presets.QUESTIONS, q.id, retitled)
+    new_family = replace(families.FAMILIES["sinusoidal"], id="newformer", label="Newformer")
+    monkeypatch.setitem(families.FAMILIES, "newformer", new_family)
+    new_study = replace(presets.QUESTIONS["learned"], id="a_new_study")
+    monkeypatch.setitem(presets.QUESTIONS, "a_new_study", new_study)
+    after = _all_run_ids()
+    del after[("a_new_study", "default")], after[("a_new_study", "panel")]
+    assert after == before
+    # what trains is in the key: another arm's model or another published number is a new run
+    moved = replace(q, variants=(*q.variants[:-1], replace(q.variants[-1], layers=1)))
+    assert RunStore().run_id(moved, q.default) != before[(q.id, "default")]
 
 
 def test_questions_and_paper_checks_share_one_run_id_function(monkeypatch) -> None:
     """Both kinds of study get their run id from posviz.lab.store.study_run_id (kind, id, part,
     settings): one key, one hash, one claim across replicas."""
-    from posviz.lab import cards, run
+    from posviz.lab import cards
+    from posviz.lab import store as store_module
     from posviz.lab.cards import CardStudy
     from posviz.lab.papers import PAPER_CHECKS
     from posviz.lab.run import QuestionStudy
@@ -259,21 +318,21 @@ def test_questions_and_paper_checks_share_one_run_id_function(monkeypatch) -> No
 
     calls = []
 
-    def recorded(kind, study_id, settings, *, part="default"):
+    def recorded(kind, study_id, settings, *, part="default", schemes=()):
         calls.append((kind, study_id, part))
-        return study_run_id(kind, study_id, settings, part=part)
+        return study_run_id(kind, study_id, settings, part=part, schemes=schemes)
 
-    monkeypatch.setattr(run, "study_run_id", recorded)
+    monkeypatch.setattr(store_module, "study_run_id", recorded)
     monkeypatch.setattr(cards, "study_run_id", recorded)
     q, check = QUESTIONS["learned"], PAPER_CHECKS["press_2022"]
-    assert QuestionStudy(q, q.default).run_id == RunStore().run_id(q.id, q.default)
+    assert QuestionStudy(q, q.default).run_id == RunStore().run_id(q, q.default)
     card_id = CardStudy(check).run_id
     panel_id = QuestionStudy(q, q.default, "panel").run_id
     assert calls == [
-        ("question", "learned", "default"), ("paper_check", check.id, "default"),
-        ("question", "learned", "panel"),
+        ("question", "learned", "default"), ("question", "learned", "default"),
+        ("paper_check", check.id, "default"), ("question", "learned", "panel"),
     ]  # fmt: skip
-    assert len({card_id, panel_id, RunStore().run_id(q.id, q.default)}) == 3
+    assert len({card_id, panel_id, RunStore().run_id(q, q.default)}) == 3
 
 
 def test_a_stored_run_is_judged_again_when_it_is_loaded(stored, tmp_path: Path) -> None:

@@ -14,17 +14,24 @@ Whatever needs to know "which families exist" reads :data:`FAMILIES`; nothing ke
   question the guided path and the home page ask of it and the line under it (``question``,
   ``blurb``), and its colour in every chart (``colour``, found by ``chart_name`` in a label);
 - its row on the Compare page (``comparison``: a :class:`ComparisonSignal`);
-- how the lab trains with it (``lab``: a :class:`LabMechanism`). The lab's tiny transformer
-  (:mod:`posviz.lab.model`) knows only these mechanisms, never family names, so a new family
-  trains in the lab by registering one here;
-- its formula module (``module``), whose source is hashed into the lab's run ids
-  (:func:`code_modules`): editing a formula re-trains, never returns an old result.
+- how the lab trains with it (``lab``: a :class:`LabMechanism`, whose callables live in the
+  formula modules and :mod:`posviz.encodings.lab_mechanisms`). The lab's tiny transformer knows
+  only these mechanisms, never family names, so a new family trains in the lab by registering
+  one here;
+- its formula module (``module``).
+
+Math apart from words: a lab run's id hashes only a family's math (:func:`family_math`: the
+mechanism's kind and callables by name, and the source of the modules defining them) for the
+families its arms use, never this registry's words (label, navigation, question, blurb, colour,
+``how``): rewording a page or registering a family retrains nothing, editing a formula retrains
+the studies that use it.
 
 A family without one of these says why in ``missing`` (a test holds every spec to it).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -33,7 +40,13 @@ from typing import Any, Literal, Protocol
 import numpy as np
 
 from posviz.encodings import p_rope
-from posviz.encodings.alibi import alibi_bias, alibi_slopes
+from posviz.encodings.alibi import alibi_slopes
+from posviz.encodings.lab_mechanisms import (
+    alibi_lab_bias,
+    p_rope_lab_inv_freq,
+    sinusoid_table,
+    t5_lab_buckets,
+)
 from posviz.encodings.model_config import (
     PRESETS,
     alibi_config_from_dict,
@@ -47,8 +60,7 @@ from posviz.encodings.model_config import (
     text_part,
 )
 from posviz.encodings.rope import default_inv_freq
-from posviz.encodings.sinusoidal import sinusoid_frequencies, sinusoidal
-from posviz.encodings.t5 import t5_relative_bucket
+from posviz.encodings.sinusoidal import sinusoid_frequencies
 
 MechanismKind = Literal["none", "table", "learned_table", "rotary", "bias", "learned_bucket_bias"]
 SignalKind = Literal["angles", "table", "bias", "buckets"]
@@ -56,9 +68,6 @@ Section = Literal["Encodings", "Beyond"]
 #: What a family may lack, each with its reason in ``FamilySpec.missing``.
 PARTS = ("page", "comparison", "lab", "config")
 
-LAB_T5_BUCKETS = 16  # half of T5's 32: the lab's sequences are short
-LAB_T5_MAX_DISTANCE = 64
-LAB_P_ROPE_FRACTION = p_rope.GEMMA4_FRACTION  # Gemma 4's p; the paper's best 0.25-RoPE too
 COMPARE_P_ROPE_FRACTION = p_rope.GEMMA4_FRACTION
 
 
@@ -206,31 +215,8 @@ class FamilySpec:
 # --- each family's pieces ------------------------------------------------------------------
 
 
-def _sinusoid_table(rows: int, width: int) -> np.ndarray:
-    return sinusoidal(rows, width, dtype=np.float32)
-
-
 def _sinusoid_angles(width: int, base: float) -> np.ndarray:
     return sinusoid_frequencies(width, base=base)
-
-
-def _alibi(n: int, heads: int, causal: bool) -> np.ndarray:
-    return alibi_bias(n, alibi_slopes(heads), causal=causal)
-
-
-def _t5_buckets(n: int, causal: bool) -> tuple[np.ndarray, int]:
-    pos = np.arange(n)
-    buckets = t5_relative_bucket(
-        pos[None, :] - pos[:, None],
-        bidirectional=not causal,
-        num_buckets=LAB_T5_BUCKETS,
-        max_distance=LAB_T5_MAX_DISTANCE,
-    )  # (n, n): query i, key j
-    return buckets, LAB_T5_BUCKETS
-
-
-def _lab_p_rope(head_dim: int) -> np.ndarray:
-    return p_rope.p_rope_inv_freq(head_dim, fraction=LAB_P_ROPE_FRACTION)
 
 
 def _compare_p_rope(head_dim: int, base: float) -> np.ndarray:
@@ -297,7 +283,7 @@ FAMILIES: dict[str, FamilySpec] = {
             "sinusoid",
             "posviz.encodings.sinusoidal",
             "pages/sinusoidal.py",
-            LabMechanism("table", table=_sinusoid_table),
+            LabMechanism("table", table=sinusoid_table),
             ("vaswani_2017",),
             missing={
                 "config": "a sinusoid has no parameters beyond its width and length, which its "
@@ -323,7 +309,7 @@ FAMILIES: dict[str, FamilySpec] = {
         FamilySpec(
             "learned",
             "learned table (nn.Embedding)",
-            "posviz.encodings.families",
+            "posviz.encodings.lab_mechanisms",
             "pages/learned.py",
             LabMechanism("learned_table"),
             ("so_nn_embedding",),
@@ -373,7 +359,7 @@ FAMILIES: dict[str, FamilySpec] = {
             "p-RoPE",
             "posviz.encodings.p_rope",
             "pages/p_rope.py",
-            LabMechanism("rotary", inv_freq=_lab_p_rope),
+            LabMechanism("rotary", inv_freq=p_rope_lab_inv_freq),
             ("barbero_2025", "su_2021"),
             nav=Nav("p-RoPE", ":material/filter_list:", "Beyond"),
             how="rotates only the fastest share p of RoPE's query/key pairs and leaves the rest "
@@ -401,7 +387,7 @@ FAMILIES: dict[str, FamilySpec] = {
             "ALiBi",
             "posviz.encodings.alibi",
             "pages/alibi.py",
-            LabMechanism("bias", bias=_alibi),
+            LabMechanism("bias", bias=alibi_lab_bias),
             ("press_2022",),
             nav=Nav("ALiBi", ":material/trending_down:", "Beyond"),
             how="adds a per-head linear distance penalty to attention scores",
@@ -427,7 +413,7 @@ FAMILIES: dict[str, FamilySpec] = {
             "T5 buckets",
             "posviz.encodings.t5",
             "pages/t5_buckets.py",
-            LabMechanism("learned_bucket_bias", buckets=_t5_buckets),
+            LabMechanism("learned_bucket_bias", buckets=t5_lab_buckets),
             ("raffel_2020",),
             nav=Nav("T5 relative buckets", ":material/inventory_2:", "Beyond"),
             how="adds a learned bias per relative-distance bucket",
@@ -449,7 +435,7 @@ FAMILIES: dict[str, FamilySpec] = {
         FamilySpec(
             "nope",
             "NoPE (no positions)",
-            "posviz.encodings.families",
+            "posviz.encodings.lab_mechanisms",
             "pages/nope.py",
             LabMechanism("none"),
             ("haviv_2022",),
@@ -465,10 +451,6 @@ FAMILIES: dict[str, FamilySpec] = {
             colour="#a57d6b",  # PALETTE brown
         ),
     )
-}
-
-_BY_MODEL_TYPE: dict[str, FamilySpec] = {
-    model_type: spec for spec in FAMILIES.values() for model_type in spec.model_types
 }
 
 
@@ -505,8 +487,47 @@ def lab_mechanism(family_id: str) -> LabMechanism:
 
 
 def code_modules() -> tuple[str, ...]:
-    """The formula modules of every family (hashed into lab run ids), without repeats."""
+    """The formula modules of every family, without repeats (each lab run hashes those of the
+    families its arms use: :func:`family_math`)."""
     return tuple(dict.fromkeys(spec.module for spec in FAMILIES.values()))
+
+
+def _callable_name(fn: Callable[..., Any]) -> str:
+    """``module:qualname`` of a mechanism's callable (a ``functools.partial``: its function and
+    keywords), the same in every process."""
+    if isinstance(fn, functools.partial):
+        keywords = ", ".join(f"{k}={v!r}" for k, v in sorted(fn.keywords.items()))
+        return f"{_callable_name(fn.func)}({', '.join(map(repr, fn.args))}; {keywords})"
+    return f"{fn.__module__}:{getattr(fn, '__qualname__', type(fn).__qualname__)}"
+
+
+def _callable_module(fn: Callable[..., Any]) -> str:
+    return _callable_module(fn.func) if isinstance(fn, functools.partial) else fn.__module__
+
+
+def family_math(family_id: str) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """What of a family decides a lab run's numbers: a canonical description of its lab
+    mechanism (id, mechanism kind, each callable by ``module:qualname``) and the modules whose
+    source is hashed with it (its formula module, then every module defining a callable).
+
+    Nothing of its page is here (label, navigation, question, blurb, colour, ``how``): rewording
+    them, or registering another family, changes no run id (the lab's run store).
+
+    Raises:
+        ValueError: unknown id, or a family the lab cannot train.
+    """
+    spec = family(family_id)
+    mechanism = lab_mechanism(family_id)
+    slots = ("table", "inv_freq", "bias", "buckets")
+    callables = {s: fn for s in slots if (fn := getattr(mechanism, s)) is not None}
+    description = {
+        "id": spec.id,
+        "mechanism": mechanism.kind,
+        "callables": {slot: _callable_name(fn) for slot, fn in callables.items()},
+        "module": spec.module,
+    }
+    modules = dict.fromkeys((spec.module, *(_callable_module(fn) for fn in callables.values())))
+    return description, tuple(modules)
 
 
 def family_pages(section: Section) -> tuple[FamilySpec, ...]:
@@ -525,7 +546,10 @@ def compared_families() -> tuple[str, ...]:
 
 def family_for_model_type(model_type: str | None) -> FamilySpec | None:
     """The family a Hugging Face ``model_type`` uses, when the registry knows it."""
-    return _BY_MODEL_TYPE.get(model_type) if isinstance(model_type, str) else None
+    if not isinstance(model_type, str):
+        return None
+    # read at call time: a family registered later (a test's, a plug-in's) is found too
+    return next((s for s in FAMILIES.values() if model_type in s.model_types), None)
 
 
 def family_of_config(config: Mapping[str, Any]) -> FamilySpec | None:

@@ -6,9 +6,11 @@ numbers its judge reads and the criterion, fixed in code before any run. :class:
 the arms (one unit, balanced over the training threads like a question's), hands the held-out
 results to the check's own extractor and judge, and builds a :class:`CardResult`: the published
 numbers beside this run's, and "agrees in shape" / "does not agree in shape" / "cannot be judged".
-Its run id is :func:`posviz.lab.store.study_run_id` of the check id and every arm's settings. A
-stored card is judged again from its stored per-seed numbers whenever it is loaded
-(:func:`rejudge_card`), so the judge's code is not part of the run id.
+Its run id is :func:`posviz.lab.store.study_run_id` of the check's design
+(:meth:`~posviz.lab.papers.PaperCheck.design`: arms, checkpoints, extractor, published numbers)
+and the math of the families it trains. A stored card is judged again from its stored per-seed
+numbers, with today's words, whenever it is loaded (:func:`rejudge_card`), so neither the judge
+nor the claim sentence is part of the run id.
 """
 
 from __future__ import annotations
@@ -22,15 +24,8 @@ import numpy as np
 
 from posviz.analysis.evidence import spread
 from posviz.lab import metrics as m
-from posviz.lab.papers import (
-    PAPER_CHECKS,
-    PaperCheck,
-    card_values,
-    judge_ladder,
-    judge_sizes,
-    ladder_steps,
-    paper_check,
-)
+from posviz.lab.card_inputs import card_values, ladder_steps
+from posviz.lab.papers import PAPER_CHECKS, PaperCheck, judge_ladder, judge_sizes, paper_check
 from posviz.lab.results import CardResult, Progress
 from posviz.lab.run import Unit, UnitOutput, run_study
 from posviz.lab.store import RunStore, code_version, register_judge, study_run_id
@@ -59,10 +54,9 @@ class CardStudy:
 
     @property
     def run_id(self) -> str:
-        arms = [[a.id, a.model.to_dict(), a.config.to_dict()] for a in self.check.all_arms]
-        # the checkpoints are part of what is stored (the budget ladder reads them)
-        settings = {"arms": arms, "checkpoints": list(ladder_steps(self.steps))}
-        return study_run_id(self.kind, self.id, settings, part=self.part)
+        return study_run_id(
+            self.kind, self.id, self.check.design(), part=self.part, schemes=self.check.schemes
+        )
 
     def units(self) -> list[Unit]:
         # every budget of the ladder is a checkpoint; the one before the last is PLATEAU_AT
@@ -217,7 +211,13 @@ def rejudge_card(card: CardResult) -> CardResult:
     outcome = check.check(values)
     return dataclasses.replace(
         card,
+        reference=check.reference,
         citation=cite_plain(check.reference),
+        claim=check.claim,  # words are not in the run id: always today's
+        claim_read_at=check.claim_read_at,
+        published=check.published,
+        published_note=check.published_note or "",
+        arm_labels={a.id: a.label for a in check.arms},
         criterion=check.criterion,
         caveat=check.caveat,
         this_run=_this_run(check, values),

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import lru_cache, partial
 from itertools import pairwise
 from typing import Any
 
@@ -37,6 +37,13 @@ import numpy as np
 from posviz.analysis.difference import Difference, paired_difference
 from posviz.data.lab_text import lab_text
 from posviz.lab.bounds import chance_loss, position_blind_ceiling
+from posviz.lab.card_inputs import (
+    ladder_steps,
+    loss_and_accuracy_at,
+    losses_at,
+    rung_key,
+    unseen_accuracy_at,
+)
 from posviz.lab.config import LabConfig, ModelConfig
 from posviz.lab.results import Condition, Published  # the card types live with the results
 
@@ -146,6 +153,25 @@ class PaperCheck:
         """The arms the check's run trains: its own, then its size ladder's other sizes."""
         return self.arms + (size_arms(self.sizes, self.arms) if self.sizes else ())
 
+    @property
+    def schemes(self) -> tuple[str, ...]:
+        """The families its arms train with (their math is hashed into its run id)."""
+        return tuple(dict.fromkeys(a.model.scheme for a in self.all_arms))
+
+    def design(self) -> dict[str, object]:
+        """What of the check decides its run's stored numbers (hashed into its run id): every
+        arm's model and settings, the checkpoints, the inputs and the extractor that takes them
+        (by name, with its settings), and the published numbers it is set against. Not its
+        claim sentence, criterion, caveat or judge: those are words or judging, redone on load."""
+        return {
+            "arms": [[a.id, a.model.to_dict(), a.config.to_dict()] for a in self.all_arms],
+            # the checkpoints are part of what is stored (the budget ladder reads them)
+            "checkpoints": list(ladder_steps(max(a.config.steps for a in self.all_arms))),
+            "inputs": [name for name, _ in self.inputs],
+            "extract": self.extract,
+            "published": [(p.table, p.numbers) for p in self.published],
+        }
+
     def check(self, values: Values) -> CheckOutcome:
         """The verdict on one run: ``values[arm id][input name]`` = ``(E,)`` per-seed numbers.
 
@@ -159,20 +185,6 @@ class PaperCheck:
 
 
 # --------------------------------------------------------------------------- budget ladder
-
-#: The budgets a check's gap is read at, as shares of its steps. They are checkpoints of its one
-#: run: the lab trains with a constant learning rate (no schedule), so the model at step S of a
-#: longer run is the model a run of S steps ends with.
-LADDER_SHARES = (0.25, 0.5, 0.75, 1.0)
-
-
-def ladder_steps(steps: int) -> tuple[int, ...]:
-    """The steps a run of ``steps`` is evaluated at: every :data:`LADDER_SHARES` of it."""
-    return tuple(sorted({max(1, round(share * steps)) for share in LADDER_SHARES}))
-
-
-def _rung_key(name: str, step: int) -> str:
-    return f"{name}@step{step}"
 
 
 @dataclass(frozen=True)
@@ -224,7 +236,7 @@ def judge_ladder(ladder: Ladder, values: Values, steps: tuple[int, ...]) -> Ladd
     """
     rungs, per_seed = [], {}
     for step in steps:
-        key = _rung_key(ladder.name, step)
+        key = rung_key(ladder.name, step)
         if key not in values.get(ladder.a, {}) or key not in values.get(ladder.b, {}):
             continue
         a = np.asarray(values[ladder.a][key], dtype=np.float64)
@@ -253,30 +265,6 @@ def judge_ladder(ladder: Ladder, values: Values, steps: tuple[int, ...]) -> Ladd
     return LadderOutcome(
         tuple(rungs), change, f"{ladder.what}: {listed}. {trend} {ladder.published_trend}"
     )
-
-
-def _ladder_inputs(
-    name: str, arm: CardArm, series: np.ndarray, *, per_position_start: int | None = None
-) -> dict[str, np.ndarray]:
-    """``{name@stepS: (E,)}`` for every checkpoint of a run evaluated at :func:`ladder_steps`.
-
-    ``series`` is ``(E, checkpoints)`` (or ``(E, checkpoints, length)`` with
-    ``per_position_start``: the mean over positions from there on). A run with other
-    checkpoints gives nothing (an older run: its card shows no ladder).
-    """
-    steps = ladder_steps(arm.config.steps)
-    array = np.asarray(series, dtype=np.float64)
-    if array.ndim < 2 or array.shape[1] != len(steps):
-        return {}
-    out = {}
-    for index, step in enumerate(steps):
-        if per_position_start is None:
-            out[_rung_key(name, step)] = array[:, index]
-        else:
-            out[_rung_key(name, step)] = position_accuracy(
-                array[:, : index + 1], start=per_position_start
-            )
-    return out
 
 
 # --------------------------------------------------------------------------- size ladder
@@ -474,39 +462,6 @@ def _toward(ladder: SizeLadder, sign: int) -> str:
 # --------------------------------------------------------------------------- inputs
 
 
-def at_last_checkpoint(values: np.ndarray) -> np.ndarray:
-    """``(E,)`` from the engine's ``(E, checkpoints)`` held-out loss or accuracy (1-D: as is)."""
-    array = np.asarray(values, dtype=np.float64)
-    return array[:, -1] if array.ndim == 2 else array
-
-
-def position_accuracy(
-    per_position: np.ndarray, *, start: int = 0, stop: int | None = None
-) -> np.ndarray:
-    """``(E,)`` mean held-out accuracy over positions ``start … stop − 1`` at the last checkpoint.
-
-    ``per_position`` is the engine's ``(E, checkpoints, length)`` (or ``(E, length)``); positions
-    with no counted target (NaN) are left out of the mean. Unseen positions of a model trained
-    up to ``max_len``: ``start=max_len``.
-    """
-    array = np.asarray(per_position, dtype=np.float64)
-    last = array[:, -1, :] if array.ndim == 3 else array
-    window = last[:, start:stop]
-    if window.shape[1] == 0 or np.isnan(window).all(axis=1).any():
-        return np.full(last.shape[0], np.nan)
-    return np.nanmean(window, axis=1)
-
-
-def _at(arm: CardArm, heldout: Mapping[int, Any], length: int) -> Any:
-    """The held-out result of ``arm`` at ``length``, or a ValueError naming the fix."""
-    if length not in heldout:
-        raise ValueError(
-            f"arm {arm.id!r} was not evaluated at length {length}; run it with the check's "
-            f"eval_lengths {arm.config.eval_lengths}."
-        )
-    return heldout[length]
-
-
 def _missing(values: Values, arms: list[str], names: list[str]) -> str:
     for arm in arms:
         if arm not in values:
@@ -596,10 +551,6 @@ def _judge_press(values: Values) -> CheckOutcome:
     )
 
 
-def _press_inputs(arm: CardArm, heldout: Mapping[int, Any]) -> dict[str, np.ndarray]:
-    return {f"loss@{n}": at_last_checkpoint(_at(arm, heldout, n).loss) for n in PRESS_EVAL}
-
-
 def _press_config() -> LabConfig:
     # 8 heads: ALiBi's slopes are set by the head count (1/2 … 1/256 for 8; Press et al. §3).
     # 400 steps: on the KJV text neither arm overfits (held-out loss at the training length
@@ -686,7 +637,7 @@ PRESS_2022 = PaperCheck(
         "than the paper's 30×."
     ),
     judge=_judge_press,
-    extract=_press_inputs,
+    extract=partial(losses_at, lengths=PRESS_EVAL),
 )
 
 
@@ -740,15 +691,6 @@ def _judge_haviv(values: Values) -> CheckOutcome:
             ),
         ]
     )
-
-
-def _haviv_inputs(arm: CardArm, heldout: Mapping[int, Any]) -> dict[str, np.ndarray]:
-    result = _at(arm, heldout, HAVIV_LEN)
-    return {
-        "loss": at_last_checkpoint(result.loss),
-        "accuracy": at_last_checkpoint(result.accuracy),
-        **_ladder_inputs("loss", arm, result.loss),
-    }
 
 
 HAVIV_LADDER = Ladder(
@@ -929,7 +871,7 @@ HAVIV_2022 = PaperCheck(
         "characters: its position-blind ceiling (posviz.lab.bounds) bounds what it can reach."
     ),
     judge=_judge_haviv,
-    extract=_haviv_inputs,
+    extract=partial(loss_and_accuracy_at, length=HAVIV_LEN, ladder="loss"),
     ladder=HAVIV_LADDER,
     sizes=HAVIV_SIZES,
 )
@@ -983,16 +925,6 @@ def _judge_kazemnejad(values: Values) -> CheckOutcome:
             ),
         ]
     )
-
-
-def _kazemnejad_inputs(arm: CardArm, heldout: Mapping[int, Any]) -> dict[str, np.ndarray]:
-    trained = arm.config.max_len
-    unseen = _at(arm, heldout, 2 * trained).per_position
-    return {
-        "in_range_accuracy": at_last_checkpoint(_at(arm, heldout, trained).accuracy),
-        "unseen_accuracy": position_accuracy(unseen, start=trained),
-        **_ladder_inputs("unseen_accuracy", arm, unseen, per_position_start=trained),
-    }
 
 
 KAZEMNEJAD_LADDER = Ladder(
@@ -1137,7 +1069,7 @@ KAZEMNEJAD_2023 = PaperCheck(
         "Disagreement here says the ordering does not carry over to this task and size."
     ),
     judge=_judge_kazemnejad,
-    extract=_kazemnejad_inputs,
+    extract=unseen_accuracy_at,
     ladder=KAZEMNEJAD_LADDER,
     sizes=KAZEMNEJAD_SIZES,
 )
@@ -1166,25 +1098,3 @@ def step_groups(check: PaperCheck) -> dict[int, tuple[CardArm, ...]]:
     for arm in check.arms:
         groups.setdefault(arm.config.steps, []).append(arm)
     return {steps: tuple(arms) for steps, arms in groups.items()}
-
-
-def card_values(
-    check: PaperCheck, heldout: Mapping[str, Mapping[int, Any]]
-) -> dict[str, dict[str, np.ndarray]]:
-    """The judge's inputs from the lab engine's held-out results.
-
-    Args:
-        check: the paper check.
-        heldout: arm id → evaluation length → an object with ``loss (E, c)``, ``accuracy (E, c)``
-            and ``per_position (E, c, length)`` (the engine's ``ArmOutput.heldout``).
-    Returns:
-        arm id → input name → ``(E,)`` per seed, at the last checkpoint.
-    Raises:
-        ValueError: an arm or evaluation length the check needs is missing.
-    """
-    out: dict[str, dict[str, np.ndarray]] = {}
-    for arm in check.all_arms:
-        if arm.id not in heldout:
-            raise ValueError(f"heldout has no arm {arm.id!r}; run every arm of {check.id!r}.")
-        out[arm.id] = check.extract(arm, heldout[arm.id])
-    return out

@@ -10,7 +10,7 @@ a minute on 2 CPU cores (``bench/bench_lab.py``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Literal
 
 from posviz.lab.config import LabConfig, ModelConfig
@@ -209,6 +209,25 @@ class Question:
     def arm_specs(self) -> tuple[ArmSpec, ...]:
         """``(arm id, model, own changes)`` of every arm, for :mod:`posviz.lab.sweep`."""
         return tuple((v.id, v.model, v.changes()) for v in self.variants)
+
+    @property
+    def schemes(self) -> tuple[str, ...]:
+        """The families its arms train with (their math is hashed into its run ids)."""
+        return tuple(dict.fromkeys(v.model.scheme for v in self.variants))
+
+    def design(self) -> dict[str, object]:
+        """What of the question decides its runs' numbers (hashed into their run ids): every
+        field but its words (:data:`TEXT_FIELDS`), each arm without its label."""
+        out: dict[str, object] = {
+            f.name: getattr(self, f.name) for f in fields(self) if f.name not in TEXT_FIELDS
+        }
+        out["variants"] = [{"id": v.id, "model": v.model.to_dict(), "role": v.role,
+                            **v.changes()} for v in self.variants]  # fmt: skip
+        return out
+
+
+#: a question's words: rewording them (or its sources and related paper checks) never retrains.
+TEXT_FIELDS = ("id", "title", "question", "source_keys", "explain", "paper_checks")
 
 
 def _enc(scheme: str, injection: str = "input", **kw: int) -> ModelConfig:

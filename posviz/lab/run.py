@@ -48,7 +48,7 @@ from posviz.lab.results import (
     LayerProbe,
     Progress,
 )
-from posviz.lab.store import RunStore, code_version, register_judge, study_run_id
+from posviz.lab.store import RunStore, code_version, question_run_id, register_judge
 from posviz.lab.summarise import findings_and_answer
 from posviz.labfiles import CorruptEntry
 
@@ -360,7 +360,7 @@ class QuestionStudy:
 
     @property
     def run_id(self) -> str:
-        return study_run_id(self.kind, self.id, self.config.to_dict(), part=self.part)
+        return question_run_id(self.question, self.config, part=self.part)
 
     @property
     def swept(self) -> Question:

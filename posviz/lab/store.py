@@ -7,14 +7,14 @@ number included) raises :class:`~posviz.labfiles.CorruptEntry` naming the run; i
 ``<root>/.corrupt/`` when its replacement is saved, and no other entry is touched.
 
 The run id (:func:`study_run_id`, one function for questions and paper checks) hashes what
-changes a run's numbers: the study (kind, id, part and every setting it trains), the store's
-format and :func:`code_version` — the engine (model, tasks, training, the raw measurements and
-the layer probe), the study definitions (presets, paper checks), the lab text and every family's
-formula module (:func:`posviz.encodings.families.code_modules`). It does not hash the CLI, the
-views, help text or the judging (:mod:`posviz.lab.answer`, ``metrics``, ``summarise``,
-``bounds``): stored runs keep their raw per-seed arrays and every verdict is judged again from
-them when a run is loaded (:func:`posviz.lab.run.rejudge`), so rewording or re-judging never
-retrains a stored answer.
+trains: the study's kind, id and part, its *design* (arms, config, sweep, kind and settings; for a
+paper check its arms, checkpoints, extractor and published numbers — never a title, explanation,
+claim sentence, caveat or judge), the store's format, the engine's source (:func:`code_version`
+of :data:`ENGINE_MODULES`) and the math of the families its arms train with
+(:func:`families_key`: each mechanism's canonical description and its modules' source). Words,
+judging, the CLI, the views, another family or another study change no id: stored runs keep their
+raw per-seed arrays and every verdict is judged again from them when a run is loaded
+(:func:`posviz.lab.run.rejudge`), so rewording or re-judging never retrains a stored answer.
 """
 
 from __future__ import annotations
@@ -26,16 +26,18 @@ import importlib.util
 import json
 import logging
 import math
+import sys
 import types
 import typing
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
 from posviz import labfiles
-from posviz.encodings.families import code_modules
+from posviz.encodings.families import family_math
 from posviz.lab.config import LabConfig
 from posviz.lab.results import CardResult, LabResult
 from posviz.labfiles import CorruptEntry, default_root
@@ -52,9 +54,9 @@ __all__ = [
     "study_run_id",
 ]
 
-#: the modules whose code decides a stored run's numbers (judging is not here: it is redone on
-#: every load from the stored arrays). Engine, study definitions, data; then the formula modules.
-HASHED_MODULES = (
+#: the engine: the modules whose code decides every stored run's numbers (judging is not here:
+#: it is redone on every load from the stored arrays; nor are the studies' words).
+ENGINE_MODULES = (
     "posviz.lab.config",
     "posviz.lab.model",
     "posviz.lab.train",
@@ -65,69 +67,142 @@ HASHED_MODULES = (
     "posviz.lab.probe",
     "posviz.lab.emergence",  # the layer probe is computed at training time and stored
     "posviz.lab.induction",  # so are the attention heads' prefix-matching scores
+    "posviz.lab.card_inputs",  # a paper check's stored per-seed numbers
     "posviz.analysis.evidence",  # its ridge probe (emergence, probe)
     "posviz.analysis.probes",
-    "posviz.lab.presets",  # study definitions
-    "posviz.lab.papers",
     "posviz.data.lab_text",  # the character tasks' text (its SHA-256 is in the module)
-    "posviz.encodings.families",
 )
 #: the stored entry's layout (bump when the result types change incompatibly).
 STORE_FORMAT = 3
 
 
 def _module_file(name: str) -> Path:
-    spec = importlib.util.find_spec(name)
-    if spec is None or spec.origin is None:
+    module = sys.modules.get(name)
+    origin = getattr(module, "__file__", None)
+    if origin is None:
+        spec = importlib.util.find_spec(name)
+        origin = None if spec is None else spec.origin
+    if origin is None:
         raise ValueError(f"code module {name!r} cannot be found; it must be importable.")
-    return Path(spec.origin)
+    return Path(origin)
 
 
 def code_files() -> list[Path]:
-    """The source files hashed into :func:`code_version`, in a fixed order."""
-    modules = dict.fromkeys((*HASHED_MODULES, *code_modules()))
-    return [_module_file(name) for name in modules]
+    """The engine's source files, hashed into :func:`code_version`, in a fixed order."""
+    return [_module_file(name) for name in ENGINE_MODULES]
 
 
 def read_source(file: Path) -> bytes:
-    """A hashed file's bytes (the one place :func:`code_version` reads; tests replace it)."""
+    """A hashed file's bytes (the one place the run ids read code; tests replace it)."""
     return file.read_bytes()
+
+
+def _file_key(file: Path) -> str:
+    try:
+        return file.relative_to(Path(__file__).parents[2]).as_posix()
+    except ValueError:
+        return file.name
+
+
+@functools.cache
+def _module_digest(name: str) -> str:
+    """SHA-256 of one module's path and source, read once per process (see :func:`code_version`)."""
+    file = _module_file(name)
+    return hashlib.sha256(_file_key(file).encode() + b"\0" + read_source(file)).hexdigest()
 
 
 @functools.cache
 def code_version() -> str:
-    """Hash of :func:`code_files` (12 hex digits): the engine, the studies, every formula.
+    """Hash of the engine's files (:data:`ENGINE_MODULES`, 12 hex digits).
 
     Computed once per process: the code that trains is the code that was imported, and a run
     id must not change under a running job when the files on disk are edited (the page then
     lost track of its own job and showed a bare Run button with no word about the run).
     """
     digest = hashlib.sha256()
-    root = Path(__file__).parents[2]
-    for file in code_files():
-        try:
-            name = file.relative_to(root).as_posix()
-        except ValueError:
-            name = file.name
-        digest.update(name.encode())
-        digest.update(read_source(file))
+    for name in ENGINE_MODULES:
+        digest.update(_module_digest(name).encode())
     return digest.hexdigest()[:12]
 
 
-def study_run_id(kind: str, study_id: str, settings: Any, *, part: str = "default") -> str:
+def clear_code_caches() -> None:
+    """Forget every hashed source (tests that edit what :func:`read_source` returns)."""
+    _module_digest.cache_clear()
+    code_version.cache_clear()
+
+
+def families_key(schemes: Iterable[str]) -> dict[str, Any]:
+    """What of each family in ``schemes`` decides a run's numbers: its mechanism's canonical
+    description and the hash of its formula modules' source
+    (:func:`posviz.encodings.families.family_math`); nothing of its page's words."""
+    out = {}
+    for scheme in sorted(set(schemes)):
+        description, modules = family_math(scheme)
+        out[scheme] = {**description, "source": [_module_digest(name) for name in modules]}
+    return out
+
+
+def canonical(value: Any) -> Any:
+    """``value`` as JSON-able data, the same in every process: dataclasses as field dicts,
+    tuples as lists, mappings with string keys, callables by ``module:qualname``."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: canonical(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Mapping):
+        return {str(k): canonical(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [canonical(v) for v in value]
+    if isinstance(value, functools.partial):
+        return {"call": canonical(value.func), "args": canonical(value.args),
+                "keywords": canonical(value.keywords)}  # fmt: skip
+    if callable(value):
+        return f"{value.__module__}:{value.__qualname__}"
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    return value
+
+
+def study_run_id(
+    kind: str,
+    study_id: str,
+    design: Any,
+    *,
+    part: str = "default",
+    schemes: Iterable[str] = (),
+) -> str:
     """The run id (16 hex digits) of one study's run: its kind (``question``, ``paper_check``),
-    id, part (``default``; a later part such as ``panel`` is a run of its own), every setting it
-    trains (JSON-able), the store format and :func:`code_version`."""
+    id, part (``default``; a later part such as ``panel`` is a run of its own), its design (every
+    setting it trains, JSON-able: arms, config, sweep …; never its words), the store format,
+    the engine's :func:`code_version` and the math of the families its arms train with
+    (``schemes``, :func:`families_key`). Another family or study, or any text, changes nothing."""
     key = {
         "study": kind,
         "id": study_id,
         "part": part,
-        "settings": settings,
+        "settings": canonical(design),
         "format": STORE_FORMAT,
         "code": code_version(),
+        "families": families_key(schemes),
     }
     blob = json.dumps(key, sort_keys=True).encode()
     return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def question_run_id(question: Designed, config: LabConfig, *, part: str = "default") -> str:
+    """A question's run id with ``config``: :func:`study_run_id` of its design and config."""
+    design = {"design": question.design(), "config": config.to_dict()}
+    return study_run_id("question", question.id, design, part=part, schemes=question.schemes)
+
+
+class Designed(Protocol):
+    """A study whose runs the store keys (a :class:`~posviz.lab.presets.Question`)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def schemes(self) -> tuple[str, ...]: ...
+
+    def design(self) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True)
@@ -160,9 +235,9 @@ class RunStore:
     def __init__(self, root: Path | None = None) -> None:
         self.root = Path(root) if root is not None else default_root()
 
-    def run_id(self, question_id: str, config: LabConfig) -> str:
-        """A question's run id with ``config`` (:func:`study_run_id`)."""
-        return study_run_id("question", question_id, config.to_dict())
+    def run_id(self, question: Designed, config: LabConfig, *, part: str = "default") -> str:
+        """A question's run id with ``config`` (:func:`question_run_id`)."""
+        return question_run_id(question, config, part=part)
 
     def path(self, run_id: str) -> Path:
         """The entry's directory.

@@ -170,7 +170,7 @@ def question_page(question_id: str) -> None:
             st.error(safe_md(f"Settings: {problem}", max_len=1200), icon="⚠️")
         return
     store = RunStore()
-    run_id = store.run_id(question.id, config)
+    run_id = store.run_id(question, config)
     with top, waiting("Reading the stored answer…"):
         result, stored = _current_result(store, run_id, linked, config)
         if result is not None:
@@ -211,7 +211,7 @@ def question_page(question_id: str) -> None:
 def default_results() -> dict[str, LabResult | None]:
     """Every question's stored answer at its preset (None where none is stored)."""
     store = RunStore()
-    found = {q.id: find_result(store, store.run_id(q.id, q.default)) for q in QUESTIONS.values()}
+    found = {q.id: find_result(store, store.run_id(q, q.default)) for q in QUESTIONS.values()}
     return {qid: None if r is None else with_panel(store, r) for qid, r in found.items()}
 
 

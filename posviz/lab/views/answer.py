@@ -22,7 +22,7 @@ from posviz.lab.answer import AXIS_NAMES, CEILING, HOLDS, nearest_other, undecid
 from posviz.lab.config import MAX_BATCH, MAX_SEEDS, LabConfig
 from posviz.lab.presets import Question, question
 from posviz.lab.results import Cell, Comparison, Finding, LabResult, summary_frame
-from posviz.lab.store import study_run_id
+from posviz.lab.store import question_run_id
 from posviz.lab.summarise import PANEL_AXIS, panel_pending, with_panel
 from posviz.lab.views.figures import short_setting
 from posviz.lab.views.live import question_plan
@@ -380,7 +380,7 @@ def layer_probe_line(result: LabResult) -> str:
 
 def panel_run_id(question_id: str, config: LabConfig) -> str:
     """The run id of a question's held-out panel part with ``config``."""
-    return study_run_id("question", question_id, config.to_dict(), part="panel")
+    return question_run_id(question(question_id), config, part="panel")
 
 
 def judged(result: LabResult, panel: LabResult | None) -> LabResult:
