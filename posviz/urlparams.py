@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple, TypeVar
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple, TypeVar
 
 T = TypeVar("T")
 Show = Callable[[str], str]
@@ -37,6 +38,86 @@ class NumberField(NamedTuple):
 
 def _as_is(text: str) -> str:
     return text
+
+
+#: what a link parameter holds: a whole or decimal number, one choice, several (comma-separated),
+#: a step of a select-slider, a boolean, a comma-separated list of whole numbers, free text, or an
+#: id the page writes itself (no widget: a lab run's id).
+ParamKind = Literal["int", "float", "choice", "choices", "step", "bool", "ints", "text", "id"]
+
+
+@dataclass(frozen=True)
+class Param:
+    """One query parameter of a page, as data: the URL contract :meth:`parse` checks.
+
+    Attributes:
+        name: the link key (``sin_n``).
+        kind: what it holds (:data:`ParamKind`).
+        default: the link text the page writes when nothing is linked (``None``: computed from
+            the page's other settings, e.g. a position slider's end).
+        lo, hi: a number's limits (a list's, for ``ints``); ``None``: set by other settings.
+        options: the allowed link values of a choice (``()``: set by the page's data, e.g. a
+            preset list).
+        when: ``(other parameter, value)`` pairs under which the page shows it (a hub source's
+            model-id box); empty: shown at the page's defaults.
+    """
+
+    name: str
+    kind: ParamKind
+    default: str | None = None
+    lo: float | None = None
+    hi: float | None = None
+    options: tuple[str, ...] = ()
+    when: tuple[tuple[str, str], ...] = ()
+
+    def parse(self, raw: str, *, show: Show = _as_is) -> Any:
+        """``raw`` as this parameter's value, clamped to its limits (text as it is).
+
+        Raises:
+            ValueError: ``raw`` is not allowed (the message says what is).
+        """
+        lo = -math.inf if self.lo is None else self.lo
+        hi = math.inf if self.hi is None else self.hi
+        if self.kind in ("int", "float"):
+            return parse_number(raw, lo=lo, hi=hi, integer=self.kind == "int")[0]
+        if self.kind == "choice" and self.options:
+            return parse_choice(raw, self.options, show=show)
+        if self.kind == "choices" and self.options:
+            return parse_choices(raw, self.options, show=show)
+        if self.kind == "step" and self.options:
+            return parse_step(raw, self.options, show=show)
+        if self.kind == "bool":
+            return parse_bool(raw)
+        if self.kind == "ints":
+            return parse_int_list(raw, lo=int(max(lo, -(2**63))), hi=int(min(hi, 2**63)))[0]
+        return raw
+
+
+def number(name: str, lo: float | None, hi: float | None, default: float | None) -> Param:
+    """A number parameter: whole unless ``default`` (or a limit) is a ``float``."""
+    decimal = any(isinstance(v, float) for v in (lo, hi, default))
+    text = None if default is None else str(float(default) if decimal else int(default))
+    return Param(name, "float" if decimal else "int", text, lo, hi)
+
+
+def choice(name: str, options: Sequence[str], default: str | None, **kw: Any) -> Param:
+    """A one-of parameter (``options`` empty: the page's data sets them)."""
+    return Param(name, "choice", default, options=tuple(options), **kw)
+
+
+def flag(name: str, default: bool | None) -> Param:
+    """A checkbox or toggle, linked as ``true``/``false``."""
+    return Param(name, "bool", None if default is None else str(default).lower())
+
+
+def text(name: str, default: str | None = "", **kw: Any) -> Param:
+    """A free-text parameter (a model id, a word)."""
+    return Param(name, "text", default, **kw)
+
+
+def int_list(name: str, lo: int | None, hi: int | None, default: Sequence[int] | None) -> Param:
+    """A comma-separated list of whole numbers within ``lo … hi``."""
+    return Param(name, "ints", None if default is None else link_text(list(default)), lo, hi)
 
 
 def parse_number(raw: str, *, lo: float, hi: float, integer: bool) -> tuple[int | float, bool]:

@@ -14,7 +14,6 @@ never an uncaught exception, a hang, an out-of-memory or a read of the server's 
 
 from __future__ import annotations
 
-import functools
 import io
 import json
 import os
@@ -25,7 +24,7 @@ import numpy as np
 import pytest
 from conftest import app_test, assert_no_exception
 
-from posviz.navigation import all_pages
+from posviz.navigation import all_pages, page_params, shown_at_defaults
 
 HOSTILE_IDS: dict[str, str] = {
     "traversal": "../../etc/passwd",
@@ -47,11 +46,10 @@ def offline(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
 
 
-@functools.cache
-def _url_keys(path: str) -> tuple[str, ...]:
-    at = app_test(path, timeout=400)  # a cold page's first run (the inside-models page: minutes)
-    assert_no_exception(at)
-    return tuple(sorted(at.query_params.keys()))
+def _url_keys(spec) -> tuple[str, ...]:
+    """The parameters the page writes at its defaults, as its ``PageSpec`` declares them (checked
+    against a real visit in tests/test_pages.py)."""
+    return tuple(p.name for p in shown_at_defaults(page_params(spec)))
 
 
 def _messages(at) -> list[str]:
@@ -69,7 +67,7 @@ def test_every_page_runs_at_the_extremes_of_its_parameters(spec):
     """Each page with all its parameters at once at the largest, then the smallest value a link
     can ask for: it runs to its title and says what it clamped, ignored or could not use; a path
     parameter given "../../etc/passwd" never shows the file."""
-    keys = _url_keys(spec.key)
+    keys = _url_keys(spec)
     for name, value in EXTREMES.items():
         query = dict.fromkeys(keys or ("unknown_param",), value)
         query |= {k: "../../etc/passwd" for k in keys if k.endswith("_path")}
@@ -82,42 +80,19 @@ def test_every_page_runs_at_the_extremes_of_its_parameters(spec):
         assert not any("root:x:0" in m for m in _messages(at) + [md.value for md in at.markdown])
 
 
-def _hub_box_setups(path: str) -> list[dict[str, str]]:
-    """Link parameters that switch each table/config/model source on the page to "hub"."""
-    keys = _url_keys(path)
-    setups = []
-    for key in keys:
-        if key.endswith("_src"):
-            prefix = key[: -len("_src")]
-            setups.append({key: "hub", f"{prefix}_hub": "other…"})  # table picker: typed id
-            setups.append({key: "hub"})  # config picker: its id box is <prefix>_hub
-    at = app_test(path, timeout=180)
-    for widget in [*at.selectbox, *at.radio]:  # plain choices such as "Model: hub model"
-        if widget.key in keys and not widget.key.endswith("_src"):
-            setups += [
-                {widget.key: option}
-                for option in widget.options
-                if "hub" in option.lower() or "hugging face" in option.lower()
-            ]
-    return setups
+def _is_hub(value: str) -> bool:
+    return "hub" in value.lower() or "hugging face" in value.lower()
 
 
-def _text_boxes(at) -> set[str]:
-    return {box.key for box in at.text_input if box.key}
-
-
-@functools.cache
-def _id_boxes(path: str) -> tuple[tuple[tuple[tuple[str, str], ...], tuple[str, ...]], ...]:
-    """(setup query, text boxes that appear only with it) for each hub source of the page."""
-    base = _text_boxes(app_test(path, timeout=180))
-    found = []
-    for setup in _hub_box_setups(path):
-        at = app_test(path, query=setup, timeout=180)
-        assert_no_exception(at)
-        new = tuple(sorted(_text_boxes(at) - base - set(setup)))
-        if new:
-            found.append((tuple(setup.items()), new))
-    return tuple(found)
+def _id_boxes(spec) -> list[tuple[dict[str, str], tuple[str, ...]]]:
+    """(setup query, the text boxes it opens) for each hub source of the page, from its declared
+    parameters: a choice set to its hub option opens the boxes declared ``when`` it is."""
+    hidden = set(page_params(spec)) - set(shown_at_defaults(page_params(spec)))
+    boxes: dict[tuple[tuple[str, str], ...], list[str]] = {}
+    for param in hidden:
+        if param.kind == "text" and any(_is_hub(value) for _, value in param.when):
+            boxes.setdefault(param.when, []).append(param.name)
+    return [(dict(when), tuple(sorted(names))) for when, names in sorted(boxes.items())]
 
 
 @pytest.mark.parametrize("name", HOSTILE_IDS)
@@ -139,24 +114,33 @@ def test_model_id_boxes_refuse_hostile_ids_clearly():
     reaches a page), ends in a message on the page, not a traceback."""
     checked, values = [], list(HOSTILE_IDS.values())
     for spec in PAGES:
-        for setup, boxes in _id_boxes(spec.path):
+        for setup, boxes in _id_boxes(spec):
             value = values[len(checked) % len(values)]
-            query = {**dict(setup), **dict.fromkeys(boxes, value)}
-            at = app_test(spec.path, query=query, timeout=180)
+            query = {**setup, **dict.fromkeys(boxes, value)}
+            at = app_test(spec.key, query=query, timeout=180)
             assert_no_exception(at)
             assert at.title, query
+            shown = {box.key for box in at.text_input}
+            assert set(boxes) <= shown, f"{spec.url_path} {setup}: declared {boxes}, shown {shown}"
             assert at.error or at.warning, f"{spec.url_path} {query}: no message for a bad id"
             checked.append(spec.url_path)
     assert len(checked) >= len(values), "fewer id boxes than hostile ids: each must reach a page"
     assert len(set(checked)) >= 3, f"only {sorted(set(checked))} have a model-id box?"
 
 
+#: parameters a visitor types (a text box): free text and lists of numbers.
+TYPED = ("text", "ints")
+
+
 @pytest.mark.slow
 def test_text_boxes_survive_hostile_typing():
     typed = 0
     for spec in PAGES:
-        at = app_test(spec.path, timeout=180)
-        keys = [box.key for box in at.text_input if box.key and not box.disabled]
+        declared = {p.name for p in shown_at_defaults(page_params(spec)) if p.kind in TYPED}
+        if not declared:
+            continue  # no text box to type in: nothing to render
+        at = app_test(spec.key, timeout=180)
+        keys = [box.key for box in at.text_input if box.key in declared and not box.disabled]
         for box_key in keys:
             for value in ("../../etc/passwd", "😀\u202e", "-1,nan,1e400", " ", "x" * 40):
                 box = at.text_input(key=box_key)

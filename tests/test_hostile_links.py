@@ -10,7 +10,6 @@ real-browser counterpart is ``tests/test_pages_browser.py``.
 
 from __future__ import annotations
 
-import functools
 import html
 import re
 import unicodedata
@@ -204,11 +203,20 @@ def _pages():
     return all_pages()
 
 
-@functools.cache
-def _url_keys(path: str) -> tuple[str, ...]:
-    at = app_test(path, timeout=400)
-    assert_no_exception(at)
-    return tuple(sorted(at.query_params.keys()))
+def _url_keys(spec) -> tuple[str, ...]:
+    """The parameters the page writes at its defaults, as its ``PageSpec`` declares them (checked
+    against a real visit in tests/test_pages.py)."""
+    from posviz.navigation import page_params, shown_at_defaults
+
+    return tuple(p.name for p in shown_at_defaults(page_params(spec)))
+
+
+def _table_sources(spec) -> tuple[str, ...]:
+    """The page's table pickers (``<key>_src`` with a "path" choice) shown at its defaults."""
+    from posviz.navigation import page_params, shown_at_defaults
+
+    shown = shown_at_defaults(page_params(spec))
+    return tuple(p.name for p in shown if p.name.endswith("_src") and "path" in p.options)
 
 
 def _markdown_strings(message, name: str = "") -> list[str]:
@@ -247,7 +255,7 @@ def test_a_bad_link_gets_a_message_and_renders_no_link_or_image(spec, monkeypatc
     value as a link or an image. A page without parameters (home) ignores an unknown one."""
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("POSVIZ_LAB_DIR", str(tmp_path / "lab"))
-    keys = _url_keys(spec.key)
+    keys = _url_keys(spec)
     query = dict.fromkeys(keys or ("unknown_param",), REPRESENTATIVE)
     at = app_test(spec.key, query=query, timeout=400)
     assert_no_exception(at)
@@ -291,7 +299,7 @@ def test_hostile_file_names_render_no_link_or_image(spec, monkeypatch, tmp_path)
     """A table whose file name is a link: every page that shows a table's label shows it inert.
     Three rows, so pages that need more (probing) or a patch grid (ViT) quote the label in an error.
     """
-    sources = [key for key in _url_keys(spec.path) if key.endswith("_src")]
+    sources = _table_sources(spec)
     if not sources:
         pytest.skip(f"{spec.url_path} picks no table")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")

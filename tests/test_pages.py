@@ -1,14 +1,15 @@
 """Every page of the app, from the registry (``posviz.navigation.all_pages``), opened directly in
 AppTest: it runs without an exception or error and shows its title, twice (the second visitor
-replays every cached result). This is the one "every page renders" sweep; other page tests check
-what a page says."""
+replays every cached result), and writes exactly the query parameters its ``PageSpec`` declares,
+with their declared defaults and limits. This is the one "every page renders" sweep; other page
+tests (the hostile-link ones included) read the declared parameters instead of rendering."""
 
 from __future__ import annotations
 
 import pytest
 from conftest import ROOT, app_test, assert_no_exception, page_hash
 
-from posviz.navigation import HOME, all_pages
+from posviz.navigation import HOME, all_pages, page_params, shown_at_defaults
 
 
 @pytest.mark.parametrize("spec", all_pages(), ids=lambda spec: spec.url_path)
@@ -21,8 +22,29 @@ def test_every_page_runs_and_runs_again_from_the_cache(spec):
         titles = [t.value for t in (*at.title, *at.header)]
         assert titles, f"{spec.key}: no title on the {visit} visit"
         assert not at.error, [e.value for e in at.error]
+        if visit == "first":
+            _assert_writes_its_declared_parameters(spec, at)
     if spec.key != HOME:  # opened itself, not the home page: its title is the registry's
         assert at._finished_page_script_hash == page_hash(spec.key)
+
+
+def _assert_writes_its_declared_parameters(spec, at) -> None:
+    """The URL after a first visit holds the parameters declared for the page's defaults, each at
+    its declared default; a number widget spans its declared limits."""
+    declared = {p.name: p for p in shown_at_defaults(page_params(spec))}
+    written = {key: at.query_params[key] for key in at.query_params}
+    assert set(written) == set(declared), (
+        f"{spec.key}: undeclared or missing {set(written) ^ set(declared)}"
+    )
+    for name, param in declared.items():
+        if param.default is not None:
+            assert written[name] == param.default, (spec.key, name, written[name], param.default)
+    for widget in (*at.slider, *at.number_input):
+        param = declared.get(widget.key)
+        if param is not None and param.lo is not None:
+            assert float(widget.min) == param.lo, (spec.key, widget.key, widget.min, param.lo)
+        if param is not None and param.hi is not None:
+            assert float(widget.max) == param.hi, (spec.key, widget.key, widget.max, param.hi)
 
 
 def test_app_default_page_is_home():

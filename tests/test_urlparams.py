@@ -123,3 +123,48 @@ def test_every_parser_takes_every_hostile_value_or_says_what_is_allowed(name: st
     assert (note is None) == (len(raw) <= 200)
     if note:
         assert f"{len(raw):,} characters" in note
+
+
+# --- every page's declared parameters (posviz.navigation: PageSpec.params) ---------------------
+
+
+def _declared():
+    from posviz.navigation import all_pages, page_params
+
+    return [(spec.url_path, p) for spec in all_pages() for p in page_params(spec)]
+
+
+def test_declared_parameters_are_unique_and_their_defaults_are_allowed() -> None:
+    """No two pages share a link key (a link opens one page's settings), each default passes
+    its own parameter's check, and a ``when`` names a parameter of the same page."""
+    from posviz.navigation import all_pages, page_params
+
+    names = [p.name for _, p in _declared()]
+    assert len(names) == len(set(names)), sorted({n for n in names if names.count(n) > 1})
+    for spec in all_pages():
+        own = {p.name: p for p in page_params(spec)}
+        for param in own.values():
+            if param.default is not None and param.kind != "id":
+                assert param.parse(param.default) is not None, (spec.url_path, param)
+            for other, value in param.when:
+                assert other in own, (spec.url_path, param.name, other)
+                if own[other].options:
+                    assert value in own[other].options, (spec.url_path, param.name, value)
+
+
+@pytest.mark.parametrize("name", ["nan", "huge", "list", "unknown", "markup"])
+def test_every_declared_parameter_takes_a_hostile_value_or_says_what_is_allowed(name) -> None:
+    """The one check the app runs on a link value, per declared parameter: clamped into its
+    limits, or a ValueError with a message; never another exception."""
+    for page, param in _declared():
+        try:
+            value = param.parse(HOSTILE[name])
+        except ValueError as exc:
+            assert str(exc), (page, param.name)
+            continue
+        if param.kind in ("int", "float"):
+            assert (param.lo is None or value >= param.lo) and (
+                param.hi is None or value <= param.hi
+            ), (page, param.name, value)
+        if param.kind == "choice" and param.options:
+            assert value in param.options

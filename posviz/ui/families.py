@@ -28,6 +28,7 @@ from posviz.analysis.t5_numbers import T5_BIAS_KEYS
 from posviz.encodings.families import presets_for
 from posviz.encodings.model_config import RopeConfig
 from posviz.encodings.rope import HEAD_DIM_STEP, MAX_HEAD_DIM, MIN_HEAD_DIM, RopeFrequencies
+from posviz.navigation import CONFIG_SOURCES, QK_CHOICES
 from posviz.tables import fetch_config, read_named_tensor
 from posviz.ui.cache import cached_data
 from posviz.ui.loaders import cached_table
@@ -35,11 +36,6 @@ from posviz.ui.state import url_field, url_numbers, url_radio, url_select, url_t
 from posviz.ui.text import safe_md
 from posviz.urlparams import NumberField
 
-SOURCES = {
-    "preset": "Preset (hand-written config)",
-    "hub": "Hub model's config.json",
-    "manual": "Manual values",
-}
 LEARNED_LABEL = "Learned (MiniLM)"
 
 
@@ -140,10 +136,10 @@ def pick_config(family: str, *, key: str, default_preset: str) -> tuple[dict[str
     """
     mode = url_radio(
         "Parameters from",
-        list(SOURCES),
+        list(CONFIG_SOURCES),
         key=f"{key}_src",
         default="preset",
-        format_func=SOURCES.get,
+        format_func=CONFIG_SOURCES.get,
     )
     if mode == "hub":
         return _hub_config(key)
@@ -159,10 +155,6 @@ def pick_config(family: str, *, key: str, default_preset: str) -> tuple[dict[str
         "'illustrative' ones are not published configs.",
     )
     return dict(presets[name]), name
-
-
-#: the query and key a RoPE score chart uses.
-QK_CHOICES = ["q = k = all ones", "random q, k"]
 
 
 def head_dim_field(default: int) -> NumberField:
