@@ -194,19 +194,19 @@ def _every_verdict() -> dict[str, str]:
         ("worse", [180, 190, 170], [20, 22, 21]),
         ("same", [20, 30, 25], [21, 29, 26]),
     ]:
-        out[f"probe {name}"] = probe_verdict("MiniLM-L6 (bundled)", _report(values, control))
+        out[f"probing {name}"] = probe_verdict("MiniLM-L6 (bundled)", _report(values, control))
     scores = pd.DataFrame({"layer": [0, 6], "r2": [0.98, 0.46], "r2_std": [0.01, 0.07],
                            "control_r2": [0.0, 0.0], "control_r2_std": [0.01, 0.01]})  # fmt: skip
     out["layers yes"] = layers_verdict(scores)
     out["layers no"] = layers_verdict(scores.assign(r2=[0.98, 0.0]))
     changes = pd.DataFrame({"used": [True, False], "learned_change": [0.3, 0.0]})
-    out["lookup"] = lookup_verdict(0.0, changes)
+    out["embedding_lookup"] = lookup_verdict(0.0, changes)
     for inside in (0.01, 0.5, 0.9):
         spread = Spread(mean=0.5, std=0.05, n=8, low=0.4, high=0.6)
         report = SimpleNamespace(pe_in_we=inside, k_we=10, k_pe=5, pe_in_we_chance=0.1,
                                  pe_in_random=spread)  # fmt: skip
-        out[f"concat {inside}"] = concat_verdict(report, name="MiniLM", n_positions=512)
-    out["concat chance"] = concat_verdict(
+        out[f"add_vs_concat {inside}"] = concat_verdict(report, name="MiniLM", n_positions=512)
+    out["add_vs_concat chance"] = concat_verdict(
         SimpleNamespace(pe_in_we=0.2, k_we=10, k_pe=5, pe_in_we_chance=0.1, pe_in_random=None),
         name="MiniLM",
         n_positions=512,
@@ -218,19 +218,43 @@ def _every_verdict() -> dict[str, str]:
     out["rope"] = rope_verdict(rope_frequencies(64), name="Llama")
     out["alibi"] = alibi_verdict(alibi_slopes(8))
     relative, curves = t5_numbers.bucket_curves(200, num_buckets=32, max_distance=128)
-    out["t5"] = t5_verdict(relative, curves["causal (decoder)"], max_distance=128)
+    out["t5_buckets"] = t5_verdict(relative, curves["causal (decoder)"], max_distance=128)
     positions = np.arange(8)
     out["nope"] = nope_verdict(positions, {"causal: measured": 1 / np.sqrt(positions + 1)})
     grid = patch_similarity_grid(sincos_2d_table(6, 6, 64), (6, 6))
-    out["vit yes"] = vit_verdict(grid, name="a 2-D table")
-    out["vit no"] = vit_verdict(np.zeros_like(grid), name="zeros")
+    out["vit_grid yes"] = vit_verdict(grid, name="a 2-D table")
+    out["vit_grid no"] = vit_verdict(np.zeros_like(grid), name="zeros")
     for unseen in ([0.0, 1.0], [0.0, 0.0], [1.0, 1.0]):
         summary = pd.DataFrame({"family": ["ALiBi", "learned"], "unseen at k=1024": unseen})
         out[f"compare {unseen}"] = compare_verdict(summary, trained=512)
     for fraction in (1.0, 0.0, 0.25):
         config = PRopeConfig(model_type="manual", head_dim=64, fraction=fraction, base=1e4)
-        out[f"p-rope {fraction}"] = p_rope_numbers.answer(config)
+        out[f"p_rope {fraction}"] = p_rope_numbers.answer(config)
+    out["sinusoidal"] = sinusoid_verdict(sinusoidal(64, 16))
+    out["learned"] = learned_verdict(_seamed_table(), name="Test")
     return {k: v if isinstance(v, str) else v.sentence for k, v in out.items()}
+
+
+#: explorer pages whose verdict needs real weights, checked by a test of their own.
+VERDICTS_ELSEWHERE = {
+    "sibling_diff": "tests/test_sibling.py::test_the_page_leads_with_the_verdict",
+    "inside_models": "tests/test_gguf_cache.py::test_the_page_models_verdict_is_computed_and_plain",
+}
+
+
+def test_every_explorer_page_of_the_registry_has_its_verdict_checked(root):
+    """Read from the page registry (a new family's page included): each page that computes its
+    answer has a case above (named by its URL segment) or a named test elsewhere that exists."""
+    from posviz.navigation import explorer_pages
+
+    checked = {name.split()[0] for name in _every_verdict()}
+    for spec in explorer_pages():
+        if spec.url_path in VERDICTS_ELSEWHERE:
+            path, _, test = VERDICTS_ELSEWHERE[spec.url_path].partition("::")
+            assert f"def {test}(" in (root / path).read_text(), VERDICTS_ELSEWHERE[spec.url_path]
+        else:
+            assert spec.url_path in checked, f"{spec.url_path}: add its verdict to _every_verdict"
+    assert not checked - {spec.url_path for spec in explorer_pages()}, "a case names no page"
 
 
 @pytest.mark.parametrize(("name", "sentence"), sorted(_every_verdict().items()))
