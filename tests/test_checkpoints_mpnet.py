@@ -41,3 +41,33 @@ def test_an_edited_data_file_is_refused_with_how_to_rebuild_it(monkeypatch, tmp_
     (tmp_path / "mpnet_relative_bias.json").write_text(json.dumps(record)[:-40])
     with pytest.raises(ValueError, match="unreadable"):
         load_table(MPNET)
+
+
+def test_bucket_16_is_never_produced_and_any_bidirectional_bucketing_has_one_dead_bucket():
+    from posviz.analysis.dead_bucket import unused_buckets
+    from posviz.encodings.t5 import t5_relative_bucket
+
+    assert unused_buckets(num_buckets=32, max_distance=128, span=5000) == (16,)
+    for buckets, distance in ((8, 16), (16, 64), (64, 256), (128, 1000)):
+        assert unused_buckets(num_buckets=buckets, max_distance=distance) == (buckets // 2,)
+    assert unused_buckets(num_buckets=32, bidirectional=False) == ()  # causal: all used
+    # why: distance 0 lands in the first half; any later key is at distance ≥ 1
+    assert t5_relative_bucket(np.array([0]))[0] == 0
+    assert t5_relative_bucket(np.array([1]))[0] == 17
+
+
+def test_mpnets_bias_never_trained_its_dead_bucket_and_avoids_self():
+    from posviz.analysis.dead_bucket import bucket_findings
+
+    table = load_table(MPNET).matrix
+    found = bucket_findings(table)
+    assert found.dead == (16,)
+    assert found.dead_max_abs < 0.006 < 0.5 < found.live_median_abs
+    assert np.all(found.self_bias < -4)  # every head avoids the token itself
+    assert 6 in found.previous_heads and int(np.argmax(found.previous)) == 6
+    assert found.previous[6] > 3
+    assert {0, 11} <= set(found.next_heads)
+    # the control: a table whose bucket 16 was trained like the others fails the check
+    trained = table.copy()
+    trained[16] = table[15]
+    assert bucket_findings(trained).dead_max_abs > 0.5

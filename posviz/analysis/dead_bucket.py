@@ -7,8 +7,8 @@ Bidirectional T5 bucketing (Raffel et al. 2020, §2.1; see
 adds ``B/2``. Distance 0 (a token and itself) always takes the first half, so bucket ``B/2`` —
 "key after query, distance 0" — is never produced: ``key > query`` means distance ≥ 1, which is
 bucket ``B/2 + 1`` or above. Any bidirectional T5-style encoder therefore trains a bucket that no
-pair of tokens ever looks up; its weights receive no gradient and keep their initial values
-(weight decay only shrinks them). MPNet (Song et al. 2020, "MPNet: Masked and Permuted
+pair of tokens ever looks up: the loss never sends it a gradient, so only its initialisation
+and weight decay set its weights. MPNet (Song et al. 2020, "MPNet: Masked and Permuted
 Pre-training for Language Understanding", https://arxiv.org/abs/2004.09297) uses the same
 bucketing (32 buckets, max distance 128) in all-mpnet-base-v2.
 """

@@ -162,6 +162,6 @@ def most_similar_beyond(matrix: np.ndarray, row: int, *, min_distance: int) -> i
     """The row at least ``min_distance`` after ``row`` whose direction is closest to ``row``'s."""
     sim = cosine_similarity_matrix(np.asarray(matrix, dtype=np.float64))
     start = row + min_distance
-    if not row >= 0 and start < len(sim):
+    if row >= 0 and start < len(sim):
         return int(start + np.argmax(sim[row, start:]))
     raise ValueError(f"no rows lie {min_distance} or more after row {row}.")
