@@ -3,21 +3,24 @@
 A learned absolute table usually looks like a smooth curve: rows ``p`` and ``p + k`` grow less
 alike as ``k`` grows. Whisper's text decoder (Radford et al. 2022, "Robust Speech Recognition via
 Large-Scale Weak Supervision", https://arxiv.org/abs/2212.04356) is different: its mean cosine by
-distance dips near ``k ≈ 114`` and comes back near ``k ≈ 225``. This module measures that with one
-statistic that a table without an echo fails:
+distance dips near ``k ≈ 114`` and comes back near ``k ≈ 225``. This module measures that with
+two statistics that a table without an echo fails:
 
-1. *prominence* — over distances ``k ≤ n/2`` (each averages at least ``n/2`` pairs, so the
-   curve is not a handful of pairs at the far end), the largest rise of the curve above its
-   lowest value at any shorter distance: ``max_k (c[k] − min_{j<k} c[j])``. A curve that only
-   falls scores 0; a row-shuffled table, whose curve is flat noise, scores near 0. MiniLM's
-   tables rise too (their curves undulate), so a rise alone is no echo.
+1. *prominence* — over distances ``k ≤ n/2 + 8`` (each averages at least ``n/2 − 8`` pairs, so
+   the curve is not a handful of pairs at the far end; the 8 let a peak just past half show),
+   the largest rise of the curve above its lowest value at any shorter distance,
+   ``max_k (c[k] − min_{j<k} c[j])``. A curve that only falls scores 0; a row-shuffled table,
+   whose curve is flat noise, scores near 0. MiniLM's tables rise too (their curves undulate),
+   so a rise alone is no echo.
 2. *alignment* — for each row ``p``, the shift ``s`` within ±60 of the peak's distance that
    makes row ``p + s`` most like row ``p``; the share of rows whose ``s`` lies within ±2 of the
    commonest shift. An echo is a shifted copy: nearly every row finds its match at one shift.
    An undulating table's matches spread out; a shuffled table's are scattered.
 
 A table has an echo when both hold: prominence ≥ :data:`ECHO_MIN_PROMINENCE` and alignment ≥
-:data:`ECHO_MIN_ALIGNMENT`.
+:data:`ECHO_MIN_ALIGNMENT`. The window matters: MiniLM-L6's last rows (positions past ~250, rare
+in its training) anti-correlate with its first ones, so over ``k`` up to ``9n/16`` its curve
+dips to −0.38 and recovers with rows aligned at one shift; within the first half it does not.
 
 The decoding hypothesis it is compared with (Whisper's ``decoding.py``: a previous-text prompt is
 cut to its last ``n_text_ctx // 2 − 1 = 223`` tokens after a ``<|startofprev|>`` marker, so a
@@ -62,7 +65,7 @@ class Echo:
     """Where the curve dips and where it comes back (distances ``k``, 1-based)."""
 
     curve: np.ndarray  # cosine_by_distance, (n − 1,)
-    limit: int  # the largest distance looked at (n // 2)
+    limit: int  # the largest distance looked at (n // 2 + 8)
     dip_at: int
     dip: float
     peak_at: int
@@ -80,9 +83,9 @@ class Echo:
 
 
 def find_echo(matrix: np.ndarray) -> Echo:
-    """The largest rise of the by-distance curve above an earlier minimum, within ``k ≤ n/2``."""
+    """The largest rise of the by-distance curve above an earlier minimum (``k ≤ n/2 + 8``)."""
     curve = cosine_by_distance(matrix)
-    limit = max(len(curve) + 1, 2) // 2
+    limit = max((len(curve) + 1) // 2 + 8, 1)
     part = curve[:limit]
     running_min = np.minimum.accumulate(part)
     rise = part - running_min
