@@ -9,7 +9,8 @@ from posviz.ui.cache import cached_model
 from posviz.ui.circle_view import position_slider
 from posviz.ui.heroes import learned_hero_at, show_linked_hero
 from posviz.ui.learned_views import FULL_WIDTH_VIEWS, TABLE_VIEWS, show_view, view_controls
-from posviz.ui.table_source import describe_table, pick_table
+from posviz.ui.loaders import cached_table
+from posviz.ui.table_source import describe_table, pick_table, show_real_section
 
 # the answer slot: the verdict and the hero, drawn once the table below is chosen
 answer = page_top("Learned position tables", model.INTRO)
@@ -82,5 +83,10 @@ for place, table, side in zip(places, (first, second), ("a", "b"), strict=False)
         if stacked and compare:
             st.markdown(f"#### {safe_md(table.label, max_len=120)}")
         show_view(table, view, options, key_prefix=f"lrn_{side}_", position=position)
+
+# a real model's table with an echo (offline, hash-checked), with the controls it must beat
+with user_errors("Whisper's decoder"):
+    tables = (cached_table(model.WHISPER_DECODER), cached_table(model.MINILM))
+    show_real_section(cached_model(model.echo_section, "whisper-echo", tables), key="lrn_whisper")
 
 next_question("pages/learned.py")

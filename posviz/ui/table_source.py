@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import streamlit as st
 
+from posviz.page_models.learned import RealSection
 from posviz.settings import settings
 from posviz.tables import PositionTable, SyntheticShape, list_lab_sources, source_kind
 from posviz.tables import picker as choices
 from posviz.ui.cache import cached_data
-from posviz.ui.display import user_errors
+from posviz.ui.display import show_chart, user_errors
 from posviz.ui.loaders import cached_table, cached_upload
 from posviz.ui.state import url_numbers, url_select, url_text
 from posviz.ui.text import safe_md
@@ -179,3 +180,15 @@ def describe_table(table: PositionTable) -> None:
     """One caption line plus what was set aside and why (for the reader to trust the rows)."""
     for line in choices.describe_lines(table, show=safe_md):
         st.caption(line)
+
+
+def show_real_section(section: RealSection, *, key: str) -> None:
+    """A real checkpoint's section: its title, its answer in plain words, then each chart with
+    the sentence stating what it shows (also what a screen reader announces for the chart)."""
+    st.header(section.title)
+    st.markdown(section.lead)
+    for i, finding in enumerate(section.findings):
+        show_chart(finding.figure, key=f"{key}_{i}", description=finding.description)
+        st.markdown(safe_md(finding.description, max_len=900))
+    if section.caveat:
+        st.caption(safe_md(section.caveat, max_len=600))
