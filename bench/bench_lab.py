@@ -3,7 +3,8 @@
     .venv/bin/python bench/bench_lab.py [--steps 40] [--repeats 3]
         [--only batching,throughput,reference,threads,presets,flops]
 
-* ``batching``    each reference arm set trained as ONE call of :func:`posviz.lab.train.train_arms`
+* ``batching``    each reference arm set trained as ONE call of
+                  :func:`posviz.lab.engine.train.train_arms`
                   (every arm × seed of one shape in one batched model) vs the per-variant
                   training the lab did before: one model per arm with its seeds, the engine as
                   of commit ``BASELINE_COMMIT`` (loaded from git history into a temporary module;
@@ -61,9 +62,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from posviz.lab import QUESTIONS  # noqa: E402
-from posviz.lab.config import LabConfig, ModelConfig  # noqa: E402
-from posviz.lab.tasks import make_batch, sample_lengths, train_rng, vocab_sizes  # noqa: E402
-from posviz.lab.train import Arm, train_arms, use_one_thread  # noqa: E402
+from posviz.lab.engine.config import LabConfig, ModelConfig  # noqa: E402
+from posviz.lab.engine.tasks import make_batch, sample_lengths, train_rng, vocab_sizes  # noqa: E402
+from posviz.lab.engine.train import Arm, train_arms, use_one_thread  # noqa: E402
 
 #: The last commit whose lab engine trained one model per variant (hand-written Adam).
 BASELINE_COMMIT = "65d797e"
@@ -132,6 +133,7 @@ def _baseline_engine() -> ModuleType | None:
                 capture_output=True,
                 text=True,
             ).stdout
+            # the baseline commit's layout: posviz/lab/model.py, before the engine package
             source = source.replace("from posviz.lab.model import", "from baseline_model import")
             (folder / f"baseline_{name}.py").write_text(source, encoding="utf-8")
     except (OSError, subprocess.CalledProcessError):

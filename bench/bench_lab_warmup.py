@@ -31,9 +31,9 @@ def main() -> int:
         os.environ["POSVIZ_LAB_DIR"] = root
         os.environ.pop("POSVIZ_LAB_WARM_DIR", None)
         from posviz.lab import QUESTIONS, RunStore, run_paper_check, run_question
-        from posviz.lab.papers import PAPER_CHECKS
-        from posviz.lab.run import question_parts
-        from posviz.lab.views.live import card_plan, question_plan
+        from posviz.lab.present.live import card_plan, question_plan
+        from posviz.lab.studies.papers import PAPER_CHECKS
+        from posviz.lab.studies.questions import question_parts
 
         store = RunStore(Path(root))
         jobs = [("question", q, "default") for q in QUESTIONS]

@@ -26,7 +26,7 @@ import numpy as np
 
 from posviz import export
 from posviz.analysis.probes import probe_summary
-from posviz.lab.cli import add_lab_commands, run_lab_command
+from posviz.lab.present.cli import add_lab_commands, run_lab_command
 from posviz.tables import GRAMMAR, load_table
 
 PROTOCOLS = {"even-odd": ("even", "odd"), "all": ("all", "all"), "kfold": ("kfold", "all")}

@@ -125,9 +125,9 @@ print("  air-gapped: bundled table", shape)' \
     -e POSVIZ_LAB_SECRET=this-containers-own-secret "$IMAGE" python3 -c '
 import time
 from posviz.lab import QUESTIONS, run_question
-from posviz.lab.cards import run_paper_check
-from posviz.lab.papers import PAPER_CHECKS
-from posviz.lab.run import question_parts
+from posviz.lab.studies.cards import run_paper_check
+from posviz.lab.studies.papers import PAPER_CHECKS
+from posviz.lab.studies.questions import question_parts
 def refuse(_progress):
     raise SystemExit("a default answer would be trained: the warm store is missing it")
 def corrupt(error):

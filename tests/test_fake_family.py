@@ -2,7 +2,8 @@
 
 The fake family is registered the one way a real one is: an entry in the family registry
 (``posviz.encodings.families.FAMILIES``) and its page script; the fake study is one entry in the
-lab's study list (``posviz.lab.presets.QUESTIONS``). Both are monkeypatched in and gone after each
+lab's study list (``posviz.lab.studies.presets.QUESTIONS``). Both are monkeypatched in and gone
+after each
 test. Then its page, Compare, the lab, the guided path, the home page and both hygiene lists
 must show them. docs/ARCHITECTURE.md's recipes name exactly these pieces.
 
@@ -33,8 +34,8 @@ from posviz.encodings.families import (
     lab_schemes,
 )
 from posviz.encodings.sinusoidal import sinusoid_frequencies, sinusoidal
-from posviz.lab.config import ModelConfig
-from posviz.lab.presets import LEARNED_VS_SINUSOID, QUESTIONS, Variant
+from posviz.lab.engine.config import ModelConfig
+from posviz.lab.studies.presets import LEARNED_VS_SINUSOID, QUESTIONS, Variant
 from posviz.navigation import (
     HOME,
     START_HERE,
@@ -193,7 +194,7 @@ def test_the_fake_family_and_study_reach_their_pages_compare_and_the_home_page(
     app_root, tmp_path_factory, monkeypatch
 ):
     from posviz.lab import RunStore, run_question
-    from posviz.lab.views.answer import plain_answer
+    from posviz.lab.present.answer import plain_answer
     from posviz.ui.cache import clear_caches
 
     store = tmp_path_factory.mktemp("lab")

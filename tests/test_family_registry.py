@@ -99,7 +99,7 @@ def test_every_formula_module_is_hashed_into_lab_run_ids():
 
 def test_one_id_everywhere():
     from posviz.analysis.comparison import FAMILIES as COMPARED
-    from posviz.lab.config import SCHEMES
+    from posviz.lab.engine.config import SCHEMES
     from posviz.navigation import all_pages
 
     assert SCHEMES == lab_schemes() == tuple(FAMILIES)
@@ -130,7 +130,7 @@ def test_families_without_a_config_say_why():
         family("sinusoid")
 
 
-#: The callables each mechanism kind reads (posviz.lab.model); any other would be ignored.
+#: The callables each mechanism kind reads (posviz.lab.engine.model); any other would be ignored.
 CALLABLES = ("table", "inv_freq", "bias", "buckets")
 NEEDS = {
     "none": set(),

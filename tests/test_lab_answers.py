@@ -19,8 +19,8 @@ import pytest
 
 from posviz.analysis.evidence import spread
 from posviz.lab import QUESTIONS, RunStore, rejudge, run_question
-from posviz.lab.results import LabResult
-from posviz.lab.store import _entry
+from posviz.lab.engine.results import LabResult
+from posviz.lab.engine.store import _entry
 
 pytestmark = [pytest.mark.slow, pytest.mark.answers]
 
@@ -249,8 +249,8 @@ def test_induction_is_decided_only_with_its_longer_budget(lab_store) -> None:
     """At the sweep's budgets the model without positions is still improving (undecided, said
     so); the panel part trains the preset's task for 18× the steps, where every seed of every
     2-layer arm is trained: RoPE ahead of the model without positions by about 0.02."""
-    from posviz.lab.summarise import with_panel
-    from posviz.lab.views.answer import plain_answer
+    from posviz.lab.present.answer import plain_answer
+    from posviz.lab.studies.summarise import with_panel
 
     result = default("induction", lab_store)
     assert result.default_cell.verdict.key == "undecided"

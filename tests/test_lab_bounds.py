@@ -9,8 +9,8 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from posviz.lab import bounds
-from posviz.lab.bounds import (
+from posviz.lab.engine import bounds
+from posviz.lab.engine.bounds import (
     chance_level,
     chance_loss,
     max_count_moments,
@@ -18,8 +18,8 @@ from posviz.lab.bounds import (
     position_blind_ceilings,
     simulate_position_blind,
 )
-from posviz.lab.config import LabConfig
-from posviz.lab.tasks import eval_rng, make_batch
+from posviz.lab.engine.config import LabConfig
+from posviz.lab.engine.tasks import eval_rng, make_batch
 
 
 def _config(task: str, vocab: int, n: int, k: int = 1) -> LabConfig:

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-import posviz.lab.cards as cards
-import posviz.lab.papers as papers
-from posviz.lab.cli import main
-from posviz.lab.papers import HAVIV_2022, NOT_JUDGED
-from posviz.lab.store import RunStore
+import posviz.lab.studies.cards as cards
+import posviz.lab.studies.papers as papers
+from posviz.lab.engine.store import RunStore
+from posviz.lab.present.cli import main
+from posviz.lab.studies.papers import HAVIV_2022, NOT_JUDGED
 
 
 @pytest.fixture
@@ -151,7 +151,9 @@ _CARD_RUN = """
 import sys
 from dataclasses import replace
 from pathlib import Path
-from posviz.lab import RunStore, cards, papers
+from posviz.lab import RunStore
+from posviz.lab.studies import cards
+from posviz.lab.studies import papers
 check = papers.paper_check("press_2022")
 tiny = replace(check, arms=tuple(
     replace(a, config=replace(a.config, steps=4, batch=4, eval_batch=8, seeds=2))
@@ -184,7 +186,7 @@ def test_replicas_asking_for_one_paper_check_train_it_once(tmp_path: Path) -> No
 
 def test_the_card_view_draws_the_size_ladder_with_untrained_sizes_in_grey(tiny_haviv, tmp_path):
     from posviz.charts.style import CONTROL_COLOR
-    from posviz.lab.views.cards import card_view
+    from posviz.lab.present.cards import card_view
 
     card = cards.run_paper_check("haviv_2022", store=RunStore(tmp_path))
     view = card_view("haviv_2022", card)

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from posviz.lab import QUESTIONS, RunStore, results_frame
-from posviz.lab.cli import main
+from posviz.lab.present.cli import main
 
 
 def test_list_names_every_question(tmp_path: Path) -> None:
@@ -42,8 +42,8 @@ def _tiny_question(monkeypatch, question_id: str = "concat") -> None:
     """Shrink a preset (and the lists warm walks) so the command runs in seconds."""
     from dataclasses import replace
 
-    import posviz.lab.cli as lab_cli
-    import posviz.lab.presets as presets
+    import posviz.lab.present.cli as lab_cli
+    import posviz.lab.studies.presets as presets
 
     q = presets.QUESTIONS[question_id]
     tiny = replace(

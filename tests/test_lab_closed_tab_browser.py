@@ -10,7 +10,7 @@ import pytest
 from browser_support import browser_page, start_streamlit_server, stop_process, wait_for_app
 
 from posviz.lab import QUESTIONS, RunStore
-from posviz.lab.run import QuestionStudy
+from posviz.lab.studies.questions import QuestionStudy
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -8,7 +8,7 @@ import pytest
 
 from posviz.analysis.evidence import nested_ridge_predictions
 from posviz.encodings.sinusoidal import sinusoidal
-from posviz.lab.emergence import position_probe_by_layer, probe_layer, shuffled_positions
+from posviz.lab.engine.emergence import position_probe_by_layer, probe_layer, shuffled_positions
 
 E, B, T, D = 3, 20, 16, 12
 

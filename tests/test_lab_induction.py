@@ -9,16 +9,16 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from posviz.lab import bounds
-from posviz.lab.config import LabConfig, ModelConfig
-from posviz.lab.induction import (
+from posviz.lab.engine import bounds
+from posviz.lab.engine.config import LabConfig, ModelConfig
+from posviz.lab.engine.induction import (
     attention_maps,
     prefix_matching_score,
     prefix_targets,
     uniform_baseline,
 )
-from posviz.lab.presets import QUESTIONS
-from posviz.lab.tasks import induction_batch, make_batch, train_rng
+from posviz.lab.engine.tasks import induction_batch, make_batch, train_rng
+from posviz.lab.studies.presets import QUESTIONS
 
 TASK = LabConfig(task="induction", vocab=16, k=4, min_len=16, max_len=16, eval_lengths=(16,))
 
@@ -96,7 +96,7 @@ def test_prefix_targets_follow_the_definition() -> None:
 @pytest.mark.slow
 def test_attention_maps_rebuild_every_block_of_the_model() -> None:
     torch = pytest.importorskip("torch")
-    from posviz.lab.model import LabModel, Member, _norm_linear
+    from posviz.lab.engine.model import LabModel, Member, _norm_linear
 
     # RoPE (rotated, first), a learned table and no positions: every mechanism the question uses
     members = [

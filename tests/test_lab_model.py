@@ -18,11 +18,11 @@ from posviz.encodings.lab_mechanisms import LAB_T5_MAX_DISTANCE
 from posviz.encodings.rope import default_inv_freq, rope_rotate
 from posviz.encodings.sinusoidal import sinusoidal
 from posviz.encodings.t5 import t5_bias_matrix
-from posviz.lab import model as lab_model
-from posviz.lab import train as lab_train
-from posviz.lab.config import ABSOLUTE_SCHEMES, SCHEMES, LabConfig, ModelConfig
-from posviz.lab.model import KEY_ALIGN, LabModel, Member
-from posviz.lab.train import build_model, masked_loss
+from posviz.lab.engine import model as lab_model
+from posviz.lab.engine import train as lab_train
+from posviz.lab.engine.config import ABSOLUTE_SCHEMES, SCHEMES, LabConfig, ModelConfig
+from posviz.lab.engine.model import KEY_ALIGN, LabModel, Member
+from posviz.lab.engine.train import build_model, masked_loss
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,4 @@
-"""The position lab's pages in AppTest, and what they show, computed by posviz.lab.views.
+"""The position lab's pages in AppTest, and what they show, computed by posviz.lab.present.
 
 Every question page answers first from the store (the writable store or the read-only warm one)
 without training; with nothing stored it says so and offers Run with an estimate; Run trains into
@@ -22,12 +22,13 @@ import pytest
 from conftest import app_test, assert_no_exception
 
 import posviz.lab
+from posviz import lab_jobs as runs
 from posviz.jobs import job_slot
 from posviz.lab import QUESTIONS, RunStore, run_question
-from posviz.lab.cards import card_run_id, run_paper_check
-from posviz.lab.papers import AGREES, PAPER_CHECKS, Condition
-from posviz.lab.views import answer, cards, figures, runs
-from posviz.lab.views.live import LiveProgress, card_plan, question_plan
+from posviz.lab.present import answer, cards, figures
+from posviz.lab.present.live import LiveProgress, card_plan, question_plan
+from posviz.lab.studies.cards import card_run_id, run_paper_check
+from posviz.lab.studies.papers import AGREES, PAPER_CHECKS, Condition
 from posviz.references import cite
 from posviz.ui import lab_runs
 from posviz.ui.cache import clear_caches
@@ -554,7 +555,7 @@ def test_every_figure_names_its_axes_clips_accuracy_and_wraps_labels(warm, quest
 def test_a_longer_budget_or_held_out_cell_draws_from_its_own_training(warm) -> None:
     """A cell merged in from the panel part reads the step arrays of the training it came from
     (the longer budget trains 18× the steps, past every checkpoint of the sweep's own)."""
-    from posviz.lab.summarise import with_panel
+    from posviz.lab.studies.summarise import with_panel
 
     root, results = warm
     panel = run_question("induction", store=RunStore(root), part="panel")

@@ -12,11 +12,16 @@ import numpy as np
 import pytest
 
 from posviz.analysis.difference import paired_difference
-from posviz.lab.bounds import position_blind_ceiling
-from posviz.lab.card_inputs import at_last_checkpoint, card_values, ladder_steps, position_accuracy
-from posviz.lab.config import BIDIRECTIONAL_TASKS, CAUSAL_TASKS
-from posviz.lab.emergence import position_probe_by_layer
-from posviz.lab.papers import (
+from posviz.lab.engine.bounds import position_blind_ceiling
+from posviz.lab.engine.card_inputs import (
+    at_last_checkpoint,
+    card_values,
+    ladder_steps,
+    position_accuracy,
+)
+from posviz.lab.engine.config import BIDIRECTIONAL_TASKS, CAUSAL_TASKS
+from posviz.lab.engine.emergence import position_probe_by_layer
+from posviz.lab.studies.papers import (
     AGREES,
     COMPETITIVE_RATIO,
     DISAGREES,
@@ -330,7 +335,7 @@ def test_position_accuracy_leaves_undefined_positions_out() -> None:
 
 
 def test_a_real_run_of_the_engine_feeds_the_judge_and_the_layer_probe() -> None:
-    from posviz.lab.train import Arm, train_arms  # lazy: torch, for this test only
+    from posviz.lab.engine.train import Arm, train_arms  # lazy: torch, for this test only
 
     arms = [
         Arm(a.id, a.model, replace(a.config, width=8, heads=2, seeds=2, eval_batch=8))

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from posviz.lab import QUESTIONS, LabStopped, RunStore, run_question
-from posviz.lab import train as lab_train
-from posviz.lab.config import LabConfig, ModelConfig
-from posviz.lab.results import grid_frame
-from posviz.lab.sweep import INIT_MATCHED, checkpoints
+from posviz.lab.engine import train as lab_train
+from posviz.lab.engine.config import LabConfig, ModelConfig
+from posviz.lab.engine.results import grid_frame
+from posviz.lab.engine.sweep import INIT_MATCHED, checkpoints
 
 
 def _tiny(question_id: str, **changes) -> LabConfig:
@@ -125,7 +125,7 @@ def rare_rows_small(tmp_path_factory: pytest.TempPathFactory):
 
 @pytest.mark.slow
 def test_rare_rows_has_a_table_free_arm_and_computed_reach_odds(rare_rows_small) -> None:
-    from posviz.lab.tasks import one_in, reach_probability
+    from posviz.lab.engine.tasks import one_in, reach_probability
 
     assert rare_rows_small.arm("rope_short").role == "table-free control"
     short = QUESTIONS["rare_rows"].variant("short").config_for(rare_rows_small.config)
@@ -154,7 +154,7 @@ def test_unseen_rows_move_exactly_zero_in_every_cell(rare_rows_small) -> None:
 def test_row_movement_statistics_are_unit_free_and_exact() -> None:
     from scipy.stats import spearmanr
 
-    from posviz.lab.rows import late_to_early_ratio, rank_correlation, row_movement
+    from posviz.lab.engine.rows import late_to_early_ratio, rank_correlation, row_movement
 
     rng = np.random.default_rng(0)
     start = rng.normal(size=(2, 1, 12, 4))
@@ -179,7 +179,8 @@ def test_row_movement_statistics_are_unit_free_and_exact() -> None:
 
 
 def test_threads_finish_together_when_tasks_differ_in_cost() -> None:
-    from posviz.lab.run import QuestionStudy, balance, makespan
+    from posviz.lab.engine.run import balance, makespan
+    from posviz.lab.studies.questions import QuestionStudy
 
     q = QUESTIONS["extrapolation"]
     kback, lm = QuestionStudy(q, q.default).units()
@@ -197,7 +198,8 @@ def test_threads_finish_together_when_tasks_differ_in_cost() -> None:
 
 
 def test_one_unit_is_halved_and_a_single_member_is_not_split() -> None:
-    from posviz.lab.run import QuestionStudy, balance
+    from posviz.lab.engine.run import balance
+    from posviz.lab.studies.questions import QuestionStudy
 
     q = QUESTIONS["induction"]
     whole = QuestionStudy(q, q.default).units()[0]
@@ -214,7 +216,7 @@ def test_one_unit_is_halved_and_a_single_member_is_not_split() -> None:
 @pytest.mark.slow
 def test_a_split_changes_no_number() -> None:
     """Members of one training call are independent: trained apart, bit for bit the same."""
-    from posviz.lab.run import QuestionStudy
+    from posviz.lab.studies.questions import QuestionStudy
 
     q = QUESTIONS["extrapolation"]
     unit = QuestionStudy(q, _tiny("extrapolation", steps=3)).units()[0]

@@ -1,4 +1,4 @@
-"""The lab's runs manager (posviz.lab.views.runs): a started run finishes and is stored whoever
+"""The lab's runs manager (posviz.lab_jobs): a started run finishes and is stored whoever
 watches it, Stop stops it, the first start's warm-up stores every study it is given, and the
 estimates follow the pace measured on this machine. Tiny configs: each run takes seconds."""
 
@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from posviz import lab_jobs as runs
 from posviz.lab import QUESTIONS, RunStore
-from posviz.lab.run import QuestionStudy
-from posviz.lab.views import live, runs
-from posviz.lab.views.live import question_plan
+from posviz.lab.present import live
+from posviz.lab.present.live import question_plan
+from posviz.lab.studies.questions import QuestionStudy
 
 WAIT_S = 300.0
 
@@ -116,7 +117,7 @@ def test_the_warm_up_stores_every_study_cheapest_first_and_says_how_far_it_is(
 
 
 def test_the_real_warm_up_covers_every_default_answer_and_paper_check() -> None:
-    from posviz.lab.papers import PAPER_CHECKS
+    from posviz.lab.studies.papers import PAPER_CHECKS
 
     studies = runs.default_studies()
     defaults = [s for s in studies if s.part == "default"]

@@ -30,7 +30,7 @@ def stored(tmp_path_factory: pytest.TempPathFactory):
 
 
 def _encoded(result) -> tuple[dict, dict]:
-    from posviz.lab.store import _entry
+    from posviz.lab.engine.store import _entry
 
     return _entry(result)
 
@@ -206,8 +206,8 @@ def test_stored_json_has_no_nan_tokens(stored) -> None:
 
 def _all_run_ids() -> dict[tuple[str, str], str]:
     """Every study's run ids: each question's default and panel part, each paper check."""
-    from posviz.lab.cards import card_run_id
-    from posviz.lab.papers import PAPER_CHECKS
+    from posviz.lab.studies.cards import card_run_id
+    from posviz.lab.studies.papers import PAPER_CHECKS
 
     ids = {}
     for q in QUESTIONS.values():
@@ -221,7 +221,7 @@ def _all_run_ids() -> dict[tuple[str, str], str]:
 def _run_ids_with(monkeypatch, edited: str | None) -> dict[tuple[str, str], str]:
     """Every study's run ids when the source the hash reads of the file named ``edited``
     (None: nothing) has one more line."""
-    from posviz.lab import store as store_module
+    from posviz.lab.engine import store as store_module
 
     real = store_module.read_source
 
@@ -238,7 +238,7 @@ def _run_ids_with(monkeypatch, edited: str | None) -> dict[tuple[str, str], str]
 
 
 def _studies_training(scheme: str) -> set[tuple[str, str]]:
-    from posviz.lab.papers import PAPER_CHECKS
+    from posviz.lab.studies.papers import PAPER_CHECKS
 
     parts = ("default", "panel")
     out = {(q.id, p) for q in QUESTIONS.values() if scheme in q.schemes for p in parts}
@@ -277,8 +277,8 @@ def test_rewording_and_registering_keep_every_run_id(monkeypatch) -> None:
     """A blurb (every word of a family's page), a paper card's claim sentence, a study's title
     and explanation and its arms' labels, a judge, a new family and a new study: same ids."""
     from posviz.encodings import families
-    from posviz.lab import papers, presets
-    from posviz.lab.papers import NOT_JUDGED, CheckOutcome
+    from posviz.lab.studies import papers, presets
+    from posviz.lab.studies.papers import NOT_JUDGED, CheckOutcome
 
     before = _all_run_ids()
     words = dict(label="ALiBi, reworded", question="Reworded?", blurb="A new blurb.",
@@ -307,14 +307,15 @@ def test_rewording_and_registering_keep_every_run_id(monkeypatch) -> None:
 
 
 def test_questions_and_paper_checks_share_one_run_id_function(monkeypatch) -> None:
-    """Both kinds of study get their run id from posviz.lab.store.study_run_id (kind, id, part,
+    """Both kinds of study get their run id from posviz.lab.engine.store.study_run_id (kind, id,
+    part,
     settings): one key, one hash, one claim across replicas."""
-    from posviz.lab import cards
-    from posviz.lab import store as store_module
-    from posviz.lab.cards import CardStudy
-    from posviz.lab.papers import PAPER_CHECKS
-    from posviz.lab.run import QuestionStudy
-    from posviz.lab.store import study_run_id
+    from posviz.lab.engine import store as store_module
+    from posviz.lab.engine.store import study_run_id
+    from posviz.lab.studies import cards
+    from posviz.lab.studies.cards import CardStudy
+    from posviz.lab.studies.papers import PAPER_CHECKS
+    from posviz.lab.studies.questions import QuestionStudy
 
     calls = []
 
@@ -351,7 +352,7 @@ class _Entry:
 
 
 def test_a_field_added_later_with_a_default_reads_an_older_entry() -> None:
-    from posviz.lab.store import _decode
+    from posviz.lab.engine.store import _decode
 
     assert _decode({"name": "old"}, _Entry, {}) == _Entry("old")
     assert _decode({"name": "new", "added_later": "kept"}, _Entry, {}) == _Entry("new", "kept")

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from posviz.lab.config import BIDIRECTIONAL_TASKS, CAUSAL_TASKS, LabConfig
-from posviz.lab.tasks import (
+from posviz.lab.engine.config import BIDIRECTIONAL_TASKS, CAUSAL_TASKS, LabConfig
+from posviz.lab.engine.tasks import (
     LM_HELD_OUT,
     MLM_MASK_FRACTION,
     _alphabet,

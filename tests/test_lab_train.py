@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from posviz.lab import QUESTIONS, LabStopped
-from posviz.lab import train as lab_train
-from posviz.lab.config import LabConfig, ModelConfig
-from posviz.lab.tasks import eval_rng, make_batch, train_rng
+from posviz.lab.engine import train as lab_train
+from posviz.lab.engine.config import LabConfig, ModelConfig
+from posviz.lab.engine.tasks import eval_rng, make_batch, train_rng
 
 
 def _tiny(question_id: str, **changes) -> LabConfig:
@@ -43,7 +43,7 @@ def test_seeds_are_independent_models() -> None:
 
 
 def test_tasks_are_deterministic_and_their_targets_are_right() -> None:
-    from posviz.lab.tasks import make_batch, train_rng
+    from posviz.lab.engine.tasks import make_batch, train_rng
 
     lengths = np.array([5, 8, 3])
     for task, k in (("reverse", 2), ("kback", 2), ("count", 2)):
@@ -61,7 +61,7 @@ def test_tasks_are_deterministic_and_their_targets_are_right() -> None:
 
 
 def test_lm_held_out_windows_come_from_text_never_trained_on() -> None:
-    from posviz.lab.tasks import LM_HELD_OUT, _alphabet, eval_rng, make_batch, train_rng
+    from posviz.lab.engine.tasks import LM_HELD_OUT, _alphabet, eval_rng, make_batch, train_rng
 
     config = LabConfig(task="lm", min_len=16, max_len=16, eval_lengths=(16,))
     codes = _alphabet()[1]

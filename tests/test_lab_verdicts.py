@@ -9,13 +9,13 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from posviz.lab import answer as judge
-from posviz.lab import metrics as m
-from posviz.lab.presets import QUESTIONS
-from posviz.lab.results import ArmInfo, Bound, Cell, Instance, LabResult, Setting, Verdict
-from posviz.lab.summarise import findings_and_answer, panel_pending, with_panel
-from posviz.lab.sweep import cells as sweep_cells
-from posviz.lab.views import answer as answer_views
+from posviz.lab.engine import metrics as m
+from posviz.lab.engine.results import ArmInfo, Bound, Cell, Instance, LabResult, Setting, Verdict
+from posviz.lab.engine.sweep import cells as sweep_cells
+from posviz.lab.present import answer as answer_views
+from posviz.lab.studies import judging as judge
+from posviz.lab.studies.presets import QUESTIONS
+from posviz.lab.studies.summarise import findings_and_answer, panel_pending, with_panel
 
 LABELS = {v.id: v.label for q in QUESTIONS.values() for v in q.variants}
 

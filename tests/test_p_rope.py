@@ -217,9 +217,9 @@ def test_lab_trains_it_as_a_rotary_mechanism_with_gemma4s_p():
 
 def test_the_lab_model_trains_it_with_no_lab_edit():
     pytest.importorskip("torch")
-    from posviz.lab.config import LabConfig, ModelConfig
-    from posviz.lab.model import LabModel, Member
-    from posviz.lab.train import Arm, train_arms
+    from posviz.lab.engine.config import LabConfig, ModelConfig
+    from posviz.lab.engine.model import LabModel, Member
+    from posviz.lab.engine.train import Arm, train_arms
 
     members = [
         Member(ModelConfig(kind="decoder", scheme=s), seed=0, rows=8, n_in=20)

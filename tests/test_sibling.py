@@ -149,7 +149,7 @@ def test_the_page_leads_with_the_verdict():
 
 
 def test_the_lab_rare_rows_question_links_here():
-    from posviz.lab.views.answer import REAL_CHECKPOINTS
+    from posviz.lab.present.answer import REAL_CHECKPOINTS
     from posviz.navigation import all_pages
 
     page, label = REAL_CHECKPOINTS["rare_rows"]

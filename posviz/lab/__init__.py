@@ -1,21 +1,21 @@
 """The position lab: answer "what if" questions about positions by training tiny transformers.
 
-Plain torch, one screen per part: :mod:`~posviz.lab.config` (what determines a run),
-:mod:`~posviz.lab.model` and :mod:`~posviz.lab.train` (many tiny transformers as one batched
-model), :mod:`~posviz.lab.tasks` (deterministic offline tasks), :mod:`~posviz.lab.presets` (one
-question per preset, each with its :mod:`~posviz.lab.sweep` of settings), :mod:`~posviz.lab.run`
-(train the sweep, measure each cell with :mod:`~posviz.lab.measure`, judge it with
-:mod:`~posviz.lab.answer`, sum up with :mod:`~posviz.lab.summarise`),
-:mod:`~posviz.lab.cards` (paper checks of :mod:`~posviz.lab.papers`), :mod:`~posviz.lab.store`
-(JSON + ``.npy``, checksummed by :mod:`posviz.labfiles`) and :mod:`~posviz.lab.tables` (trained
-tables as ``lab:`` sources). torch is imported only by the model/training modules, so importing
-this package stays cheap.
+Three packages, importing one way (import-linter contracts in ``pyproject.toml``):
+
+- :mod:`posviz.lab.engine`: what trains and what is stored — configs, the batched model and its
+  training, tasks, sweeps, the raw measurements, the runner and the run store. It imports no
+  study and no presentation; a run's id hashes its source, never the others' (torch only in the
+  model and training modules, imported on first training).
+- :mod:`posviz.lab.studies`: the designs — questions (:mod:`~posviz.lab.studies.presets`), paper
+  checks as data with named judges (:mod:`~posviz.lab.studies.papers`), and how each kind of
+  study is measured, judged and summed up (:mod:`~posviz.lab.studies.kinds`).
+- :mod:`posviz.lab.present`: what the lab's pages and the CLI show of stored results.
+
+This module re-exports the public names.
 """
 
-from posviz.lab.cards import run_paper_check, stored_cards
-from posviz.lab.config import LabConfig, ModelConfig
-from posviz.lab.presets import QUESTIONS, Question, Variant
-from posviz.lab.results import (
+from posviz.lab.engine.config import LabConfig, ModelConfig
+from posviz.lab.engine.results import (
     CardResult,
     Cell,
     Finding,
@@ -26,9 +26,11 @@ from posviz.lab.results import (
     grid_frame,
     results_frame,
 )
-from posviz.lab.run import rejudge, run_question
-from posviz.lab.store import RunStore, RunSummary, code_version
-from posviz.lab.tables import list_lab_tables, load_lab_table
+from posviz.lab.engine.store import RunStore, RunSummary, code_version
+from posviz.lab.engine.tables import list_lab_tables, load_lab_table
+from posviz.lab.studies.cards import run_paper_check, stored_cards
+from posviz.lab.studies.presets import QUESTIONS, Question, Variant
+from posviz.lab.studies.questions import rejudge, run_question
 
 __all__ = [
     "QUESTIONS",

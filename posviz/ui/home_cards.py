@@ -22,8 +22,8 @@ import streamlit as st
 from posviz import export
 from posviz.data.answers import ANSWERS
 from posviz.lab import LabResult
-from posviz.lab.views import answer as lab_answer
-from posviz.lab.views import figures as lab_figures
+from posviz.lab.present import answer as lab_answer
+from posviz.lab.present import figures as lab_figures
 from posviz.navigation import START_HERE, PageSpec, guided_path, guided_specs, lab_pages
 from posviz.references import cite
 from posviz.tables import load_table

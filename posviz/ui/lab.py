@@ -14,9 +14,10 @@ import dataclasses
 
 import streamlit as st
 
+from posviz import lab_jobs as runs
 from posviz.lab import QUESTIONS, LabConfig, LabResult, Question, RunStore
-from posviz.lab.views import answer, runs
-from posviz.lab.views.live import question_plan
+from posviz.lab.present import answer
+from posviz.lab.present.live import question_plan
 from posviz.settings import settings
 from posviz.ui import lab_runs, lab_views
 from posviz.ui.answer import show_verdict, waiting

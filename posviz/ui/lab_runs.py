@@ -3,7 +3,7 @@ arm and sweep cell, Stop, and the live loss of every arm under its label; and th
 the background warm-up that stores every default answer on the first start.
 
 The runs themselves (worker threads shared by every session, the warm-up, stopping) are
-:mod:`posviz.lab.views.runs`; this module only polls their snapshots from fragments and draws them.
+:mod:`posviz.lab_jobs`; this module only polls their snapshots from fragments and draws them.
 A run goes on when its tab closes (it is stored for whoever comes next); only Stop ends it.
 """
 
@@ -13,10 +13,10 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from posviz import lab_jobs as runs
 from posviz.lab import RunStore
-from posviz.lab.views import runs
-from posviz.lab.views.live import RunPlan, duration_text
-from posviz.lab.views.runs import DONE, FAILED, STOPPED, get_job, start_job
+from posviz.lab.present.live import RunPlan, duration_text
+from posviz.lab_jobs import DONE, FAILED, STOPPED, get_job, start_job
 from posviz.ui.text import safe_md
 
 #: seconds between two polls of a running job.

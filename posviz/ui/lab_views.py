@@ -1,7 +1,7 @@
 """Views of the lab's stored runs: the answer beside its hero, the sweep at a glance, a cell's
 numbers, more evidence, "watch the table form", the index's answers and the paper-check cards.
 
-Everything here lays out what :mod:`posviz.lab.views` computes from a stored run; nothing trains.
+Everything here lays out what :mod:`posviz.lab.present` computes from a stored run; nothing trains.
 """
 
 from __future__ import annotations
@@ -9,12 +9,13 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from posviz import lab_jobs as runs
 from posviz.analysis.probes import MIN_ROWS
 from posviz.lab import QUESTIONS, LabConfig, LabResult, Question, RunStore, load_lab_table
-from posviz.lab.cards import card_run_id, stored_cards
-from posviz.lab.papers import PAPER_CHECKS
-from posviz.lab.views import answer, cards, figures, runs
-from posviz.lab.views.live import card_plan
+from posviz.lab.present import answer, cards, figures
+from posviz.lab.present.live import card_plan
+from posviz.lab.studies.cards import card_run_id, stored_cards
+from posviz.lab.studies.papers import PAPER_CHECKS
 from posviz.navigation import study_url_path
 from posviz.references import cite
 from posviz.tables import PositionTable

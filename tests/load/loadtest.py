@@ -756,8 +756,8 @@ def burst_targets(loaded: set[str]) -> list[tuple[str, str, str]]:
     cheapest check (questions and paper checks share one runner and one run id; both must train
     once across the replicas)."""
     sys.path.insert(0, str(ROOT))
-    from posviz.lab.papers import PAPER_CHECKS
-    from posviz.lab.views.live import card_plan
+    from posviz.lab.present.live import card_plan
+    from posviz.lab.studies.papers import PAPER_CHECKS
 
     pages = lab_pages()
     questions = [p for p in pages if p not in loaded and p not in ("lab", "lab_papers")]
@@ -775,7 +775,7 @@ def burst_targets(loaded: set[str]) -> list[tuple[str, str, str]]:
 def verify_lab_store(lab_dir: Path) -> dict:
     """Every entry of the shared lab store loads (none half-written by a killed replica)."""
     try:
-        from posviz.lab.store import RunStore
+        from posviz.lab.engine.store import RunStore
         from posviz.labfiles import SECRET, CorruptEntry, NoEntry, find_root, read_entry
     except ImportError as exc:  # the lab is being built: report instead of failing
         return {"checked": False, "why": f"posviz.lab.store not importable: {exc}"}

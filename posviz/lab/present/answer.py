@@ -3,7 +3,8 @@ one cell's numbers, and what a run trains.
 
 The sentence states the question's verdict where it holds in every cell of the sweep, or what it
 depends on with the numbers of the preset's cell and of the nearest cell where it differs
-(:func:`posviz.lab.answer.nearest_other`), so a verdict is never stated past the settings that
+(:func:`posviz.lab.studies.judging.nearest_other`), so a verdict is never stated past the settings
+that
 support it. Every number is read from the run; nothing is typed.
 """
 
@@ -17,15 +18,15 @@ from pandas.io.formats.style import Styler
 
 from posviz.analysis.evidence import spread
 from posviz.encodings.families import family, lab_mechanism
-from posviz.lab import metrics as m
-from posviz.lab.answer import AXIS_NAMES, CEILING, HOLDS, nearest_other, undecided_key
-from posviz.lab.config import MAX_BATCH, MAX_SEEDS, LabConfig
-from posviz.lab.presets import Question, question
-from posviz.lab.results import Cell, Comparison, Finding, LabResult, summary_frame
-from posviz.lab.store import question_run_id
-from posviz.lab.summarise import PANEL_AXIS, panel_pending, with_panel
-from posviz.lab.views.figures import short_setting
-from posviz.lab.views.live import question_plan
+from posviz.lab.engine import metrics as m
+from posviz.lab.engine.config import MAX_BATCH, MAX_SEEDS, LabConfig
+from posviz.lab.engine.results import Cell, Comparison, Finding, LabResult, summary_frame
+from posviz.lab.engine.store import question_run_id
+from posviz.lab.present.figures import short_setting
+from posviz.lab.present.live import question_plan
+from posviz.lab.studies.judging import AXIS_NAMES, CEILING, HOLDS, nearest_other, undecided_key
+from posviz.lab.studies.presets import Question, question
+from posviz.lab.studies.summarise import PANEL_AXIS, panel_pending, with_panel
 from posviz.settings import settings
 
 #: how a cell whose verdict differs from the preset's shows in the grid (readable in both themes).
@@ -385,7 +386,7 @@ def panel_run_id(question_id: str, config: LabConfig) -> str:
 
 def judged(result: LabResult, panel: LabResult | None) -> LabResult:
     """The stored answer judged together with its held-out panel (None: not computed yet, the
-    answer says the check is pending); see :func:`posviz.lab.summarise.with_panel`."""
+    answer says the check is pending); see :func:`posviz.lab.studies.summarise.with_panel`."""
     return with_panel(result, panel)
 
 

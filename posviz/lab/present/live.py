@@ -2,7 +2,8 @@
 
 A question's run trains every instance of its sweep (an arm under one task and, with a learned
 table, one initial scale) with all their seeds, in a few batched models on two training threads
-(:mod:`posviz.lab.run`). Its :class:`~posviz.lab.results.Progress` reports say how far the whole
+(:mod:`posviz.lab.engine.run`). Its :class:`~posviz.lab.engine.results.Progress` reports say how
+far the whole
 run is (``elapsed / (elapsed + eta)`` is exactly the share of model-steps done) and the latest
 training loss of every instance. :class:`LiveProgress` turns them into ONE count across every arm
 and sweep cell ("step 4,800 of 14,400 in all"), one ETA, and loss curves under the arms' labels.
@@ -29,13 +30,14 @@ import pandas as pd
 from posviz import jobs
 from posviz.charts.lab import live_loss_spec
 from posviz.charts.style import series_colors
-from posviz.lab import sweep
-from posviz.lab.config import LabConfig
-from posviz.lab.papers import paper_check
-from posviz.lab.presets import question
-from posviz.lab.results import Progress
-from posviz.lab.run import TRAIN_THREADS, question_part
-from posviz.lab.views.figures import arm_colors
+from posviz.lab.engine import sweep
+from posviz.lab.engine.config import LabConfig
+from posviz.lab.engine.results import Progress
+from posviz.lab.engine.run import TRAIN_THREADS
+from posviz.lab.present.figures import arm_colors
+from posviz.lab.studies.papers import paper_check
+from posviz.lab.studies.presets import question
+from posviz.lab.studies.questions import question_part
 
 #: points kept per arm for the live loss curve (older points are thinned, not dropped).
 MAX_CURVE_POINTS = 400
@@ -45,7 +47,7 @@ MAX_CURVE_POINTS = 400
 #: width²). Fitted (least squares on relative error) to the measured wall times of all 17 stored
 #: studies, every default, paper check and panel, on 2 quiet cores: each took 0.83–1.38× what
 #: these estimate (docs/benchmarks.md, "Estimates"). The single constant before, per unit of
-#: :func:`~posviz.lab.run.step_work`, put the long-sequence studies at up to 2.9× their time.
+#: :func:`~posviz.lab.engine.run.step_work`, put the long-sequence studies at up to 2.9× their time.
 CPU_S_ATTENTION = 1.75e-9
 CPU_S_TOKEN = 8.3e-8
 #: seconds to start training in a fresh process (importing torch, building the models).
@@ -182,7 +184,7 @@ def _work(configs: list[LabConfig]) -> float:
 
 def _estimate(configs: list[LabConfig]) -> float:
     """Wall seconds to train every model of ``configs`` (one per model) on
-    :data:`~posviz.lab.run.TRAIN_THREADS` threads of an idle machine."""
+    :data:`~posviz.lab.engine.run.TRAIN_THREADS` threads of an idle machine."""
     return START_S + _work(configs) / TRAIN_THREADS
 
 

@@ -1,6 +1,6 @@
 """Many tiny pre-LN transformers as one module: every weight has a leading *member* axis.
 
-A member is one model: an arm's :class:`~posviz.lab.config.ModelConfig` and a seed
+A member is one model: an arm's :class:`~posviz.lab.engine.config.ModelConfig` and a seed
 (:class:`Member`). ``E`` members that share a task shape (vocabulary sizes, width, heads, layers)
 live in one :class:`LabModel`: a weight of shape ``(E, d_in, d_out)`` is applied with one ``bmm``,
 so ``E`` models cost a few batched matmuls instead of ``E`` small ones. No operation mixes members
@@ -51,7 +51,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from posviz.encodings.families import LabMechanism, lab_mechanism
-from posviz.lab.config import ModelConfig
+from posviz.lab.engine.config import ModelConfig
 
 EMBED_STD = 1 / math.sqrt(2)  # token embeddings: RMS of a sinusoid entry
 #: Attention keys are padded to a multiple of this (masked with −inf): PyTorch's CPU softmax is

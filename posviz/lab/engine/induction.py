@@ -10,9 +10,9 @@ keys ``j ≤ t`` with ``x[j − 1] = x[t]`` (``j − 1 < t``): a perfect inducti
 head that spreads its attention uniformly over the ``t + 1`` tokens it can see (causal) scores
 ``#targets / (t + 1)`` — :func:`uniform_baseline`, the score's control.
 
-The attention maps are recomputed from a trained :class:`~posviz.lab.model.LabModel` by
+The attention maps are recomputed from a trained :class:`~posviz.lab.engine.model.LabModel` by
 :func:`attention_maps`, from its residual stream at the input of every block and the block's own
-weights, the same operations as :meth:`posviz.lab.model.Block.forward` up to the softmax
+weights, the same operations as :meth:`posviz.lab.engine.model.Block.forward` up to the softmax
 (``tests/test_lab_induction.py`` rebuilds every block's output from these maps and checks it
 against the model's next hidden state).
 """
@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from posviz.analysis.evidence import spread
-from posviz.lab.results import HeadScores
+from posviz.lab.engine.results import HeadScores
 
 #: held-out sequences per seed the mechanism check reads.
 MECHANISM_SEQUENCES = 64
@@ -83,17 +83,17 @@ def uniform_baseline(tokens: np.ndarray) -> np.ndarray:
 
 def attention_maps(model: Any, tokens: Any) -> np.ndarray:
     """``(E, layers, H, B, T, T)`` attention probabilities of every member of a trained
-    :class:`~posviz.lab.model.LabModel` on tokens ``(E, B, T)`` (a torch tensor, no padding).
+    :class:`~posviz.lab.engine.model.LabModel` on tokens ``(E, B, T)`` (a torch tensor, no padding).
 
     Recomputed from the residual stream at each block's input (``model(…, hidden=True)``) with
     the block's own weights: LayerNorm folded into the q/k/v projection, rotary angles, causal
-    masks and biases exactly as :meth:`posviz.lab.model.Block.forward` applies them.
+    masks and biases exactly as :meth:`posviz.lab.engine.model.Block.forward` applies them.
     """
     # Lazy: torch is heavy; the scores above are plain numpy.
     import torch
 
     # lazy: lab.model imports torch at its top
-    from posviz.lab.model import _norm_linear, _rotate_leading
+    from posviz.lab.engine.model import _norm_linear, _rotate_leading
 
     with torch.no_grad():
         e, b, t = tokens.shape
@@ -160,7 +160,7 @@ class PrefixMatching:
 def arm_prefix_matching(
     output: Any, label: str, *, length: int, n_sequences: int = MECHANISM_SEQUENCES
 ) -> PrefixMatching:
-    """The prefix-matching scores of a trained arm (a :class:`posviz.lab.train.ArmOutput`) on
+    """The prefix-matching scores of a trained arm (a :class:`posviz.lab.engine.train.ArmOutput`) on
     ``n_sequences`` of its own held-out sequences of ``length`` per seed."""
     group = output._attached()
     tokens = group.heldout_tensors(length, n_sequences)[0]
@@ -173,7 +173,8 @@ def arm_prefix_matching(
 
 def head_scores(output: Any, label: str, *, steps: int) -> HeadScores:
     """:func:`arm_prefix_matching` of a trained arm at the end of its training (``steps``), on
-    its first evaluation length, as the :class:`~posviz.lab.results.HeadScores` a result stores."""
+    its first evaluation length, as the :class:`~posviz.lab.engine.results.HeadScores` a result
+    stores."""
     found = arm_prefix_matching(output, label, length=output.arm.config.eval_lengths[0])
     return HeadScores(
         found.arm,

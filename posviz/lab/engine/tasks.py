@@ -14,7 +14,7 @@ count (padding and undefined targets do not):
   split), ``round(0.15·n)`` characters (at least one) are replaced by a mask token and only those
   count, ``y[t] = c[t]``. 15 % is BERT's rate (Devlin et al. 2019, §3.1); unlike BERT every chosen
   character becomes the mask token (no 80/10/10 split), so a masked slot carries no trace of its
-  character and the position-blind ceiling (:mod:`posviz.lab.bounds`) stays exact.
+  character and the position-blind ceiling (:mod:`posviz.lab.engine.bounds`) stays exact.
 * ``induction`` — next token of a repeated random block (for a causal decoder): each sequence of
   length ``n`` draws its own period ``P`` uniformly from ``k … ⌊n/2⌋`` and a block of ``P``
   distinct tokens, then repeats it, ``x[t] = x[t − P]`` for ``t ≥ P``; the target is the next
@@ -37,7 +37,7 @@ from functools import lru_cache
 import numpy as np
 
 from posviz.data.lab_text import lab_text
-from posviz.lab.config import LabConfig
+from posviz.lab.engine.config import LabConfig
 
 SHORT_DECAY = 0.8
 LM_HELD_OUT = 0.1

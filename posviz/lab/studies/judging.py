@@ -4,14 +4,16 @@ Every comparison is a paired difference over seeds with its 95 % interval
 (:func:`posviz.analysis.difference.paired_difference`; the arms share each seed's training and
 held-out data) and is decided on that interval: "better" only when it excludes 0; "no
 difference" only when it lies inside ± the metric's equivalence margin
-(:attr:`posviz.lab.metrics.MetricSpec.margin`, stated with it); otherwise "undecided". Arms that
-are not trained in a cell (:func:`posviz.lab.metrics.convergence`: still improving, stalled,
+(:attr:`posviz.lab.engine.metrics.MetricSpec.margin`, stated with it); otherwise "undecided". Arms
+that
+are not trained in a cell (:func:`posviz.lab.engine.metrics.convergence`: still improving, stalled,
 collapsed or diverged) are left out of its verdict and ranking, and said so; a stalled,
 collapsed or diverged arm never supports a verdict. Rankings are decided pairwise against the
 best arm (every arm whose paired interval against the best contains 0 shares rank 1), never by
 a chain of neighbours.
 
-A :class:`~posviz.lab.results.Finding` states a verdict as holding only where it holds in every
+A :class:`~posviz.lab.engine.results.Finding` states a verdict as holding only where it holds in
+every
 cell of the sweep; otherwise it names the setting(s) it depends on, with the numbers of the
 preset's cell and of the nearest cell where it differs. Metric names are words with their
 direction ("held-out loss (lower is better)"), never ids.
@@ -28,9 +30,9 @@ import numpy as np
 
 from posviz.analysis.difference import Difference, paired_difference
 from posviz.analysis.evidence import spread
-from posviz.lab import metrics as m
-from posviz.lab.presets import Question
-from posviz.lab.results import Cell, Comparison, Finding, RankRow, SummaryRow, Verdict
+from posviz.lab.engine import metrics as m
+from posviz.lab.engine.results import Cell, Comparison, Finding, RankRow, SummaryRow, Verdict
+from posviz.lab.studies.presets import Question
 
 NOT_DEFINED = "not defined"
 CEILING = 0.99  # accuracy at which two arms can no longer be told apart by accuracy

@@ -6,7 +6,7 @@ interval and the control's position-blind ceiling (or, where both arms reach the
 ceiling, the training-loss curves that show which learns faster), the ranking on unseen positions
 (extrapolation), accuracy by position (rarely-seen rows), held-out loss with and without
 positions. Every arm keeps one colour on every chart of a page (:func:`arm_colors`); controls
-are grey. Accuracy intervals are clipped to [0, 1] (:mod:`posviz.lab.frames`).
+are grey. Accuracy intervals are clipped to [0, 1] (:mod:`posviz.lab.present.frames`).
 """
 
 from __future__ import annotations
@@ -20,15 +20,15 @@ from posviz.analysis.evidence import spread
 from posviz.charts import lab as charts
 from posviz.charts.figure import Figure
 from posviz.charts.style import CONTROL_COLOR, series_colors
-from posviz.lab import metrics as m
-from posviz.lab import probe
-from posviz.lab.answer import HOLDS, NOT_DEFINED
-from posviz.lab.frames import metric_frame, seed_band
-from posviz.lab.measure import late_start
-from posviz.lab.presets import Question, question
-from posviz.lab.results import Bound, Cell, Instance, LabResult
-from posviz.lab.rows import movement_frame, row_movement
-from posviz.lab.tasks import length_probabilities
+from posviz.lab.engine import metrics as m
+from posviz.lab.engine import probe
+from posviz.lab.engine.measure import late_start
+from posviz.lab.engine.results import Bound, Cell, Instance, LabResult
+from posviz.lab.engine.rows import movement_frame, row_movement
+from posviz.lab.engine.tasks import length_probabilities
+from posviz.lab.present.frames import metric_frame, seed_band
+from posviz.lab.studies.judging import HOLDS, NOT_DEFINED
+from posviz.lab.studies.presets import Question, question
 
 
 @dataclass(frozen=True)
@@ -169,7 +169,7 @@ def ranking_frame(result: LabResult, cell: Cell) -> pd.DataFrame:
 
 def movement(result: LabResult, cell: Cell) -> pd.DataFrame:
     """Each learned table's row movement from its start up to the cell's budget, by position
-    (:func:`posviz.lab.rows.movement_frame`)."""
+    (:func:`posviz.lab.engine.rows.movement_frame`)."""
     q = question(result.question_id)
     task = cell.setting("task").key
     steps = np.asarray(result.snapshot_steps_by_task.get(cell.steps_key, ()))
@@ -389,7 +389,8 @@ def table_forming(result: LabResult, variant: str, seed: int) -> Figure:
 
 
 def probe_frames(result: LabResult, variant: str, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The lab's probe (:mod:`posviz.lab.probe`) on one learned table at every snapshot, and its
+    """The lab's probe (:mod:`posviz.lab.engine.probe`) on one learned table at every snapshot, and
+    its
     error by position on every learned arm's final table (this seed), each beside the control.
 
     Returns:

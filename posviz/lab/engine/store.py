@@ -2,7 +2,7 @@
 
 The files, their SHA-256 manifest, atomic write-once saves and verified reads live in
 :mod:`posviz.labfiles` (shared with the ``lab:`` table source); this module turns a
-:class:`~posviz.lab.results.LabResult` into that entry and back. A corrupted entry (an edited
+:class:`~posviz.lab.engine.results.LabResult` into that entry and back. A corrupted entry (an edited
 number included) raises :class:`~posviz.labfiles.CorruptEntry` naming the run; it is moved aside to
 ``<root>/.corrupt/`` when its replacement is saved, and no other entry is touched.
 
@@ -14,7 +14,7 @@ of :data:`ENGINE_MODULES`) and the math of the families its arms train with
 (:func:`families_key`: each mechanism's canonical description and its modules' source). Words,
 judging, the CLI, the views, another family or another study change no id: stored runs keep their
 raw per-seed arrays and every verdict is judged again from them when a run is loaded
-(:func:`posviz.lab.run.rejudge`), so rewording or re-judging never retrains a stored answer.
+(:func:`posviz.lab.engine.run.rejudge`), so rewording or re-judging never retrains a stored answer.
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ import numpy as np
 
 from posviz import labfiles
 from posviz.encodings.families import family_math
-from posviz.lab.config import LabConfig
-from posviz.lab.results import CardResult, LabResult
+from posviz.lab.engine.config import LabConfig
+from posviz.lab.engine.results import CardResult, LabResult
 from posviz.labfiles import CorruptEntry, default_root
 
 T = TypeVar("T", LabResult, CardResult)
@@ -57,17 +57,17 @@ __all__ = [
 #: the engine: the modules whose code decides every stored run's numbers (judging is not here:
 #: it is redone on every load from the stored arrays; nor are the studies' words).
 ENGINE_MODULES = (
-    "posviz.lab.config",
-    "posviz.lab.model",
-    "posviz.lab.train",
-    "posviz.lab.tasks",
-    "posviz.lab.sweep",
-    "posviz.lab.measure",
-    "posviz.lab.rows",
-    "posviz.lab.probe",
-    "posviz.lab.emergence",  # the layer probe is computed at training time and stored
-    "posviz.lab.induction",  # so are the attention heads' prefix-matching scores
-    "posviz.lab.card_inputs",  # a paper check's stored per-seed numbers
+    "posviz.lab.engine.config",
+    "posviz.lab.engine.model",
+    "posviz.lab.engine.train",
+    "posviz.lab.engine.tasks",
+    "posviz.lab.engine.sweep",
+    "posviz.lab.engine.measure",
+    "posviz.lab.engine.rows",
+    "posviz.lab.engine.probe",
+    "posviz.lab.engine.emergence",  # the layer probe is computed at training time and stored
+    "posviz.lab.engine.induction",  # so are the attention heads' prefix-matching scores
+    "posviz.lab.engine.card_inputs",  # a paper check's stored per-seed numbers
     "posviz.analysis.evidence",  # its ridge probe (emergence, probe)
     "posviz.analysis.probes",
     "posviz.data.lab_text",  # the character tasks' text (its SHA-256 is in the module)
@@ -194,7 +194,7 @@ def question_run_id(question: Designed, config: LabConfig, *, part: str = "defau
 
 
 class Designed(Protocol):
-    """A study whose runs the store keys (a :class:`~posviz.lab.presets.Question`)."""
+    """A study whose runs the store keys (a :class:`~posviz.lab.studies.presets.Question`)."""
 
     @property
     def id(self) -> str: ...
@@ -262,7 +262,7 @@ class RunStore:
         return self._load(run_id, LabResult)
 
     def load_card(self, run_id: str) -> CardResult | None:
-        """The stored paper-check run (:mod:`posviz.lab.cards`), or None if there is none.
+        """The stored paper-check run (:mod:`posviz.lab.studies.cards`), or None if there is none.
 
         Raises:
             CorruptEntry: as :meth:`load`.
@@ -319,7 +319,8 @@ class RunStore:
 
 
 #: how a stored result is judged again, by result type: registered by the modules that judge
-#: (:mod:`posviz.lab.run` for questions, :mod:`posviz.lab.cards` for paper checks; importing
+#: (:mod:`posviz.lab.engine.run` for questions, :mod:`posviz.lab.studies.cards` for paper checks;
+#: importing
 #: :mod:`posviz.lab` imports both), so the store needs no import of the code above it.
 _JUDGES: dict[type, Any] = {}
 

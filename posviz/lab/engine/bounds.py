@@ -44,8 +44,8 @@ from typing import Literal
 
 import numpy as np
 
-from posviz.lab.config import CAUSAL_TASKS, KINDS, LabConfig
-from posviz.lab.tasks import TEXT_TASKS, eval_rng, make_batch, vocab_sizes
+from posviz.lab.engine.config import CAUSAL_TASKS, KINDS, LabConfig
+from posviz.lab.engine.tasks import TEXT_TASKS, eval_rng, make_batch, vocab_sizes
 
 Method = Literal["exact", "simulated", "held-out set", "none"]
 
@@ -311,7 +311,7 @@ def simulate_position_blind(
 ) -> Bound:
     """Monte Carlo check of the synthetic tasks' ceiling on the lab's own task generator.
 
-    Draws ``n_sequences`` sequences with :func:`posviz.lab.tasks.make_batch` and scores the
+    Draws ``n_sequences`` sequences with :func:`posviz.lab.engine.tasks.make_batch` and scores the
     optimal position-blind rule (predict the ``y`` maximising ``N(a, y)`` of the module
     docstring from the sequence's own token counts) against the generator's targets. The value
     is an unbiased estimate of the ceiling; ``error`` is its standard error over sequences.

@@ -1,7 +1,7 @@
 """Train many arms at once: every arm × seed of one task shape is a member of one batched model.
 
 :func:`train_arms` groups the arms by shape (output classes, width, heads, layers, batch, lr,
-held-out batch, longest training length), builds one :class:`~posviz.lab.model.LabModel` per
+held-out batch, longest training length), builds one :class:`~posviz.lab.engine.model.LabModel` per
 group whose members are the group's arms × seeds (a big group is packed into several models of
 at most :data:`MAX_MODEL_TOKENS` tokens per step), and trains each for the same number of steps.
 Within a group:
@@ -36,10 +36,17 @@ import torch
 from torch.nn import functional as F
 
 from posviz.encodings.families import lab_mechanism
-from posviz.lab.config import CAUSAL_TASKS, LabConfig, ModelConfig
-from posviz.lab.model import KEY_ALIGN, LabModel, Member
-from posviz.lab.results import LabStopped
-from posviz.lab.tasks import Batch, eval_rng, make_batch, sample_lengths, train_rng, vocab_sizes
+from posviz.lab.engine.config import CAUSAL_TASKS, LabConfig, ModelConfig
+from posviz.lab.engine.model import KEY_ALIGN, LabModel, Member
+from posviz.lab.engine.results import LabStopped
+from posviz.lab.engine.tasks import (
+    Batch,
+    eval_rng,
+    make_batch,
+    sample_lengths,
+    train_rng,
+    vocab_sizes,
+)
 
 MAX_CURVE_POINTS = 200
 #: Held-out sequences are evaluated in chunks of about this many attention scores (floats), so a

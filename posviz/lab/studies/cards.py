@@ -1,13 +1,15 @@
 """Paper checks as studies of the lab's one runner: trained, judged, stored and warmed like
-questions (:func:`posviz.lab.run.run_study`).
+questions (:func:`posviz.lab.engine.run.run_study`).
 
-Each check of :mod:`posviz.lab.papers` defines its arms (model + full settings), the per-seed
+Each check of :mod:`posviz.lab.studies.papers` defines its arms (model + full settings), the
+per-seed
 numbers its judge reads and the criterion, fixed in code before any run. :class:`CardStudy` trains
 the arms (one unit, balanced over the training threads like a question's), hands the held-out
 results to the check's own extractor and judge, and builds a :class:`CardResult`: the published
 numbers beside this run's, and "agrees in shape" / "does not agree in shape" / "cannot be judged".
-Its run id is :func:`posviz.lab.store.study_run_id` of the check's design
-(:meth:`~posviz.lab.papers.PaperCheck.design`: arms, checkpoints, extractor, published numbers)
+Its run id is :func:`posviz.lab.engine.store.study_run_id` of the check's design
+(:meth:`~posviz.lab.studies.papers.PaperCheck.design`: arms, checkpoints, extractor, published
+numbers)
 and the math of the families it trains. A stored card is judged again from its stored per-seed
 numbers, with today's words, whenever it is loaded (:func:`rejudge_card`), so neither the judge
 nor the claim sentence is part of the run id.
@@ -23,12 +25,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from posviz.analysis.evidence import spread
-from posviz.lab import metrics as m
-from posviz.lab.card_inputs import card_values, ladder_steps
-from posviz.lab.papers import PAPER_CHECKS, PaperCheck, judge_ladder, judge_sizes, paper_check
-from posviz.lab.results import CardResult, Progress
-from posviz.lab.run import Unit, UnitOutput, run_study
-from posviz.lab.store import RunStore, code_version, register_judge, study_run_id
+from posviz.lab.engine import metrics as m
+from posviz.lab.engine.card_inputs import card_values, ladder_steps
+from posviz.lab.engine.results import CardResult, Progress
+from posviz.lab.engine.run import Unit, UnitOutput, run_study
+from posviz.lab.engine.store import RunStore, code_version, register_judge, study_run_id
+from posviz.lab.studies.papers import (
+    PAPER_CHECKS,
+    PaperCheck,
+    judge_ladder,
+    judge_sizes,
+    paper_check,
+)
 from posviz.labfiles import CorruptEntry
 from posviz.references import cite_plain
 
@@ -38,7 +46,7 @@ PLATEAU_AT = 0.75
 
 @dataclass(frozen=True)
 class CardStudy:
-    """One paper check as a study of :func:`posviz.lab.run.run_study`."""
+    """One paper check as a study of :func:`posviz.lab.engine.run.run_study`."""
 
     check: PaperCheck
     part: str = "default"
@@ -72,7 +80,7 @@ class CardStudy:
 
 
 def card_run_id(check: PaperCheck) -> str:
-    """The run id of a check (:func:`posviz.lab.store.study_run_id` of its id and arms)."""
+    """The run id of a check (:func:`posviz.lab.engine.store.study_run_id` of its id and arms)."""
     return CardStudy(check).run_id
 
 

@@ -1,9 +1,9 @@
 """The paper checks as cards: the claim, the criterion fixed before the run, published vs this run,
 the outcome, and what it would take to differ.
 
-A card is drawn from the check itself (:mod:`posviz.lab.papers`: claim, published tables,
+A card is drawn from the check itself (:mod:`posviz.lab.studies.papers`: claim, published tables,
 criterion, caveat), so it says what will be tested before any run, and from its stored
-:class:`~posviz.lab.results.CardResult` once one exists (this run's numbers and the verdict).
+:class:`~posviz.lab.engine.results.CardResult` once one exists (this run's numbers and the verdict).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import pandas as pd
 from posviz.charts import lab as charts
 from posviz.charts.figure import Figure
 from posviz.charts.style import CONTROL_COLOR, PALETTE
-from posviz.lab.papers import PAPER_CHECKS, Condition, PaperCheck, judge_sizes, paper_check
-from posviz.lab.results import SIZE_QUESTION, CardResult
+from posviz.lab.engine.results import SIZE_QUESTION, CardResult
+from posviz.lab.studies.papers import PAPER_CHECKS, Condition, PaperCheck, judge_sizes, paper_check
 from posviz.references import cite
 
 NOT_RUN = "not run on this server yet"

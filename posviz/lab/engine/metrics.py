@@ -9,7 +9,7 @@ Training status (:func:`convergence`), judged **seed by seed**, never on the mea
 
 * **trained** when it *learned* and *stopped improving*: learned = held-out accuracy at least
   :data:`LEARN_MARGIN` of the way from chance to 1 (``acc ≥ chance + 0.1·(1 − chance)``, chance
-  = the best input-blind guess, :func:`posviz.lab.bounds.chance_level`); stopped improving =
+  = the best input-blind guess, :func:`posviz.lab.engine.bounds.chance_level`); stopped improving =
   held-out accuracy ≥ :data:`CONVERGED_ACCURACY`, or held-out loss less than :data:`PLATEAU`
   (relative) better than at the previous checkpoint, a quarter of the budget earlier;
 * **improving** when its held-out loss still falls by ≥ :data:`PLATEAU` per quarter budget;
@@ -21,7 +21,7 @@ others stalled or diverged, **stalled** when every seed stalled, and **improving
 control (whose best score without positions is bounded) is not required to learn: a stopped
 control is trained. Only a trained arm supports a verdict; an improving one may lose a
 comparison to a trained arm (the gap is a lower bound); a stalled, collapsed or diverged arm
-never supports one (:mod:`posviz.lab.answer`).
+never supports one (:mod:`posviz.lab.studies.judging`).
 
 Equivalence: two arms are said to do "the same" only when the paired 95 % interval of their
 difference lies inside ± the metric's :attr:`MetricSpec.margin` (a two one-sided tests
@@ -37,7 +37,7 @@ from typing import Literal
 
 import numpy as np
 
-from posviz.lab.results import Instance
+from posviz.lab.engine.results import Instance
 
 CONVERGED_ACCURACY = 0.95
 PLATEAU = 0.01  # < 1 % relative held-out loss improvement over the last quarter of the budget

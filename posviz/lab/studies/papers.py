@@ -36,16 +36,16 @@ import numpy as np
 
 from posviz.analysis.difference import Difference, paired_difference
 from posviz.data.lab_text import lab_text
-from posviz.lab.bounds import chance_loss, position_blind_ceiling
-from posviz.lab.card_inputs import (
+from posviz.lab.engine.bounds import chance_loss, position_blind_ceiling
+from posviz.lab.engine.card_inputs import (
     ladder_steps,
     loss_and_accuracy_at,
     losses_at,
     rung_key,
     unseen_accuracy_at,
 )
-from posviz.lab.config import LabConfig, ModelConfig
-from posviz.lab.results import Condition, Published  # the card types live with the results
+from posviz.lab.engine.config import LabConfig, ModelConfig
+from posviz.lab.engine.results import Condition, Published  # the card types live with the results
 
 AGREES = "agrees in shape"
 DISAGREES = "does not agree in shape"
@@ -273,7 +273,7 @@ def judge_ladder(ladder: Ladder, values: Values, steps: tuple[int, ...]) -> Ladd
 @dataclass(frozen=True)
 class SizeLadder:
     """How a check's gap moves as the model grows: the two arms ``a`` and ``b`` trained again
-    at every size of ``sizes`` (of ``axis``, a :class:`~posviz.lab.config.LabConfig` field:
+    at every size of ``sizes`` (of ``axis``, a :class:`~posviz.lab.engine.config.LabConfig` field:
     ``width`` or ``layers``; the check's own size among them), everything else as in the check
     (a ladder of at least 3 sizes, so that "does not agree at this size" becomes a finding).
 
@@ -621,8 +621,8 @@ PRESS_2022 = PaperCheck(
     ),
     criterion=(
         f"Judged only when both arms' held-out loss at the training length is below the best "
-        "loss without looking at the input (posviz.lab.bounds.chance_loss; above it, an arm is "
-        "untrained or overfit to the training text). "
+        "loss without looking at the input (posviz.lab.engine.bounds.chance_loss; above it, an "
+        "arm is untrained or overfit to the training text). "
         f"Agrees in shape when, on held-out text (books of the KJV never trained on), (1) the "
         f"sinusoid's "
         f"perplexity at {PRESS_EVAL[-1]} characters is more than {FLAT_RATIO}× its perplexity at "
@@ -854,7 +854,7 @@ HAVIV_2022 = PaperCheck(
     ),
     criterion=(
         "Judged only when the masked LM with sinusoid positions scores above the masked task's "
-        "position-blind ceiling (posviz.lab.bounds; below it, it has not learned to use "
+        "position-blind ceiling (posviz.lab.engine.bounds; below it, it has not learned to use "
         "positions) and both causal LMs' held-out loss is below the best loss without looking "
         "at the input (above it, untrained or overfit). Agrees in shape when (1) the masked "
         "LM without positions has more than "
@@ -868,7 +868,8 @@ HAVIV_2022 = PaperCheck(
         "text, 15 % "
         "masked, against 128-token Pile sequences; 2-layer, width-32 models against RoBERTa "
         "large and 1.3B-parameter LMs. A masked LM without positions can still use the bag of "
-        "characters: its position-blind ceiling (posviz.lab.bounds) bounds what it can reach."
+        "characters: its position-blind ceiling (posviz.lab.engine.bounds) bounds what it can "
+        "reach."
     ),
     judge=_judge_haviv,
     extract=partial(loss_and_accuracy_at, length=HAVIV_LEN, ladder="loss"),

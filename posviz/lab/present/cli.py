@@ -17,13 +17,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from posviz.lab.cards import run_paper_check
-from posviz.lab.papers import PAPER_CHECKS
-from posviz.lab.presets import QUESTIONS, question
-from posviz.lab.results import CardResult, LabResult, Progress, grid_frame, results_frame
-from posviz.lab.run import question_parts, run_question
-from posviz.lab.store import RunStore
-from posviz.lab.summarise import with_panel
+from posviz.lab.engine.results import CardResult, LabResult, Progress, grid_frame, results_frame
+from posviz.lab.engine.store import RunStore
+from posviz.lab.studies.cards import run_paper_check
+from posviz.lab.studies.papers import PAPER_CHECKS
+from posviz.lab.studies.presets import QUESTIONS, question
+from posviz.lab.studies.questions import question_parts, run_question
+from posviz.lab.studies.summarise import with_panel
 from posviz.labfiles import CorruptEntry
 
 

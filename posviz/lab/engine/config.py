@@ -130,7 +130,7 @@ class LabConfig:
             ``"lm"`` (next character of the lab's public-domain text,
             :mod:`posviz.data.lab_text`; decoder only) or ``"mlm"`` (masked characters of the
             same text; encoder only) or ``"induction"`` (next token of a repeated random block,
-            :mod:`posviz.lab.tasks`; decoder only).
+            :mod:`posviz.lab.engine.tasks`; decoder only).
         vocab: content tokens of the synthetic tasks (ignored by ``lm``).
         k: the offset of ``kback``; the shortest period of ``induction`` (periods ``k … n/2``).
         min_len, max_len: training sequence lengths (inclusive).

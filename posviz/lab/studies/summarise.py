@@ -2,10 +2,11 @@
 
 Each topic (the question's own verdict, every arm against the control, the control against its
 bound, the ranking, row movement, …) gets one verdict key per cell;
-:func:`posviz.lab.answer.finding` states it as holding only where it holds in every cell, else
+:func:`posviz.lab.studies.judging.finding` states it as holding only where it holds in every cell,
+else
 names what it depends on with the numbers of both cells. Every number in the text is computed
 from the run (or, for the ``rare_rows`` reach probability, from
-:func:`posviz.lab.tasks.length_probabilities`).
+:func:`posviz.lab.engine.tasks.length_probabilities`).
 """
 
 from __future__ import annotations
@@ -16,12 +17,10 @@ from dataclasses import replace
 import numpy as np
 
 from posviz.analysis.evidence import spread
-from posviz.lab import answer as judge
-from posviz.lab.config import LabConfig
-from posviz.lab.measure import late_start
-from posviz.lab.metrics import spec as metric_spec
-from posviz.lab.presets import LONG, Question, question
-from posviz.lab.results import (
+from posviz.lab.engine.config import LabConfig
+from posviz.lab.engine.measure import late_start
+from posviz.lab.engine.metrics import spec as metric_spec
+from posviz.lab.engine.results import (
     Bound,
     Cell,
     Comparison,
@@ -32,13 +31,16 @@ from posviz.lab.results import (
     Setting,
     Verdict,
 )
-from posviz.lab.sweep import budget_label, change_label
-from posviz.lab.tasks import one_in, reach_probability
+from posviz.lab.engine.sweep import budget_label, change_label
+from posviz.lab.engine.tasks import one_in, reach_probability
+from posviz.lab.studies import judging as judge
+from posviz.lab.studies.presets import LONG, Question, question
 
 #: a control "stays at its bound" unless its 95% interval lies wholly above it.
 BOUND_TEXT = "position-blind ceiling"
 #: arms judged as they stand at each budget, trained or not (``rare_rows``: the short-trained
-#: table's lag at the late rows *is* the finding; :func:`posviz.lab.answer.judge_rare_rows`).
+#: table's lag at the late rows *is* the finding;
+#: :func:`posviz.lab.studies.judging.judge_rare_rows`).
 MEASURED_AS_IT_STANDS = {"rare_rows": ("short",)}
 
 

@@ -1,7 +1,7 @@
 """One preset per question people ask about positions, each answered by training tiny models.
 
 A :class:`Question` names its sources (keys of :data:`posviz.references.REFERENCES`), the arms
-it compares, how its verdict is judged (``kind``) and the :class:`~posviz.lab.sweep.Sweep` of
+it compares, how its verdict is judged (``kind``) and the :class:`~posviz.lab.engine.sweep.Sweep` of
 settings the verdict could depend on: the learned table's initial scale, the training budget
 (the preset's steps and 3×, read from checkpoints of one run) and a second task where the
 question makes sense. Presets are sized so that a question with its whole sweep trains within
@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Literal
 
-from posviz.lab.config import LabConfig, ModelConfig
-from posviz.lab.sweep import (
+from posviz.lab.engine.config import LabConfig, ModelConfig
+from posviz.lab.engine.sweep import (
     INIT_LARGE,
     INIT_MATCHED,
     INIT_SMALL,
@@ -48,7 +48,7 @@ class PanelSetting:
 #: The held-out robustness panel: settings *not* used to choose any preset, on which every
 #: stated finding is checked (learning rate × ⅓ and × 3, seeds 100 … never used before, twice
 #: the width). Each is one more "task" row of a second sweep, trained as the question's
-#: ``panel`` part after the default answers (:mod:`posviz.lab.run`).
+#: ``panel`` part after the default answers (:mod:`posviz.lab.engine.run`).
 PANEL: tuple[PanelSetting, ...] = (
     PanelSetting("lr_third", "lr", factor=1 / 3),
     PanelSetting("lr_x3", "lr", factor=3.0),
@@ -124,15 +124,18 @@ class Question:
         sweep: the settings swept (the first of each axis is the preset's own).
         compare: the two arm ids whose difference answers a ``"pair"`` question.
         control: the arm id of the control ("" when the question has none).
-        metric: the metric id that decides the default cell (see :mod:`posviz.lab.metrics`).
+        metric: the metric id that decides the default cell (see :mod:`posviz.lab.engine.metrics`).
         probe_tables: also probe the trained tables (error by position on the late rows).
         layer_probe: the arm whose hidden states are probed layer by layer ("" for none).
-        paper_checks: ids of the :mod:`posviz.lab.papers` checks on this question's topic (their
-            cards are shown beside its answer; each is its own run, :mod:`posviz.lab.cards`).
+        paper_checks: ids of the :mod:`posviz.lab.studies.papers` checks on this question's topic
+        (their
+            cards are shown beside its answer; each is its own run,
+            :mod:`posviz.lab.studies.cards`).
         panel_settings: the held-out settings every finding is checked on (:data:`PANEL`);
             ``()`` for none. :attr:`panel` is them as a sweep.
         head_scores: arms whose every attention head gets the prefix-matching score after
-            training (the preset's task and init, the longest budget; :mod:`posviz.lab.induction`).
+            training (the preset's task and init, the longest budget;
+            :mod:`posviz.lab.engine.induction`).
         long_budget: a longer budget, in multiples of the preset's steps, for arms the sweep's
             budgets leave under-trained (0: none). It is too slow for the first start's
             minutes, so it trains once, in the panel part after every default answer, on the
@@ -207,7 +210,7 @@ class Question:
         raise ValueError(f"Question {self.id!r} has no variant {variant_id!r}; choose {known}.")
 
     def arm_specs(self) -> tuple[ArmSpec, ...]:
-        """``(arm id, model, own changes)`` of every arm, for :mod:`posviz.lab.sweep`."""
+        """``(arm id, model, own changes)`` of every arm, for :mod:`posviz.lab.engine.sweep`."""
         return tuple((v.id, v.model, v.changes()) for v in self.variants)
 
     @property

@@ -1,4 +1,4 @@
-"""Learned tables of finished lab runs, addressed by a :class:`~posviz.lab.store.RunStore`.
+"""Learned tables of finished lab runs, addressed by a :class:`~posviz.lab.engine.store.RunStore`.
 
 Spec: ``lab:<run-id>[/<table>[/<seed>[/<step>]]]``; defaults: the run's first learned table,
 seed 0, the final step. The ``lab:`` source of :func:`posviz.tables.load_table` does the reading
@@ -8,7 +8,7 @@ let lab code name the store by object instead of by directory.
 
 from __future__ import annotations
 
-from posviz.lab.store import RunStore
+from posviz.lab.engine.store import RunStore
 from posviz.tables import PositionTable, lab_table, list_lab_sources
 
 

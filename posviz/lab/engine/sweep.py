@@ -4,7 +4,8 @@ A question declares its :class:`Sweep`: the tasks it makes sense on (the preset'
 the learned table's initial scales, and the training budgets (multiples of the preset's steps,
 read from checkpoints of one run, so a budget costs no extra training). Every arm is trained
 once per task and, if it has a learned table, once per init (arms without a table do not depend
-on it and are shared by the init cells). A :class:`~posviz.lab.results.Cell` is one combination
+on it and are shared by the init cells). A :class:`~posviz.lab.engine.results.Cell` is one
+combination
 (task, init, budget); :func:`cells` lists them with the instance each arm reads there.
 
 Initial scales: ``small`` = N(0, 0.02²), BERT's and GPT-2's ``initializer_range`` for their
@@ -18,11 +19,12 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, replace
 
-from posviz.lab.config import SMALL_INIT_STD, LabConfig, ModelConfig
-from posviz.lab.results import Setting
+from posviz.lab.engine.config import SMALL_INIT_STD, LabConfig, ModelConfig
+from posviz.lab.engine.results import Setting
 from posviz.settings import settings
 
-#: std of the lab's token embeddings (posviz.lab.model.EMBED_STD, 1/√2), kept here without torch.
+#: std of the lab's token embeddings (posviz.lab.engine.model.EMBED_STD, 1/√2), kept here without
+#: torch.
 TOKEN_EMBED_STD = 0.5**0.5
 
 

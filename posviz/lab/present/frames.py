@@ -1,4 +1,4 @@
-"""Frames of a stored lab result for :mod:`posviz.lab.views.figures`: one metric per arm and the
+"""Frames of a stored lab result for :mod:`posviz.lab.present.figures`: one metric per arm and the
 per-position seed band.
 
 The spreads over seeds are computed here (statistics live in the library; charts only draw): the
@@ -13,9 +13,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from posviz.lab import metrics as m
-from posviz.lab.presets import Question
-from posviz.lab.results import Cell, LabResult
+from posviz.lab.engine import metrics as m
+from posviz.lab.engine.results import Cell, LabResult
+from posviz.lab.studies.presets import Question
 
 
 def _finite_band(frame: pd.DataFrame, *, unit_interval: bool = False) -> pd.DataFrame:
@@ -43,7 +43,7 @@ def _cell(result: LabResult, cell: str | None) -> Cell:
 def metric_frame(
     result: LabResult, question: Question, metric: str, *, cell: str | None = None
 ) -> pd.DataFrame:
-    """One row per arm for ``metric`` (an id or its :func:`posviz.lab.metrics.label`):
+    """One row per arm for ``metric`` (an id or its :func:`posviz.lab.engine.metrics.label`):
     ``variant, mean, low, high, role`` (defined values only; ``role``: control or variant)."""
     name = m.label(metric) if metric in m.METRICS else metric
     metric = next((k for k in m.METRICS if m.label(k) == name), metric)

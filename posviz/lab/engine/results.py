@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from posviz.jobs import JobCancelled
-from posviz.lab.config import LabConfig
+from posviz.lab.engine.config import LabConfig
 
 
 class LabStopped(JobCancelled):
@@ -105,7 +105,7 @@ class Comparison:
 
     a: str
     b: str
-    metric: str  # metric id (see posviz.lab.metrics)
+    metric: str  # metric id (see posviz.lab.engine.metrics)
     metric_label: str
     higher_is_better: bool
     a_mean: float
@@ -166,7 +166,7 @@ class Cell:
         ranking: arms ranked (extrapolation: on unseen positions), best first.
         verdict: the answer in this cell.
         status: ``arm → training status`` (``trained``, ``improving``, ``stalled``,
-            ``collapsed``, ``diverged``; :func:`posviz.lab.metrics.convergence`).
+            ``collapsed``, ``diverged``; :func:`posviz.lab.engine.metrics.convergence`).
         group: the training its instances came from, the key of the result's step arrays
             (``curve_steps``, ``checkpoint_steps``, ``snapshot_steps_by_task``); "" for the
             cell's own task. A held-out panel's cell, or a longer budget's, names its panel row.
@@ -226,7 +226,7 @@ class Bound:
     task: str
     metric: str
     value: float
-    how: str  # "exact", "simulated" or "held-out set" (posviz.lab.bounds)
+    how: str  # "exact", "simulated" or "held-out set" (posviz.lab.engine.bounds)
     text: str
     chance: float = 0.0  # the best accuracy without looking at the input (0: not computed)
 
@@ -234,7 +234,7 @@ class Bound:
 @dataclass(frozen=True)
 class HeadScores:
     """A mechanism score for every attention head of one trained arm (the induction question's
-    prefix-matching score, :mod:`posviz.lab.induction`).
+    prefix-matching score, :mod:`posviz.lab.engine.induction`).
 
     ``scores``: ``(seeds, layers, heads)``; ``baseline``: ``(seeds,)`` the same score for heads
     that attend uniformly (the control); ``steps``: the training step the models were read at;
@@ -304,7 +304,8 @@ class CardResult:
     """A paper check's card after its run: published vs this run, and the pre-registered verdict.
 
     Attributes:
-        run_id, check_id, code_version: the store key, the check (:mod:`posviz.lab.papers`) and
+        run_id, check_id, code_version: the store key, the check (:mod:`posviz.lab.studies.papers`)
+        and
             the code that ran it.
         reference: key of ``posviz.references.REFERENCES``; ``citation``: it in plain text.
         claim, claim_read_at: the published claim in one sentence, and where it was read.

@@ -3,11 +3,12 @@
 A page never trains in its own script run: :func:`start_job` starts (or joins) a worker thread
 that calls ``posviz.lab.run_question`` or ``run_paper_check`` (each waits for a
 ``posviz.jobs.job_slot("lab")`` and reports its queue position as progress). The worker writes
-only plain state into its :class:`LabJob` (the progress through :class:`~posviz.lab.views.live.
+only plain state into its :class:`LabJob` (the progress through :class:`~posviz.lab.present.live.
 LiveProgress`); a page reads :meth:`LabJob.snapshot` and draws it. Nothing here imports Streamlit.
 
 A started run finishes even when every tab showing it is closed: it keeps its job slot, its
-result is stored (:func:`posviz.lab.run.run_study` saves before it returns), and whoever opens the
+result is stored (:func:`posviz.lab.engine.run.run_study` saves before it returns), and whoever
+opens the
 page next (the same visitor returning, or another) finds it stored, or finds the job still
 training and follows it. Only an explicit Stop (:meth:`LabJob.stop`, any session's Stop button)
 ends a run early; ``should_stop`` is true only then.
@@ -25,12 +26,8 @@ from typing import Any
 
 from posviz import lab
 from posviz.jobs import JobCancelled
-from posviz.lab import cards
-from posviz.lab.papers import PAPER_CHECKS
-from posviz.lab.presets import QUESTIONS
-from posviz.lab.run import QuestionStudy, question_parts
-from posviz.lab.store import RunStore
-from posviz.lab.views.live import (
+from posviz.lab.engine.store import RunStore
+from posviz.lab.present.live import (
     LiveProgress,
     LiveView,
     RunPlan,
@@ -38,6 +35,10 @@ from posviz.lab.views.live import (
     duration_text,
     question_plan,
 )
+from posviz.lab.studies import cards
+from posviz.lab.studies.papers import PAPER_CHECKS
+from posviz.lab.studies.presets import QUESTIONS
+from posviz.lab.studies.questions import QuestionStudy, question_parts
 
 #: finished jobs remembered (to say how a run ended); older ones are forgotten.
 KEEP_FINISHED = 16
@@ -314,7 +315,8 @@ class Warmup:
     a :class:`LabJob` (so a page of a study being computed follows it live, and its Run joins it).
 
     One training per run id across replicas: each job claims its run id in the shared store
-    (:func:`posviz.lab.run.run_study`), so a second replica's warm-up waits and then reads it.
+    (:func:`posviz.lab.engine.run.run_study`), so a second replica's warm-up waits and then reads
+    it.
     """
 
     def __init__(self, store_root: str, studies: list[WarmStudy]) -> None:

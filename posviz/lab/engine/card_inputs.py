@@ -2,7 +2,8 @@
 held-out results (:func:`card_values`).
 
 These are stored with the card, so this module is part of the engine whose source every run id
-hashes (:mod:`posviz.lab.store`); the checks themselves (:mod:`posviz.lab.papers`) name the
+hashes (:mod:`posviz.lab.engine.store`); the checks themselves (:mod:`posviz.lab.studies.papers`)
+name the
 extractor they use, with its settings, as data.
 """
 
@@ -20,7 +21,7 @@ LADDER_SHARES = (0.25, 0.5, 0.75, 1.0)
 
 
 class _Arm(Protocol):
-    """A check's arm as the extractors read it (:class:`posviz.lab.papers.CardArm`)."""
+    """A check's arm as the extractors read it (:class:`posviz.lab.studies.papers.CardArm`)."""
 
     @property
     def id(self) -> str: ...

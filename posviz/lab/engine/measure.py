@@ -1,34 +1,36 @@
 """One trained instance's per-seed metrics at one budget (a cell), and whether it converged.
 
-Reads only stored arrays (:class:`~posviz.lab.results.Instance`): held-out accuracy and loss at
+Reads only stored arrays (:class:`~posviz.lab.engine.results.Instance`): held-out accuracy and loss
+at
 every checkpoint, accuracy per position, the loss curve and the table snapshots. What it
-computes depends on the question's kind:
+computes is every study's base metrics plus the extra readings its kind asks for (``extra``;
+each study kind names its own, :mod:`posviz.lab.studies.kinds`):
 
-* every question: held-out accuracy and loss at the first evaluation length, and the mean
+* every study: held-out accuracy and loss at the first evaluation length, and the mean
   training loss up to the budget (speed of learning);
-* ``extrapolation``: accuracy on seen positions (``< max_len``) and on unseen ones
+* :func:`extrapolation`: accuracy on seen positions (``< max_len``) and on unseen ones
   (``max_len … L − 1``) of the longest held-out sequences, and retention = unseen ÷ seen;
-* ``rare_rows``: accuracy at the late positions (the last quarter of the training length) and
-  the early ones, row movement against how often a row was seen (:mod:`posviz.lab.rows`), and
-  the cross-validated probe's late-row error (:mod:`posviz.lab.probe`), final and at step 0.
+* :func:`rare_rows`: accuracy at the late positions (the last quarter of the training length) and
+  the early ones, row movement against how often a row was seen (:mod:`posviz.lab.engine.rows`), and
+  the cross-validated probe's late-row error (:mod:`posviz.lab.engine.probe`), final and at step 0.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
-from posviz.lab import metrics as m
-from posviz.lab.bounds import chance_level
-from posviz.lab.config import LabConfig
-from posviz.lab.presets import Question
-from posviz.lab.probe import late_error
-from posviz.lab.results import Instance
-from posviz.lab.rows import EARLY_ROWS, late_to_early_ratio, rank_correlation, row_movement
-from posviz.lab.tasks import length_probabilities
+from posviz.lab.engine import metrics as m
+from posviz.lab.engine.bounds import chance_level
+from posviz.lab.engine.config import LabConfig
+from posviz.lab.engine.probe import late_error
+from posviz.lab.engine.results import Instance
+from posviz.lab.engine.rows import EARLY_ROWS, late_to_early_ratio, rank_correlation, row_movement
+from posviz.lab.engine.tasks import length_probabilities
 
 LATE_FRACTION = 0.75  # "late" positions: the last quarter of the longest training length
 
@@ -45,7 +47,8 @@ class Measured:
 @lru_cache(maxsize=64)
 def task_chance(config: LabConfig) -> float:
     """The task's chance accuracy at its first evaluation length (the best input-blind guess,
-    :func:`posviz.lab.bounds.chance_level`): the floor a trained arm must clear by a margin."""
+    :func:`posviz.lab.engine.bounds.chance_level`): the floor a trained arm must clear by a
+    margin."""
     return float(chance_level(config, length=config.eval_lengths[0]).value)
 
 
@@ -59,19 +62,35 @@ def first_counted(config: LabConfig) -> int:
     return config.k if config.task == "kback" else 0
 
 
+@dataclass(frozen=True)
+class Reading:
+    """Where a cell reads an instance: checkpoint ``index`` of its held-out evaluations, at
+    training step ``steps``, with the run's table ``snapshot_steps``."""
+
+    index: int
+    steps: int
+    snapshot_steps: np.ndarray
+
+
+#: an extra reading: ``(instance, config, reading) → (values (E,) by metric, notes by metric)``
+Extra = Callable[[Instance, LabConfig, Reading], tuple[dict[str, np.ndarray], dict[str, str]]]
+
+
 def measure(
-    q: Question,
     inst: Instance,
     config: LabConfig,
     *,
+    control: bool,
+    extra: Sequence[Extra] = (),
     curve_steps: np.ndarray,
     checkpoint_steps: np.ndarray,
     snapshot_steps: np.ndarray,
     steps: int,
 ) -> Measured:
-    """The instance's metrics at training step ``steps`` (see the module docstring)."""
+    """The instance's metrics at training step ``steps`` (see the module docstring); a
+    ``control`` arm is exempt from the "learned" test (its ceiling is known)."""
     index = m.checkpoint_index(checkpoint_steps, steps)
-    first, longest = str(config.eval_lengths[0]), str(max(config.eval_lengths))
+    first = str(config.eval_lengths[0])
     values: dict[str, np.ndarray] = {
         "accuracy": inst.heldout_accuracy[first][:, index],
         "loss": inst.heldout_loss[first][:, index],
@@ -80,24 +99,40 @@ def measure(
     notes = {}
     if first in inst.undefined:
         notes["accuracy"] = notes["loss"] = inst.undefined[first]
-    if q.kind == "extrapolation":
-        per_position = inst.per_position[longest][:, index]
-        # seen positions at the training length (a learned table is defined there; for a causal
-        # decoder a prefix is computed exactly as in the longer sequence)
-        trained = str(config.max_len) if str(config.max_len) in inst.per_position else longest
-        seen_positions = inst.per_position[trained][:, index]
-        seen = m.position_mean(seen_positions, first_counted(config), config.max_len)
-        unseen = m.position_mean(per_position, config.max_len, int(longest))
-        values.update(accuracy_in_range=seen, accuracy_unseen=unseen, retention=unseen / seen)
-        if longest in inst.undefined:
-            for name in ("accuracy_unseen", "retention"):
-                notes[name] = inst.undefined[longest]
-    if q.kind == "rare_rows":
-        values.update(_rare_rows(inst, config, index, snapshot_steps, steps))
-    role = q.variant(inst.arm).role if inst.arm in {v.id for v in q.variants} else "arm"
-    chance = None if role == "control" else task_chance(config)
+    at = Reading(index, steps, snapshot_steps)
+    for reading in extra:
+        more, why = reading(inst, config, at)
+        values.update(more)
+        notes.update(why)
+    chance = None if control else task_chance(config)
     convergence = m.convergence(inst, length=first, index=index, chance=chance)
     return Measured({k: tuple(float(x) for x in v) for k, v in values.items()}, notes, convergence)
+
+
+def extrapolation(
+    inst: Instance, config: LabConfig, at: Reading
+) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """Accuracy on seen and unseen positions of the longest held-out sequences, and retention."""
+    longest = str(max(config.eval_lengths))
+    per_position = inst.per_position[longest][:, at.index]
+    # seen positions at the training length (a learned table is defined there; for a causal
+    # decoder a prefix is computed exactly as in the longer sequence)
+    trained = str(config.max_len) if str(config.max_len) in inst.per_position else longest
+    seen_positions = inst.per_position[trained][:, at.index]
+    seen = m.position_mean(seen_positions, first_counted(config), config.max_len)
+    unseen = m.position_mean(per_position, config.max_len, int(longest))
+    values = {"accuracy_in_range": seen, "accuracy_unseen": unseen, "retention": unseen / seen}
+    notes = {}
+    if longest in inst.undefined:
+        notes = dict.fromkeys(("accuracy_unseen", "retention"), inst.undefined[longest])
+    return values, notes
+
+
+def rare_rows(
+    inst: Instance, config: LabConfig, at: Reading
+) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """Late and early accuracy, row movement and the probe's late-row error (module docstring)."""
+    return _rare_rows(inst, config, at.index, at.snapshot_steps, at.steps), {}
 
 
 def _rare_rows(
