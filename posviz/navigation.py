@@ -254,7 +254,7 @@ def _study_specs() -> list[PageSpec]:
 def study_params(study_id: str) -> tuple[Param, ...]:
     """A lab study page's parameters (``lab_<id>_…``), from the study registry: each setting the
     run form offers, seeded from the study's preset config, and the shown run's id."""
-    from posviz.lab.present.answer import setting_limits  # the lab's form, read only when asked
+    from posviz.lab.present.answer import setting_limits  # lazy: the lab form, only when asked
 
     key, base = f"{study_url_path(study_id)}_", QUESTIONS[study_id].default
     return (

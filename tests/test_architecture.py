@@ -312,3 +312,26 @@ def test_ui_stays_under_its_line_budget() -> None:
     total = sum(lines.values())
     biggest = sorted(lines.items(), key=lambda item: -item[1])[:5]
     assert total < UI_MAX_TOTAL_LINES, f"posviz/ui has {total} lines; the largest: {biggest}"
+
+
+def test_the_compared_families_are_read_from_the_registry_when_asked(monkeypatch) -> None:
+    """``comparison.FAMILIES`` is no copy taken at import: a family registered later is in it."""
+    from posviz.analysis import comparison
+
+    monkeypatch.setattr(comparison, "compared_families", lambda: ("sinusoidal", "added"))
+    assert comparison.FAMILIES == ("sinusoidal", "added")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the study registry still imports posviz.lab's package, whose __init__ reaches the "
+    "runner (posviz.lab.engine.run) during the lab's move to engine/studies/present",
+)
+def test_the_page_list_imports_neither_torch_nor_the_lab_runner() -> None:
+    code = (
+        "import sys, posviz.navigation as n; n.sections(); "
+        "print(sorted(m for m in ('torch', 'posviz.lab.engine.run', 'posviz.lab.run') "
+        "if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout

@@ -26,12 +26,19 @@ from posviz.analysis import families as fam
 from posviz.encodings.families import ComparisonSignal, compared_families, family
 from posviz.encodings.rope import RopeFrequencies, manual_scaling, rope_frequencies, rope_kernel
 
-#: Family ids with a Compare row, in registry order.
-FAMILIES: tuple[str, ...] = compared_families()
 NO_SCALING = "none"
 SCALINGS = (NO_SCALING, "linear", "dynamic", "yarn", "llama3")
 SINUSOID_BASE = 10000.0  # Vaswani et al.'s, fixed: the Compare page varies only the width
 MAX_MARGIN_ITEMS = 2048  # the margin needs an (m, m) cosine matrix
+
+
+def __getattr__(name: str) -> tuple[str, ...]:
+    """``FAMILIES``: the family ids with a Compare row, in registry order, read from the registry
+    when asked (:func:`posviz.encodings.families.compared_families`), never a copy taken at import:
+    a family registered later is compared too."""
+    if name == "FAMILIES":
+        return compared_families()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -270,7 +277,7 @@ def compare_families(
     """Similarity, margin and unseen-fraction curves for the ``chosen`` families, and a summary.
 
     Args:
-        chosen: family ids from :data:`FAMILIES` (others raise); computed in registry order.
+        chosen: family ids of ``compared_families()`` (others raise); computed in registry order.
         settings: trained length ``L``, number of distances ``n`` and each family's parameters.
         learned: the table for the learned family (left out when ``None``).
         t5_bias: ``(model name, (num_buckets, n_heads) learned bias)`` to add T5's similarity.
@@ -294,7 +301,7 @@ def compare_families(
     inputs = _Inputs(settings, margin_of, learned, t5_bias)
     for family_id in (f for f in known if f in chosen):
         signal = family(family_id).comparison
-        if signal is None:  # FAMILIES holds only families with a signal
+        if signal is None:  # compared families all have a signal
             continue
         try:
             _STEPS[signal.kind](result, signal, inputs)
