@@ -12,7 +12,8 @@ from posviz.ui.display import show_charts_side_by_side
 from posviz.ui.heatmap_view import heatmap_view
 from posviz.ui.heroes import show_linked_hero
 from posviz.ui.line_views import dimensions_view, shift_similarity_view, variance_view
-from posviz.ui.loaders import cached_sinusoidal
+from posviz.ui.loaders import cached_sinusoidal, cached_table
+from posviz.ui.table_source import show_real_section
 
 # the answer slot: the verdict and the hero, drawn once the settings below are read
 answer = page_top("Sinusoidal position encodings", model.INTRO)
@@ -109,5 +110,10 @@ st.dataframe(page.slow_columns.style.format(precision=5), hide_index=True)
 st.markdown(model.slow_columns_note(active, page.d))
 
 shift_similarity_view(table, key_prefix="sin_", name=page.name, prose=model.SHIFT_PROSE)
+
+# a real model that stores this formula (offline, hash-checked): Whisper tiny.en's encoder
+with user_errors("Whisper's tables"):
+    whisper = (cached_table(model.WHISPER_ENCODER), cached_table(model.WHISPER_DECODER))
+    show_real_section(cached_model(model.whisper_section, "whisper", whisper), key="sin_whisper")
 
 next_question("pages/sinusoidal.py")
