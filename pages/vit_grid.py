@@ -14,14 +14,15 @@ from posviz.ui import (
 )
 from posviz.ui.answer import next_question, page_top, show_hero, show_verdict
 from posviz.ui.cache import cached_model
-from posviz.ui.loaders import cached_vit_table
-from posviz.ui.table_source import describe_table, pick_table
+from posviz.ui.loaders import cached_table, cached_vit_table
+from posviz.ui.table_source import describe_table, pick_table, show_real_section
 
 # the answer slot: the verdict and the hero, drawn once the table below is chosen
 answer = page_top("ViT: position embeddings on the 2-D patch grid", model.INTRO)
 
 SOURCES = {
     "synthetic": "Synthetic 2-D sin-cos grid (offline, labelled)",
+    "dinov2": "DINOv2 ViT-S/14, a trained 37×37 grid (offline)",
     "model": "A model's table (hub ViT, upload, path)",
 }
 source = url_radio(
@@ -40,6 +41,9 @@ if source == "synthetic":
     with user_errors("Synthetic table"):
         table = cached_vit_table(h, w, int(d))
     st.info(model.SYNTHETIC_NOTE, icon="🧪")
+elif source == "dinov2":
+    with user_errors("DINOv2"):
+        table = cached_table(model.DINOV2)
 else:
     table = pick_table("Table source", key="vit_t", default="hub")
 if table is None:
@@ -73,5 +77,10 @@ row, col = min(row, h - 1), min(col, w - 1)
 patch, patch_text = page.patch(row, col)
 st.markdown(patch_text)
 show_chart(patch, key="vit_patch_chart")
+
+if source == "dinov2":  # the real grid's cross against its controls, and its 16×16 resize
+    with user_errors("DINOv2's grid"):
+        section = cached_model(model.dinov2_section, model.table_cache_key(table), table)
+        show_real_section(section, key="vit_dino")
 
 next_question("pages/vit_grid.py")
