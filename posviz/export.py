@@ -38,7 +38,9 @@ MAX_NPY_BYTES = 512 * 1024 * 1024
 
 _FORMAT = "%.7g"  # float32 carries ~7 significant digits; more would only add noise and bytes
 
-_own_lock = threading.Lock()
+#: the lock every default :func:`chart_spec` takes around Altair's global registries; an app
+#: whose framework switches them too hands its own lock over (:func:`share_altair_lock`)
+_own_lock: Any = threading.Lock()
 
 MIME = {
     "png": "image/png",
@@ -55,12 +57,25 @@ def chart_spec(chart: alt.TopLevelMixin, *, lock: Any = None) -> dict[str, Any]:
 
     Altair's 5 000-row guard is lifted for this call only: charts in posviz are bounded by the views
     that build them. Altair's transformer registry is global, so the switch happens under ``lock``
-    (pass the lock the caller's framework uses for the same registry; by default a private one).
-    Widths of ``"container"`` become :data:`EXPORT_WIDTH` pixels.
+    (by default the one :func:`share_altair_lock` was given: Streamlit's, once ``posviz.ui`` is
+    loaded). Widths of ``"container"`` become :data:`EXPORT_WIDTH` pixels.
     """
     with lock or _own_lock, alt.data_transformers.enable("default", max_rows=None):
         spec = chart.to_dict()
     return _fix_container_sizes(spec)
+
+
+def share_altair_lock(lock: Any) -> None:
+    """Make ``lock`` the default lock of :func:`chart_spec`: the one a framework holds while it
+    switches Altair's registries itself.
+
+    Two locks around one registry exclude nothing: Streamlit draws a chart with its own data
+    transformer switched on under its lock, and a spec built under another lock at that moment
+    switched the transformer back in between, so a session's chart carried the other chart's
+    data or its own inline (issue 35; ``tests/test_altair_registry.py``).
+    """
+    global _own_lock
+    _own_lock = lock
 
 
 def _fix_container_sizes(node: Any) -> Any:

@@ -20,8 +20,9 @@ when an upgrade no longer needs or allows it (``tests/test_compat.py``).
    encodings (the load test in tests/load caught a line chart carrying another chart's legend).
    :func:`make_altair_setters_thread_safe` binds the encoding per access instead.
 3. ``streamlit.elements.vega_charts._altair_globals_lock``: the lock Streamlit holds while it
-   touches Altair's global registries; exports (rendered in download threads) share it as
-   :data:`ALTAIR_LOCK`.
+   touches Altair's global registries; exports (rendered in download threads) and the home
+   cards' thumbnails share it as :data:`ALTAIR_LOCK` (the default lock of
+   ``posviz.export.chart_spec`` from this module's import on).
 4. ``streamlit.runtime.scriptrunner.get_script_run_ctx`` and ``Runtime.is_active_session``: which
    browser session runs this script, and whether it is still connected. A queued probe or a lab
    run polls :func:`session_active` to stop once its tab is closed (no public API says so).
@@ -39,8 +40,12 @@ from streamlit.runtime.pages_manager import PagesManager
 from streamlit.runtime.scriptrunner import RerunData, get_script_run_ctx
 from streamlit.runtime.scriptrunner_utils.exceptions import RerunException
 
-#: Streamlit's lock around Altair's global registries (see 3. above).
+from posviz import export
+
+#: Streamlit's lock around Altair's global registries (see 3. above); every spec posviz builds
+#: takes it too (one registry, one lock).
 ALTAIR_LOCK = _altair_globals_lock
+export.share_altair_lock(ALTAIR_LOCK)
 
 #: Altair's own ``_PropertySetter.__get__``, kept so the test can show the race it causes.
 ALTAIR_ORIGINAL_GET: Callable[..., Any] = schemapi._PropertySetter.__get__
