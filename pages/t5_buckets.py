@@ -7,6 +7,8 @@ from posviz.ui import NumberField, show_chart, url_field, url_numbers, url_radio
 from posviz.ui.answer import next_question, page_top, show_hero, show_verdict
 from posviz.ui.cache import cached_model
 from posviz.ui.families import cached_t5_bias, pick_config, pick_head_and_length
+from posviz.ui.loaders import cached_table
+from posviz.ui.table_source import show_real_section
 
 # the answer slot: the verdict and the hero, drawn once the settings below are read
 answer = page_top("T5 relative position buckets", model.INTRO)
@@ -57,6 +59,9 @@ source = label if st.session_state.get("t5_src") == "hub" and raw is not None el
 if not source:
     st.info(model.OFFLINE, icon="ℹ️")
     show_chart(page.index_figure(), key="t5_index_chart")
+    with user_errors("MPNet's bias"):  # a real T5-style table, offline (posviz's data)
+        mpnet = cached_table(model.MPNET)
+        show_real_section(cached_model(model.mpnet_section, "mpnet", mpnet), key="t5_mpnet")
     next_question("pages/t5_buckets.py")
     st.stop()
 table = None
@@ -71,6 +76,7 @@ if table is None:
     next_question("pages/t5_buckets.py")
     st.stop()
 show_chart(page.bias_figure(table), key="t5_table_chart")
+st.markdown(model.findings_text(table, max_distance=max_distance, bidirectional=which == "encoder"))
 head, n_pos = pick_head_and_length("t5", table.shape[1], (8, 200, 64), st.columns(2))
 head_chart, head_text = page.head_figure(table, head, n_pos, bidirectional=which == "encoder")
 st.markdown(head_text)

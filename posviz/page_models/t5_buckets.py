@@ -14,12 +14,21 @@ import numpy as np
 import pandas as pd
 
 from posviz.analysis import t5_numbers as views
+from posviz.analysis.dead_bucket import SPAN, bucket_findings
 from posviz.analysis.headlines import Verdict, bucket_index_matrix, t5_verdict
-from posviz.charts.families import bucket_figure, heatmap_figure
+from posviz.charts.families import bucket_figure, heatmap_figure, lines_figure
 from posviz.charts.figure import Figure
 from posviz.encodings.families import parse_config
-from posviz.encodings.t5 import MAX_BUCKETS, MAX_DISTANCE, MIN_BUCKETS, MIN_MAX_DISTANCE
+from posviz.encodings.t5 import (
+    MAX_BUCKETS,
+    MAX_DISTANCE,
+    MIN_BUCKETS,
+    MIN_MAX_DISTANCE,
+    t5_relative_bucket,
+)
+from posviz.page_models.learned import Finding, RealSection
 from posviz.references import cite
+from posviz.tables import PositionTable
 
 __all__ = [
     "MAX_BUCKETS",
@@ -27,9 +36,12 @@ __all__ = [
     "MAX_SPAN",
     "MIN_BUCKETS",
     "MIN_MAX_DISTANCE",
+    "MPNET",
     "T5Page",
     "check_settings",
     "default_span",
+    "findings_text",
+    "mpnet_section",
     "settings_of",
     "t5_page",
 ]
@@ -57,10 +69,10 @@ LEARNED = (
     "range-reads that one tensor."
 )
 OFFLINE = (
-    "No learned bias to show offline: posviz ships no T5 weights. Below is what the learned "
-    "bias is indexed by instead, the bucket of "
+    "No T5 checkpoint is read yet; below, a real T5-style bias that posviz ships (MPNet's). "
+    "First, what a learned bias is indexed by, the bucket of "
     "every (query, key) pair. Each head adds its own learned scalar per bucket to that "
-    "logit. To see a real checkpoint's values, choose “Hub model's config.json” above with "
+    "logit. To see a T5 checkpoint's own values, choose “Hub model's config.json” above with "
     "a T5 id such as `google-t5/t5-small` (needs access to the Hugging Face hub, or the "
     "model in the local cache)."
 )
@@ -169,4 +181,145 @@ def t5_page(num_buckets: int, *, max_distance: int, span: int) -> T5Page:
         verdict=t5_verdict(relative, curves["causal (decoder)"], max_distance=max_distance),
         hero=bucket_figure(relative, curves),
         buckets_text=text,
+    )
+
+
+# ------------------------------------------- a real bucket table offline: MPNet (all-mpnet-base-v2)
+
+#: MPNet's relative-attention bias, shipped as data (posviz/data/mpnet_relative_bias.json)
+MPNET = "bundled:mpnet-relative-bias"
+MPNET_MAX_DISTANCE = 128  # MPNet's relative_position_bucket(…, max_distance=128)
+_PROFILE_SPAN = 24  # relative positions drawn in the per-head profiles
+
+
+def findings_text(table: np.ndarray, *, max_distance: int, bidirectional: bool) -> str:
+    """The dead bucket(s), self bucket and one-step heads of any ``(buckets, heads)`` bias, in
+    words (for MPNet's table and for any hub T5 checkpoint's)."""
+    found = bucket_findings(table, max_distance=max_distance, bidirectional=bidirectional)
+    parts = []
+    if found.dead:
+        dead = ", ".join(map(str, found.dead))
+        parts.append(
+            f"Bucket {dead} is never looked up (no relative position maps to it); its weights "
+            f"stay within ±{found.dead_max_abs:.3g}, against a median |bias| of "
+            f"{found.live_median_abs:.2f} elsewhere."
+        )
+    else:
+        parts.append("Every bucket is used by some relative position (no dead bucket).")
+    below = int(np.sum(found.self_bias < 0))
+    parts.append(
+        f"The self bucket (distance 0) is negative in {below} of {len(found.self_bias)} heads "
+        f"({found.self_bias.min():.2f} … {found.self_bias.max():.2f}): a token is pushed away "
+        "from itself."
+        if below
+        else "No head gives distance 0 a negative bias."
+    )
+    if found.previous_heads:
+        strongest = max(found.previous_heads, key=lambda h: found.previous[h])
+        parts.append(
+            f"Heads whose largest bias is one token back (key − query = −1): "
+            f"{', '.join(map(str, found.previous_heads))}; head {strongest} most "
+            f"({found.previous[strongest]:+.2f})."
+        )
+    if found.next_heads:
+        parts.append(f"One token ahead (+1): heads {', '.join(map(str, found.next_heads))}.")
+    return " ".join(parts)
+
+
+def mpnet_section(table: PositionTable) -> RealSection:
+    """MPNet's real bucket table: every head's bias, their profiles by relative position, and
+    which buckets any relative position reaches."""
+    bias = table.matrix
+    num, heads = bias.shape
+    found = bucket_findings(bias, max_distance=MPNET_MAX_DISTANCE)
+    heat = heatmap_figure(
+        bias.T,
+        name="mpnet_relative_attention_bias",
+        x_title="bucket",
+        y_title="head",
+        color_title="bias",
+        scheme="redblue",
+        domain_mid=0.0,
+        height=260,
+    )
+    dead = ", ".join(map(str, found.dead)) or "none"
+    heat_text = (
+        f"all-mpnet-base-v2's bias, {heads} heads × {num} buckets. Column 0 (distance 0) runs "
+        f"from {found.self_bias.min():.2f} to {found.self_bias.max():.2f}; column {dead} — "
+        f"'key after query, distance 0' — is at most {found.dead_max_abs:.3g} in absolute value."
+    )
+    rel = np.arange(-_PROFILE_SPAN, _PROFILE_SPAN + 1)
+    buckets = t5_relative_bucket(rel, num_buckets=num, max_distance=MPNET_MAX_DISTANCE)
+    profiles = lines_figure(
+        rel,
+        {f"head {h}": bias[buckets, h] for h in range(heads)},
+        name="mpnet_bias_by_relative_position",
+        x_title="key − query",
+        y_title="bias",
+        ordered=True,
+        legend="right",
+        height=320,
+    )
+    strongest = max(found.previous_heads, key=lambda h: found.previous[h], default=None)
+    profile_text = (
+        f"Each head's bias by relative position key − query (±{_PROFILE_SPAN}). At 0 every "
+        f"head's bias lies in {found.self_bias.min():.2f} … {found.self_bias.max():.2f}"
+        + (
+            f"; head {strongest} peaks one token back ({found.previous[strongest]:+.2f} at −1)"
+            if strongest is not None
+            else ""
+        )
+        + (
+            f"; heads {', '.join(map(str, found.next_heads))} peak one token ahead"
+            if found.next_heads
+            else ""
+        )
+        + "."
+    )
+    span = np.arange(-SPAN, SPAN + 1)
+    reached = np.bincount(
+        t5_relative_bucket(span, num_buckets=num, max_distance=MPNET_MAX_DISTANCE), minlength=num
+    )
+    usage = lines_figure(
+        np.arange(num),
+        {
+            "largest |bias| over heads": np.abs(bias).max(axis=1),
+            "relative positions reaching it (log₁₀ of count + 1)": np.log10(reached + 1.0),
+        },
+        name="mpnet_bucket_usage",
+        x_title="bucket",
+        y_title="value",
+        whole_x=True,
+        height=260,
+    )
+    largest = np.abs(bias).max(axis=1)
+    live_floor = float(np.delete(largest, list(found.dead)).min())
+    usage_text = (
+        f"Per bucket: how many relative positions in −{SPAN:,} … {SPAN:,} reach it, and the "
+        f"largest |bias| any head gives it. Unreached: bucket {dead} (largest |bias| "
+        f"{found.dead_max_abs:.3g}); every reached bucket has a head at {live_floor:.2f} or more."
+    )
+    lead = (
+        (
+            "**A real T5-style table has a bucket it never uses.**"
+            if found.dead
+            else "**Every bucket of this table is used.**"
+        )
+        + f" MPNet ({cite('song_2020')}) buckets relative positions like T5 ({num} buckets, "
+        f"max distance {MPNET_MAX_DISTANCE}, both directions). Why any bidirectional T5-style "
+        "encoder has a dead bucket: keys after the query get the upper half of the buckets, "
+        f"starting at bucket {num // 2} for distance 0 — but a key after the query is at least "
+        "1 away, and distance 0 (a token and itself) always takes the lower half. In "
+        "all-mpnet-base-v2: "
+        + findings_text(bias, max_distance=MPNET_MAX_DISTANCE, bidirectional=True)
+    )
+    return RealSection(
+        title="A real bucket table, offline: MPNet (all-mpnet-base-v2)",
+        lead=lead,
+        findings=(
+            Finding(heat, heat_text),
+            Finding(profiles, profile_text),
+            Finding(usage, usage_text),
+        ),
+        caveat=table.notes[0] if table.notes else "",
     )
