@@ -60,7 +60,7 @@ import websockets
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: browser_support
 from browser_support import free_port, stop_process, wait_healthy
-from st_client import RunResult, StreamlitSession
+from st_client import ChartPart, RunResult, StreamlitSession
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -458,15 +458,85 @@ async def reference(url: str, sc) -> dict[object, str]:
 
 #: each reference run's charts, ``(scenario name, value) → chart parts``: what a wrong chart is
 #: compared with, chart by chart, to say which one differs and how (:func:`chart_difference`)
-REFERENCE_PARTS: dict[tuple[str, object], list[tuple[str, str]]] = {}
+REFERENCE_PARTS: dict[tuple[str, object], list[ChartPart]] = {}
 
 
-def chart_difference(got: list[tuple[str, str]], want: list[tuple[str, str]]) -> str:
+def _frame(data: bytes):
+    """A dataset's Arrow IPC stream (as Streamlit sends it) as a pandas frame."""
+    import pyarrow as pa
+
+    return pa.ipc.open_stream(data).read_all().to_pandas()
+
+
+def dataset_difference(got: bytes, want: bytes) -> str:
+    """How two datasets differ, in numbers: their shapes, or per column the largest |Δ| (numeric
+    columns; NaN equals NaN) or the count of differing cells (the others)."""
+    a, b = _frame(got), _frame(want)
+    if list(a.columns) != list(b.columns) or len(a) != len(b):
+        return f"{len(a)} rows × {list(a.columns)} vs reference {len(b)} rows × {list(b.columns)}"
+    said = []
+    for column in a.columns:
+        x, y = a[column].to_numpy(), b[column].to_numpy()
+        if x.dtype.kind in "fiub" and y.dtype.kind in "fiub":
+            x, y = x.astype(np.float64), y.astype(np.float64)
+            same = (x == y) | (np.isnan(x) & np.isnan(y))
+            if not same.all():
+                delta = np.abs(np.where(same, 0.0, x - y))
+                scale = float(np.nanmax(np.abs(y))) if np.isfinite(y).any() else 0.0
+                said.append(
+                    f"{column}: {int((~same).sum())} of {len(x)} values, max |Δ| "
+                    f"{float(np.nanmax(delta)):.3g} (|reference| ≤ {scale:.3g})"
+                )
+        else:
+            differ = int((a[column].astype(str) != b[column].astype(str)).sum())
+            if differ:
+                said.append(f"{column}: {differ} of {len(x)} values")
+    return "; ".join(said) or "equal values, other bytes (Arrow metadata or types)"
+
+
+def _data_difference(got: ChartPart, want: ChartPart) -> str:
+    """Why one chart's data bytes differ from the reference's, with the same spec."""
+    got_sets, want_sets = list(got.datasets), list(want.datasets)
+    if sorted(got_sets) == sorted(want_sets):
+        return "the same datasets in another order"
+    extra = [(n, d) for n, d in got_sets if (n, d) not in want_sets]
+    missing = [(n, d) for n, d in want_sets if (n, d) not in got_sets]
+    if not missing:
+        unused = [f"{len(_frame(d))} rows × {list(_frame(d).columns)}" for _, d in extra]
+        drawn = [n for n, _ in extra if n and f'"{n}"' in got.spec]
+        return (
+            f"{len(extra)} dataset(s) more than the reference, "
+            f"{'drawn' if drawn else 'not named in the spec (another chart’s data)'}: "
+            + ", ".join(unused)
+        )
+    if len(got_sets) == len(want_sets):  # same places in the spec (see chart_difference)
+        return "; ".join(
+            f"dataset {k + 1} of {len(want_sets)}: {dataset_difference(g, w)}"
+            for k, ((_, g), (_, w)) in enumerate(zip(got_sets, want_sets, strict=True))
+            if g != w
+        )
+    return f"{len(got_sets)} datasets, reference {len(want_sets)} ({len(missing)} missing)"
+
+
+def _unnamed(part: ChartPart) -> str:
+    """The spec with each dataset's name (Streamlit names a dataset by a hash of its bytes)
+    replaced by its place, so that other data is told apart from another spec."""
+    spec = part.spec
+    for k, (name, _) in enumerate(part.datasets):
+        if name:
+            spec = spec.replace(f'"{name}"', f'"dataset {k + 1}"')
+    return spec
+
+
+def chart_difference(got: list[ChartPart], want: list[ChartPart]) -> str:
     """Where a run's charts differ from the reference's: their count, or the first chart whose
-    spec (with the first differing stretch of both) or data differs."""
+    spec (with the first differing stretch of both) or data differs, and by how much (the
+    largest |Δ| of the decoded data, or the datasets that are not the reference's): a last-bit
+    difference reads ~1e-16, another session's chart reads as other shapes or values."""
     if len(got) != len(want):
         return f"{len(got)} charts, reference {len(want)}"
-    for i, ((spec, data), (ref_spec, ref_data)) in enumerate(zip(got, want, strict=True)):
+    for i, (part, ref) in enumerate(zip(got, want, strict=True)):
+        spec, ref_spec = _unnamed(part), _unnamed(ref)
         if spec != ref_spec:
             at = next(
                 (k for k, (a, b) in enumerate(zip(spec, ref_spec, strict=False)) if a != b),
@@ -476,8 +546,10 @@ def chart_difference(got: list[tuple[str, str]], want: list[tuple[str, str]]) ->
                 f"chart {i + 1} of {len(got)}: spec differs at {at}: "
                 f"{spec[max(at - 40, 0) : at + 60]!r} vs {ref_spec[max(at - 40, 0) : at + 60]!r}"
             )
-        if data != ref_data:
-            return f"chart {i + 1} of {len(got)}: same spec, other data"
+        if part.data != ref.data:
+            return (
+                f"chart {i + 1} of {len(got)}: same spec, other data: {_data_difference(part, ref)}"
+            )
     return "same charts (the digest differs only in order)"
 
 

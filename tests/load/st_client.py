@@ -26,7 +26,7 @@ import urllib.request
 import uuid
 from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
-from typing import Any
+from typing import Any, NamedTuple
 
 import websockets
 from streamlit.proto.BackMsg_pb2 import BackMsg
@@ -35,6 +35,15 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 from streamlit.testing.v1.element_tree import ElementTree, parse_tree_from_messages
 
 _GENERATED_NAMES = re.compile(r'"(param|view|selector|concat|layer|data)_\d+"')
+
+
+class ChartPart(NamedTuple):
+    """One chart as the browser gets it: ``spec`` (generated names masked), ``data`` (a digest
+    of its data bytes) and ``datasets`` (``(name, Arrow IPC bytes)`` in the order sent)."""
+
+    spec: str
+    data: str
+    datasets: tuple[tuple[str, bytes], ...] = ()
 
 
 @dataclass
@@ -50,24 +59,29 @@ class RunResult:
     def charts(self) -> list[Any]:
         return list(self.tree.get("vega_lite_chart"))
 
-    def chart_parts(self) -> list[tuple[str, str]]:
-        """Each chart on the page: its spec (auto-generated names masked, keys sorted) and a
-        digest of its data bytes."""
+    def chart_parts(self) -> list[ChartPart]:
+        """Each chart on the page: its spec (auto-generated names masked, keys sorted), a digest
+        of its data bytes, and the data itself (each named dataset's Arrow bytes; the unnamed
+        top-level data, if any, under the name "")."""
         parts = []
         for chart in self.charts():
             proto = chart.proto
             spec = json.dumps(json.loads(_GENERATED_NAMES.sub('"_"', proto.spec)), sort_keys=True)
             data = hashlib.sha256()
+            datasets = []
             for dataset in proto.datasets:
                 data.update(dataset.data.data)
+                datasets.append((dataset.name, dataset.data.data))
             data.update(proto.data.data)
-            parts.append((spec, data.hexdigest()[:16]))
+            if proto.data.data:
+                datasets.append(("", proto.data.data))
+            parts.append(ChartPart(spec, data.hexdigest()[:16], tuple(datasets)))
         return parts
 
     def chart_digest(self) -> str:
         """A digest of every chart on the page: spec (auto-generated names masked) + data bytes."""
         digest = hashlib.sha256()
-        for spec, data in self.chart_parts():
+        for spec, data, _ in self.chart_parts():
             digest.update(spec.encode())
             digest.update(data.encode())
         return digest.hexdigest()[:16]
