@@ -22,13 +22,11 @@ from posviz.analysis.headlines import (
     concat_hero_frame,
     concat_verdict,
     find_seam,
-    learned_verdict,
     permutation_verdict,
     plain_table,
     probe_hero_frame,
     probe_verdict,
     similarity_summary,
-    sinusoid_verdict,
 )
 from posviz.analysis.permutation import PermutationResult
 from posviz.analysis.probe_numbers import Reports, probe_chart_frame
@@ -55,10 +53,8 @@ from posviz.charts.figure import Figure
 from posviz.charts.heatmap import MAX_SIDE_1TO1, heatmap_chart
 from posviz.charts.heroes import (
     LinkedHero,
-    pca_path_figure,
     similarity_figure,
     similarity_linked,
-    sinusoid_clock_figure,
     sinusoid_table_figure,
 )
 from posviz.charts.sincos import sine_cosine_chart, sine_only_chart
@@ -152,15 +148,11 @@ def permutation_hero(result: PermutationResult) -> tuple[Verdict, Figure]:
 # ---------------------------------------------------------------------- the table pages' heroes
 
 
-def sinusoid_hero(
-    table: np.ndarray, *, base: float, layout: str, current: int, height: int
-) -> tuple[Verdict, Figure, Figure]:
-    """The Sinusoid page's verdict, its annotated table and the clock hands (with ▶ play), the
-    charts at most ``height`` pixels tall (``table`` float64, at least 3 rows: the home card)."""
+def sinusoid_card(table: np.ndarray, *, base: float, layout: str, height: int) -> Figure:
+    """The Sinusoid page's annotated table, the one chart the home page's card shows, at most
+    ``height`` pixels tall (``table`` float64, at least 3 rows)."""
     n, _d = np.shape(table)
-    heat = sinusoid_table_figure(table, base=base, layout=layout, height=min(height, max(160, n)))
-    clock = sinusoid_clock_figure(table, base=base, layout=layout, current=current, size=height)
-    return sinusoid_verdict(table, base=base, layout=layout), heat, clock
+    return sinusoid_table_figure(table, base=base, layout=layout, height=min(height, max(160, n)))
 
 
 def why_sin_and_cos(panel: SinCosPanel) -> tuple[Figure, Figure]:
@@ -194,22 +186,15 @@ def table_summary(matrix: np.ndarray) -> TableSummary:
     return TableSummary(similarity_summary(first), find_seam(first), principal_pair(matrix))
 
 
-def learned_hero(
-    matrix: np.ndarray, summary: TableSummary, *, name: str, height: int
-) -> tuple[Verdict, Figure, Figure]:
-    """The Learned page's verdict, the annotated similarity matrix and the PCA path (with ▶
-    play, starting at the seam's end when there is one), at most about ``height`` pixels tall."""
-    edges, pca = summary.edges, summary.pca
-    similarity = similarity_figure(
-        summary.similarity, n_positions=len(matrix), seam=edges, height=height + 60
+def learned_card(matrix: np.ndarray, *, height: int) -> Figure:
+    """The Learned page's annotated similarity matrix, the one chart the home page's card shows,
+    about ``height`` pixels tall."""
+    first = np.asarray(matrix)[:MAX_SIDE_1TO1]
+    seam = find_seam(first)
+    edges = (seam.first, seam.last) if seam is not None else None
+    return similarity_figure(
+        similarity_summary(first), n_positions=len(matrix), seam=edges, height=height + 60
     )
-    path = pca_path_figure(
-        pca.scores,
-        explained=pca.explained_variance_ratio,
-        current=edges[1] if edges else 0,
-        height=height,
-    )
-    return learned_verdict(matrix, name=name), similarity, path
 
 
 def learned_linked_hero(

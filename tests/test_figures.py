@@ -117,3 +117,38 @@ def test_a_thumbnail_is_small_untitled_and_leaves_the_spec_alone(monkeypatch) ->
     monkeypatch.setattr(export, "spec_png", lambda small, scale: drawn.append(small) or b"")
     export.thumbnail_png(spec, width=120, height=60)
     assert "title" not in drawn[0] and (drawn[0]["width"], drawn[0]["height"]) == (120, 60)
+
+
+def _count_figures(monkeypatch) -> list[object]:
+    """Every :class:`posviz.charts.figure.Figure` built from now on, in order."""
+    from posviz.charts.figure import Figure
+
+    built: list[object] = []
+    original = Figure.__init__
+
+    def counted(self, *args, **kwargs):
+        built.append(self)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "__init__", counted)
+    return built
+
+
+@pytest.mark.parametrize("page", ["pages/sinusoidal.py", "pages/learned.py"])
+def test_a_home_card_builds_the_one_figure_it_shows(page, monkeypatch):
+    """A computed home card's words build no figure and its picture exactly one (the card shows
+    one chart: no hero pair built to throw half away), and a second visit builds none."""
+    from posviz.ui import home_cards
+
+    monkeypatch.setattr(export, "thumbnail_png", lambda spec, **_: b"png")
+    home_cards.card_thumbnail.clear()
+    built = _count_figures(monkeypatch)
+    try:
+        assert len(home_cards.card_answer(page)) > 40
+        assert built == []
+        assert home_cards.card_thumbnail(page) == b"png"
+        assert len(built) == 1
+        home_cards.card_thumbnail(page)
+        assert len(built) == 1
+    finally:
+        home_cards.card_thumbnail.clear()

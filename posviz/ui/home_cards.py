@@ -1,11 +1,6 @@
 """The home page's "Start here" path: one card per question, each with the page's own verdict at
-its default settings and a thumbnail rendered from the page's hero chart.
-
-The two table pages are cheap, so their verdicts and heroes are computed here as the pages do
-(:mod:`posviz.ui.heroes`). The experiment pages take seconds to a minute on a cold server, so
-their verdicts and hero charts, as the pages draw them with their defaults, are stored in
-:mod:`posviz.data.answers` by ``scripts/make_home_answers.py`` (which runs the pages themselves);
-``tests/test_home_answers.py`` runs the pages again and fails when a stored answer differs.
+its default settings and a thumbnail of the page's hero chart (both from
+:mod:`posviz.page_models.home`: computed for the two table pages, stored for the experiments).
 Thumbnails are rendered on the server by vl-convert, once per process.
 
 The lab's cards (:func:`lab_cards`) carry each study's stored answer at its preset (its plain
@@ -17,52 +12,58 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import streamlit as st
 
 from posviz import export
-from posviz.data.answers import ANSWERS
 from posviz.lab import LabResult
 from posviz.lab.present import answer as lab_answer
 from posviz.lab.present import figures as lab_figures
 from posviz.navigation import START_HERE, PageSpec, guided_path, guided_specs, lab_pages
+from posviz.page_models import home
+from posviz.page_models.home import STORED_PAGES
+from posviz.page_models.learned import table_name
 from posviz.references import cite
 from posviz.tables import load_table
+from posviz.ui.answer import HERO_HEIGHT
 from posviz.ui.cache import cached_resource
-from posviz.ui.heroes import learned_hero_for, sinusoid_hero
 from posviz.ui.lab import default_results
 from posviz.ui.lab_runs import warmup_notice
 from posviz.ui.routes import page_link
 from posviz.ui.text import safe_md
 
-#: The pages whose answers are stored (too slow to compute on a cold server's home page).
-STORED_PAGES = ("pages/probing.py", "pages/add_vs_concat.py", "pages/permutation.py")
+__all__ = ["STORED_PAGES", "card_answer", "card_thumbnail", "lab_cards", "start_here_cards"]
 
 #: Thumbnail width in CSS pixels (rendered at 2× for sharp screens).
 THUMB_WIDTH = 360
 THUMB_HEIGHT = 170
 
 
-def _live(page: str) -> tuple[str, Any] | None:
-    """Verdict and hero chart of the pages cheap enough to compute at their defaults here."""
-    if page == "pages/sinusoidal.py":
-        verdict, table, _clock = sinusoid_hero(128, 512, 10000.0, "interleaved", 10)
-        return verdict.sentence, table.chart
-    if page == "pages/learned.py":
-        try:
-            table = load_table("bundled")
-        except ValueError as error:  # e.g. an install without the offline MiniLM: say how
-            return str(error), None
-        verdict, similarity, _path = learned_hero_for(table)
-        return verdict.sentence, similarity.chart
-    return None
+def _table(page: str) -> tuple[np.ndarray | None, str, str]:
+    """``(matrix, name, why not)``: the table the learned page shows first (the bundled MiniLM;
+    an install without it gets the message that says how to add it)."""
+    if page != home.LEARNED:
+        return None, "", ""
+    try:
+        table = load_table("bundled")
+    except ValueError as error:
+        return None, "", str(error)
+    return table.matrix, table_name(table), ""
 
 
 def card_answer(page: str) -> str:
     """The verdict the page shows at its default settings ("" when none is known)."""
-    live = _live(page)
-    if live is not None:
-        return live[0]
-    return str(ANSWERS.get(page, {}).get("verdict", ""))
+    matrix, name, why_not = _table(page)
+    return why_not or home.answer(page, matrix, name=name)
+
+
+def _live(page: str) -> tuple[str, Any] | None:
+    """``("", chart)`` of a computed card (its one chart), ``None`` for a stored one."""
+    if page not in (home.SINUSOID, home.LEARNED):
+        return None
+    matrix, _name, why_not = _table(page)
+    figure = home.picture(page, matrix, height=HERO_HEIGHT)
+    return why_not, None if figure is None else figure.chart
 
 
 @cached_resource(show_spinner=False)
@@ -72,7 +73,7 @@ def card_thumbnail(page: str) -> bytes | None:
     if live is not None:
         spec = export.chart_spec(live[1]) if live[1] is not None else None
     else:
-        spec = ANSWERS.get(page, {}).get("hero")
+        spec = home.stored_picture(page)
     if spec is None:
         return None
     try:

@@ -1,0 +1,60 @@
+"""The home page's model: each "Start here" card's answer and the one chart its picture shows.
+
+The two table pages are cheap, so their verdicts and hero charts are computed here at the page's
+declared defaults (:attr:`posviz.navigation.PageSpec.params`), one chart each: the card shows one.
+The experiment pages take seconds to a minute on a cold server, so their verdicts and hero charts
+are stored in :mod:`posviz.data.answers` by ``scripts/make_home_answers.py`` (which runs the pages
+themselves); ``tests/test_home_answers.py`` runs the pages again and fails when one differs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from posviz.analysis.headlines import learned_verdict, sinusoid_verdict
+from posviz.charts.figure import Figure
+from posviz.data.answers import ANSWERS
+from posviz.encodings.sinusoidal import sinusoidal
+from posviz.figures import learned_card, sinusoid_card
+from posviz.navigation import page_spec
+
+#: The pages whose answers are stored (too slow to compute on a cold server's home page).
+STORED_PAGES = ("pages/probing.py", "pages/add_vs_concat.py", "pages/permutation.py")
+#: The pages whose card is computed here: the learned one from the table the page shows first.
+SINUSOID, LEARNED = "pages/sinusoidal.py", "pages/learned.py"
+
+
+def _sinusoid() -> tuple[np.ndarray, float, str]:
+    """The Sinusoid page's table, base and layout at its declared defaults."""
+    defaults = {p.name: str(p.default) for p in page_spec(SINUSOID).params}
+    base, layout = float(defaults["sin_base"]), defaults["sin_layout"]
+    n, d = int(defaults["sin_n"]), int(defaults["sin_d"])
+    return sinusoidal(n, d, base=base, layout=layout), base, layout
+
+
+def answer(page: str, table: np.ndarray | None = None, *, name: str = "") -> str:
+    """The verdict ``page`` shows at its defaults ("" when none is known); the learned page's
+    needs its default ``table`` (and its ``name``). Builds no chart."""
+    if page == SINUSOID:
+        matrix, base, layout = _sinusoid()
+        return sinusoid_verdict(matrix, base=base, layout=layout).sentence
+    if page == LEARNED and table is not None:
+        return learned_verdict(table, name=name).sentence
+    return str(ANSWERS.get(page, {}).get("verdict", ""))
+
+
+def picture(page: str, table: np.ndarray | None = None, *, height: int) -> Figure | None:
+    """The one chart a computed card shows (``None``: the page's is stored, or no table)."""
+    if page == SINUSOID:
+        matrix, base, layout = _sinusoid()
+        return sinusoid_card(matrix, base=base, layout=layout, height=height)
+    if page == LEARNED and table is not None:
+        return learned_card(table, height=height)
+    return None
+
+
+def stored_picture(page: str) -> dict[str, Any] | None:
+    """The Vega-Lite spec of an experiment page's stored hero (``None``: none stored)."""
+    return ANSWERS.get(page, {}).get("hero")
