@@ -13,6 +13,7 @@ import posviz.lab.studies.cards as cards
 import posviz.lab.studies.papers as papers
 from posviz.lab.engine.store import RunStore
 from posviz.lab.present.cli import main
+from posviz.lab.studies.loading import load_judged_card
 from posviz.lab.studies.papers import HAVIV_2022, NOT_JUDGED
 
 
@@ -138,7 +139,7 @@ def test_a_stored_card_is_judged_again_when_it_is_loaded(tiny_haviv, tmp_path: P
     stale.save(
         replace(card, verdict="stale words", reason="stale", this_run=("stale",), claim="old")
     )
-    again = stale.load_card(card.run_id)
+    again = load_judged_card(stale, card.run_id)
     assert (again.verdict, again.reason, again.this_run) == (
         card.verdict,
         card.reason,

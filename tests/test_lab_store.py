@@ -339,10 +339,14 @@ def test_questions_and_paper_checks_share_one_run_id_function(monkeypatch) -> No
 def test_a_stored_run_is_judged_again_when_it_is_loaded(stored, tmp_path: Path) -> None:
     """The judging is not in the run id: the answer and verdicts come from the stored arrays."""
     _, result = stored
+    from posviz.lab.studies import loading
+
     stale = RunStore(tmp_path)
     stale.save(replace(result, answer="stale words", findings=()))
-    again = stale.load(result.run_id)
+    assert stale.load(result.run_id).answer == "stale words"  # the store judges nothing itself
+    again = loading.load_judged(stale, result.run_id)
     assert again.answer == result.answer and again.findings == result.findings
+    assert set(loading.REJUDGE) == {"question", "paper_check"}  # by the stored kind's name
 
 
 @dataclass(frozen=True)

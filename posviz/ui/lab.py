@@ -18,6 +18,7 @@ from posviz import lab_jobs as runs
 from posviz.lab import QUESTIONS, LabConfig, LabResult, Question, RunStore
 from posviz.lab.present import answer
 from posviz.lab.present.live import question_plan
+from posviz.lab.studies.loading import load_judged
 from posviz.settings import settings
 from posviz.ui import lab_runs, lab_views
 from posviz.ui.answer import show_verdict, waiting
@@ -36,9 +37,9 @@ def prefix(question_id: str) -> str:
 
 @cached_data()
 def stored_result(root: str, run_id: str) -> LabResult | None:
-    """``RunStore(root).load(run_id)``, cached (stored runs are write-once). Call only for a run
-    that exists (a miss would be cached); raises ``ValueError`` for a corrupted entry."""
-    return RunStore(root).load(run_id)
+    """``RunStore(root).load(run_id)`` judged again, cached (stored runs are write-once). Call
+    only for a run that exists (a miss would be cached); raises ``ValueError`` if corrupted."""
+    return load_judged(RunStore(root), run_id)
 
 
 def find_result(store: RunStore, run_id: str) -> LabResult | None:

@@ -40,6 +40,16 @@ PROBE_SEQUENCES = 48
 #: training threads of one run: its work units (a task's instances, or halves of them) train on
 #: this many cores at once, one torch thread each (no intra-op barrier to stall on a busy box).
 TRAIN_THREADS = 2
+#: CPU seconds of one model's training step, evaluation and judging included, per unit of
+#: batch × length² × layers × width (attention) and of batch × length × layers × width (every
+#: other op: at these widths the small matrix products cost what their inputs' size does, not
+#: width²). Fitted (least squares on relative error) to the measured wall times of all 17 stored
+#: studies, every default, paper check and panel, on 2 quiet cores: each took 0.83–1.38× what
+#: these estimate (docs/benchmarks.md, "Estimates"). The single constant before, per unit of
+#: batch × length × layers × (width + heads × length), put the long-sequence studies at up to
+#: 2.9× their time. Balancing and the pages' estimates share this one model (:func:`step_cpu_s`).
+CPU_S_ATTENTION = 1.75e-9
+CPU_S_TOKEN = 8.3e-8
 #: the parts of a study, in the order they are computed (``panel``: extra settings, later).
 PARTS = ("default", "panel")
 
@@ -62,9 +72,9 @@ class Unit:
 
     @property
     def cost(self) -> float:
-        """The unit's training work: every member's seeds × steps × :func:`step_work`."""
+        """The unit's training work: every member's seeds × steps × :func:`step_cpu_s`."""
         return float(
-            sum(m.config.seeds * m.config.steps * step_work(m.config) for m in self.members)
+            sum(m.config.seeds * m.config.steps * step_cpu_s(m.config) for m in self.members)
         )
 
     @property
@@ -180,12 +190,13 @@ def train_module() -> ModuleType:
     return train
 
 
-def step_work(config: LabConfig) -> int:
-    """The work of one model's training step: batch × length × layers × (width + heads ×
-    length), its matrix and attention work: how the threads' shares are balanced (the page's
-    time estimates use :func:`posviz.lab.present.live.step_cpu_s`, fitted to measured runs)."""
-    length = config.max_len
-    return config.batch * length * config.layers * (config.width + config.heads * length)
+def step_cpu_s(config: LabConfig) -> float:
+    """CPU seconds of one model's training step under ``config`` on an idle core
+    (:data:`CPU_S_ATTENTION`, :data:`CPU_S_TOKEN`): the one work model, for balancing the
+    training threads (:func:`balance`) and for the pages' time estimates
+    (:mod:`posviz.lab.present.live`)."""
+    tokens = config.batch * config.max_len * config.layers * config.width
+    return tokens * (CPU_S_TOKEN + CPU_S_ATTENTION * config.max_len)
 
 
 def makespan(units: Sequence[Unit], *, threads: int) -> float:
@@ -200,10 +211,10 @@ def makespan(units: Sequence[Unit], *, threads: int) -> float:
 def _halves(unit: Unit) -> tuple[Unit, Unit]:
     """``unit``'s members in two halves of about equal work (greedy, heaviest first); the probe
     and the head scores go with their member."""
-    ordered = sorted(unit.members, key=lambda m: -m.config.seeds * step_work(m.config))
+    ordered = sorted(unit.members, key=lambda m: -m.config.seeds * step_cpu_s(m.config))
     halves: tuple[list[Any], list[Any]] = ([], [])
     for member in ordered:  # each member to the lighter half
-        min(halves, key=lambda h: sum(m.config.seeds * step_work(m.config) for m in h)).append(
+        min(halves, key=lambda h: sum(m.config.seeds * step_cpu_s(m.config) for m in h)).append(
             member
         )
     out = []

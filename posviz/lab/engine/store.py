@@ -14,7 +14,8 @@ of :data:`ENGINE_MODULES`) and the math of the families its arms train with
 (:func:`families_key`: each mechanism's canonical description and its modules' source). Words,
 judging, the CLI, the views, another family or another study change no id: stored runs keep their
 raw per-seed arrays and every verdict is judged again from them when a run is loaded
-(:func:`posviz.lab.engine.run.rejudge`), so rewording or re-judging never retrains a stored answer.
+(``judge``: the studies' :func:`posviz.lab.studies.loading.rejudge`, looked up by the stored
+kind's name), so rewording or re-judging never retrains a stored answer.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import math
 import sys
 import types
 import typing
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -43,6 +44,8 @@ from posviz.lab.engine.results import CardResult, LabResult
 from posviz.labfiles import CorruptEntry, default_root
 
 T = TypeVar("T", LabResult, CardResult)
+#: judges a loaded result again from its stored arrays: ``result -> result`` of the same type.
+Judge = Callable[[Any], Any]
 _log = logging.getLogger(__name__)
 
 __all__ = [
@@ -251,25 +254,27 @@ class RunStore:
         """Whether ``run_id`` is stored here or in the warm root (readable or not)."""
         return any(labfiles.has_entry(r, run_id) for r in labfiles.roots(self.root))
 
-    def load(self, run_id: str) -> LabResult | None:
-        """The stored question run, or None if there is none.
+    def load(self, run_id: str, *, judge: Judge | None = None) -> LabResult | None:
+        """The stored question run, or None if there is none; judged again by ``judge``
+        (``result -> result``, e.g. :func:`posviz.lab.studies.loading.rejudge`) when given, else
+        as stored (its arrays are what counts; the store judges nothing itself).
 
         Raises:
             CorruptEntry: the entry exists but fails its checksums, cannot be read, or is not a
                 question's run (names the run and what is wrong); :func:`posviz.lab.run_question`
                 then retrains it.
         """
-        return self._load(run_id, LabResult)
+        return self._load(run_id, LabResult, judge)
 
-    def load_card(self, run_id: str) -> CardResult | None:
+    def load_card(self, run_id: str, *, judge: Judge | None = None) -> CardResult | None:
         """The stored paper-check run (:mod:`posviz.lab.studies.cards`), or None if there is none.
 
         Raises:
             CorruptEntry: as :meth:`load`.
         """
-        return self._load(run_id, CardResult)
+        return self._load(run_id, CardResult, judge)
 
-    def _load(self, run_id: str, kind: type[T]) -> T | None:
+    def _load(self, run_id: str, kind: type[T], judge: Judge | None) -> T | None:
         try:
             meta, arrays = labfiles.read_entry(labfiles.find_root(self.root, run_id), run_id)
         except labfiles.NoEntry:
@@ -282,8 +287,10 @@ class RunStore:
             result = _decode(_content(meta), kind, arrays)
         except (ValueError, KeyError, TypeError, IndexError, AttributeError) as error:
             raise CorruptEntry(run_id, f"its contents do not form a lab result: {error}") from None
+        if judge is None:
+            return result
         try:
-            return _rejudged(result)
+            return judge(result)
         except (ValueError, KeyError, IndexError, TypeError) as error:
             # A judging bug, not a damaged entry: retraining would not help. The run is shown
             # as it was judged when it was trained, and the server log says why.
@@ -316,25 +323,6 @@ class RunStore:
                 why = f"its contents do not form a lab result: {error}"
                 out.append(_corrupt_summary(status.run_id, status.created, why))
         return out
-
-
-#: how a stored result is judged again, by result type: registered by the modules that judge
-#: (:mod:`posviz.lab.engine.run` for questions, :mod:`posviz.lab.studies.cards` for paper checks;
-#: importing
-#: :mod:`posviz.lab` imports both), so the store needs no import of the code above it.
-_JUDGES: dict[type, Any] = {}
-
-
-def register_judge(kind: type, judge: Any) -> None:
-    """Judge every loaded result of type ``kind`` again with ``judge(result) -> result``."""
-    _JUDGES[kind] = judge
-
-
-def _rejudged(result: T) -> T:
-    """The result judged again from its stored arrays by the current judging code: the judging
-    is not in the run id, so a stored verdict is never served as it was written."""
-    judge = _JUDGES.get(type(result))
-    return result if judge is None else judge(result)
 
 
 def _corrupt_summary(run_id: str, created: float, why: str) -> RunSummary:

@@ -33,7 +33,7 @@ from posviz.charts.style import series_colors
 from posviz.lab.engine import sweep
 from posviz.lab.engine.config import LabConfig
 from posviz.lab.engine.results import Progress
-from posviz.lab.engine.run import TRAIN_THREADS
+from posviz.lab.engine.run import TRAIN_THREADS, step_cpu_s
 from posviz.lab.present.figures import arm_colors
 from posviz.lab.studies.papers import paper_check
 from posviz.lab.studies.presets import question
@@ -41,15 +41,6 @@ from posviz.lab.studies.questions import question_part
 
 #: points kept per arm for the live loss curve (older points are thinned, not dropped).
 MAX_CURVE_POINTS = 400
-#: CPU seconds of one model's training step, evaluation and judging included, per unit of
-#: batch × length² × layers × width (attention) and of batch × length × layers × width (every
-#: other op: at these widths the small matrix products cost what their inputs' size does, not
-#: width²). Fitted (least squares on relative error) to the measured wall times of all 17 stored
-#: studies, every default, paper check and panel, on 2 quiet cores: each took 0.83–1.38× what
-#: these estimate (docs/benchmarks.md, "Estimates"). The single constant before, per unit of
-#: :func:`~posviz.lab.engine.run.step_work`, put the long-sequence studies at up to 2.9× their time.
-CPU_S_ATTENTION = 1.75e-9
-CPU_S_TOKEN = 8.3e-8
 #: seconds to start training in a fresh process (importing torch, building the models).
 START_S = 4.0
 #: a measured pace is used for this many seconds after it was measured (the load changes).
@@ -168,13 +159,6 @@ def duration_text(seconds: float) -> str:
     if seconds < 120:
         return f"~{seconds:.0f} s"
     return f"~{seconds / 60:.0f} min" if seconds < 7200 else f"~{seconds / 3600:.1f} h"
-
-
-def step_cpu_s(config: LabConfig) -> float:
-    """CPU seconds of one model's training step under ``config`` on an idle core
-    (:data:`CPU_S_ATTENTION`, :data:`CPU_S_TOKEN`)."""
-    tokens = config.batch * config.max_len * config.layers * config.width
-    return tokens * (CPU_S_TOKEN + CPU_S_ATTENTION * config.max_len)
 
 
 def _work(configs: list[LabConfig]) -> float:

@@ -29,7 +29,7 @@ from posviz.lab.engine import metrics as m
 from posviz.lab.engine.card_inputs import card_values, ladder_steps
 from posviz.lab.engine.results import CardResult, Progress
 from posviz.lab.engine.run import Unit, UnitOutput, run_study
-from posviz.lab.engine.store import RunStore, code_version, register_judge, study_run_id
+from posviz.lab.engine.store import RunStore, code_version, study_run_id
 from posviz.lab.studies.papers import (
     PAPER_CHECKS,
     PaperCheck,
@@ -76,7 +76,7 @@ class CardStudy:
         return _card(self.check, run_id, outputs, wall)
 
     def load(self, store: RunStore, run_id: str) -> CardResult | None:
-        return store.load_card(run_id)
+        return store.load_card(run_id, judge=rejudge_card)
 
 
 def card_run_id(check: PaperCheck) -> str:
@@ -200,7 +200,7 @@ def stored_cards(*, store: RunStore | None = None) -> dict[str, CardResult]:
     out = {}
     for check_id, check in PAPER_CHECKS.items():
         try:
-            card = store.load_card(card_run_id(check))
+            card = store.load_card(card_run_id(check), judge=rejudge_card)
         except CorruptEntry:
             card = None
         if card is not None:
@@ -236,6 +236,3 @@ def rejudge_card(card: CardResult) -> CardResult:
         ladder=_ladder(check, values),
         sizes=_sizes(check, values),
     )
-
-
-register_judge(CardResult, rejudge_card)  # every stored card is judged on load

@@ -29,7 +29,7 @@ from posviz.lab.engine.results import (
     Progress,
 )
 from posviz.lab.engine.run import PARTS, Unit, UnitOutput, run_study
-from posviz.lab.engine.store import RunStore, code_version, question_run_id, register_judge
+from posviz.lab.engine.store import RunStore, code_version, question_run_id
 from posviz.lab.studies import judging as judge
 from posviz.lab.studies.presets import Question
 from posviz.lab.studies.presets import question as get_question
@@ -92,7 +92,7 @@ class QuestionStudy:
         return build_result(q, self.config, groups, _collect(trained), run_id, wall, part=self.part)
 
     def load(self, store: RunStore, run_id: str) -> LabResult | None:
-        return store.load(run_id)
+        return store.load(run_id, judge=rejudge)
 
 
 def question_part(q: Question, part: str) -> Question:
@@ -278,9 +278,6 @@ def rejudge(result: LabResult) -> LabResult:
         q, result.config, groups, trained, result.run_id, result.wall_s,
         layer=result.layer_probe, part=result.part,
     )  # fmt: skip
-
-
-register_judge(LabResult, rejudge)  # every stored question run is judged on load
 
 
 def _cell(
