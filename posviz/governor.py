@@ -1,13 +1,23 @@
-"""CPU share of heavy work: BLAS/OpenMP threads per job, and a lower priority for the job's thread.
+"""CPU share of heavy work: one BLAS/OpenMP thread count for the whole process, and a lower
+priority for a heavy job's thread.
 
 Beside :mod:`posviz.jobs` (which bounds *how many* heavy jobs run), this bounds *how much CPU*
 each one takes, so that page rendering keeps a core:
 
-* ``with heavy_work():`` limits BLAS and OpenMP to :func:`threads_per_job` threads while any heavy
-  work runs. The limit is process-wide (OpenBLAS has one thread count per process), so the first
-  job in sets it and the last one out restores the original. Without it every probe starts one
-  BLAS thread per core, and a few at once oversubscribe the CPU: on the shared 2-core development
-  machine a 5000 × 384 SVD took 13.7 s with two BLAS threads and 0.23 s with one.
+* :func:`pin_threads` holds BLAS and OpenMP at :func:`threads_per_job` threads for the rest of the
+  process: the pools loaded now (threadpoolctl) and those loaded later (the environment they read
+  when they load, :data:`THREAD_ENVIRONMENT`). ``posviz.ui`` calls it on import, before any page
+  computes; ``with heavy_work():`` calls it too (a process without the UI pins at its first job).
+  Without a limit every probe starts one BLAS thread per core, and a few at once oversubscribe the
+  CPU: on the shared 2-core development machine a 5000 × 384 SVD took 13.7 s with two BLAS
+  threads and 0.23 s with one.
+* The count is never changed back and forth. It used to be lowered while any heavy job ran and
+  restored after, and since it is process-wide (OpenBLAS has one count per process) every page
+  computed meanwhile, in any session, ran at the job's count; LAPACK's results depend bitwise on
+  it, so one view drew other bytes when another session was busy: a 1024 × 768 table's PCA (the
+  learned page's hero path, GPT-2's table size) moved by 4.5e-14 (issue 35). Pinned, a page's
+  numbers are the same idle or busy; and on a busy 2-core machine one thread is also the faster
+  (that PCA: 0.43 s on one thread, 1.42 s on two, load 3.6).
 * ``renice=True`` (the default) also lowers the calling thread's OS priority by
   :data:`NICE_INCREMENT` (Linux only; see :func:`lower_thread_priority`).
 
@@ -59,22 +69,23 @@ def lower_thread_priority(increment: int = NICE_INCREMENT) -> bool:
     return True
 
 
+#: the variables BLAS and OpenMP runtimes read when they load (torch reads OMP_NUM_THREADS)
+THREAD_ENVIRONMENT = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
 def _blas_limiter(threads: int) -> Any:
-    """A threadpoolctl limiter holding BLAS and OpenMP at ``threads`` (restore it to undo)."""
-    # Lazy (heavy, only needed by heavy work): threadpoolctl limits only the libraries loaded when
-    # it is called, so scikit-learn's OpenMP runtime (its logistic loss runs one thread per core)
-    # is loaded first.
-    import sklearn.linear_model  # noqa: F401
+    """Hold every BLAS and OpenMP pool loaded now at ``threads`` (threadpoolctl)."""
     from threadpoolctl import threadpool_limits
 
     return threadpool_limits(limits=threads)
 
 
 class Governor:
-    """Counts the heavy jobs running now; the limit is set while the count is above zero.
+    """Pins the process's thread count (:meth:`pin`) and counts the heavy jobs running now.
 
-    ``limiter(threads)`` returns an object with ``restore_original_limits()`` (threadpoolctl's
-    by default; tests pass a fake); ``threads()`` is the per-job thread count.
+    ``limiter(threads)`` sets the pools loaded now (threadpoolctl's by default; tests pass a
+    fake); ``threads()`` is the per-job thread count; ``environ`` the environment that pools
+    loaded later read (``os.environ``).
     """
 
     def __init__(
@@ -82,11 +93,13 @@ class Governor:
         *,
         limiter: Callable[[int], Any] = _blas_limiter,
         threads: Callable[[], int] = threads_per_job,
+        environ: Any = None,
     ) -> None:
         self._limiter, self._threads = limiter, threads
+        self._environ = os.environ if environ is None else environ
         self._lock = threading.Lock()
         self._users = 0
-        self._active: Any = None
+        self.pinned: int | None = None
 
     @property
     def users(self) -> int:
@@ -94,27 +107,42 @@ class Governor:
         with self._lock:
             return self._users
 
+    def pin(self) -> int:
+        """Hold BLAS and OpenMP at the per-job count from now on; returns it.
+
+        The count is decided once; a later call only sets pools loaded since (at the same
+        count, so nothing already pinned changes).
+        """
+        with self._lock:
+            if self.pinned is None:
+                self.pinned = self._threads()
+                for name in THREAD_ENVIRONMENT:
+                    self._environ[name] = str(self.pinned)
+            self._limiter(self.pinned)
+            return self.pinned
+
     @contextmanager
     def heavy_work(self, *, renice: bool = True) -> Iterator[None]:
-        """Hold the thread limit for the ``with`` block; ``renice``: lower this thread too."""
+        """Run the ``with`` block as heavy work: the count pinned, ``renice``: this thread lower."""
         if renice:
             lower_thread_priority()
+        self.pin()
         with self._lock:
-            if self._users == 0:
-                self._active = self._limiter(self._threads())
             self._users += 1
         try:
             yield
         finally:
             with self._lock:
                 self._users -= 1
-                if self._users == 0 and self._active is not None:
-                    self._active.restore_original_limits()
-                    self._active = None
 
 
-#: the process-wide governor (the thread limit it sets is process-wide too).
+#: the process-wide governor (the thread count it pins is process-wide too).
 GOVERNOR = Governor()
+
+
+def pin_threads() -> int:
+    """``GOVERNOR.pin()``: hold BLAS and OpenMP at the per-job count for the rest of the process."""
+    return GOVERNOR.pin()
 
 
 def heavy_work(*, renice: bool = True) -> Any:

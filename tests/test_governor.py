@@ -1,5 +1,5 @@
-"""posviz.governor: BLAS threads per heavy job (set by the first job in, restored by the last out)
-and a lower OS priority for the thread that runs it."""
+"""posviz.governor: one BLAS/OpenMP thread count per process (pinned before pages compute, never
+changed back and forth by heavy jobs) and a lower OS priority for the thread that runs a job."""
 
 from __future__ import annotations
 
@@ -22,49 +22,46 @@ def test_one_core_stays_free_and_every_job_gets_a_thread(cpus, max_jobs, threads
 
 
 class FakeLimiter:
-    """Records the limits set and whether they were restored."""
+    """Records the counts set (a pin never restores, so there is nothing else to record)."""
 
     def __init__(self) -> None:
         self.set: list[int] = []
-        self.restored = 0
 
     def __call__(self, threads: int) -> FakeLimiter:
         self.set.append(threads)
         return self
 
-    def restore_original_limits(self) -> None:
-        self.restored += 1
 
-
-def test_first_job_in_sets_the_limit_and_last_out_restores_it():
-    fake = FakeLimiter()
-    gov = Governor(limiter=fake, threads=lambda: 3)
+def test_the_count_is_decided_once_and_never_changed_back():
+    fake, environ, asked = FakeLimiter(), {}, []
+    gov = Governor(limiter=fake, threads=lambda: asked.append(1) or 3, environ=environ)
+    assert gov.pin() == 3 and gov.pinned == 3
+    assert environ == {name: "3" for name in governor.THREAD_ENVIRONMENT}
     with gov.heavy_work(renice=False):
-        assert (fake.set, fake.restored, gov.users) == ([3], 0, 1)
+        assert (fake.set, gov.users) == ([3, 3], 1)  # pools loaded since: the same count
         with gov.heavy_work(renice=False):
-            assert (fake.set, gov.users) == ([3], 2)  # one process-wide limit, set once
-        assert fake.restored == 0  # the first job still runs
-    assert (fake.restored, gov.users) == (1, 0)
+            assert gov.users == 2
+    assert (fake.set, gov.users, asked) == ([3, 3, 3], 0, [1])  # nothing restored, asked once
     with pytest.raises(RuntimeError), gov.heavy_work(renice=False):
         raise RuntimeError("a failing job")
-    assert (fake.set, fake.restored, gov.users) == ([3, 3], 2, 0)  # restored after an error too
+    assert (fake.set, gov.users) == ([3, 3, 3, 3], 0)
 
 
-def test_jobs_in_many_threads_share_one_limit():
+def test_jobs_in_many_threads_share_one_count():
     fake = FakeLimiter()
-    gov = Governor(limiter=fake, threads=lambda: 1)
+    gov = Governor(limiter=fake, threads=lambda: 1, environ={})
     inside = threading.Barrier(4)
 
     def job() -> None:
         with gov.heavy_work(renice=False):
-            inside.wait(timeout=30)  # all four hold the limit at once
+            inside.wait(timeout=30)  # all four run at once
 
     threads = [threading.Thread(target=job) for _ in range(4)]
     for t in threads:
         t.start()
     for t in threads:
         t.join(30)
-    assert (fake.set, fake.restored, gov.users) == ([1], 1, 0)
+    assert (fake.set, gov.users) == ([1, 1, 1, 1], 0)
 
 
 def _blas_threads() -> set[int]:
@@ -73,16 +70,16 @@ def _blas_threads() -> set[int]:
     return {pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"}
 
 
-def test_the_real_limiter_holds_blas_at_the_per_job_count_and_restores_it():
+def test_the_real_limiter_pins_blas_through_and_after_heavy_work():
     import numpy  # noqa: F401  (loads the BLAS that threadpoolctl limits)
     from threadpoolctl import threadpool_limits
 
-    with threadpool_limits(limits=2, user_api="blas"):
-        before = _blas_threads()
-        assert before == {2}
-        with Governor(threads=lambda: 1).heavy_work(renice=False):
+    with threadpool_limits(limits=2, user_api="blas"):  # restores this test's change after it
+        assert _blas_threads() == {2}
+        gov = Governor(threads=lambda: 1, environ={})
+        with gov.heavy_work(renice=False):
             assert _blas_threads() == {1}
-        assert _blas_threads() == before
+        assert _blas_threads() == {1}
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="per-thread priorities are Linux tasks")
@@ -110,3 +107,32 @@ def test_the_process_wide_governor_is_idle_between_jobs():
     with governor.heavy_work(renice=False):
         assert governor.GOVERNOR.users == 1
     assert governor.GOVERNOR.users == 0
+
+
+def test_a_page_computed_while_another_session_runs_heavy_work_gets_the_idle_bits():
+    """A page's numbers must not depend on what other sessions of the process do. LAPACK's
+    results depend bitwise on the BLAS thread count: a GPT-2-sized (1024 × 768) table's PCA (the
+    learned page's hero path) moved by 4.5e-14 when the governor held BLAS at one thread during
+    another session's job (issue 35), so one view drew different bytes idle and busy."""
+    import posviz.ui  # noqa: F401  (every page imports it before it computes)
+    from posviz.analysis.stats import pca
+    from posviz.encodings.sinusoidal import sinusoidal
+
+    table = sinusoidal(1024, 768)
+    idle, pools = pca(table, 3), _blas_threads()
+    with governor.heavy_work(renice=False):  # another session's probe or training
+        busy, busy_pools = pca(table, 3), _blas_threads()
+    assert busy_pools == pools == _blas_threads()
+    for a, b in zip(idle, busy, strict=True):
+        assert a.tobytes() == b.tobytes()
+
+
+def test_the_ui_pins_every_pool_at_the_per_job_count_for_good():
+    """Pools loaded later (scipy's BLAS, an OpenMP runtime) start at it too (the environment)."""
+    from threadpoolctl import threadpool_info
+
+    import posviz.ui  # noqa: F401
+
+    want = threads_per_job()
+    assert {pool["num_threads"] for pool in threadpool_info()} == {want}
+    assert all(os.environ[name] == str(want) for name in governor.THREAD_ENVIRONMENT)

@@ -3,6 +3,7 @@
 Direction of imports: ``pages -> posviz.ui -> posviz.*``, never back.
 """
 
+from posviz.governor import pin_threads
 from posviz.navigation import PageSpec, all_pages, sections
 from posviz.ui.compat import make_altair_setters_thread_safe, route_through_app
 from posviz.ui.display import show_chart, user_errors
@@ -44,3 +45,6 @@ __all__ = [
 # Streamlit runs sessions in threads; Altair's method setters are not thread-safe (see compat).
 make_altair_setters_thread_safe()
 route_through_app()
+# One BLAS/OpenMP thread count before any page computes: a page's numbers must not depend on
+# another session's heavy work (posviz.governor).
+pin_threads()
