@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from posviz import figures
-from posviz.analysis import add_concat_numbers as views
+from posviz.analysis import add_concat_numbers as numbers
 from posviz.analysis.add_concat import ConcatReport
 from posviz.analysis.headlines import Verdict
 from posviz.charts.figure import Figure
@@ -25,7 +25,7 @@ __all__ = ["REPORT_TABLES", "ConcatPage", "WordView", "concat_page", "concat_rep
 
 LEARNED, SINUSOID = "MiniLM's learned position table", "sinusoid of the same width (384)"
 VIEWS = {"first two dimensions (the cnblogs post's picture)": "dims", "PCA of the cloud": "pca"}
-REPORT_TABLES = views.REPORT_TABLES
+REPORT_TABLES = numbers.REPORT_TABLES
 INTRO = (
     'A transformer *adds* the position vector to the word vector. The cnblogs post "Transformer '
     'Position Encoding" draws the sum as a '
@@ -75,7 +75,7 @@ def concat_page(reports: dict[str, ConcatReport], *, n_positions: int) -> Concat
 
 def concat_report(reports: dict[str, ConcatReport], *, fraction: float) -> tuple[pd.DataFrame, str]:
     """The reports of the three :data:`REPORT_TABLES` side by side, and how to read them."""
-    report = views.side_by_side(
+    report = numbers.side_by_side(
         {name: reports[kind].frame() for name, kind in REPORT_TABLES.items()}
     )
     how_to_read = (
@@ -113,7 +113,7 @@ def word_view(
 ) -> WordView:
     """The page's model of one word piece's ``word_vector`` with the position ``table``, against
     MiniLM's ``words`` table, its cloud drawn as ``view`` (``"dims"`` or ``"pca"``)."""
-    sizes = views.concat_sizes(word_vector, table, words)
+    sizes = numbers.concat_sizes(word_vector, table, words)
     magnitudes, pe_median, we_median = figures.magnitude_figure(word_vector, table, words=words)
     return WordView(
         sizes=(
@@ -134,5 +134,5 @@ def word_view(
             f"~{sizes['word_std_median']:.3f} (std) per dimension; tensor2tensor issue #1591 "
             "quotes BERT's as roughly within [−2, 2]."
         ),
-        t2t_table=views.last_dimensions_frame(),
+        t2t_table=numbers.last_dimensions_frame(),
     )

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from posviz.analysis import alibi_numbers as views
+from posviz.analysis import alibi_numbers as numbers
 from posviz.analysis.headlines import Verdict, alibi_verdict
 from posviz.charts.families import alibi_decay_figure, alibi_slopes_figure, heatmap_figure
 from posviz.charts.figure import Figure
@@ -64,7 +64,7 @@ class AlibiPage:
         ``causal``), and the sentence that reads it."""
         slope = self.slopes[head]
         figure = heatmap_figure(
-            views.head_bias(n_positions, slope, causal=causal),
+            numbers.head_bias(n_positions, slope, causal=causal),
             name=f"alibi_bias_head{head}",
             x_title="key position j",
             y_title="query position i",
@@ -83,8 +83,8 @@ class AlibiPage:
     def decay(self, max_distance: int) -> tuple[Figure, str]:
         """exp(−m_h·k) for ``k = 0 … max_distance`` (every head, or an even spread of them), and
         the sentence that reads it."""
-        distances, factors = views.decay_factors(self.slopes, max_distance)
-        shown = views.shown_heads(self.n_heads)
+        distances, factors = numbers.decay_factors(self.slopes, max_distance)
+        shown = numbers.shown_heads(self.n_heads)
         text = (
             "exp(−m_h·k): the factor ALiBi multiplies a key's attention weight by when it sits *k* "
             "tokens back, relative to a key at distance 0 (equal content). Steep heads only see a "
@@ -102,8 +102,8 @@ class AlibiPage:
 def alibi_page(slopes: np.ndarray) -> AlibiPage:
     """The page's model of ``slopes`` (one per head)."""
     n_heads = int(np.size(slopes))
-    near, weights = views.decay_factors(slopes, HERO_DISTANCE)
-    closest, extra = views.slope_split(n_heads)
+    near, weights = numbers.decay_factors(slopes, HERO_DISTANCE)
+    closest, extra = numbers.slope_split(n_heads)
     slopes_text = (
         f"{n_heads} heads. For a power of two *n* the slopes are 2^(−8h/n), h = 1…n (8 heads: "
         "1/2, 1/4, …, 1/256). Otherwise the paper takes the 2^⌊log₂n⌋ slopes of the nearest "
@@ -113,8 +113,8 @@ def alibi_page(slopes: np.ndarray) -> AlibiPage:
     return AlibiPage(
         slopes=slopes,
         verdict=alibi_verdict(slopes),
-        hero=alibi_decay_figure(near, weights, slopes, views.shown_heads(n_heads)),
+        hero=alibi_decay_figure(near, weights, slopes, numbers.shown_heads(n_heads)),
         slopes_chart=alibi_slopes_figure(slopes),
-        slope_table=views.slope_table(n_heads),
+        slope_table=numbers.slope_table(n_heads),
         slopes_text=slopes_text,
     )

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from posviz.analysis import p_rope_numbers as views
+from posviz.analysis import p_rope_numbers as numbers
 from posviz.analysis.rope_numbers import MAX_SCORE_DISTANCE, probe_vectors, score_distances
 from posviz.charts.families import lines_figure
 from posviz.charts.figure import Figure
@@ -56,8 +56,8 @@ SCORES = (
     "Llama). p-RoPE's score is RoPE's fast-pair part plus a constant: what the unrotated pairs "
     "add, the same at every distance."
 )
-manual_config = views.manual_p_rope_config
-context_length = views.context_length
+manual_config = numbers.manual_p_rope_config
+context_length = numbers.context_length
 
 
 def config_of(raw: dict) -> PRopeConfig:
@@ -82,7 +82,7 @@ class PRopePage:
         q, k = probe_vectors(self.config.head_dim, random=random, seed=seed)
         return lines_figure(
             self.distances,
-            views.score_curves(self.config, self.distances, q=q, k=k),
+            numbers.score_curves(self.config, self.distances, q=q, k=k),
             name="p_rope_scores",
             x_title="distance m = query − key (tokens)",
             y_title="score q·k after rotation",
@@ -94,11 +94,11 @@ class PRopePage:
 
 def p_rope_page(config: PRopeConfig, *, max_distance: int) -> PRopePage:
     """The page's model of ``config`` over distances up to ``max_distance``."""
-    context = views.context_length(config)
+    context = numbers.context_length(config)
     distances = score_distances(max_distance)
     hero = lines_figure(
         distances,
-        views.band_similarity(config, distances),
+        numbers.band_similarity(config, distances),
         name="p_rope_bands",
         x_title="distance m between query and key (tokens)",
         y_title="cosine of a pair band with itself",
@@ -108,10 +108,10 @@ def p_rope_page(config: PRopeConfig, *, max_distance: int) -> PRopePage:
     )
     return PRopePage(
         config=config,
-        description=views.describe(config),
+        description=numbers.describe(config),
         context=context,
         distances=distances,
-        verdict=views.answer(config),
+        verdict=numbers.answer(config),
         hero=hero,
-        pairs=views.pair_table(config),
+        pairs=numbers.pair_table(config),
     )

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from posviz.analysis import rope_numbers as views
+from posviz.analysis import rope_numbers as numbers
 from posviz.analysis.headlines import Verdict, rope_verdict
 from posviz.charts.families import lines_figure, rope_circle_figure, rope_wavelength_figure
 from posviz.charts.figure import Figure
@@ -46,11 +46,11 @@ __all__ = [
     "rope_page",
 ]
 
-MAX_SCORE_DISTANCE = views.MAX_SCORE_DISTANCE
-default_max_distance = views.default_max_distance
-default_pairs = views.default_pairs
-manual_config = views.manual_rope_config
-needs_sequence_length = views.needs_sequence_length
+MAX_SCORE_DISTANCE = numbers.MAX_SCORE_DISTANCE
+default_max_distance = numbers.default_max_distance
+default_pairs = numbers.default_pairs
+manual_config = numbers.manual_rope_config
+needs_sequence_length = numbers.needs_sequence_length
 
 INTRO = (
     "Llama, Mistral, Qwen, GPT-NeoX and GPT-J store no position table. Each query and key is cut "
@@ -110,21 +110,21 @@ class RopePage:
         """Query pairs ``pairs`` (unit vectors at 0) rotated to ``position``, and their table."""
         return (
             rope_circle_figure(position, self.freqs.inv_freq, pairs),
-            views.pair_table(self.freqs, pairs, position),
+            numbers.pair_table(self.freqs, pairs, position),
         )
 
     def _distances(self, max_distance: int) -> np.ndarray:
-        return views.score_distances(max_distance)
+        return numbers.score_distances(max_distance)
 
     def scores(self, max_distance: int, *, random: bool, seed: int, pairing: str) -> Figure:
         """⟨R_m q, R_0 k⟩ against distance up to ``max_distance`` for q = k = all ones, or random
         q, k from ``seed``, with ``pairing``."""
         freqs = self.freqs
-        q, k = views.probe_vectors(freqs.head_dim, random=random, seed=seed)
+        q, k = numbers.probe_vectors(freqs.head_dim, random=random, seed=seed)
         distances = self._distances(max_distance)
         return lines_figure(
             distances,
-            views.score_curves(freqs, distances, q=q, k=k, pairing=pairing),
+            numbers.score_curves(freqs, distances, q=q, k=k, pairing=pairing),
             name="rope_scores",
             x_title="distance m = query − key (tokens)",
             y_title="score q·k after rotation",
@@ -138,7 +138,7 @@ class RopePage:
         distances = self._distances(max_distance)
         return lines_figure(
             distances,
-            views.decay_bound_curves(self.freqs, distances, scaled=scaled),
+            numbers.decay_bound_curves(self.freqs, distances, scaled=scaled),
             name="rope_decay_bound",
             x_title="relative distance m (tokens)",
             y_title="relative upper bound",
@@ -148,7 +148,7 @@ class RopePage:
 
 def rope_page(freqs: RopeFrequencies, *, name: str) -> RopePage:
     """The page's model of ``freqs``, the model named ``name`` in the verdict."""
-    counts = views.regime_counts(freqs)
+    counts = numbers.regime_counts(freqs)
     regimes = (
         "Each dot is one rotary pair: its wavelength 2π/θ′ (tokens per full turn) after scaling; "
         "the dashed grey curve is the unscaled wavelength. Pairs that turn many times within the "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from posviz.analysis import add_concat_numbers as views
+from posviz.analysis import add_concat_numbers as numbers
 from posviz.analysis.add_concat import ConcatReport, concat_hypothesis
 from posviz.governor import heavy_work
 from posviz.page_models import add_vs_concat as model
@@ -23,7 +23,7 @@ def concat_inputs(token_id: int, source: str, n_positions: int) -> tuple[np.ndar
     """``(word vector (384,), position table (n, 384))``: MiniLM's word row and its learned
     position rows ``0…n−1`` (``source="learned"``) or the 384-wide sinusoid."""
     words, learned = bundled_arrays()
-    return views.concat_inputs(token_id, source, n_positions, words=words, learned=learned)
+    return numbers.concat_inputs(token_id, source, n_positions, words=words, learned=learned)
 
 
 @cached_data(max_entries=32)
@@ -42,7 +42,7 @@ def concat_result(table: str, n_positions: int, fraction: float) -> ConcatReport
     """``concat_hypothesis`` of one position table (``"learned"``, ``"sinusoid"`` or
     ``"random"``) against MiniLM's word embeddings."""
     words, learned = bundled_arrays()
-    matrix = views.position_table(table, n_positions, learned=learned)
+    matrix = numbers.position_table(table, n_positions, learned=learned)
     axes = bundled_word_axes()
     with heavy_work(renice=False):
         return concat_hypothesis(matrix, words, fraction=fraction, word_axes=axes)
