@@ -46,6 +46,23 @@ class JobCancelled(RuntimeError):
     """``should_stop()`` turned true while waiting for (or holding) a job slot."""
 
 
+_shutdown = threading.Event()
+
+
+def request_shutdown() -> None:
+    """The server is stopping (SIGTERM, Ctrl-C): every heavy job stops at its next check.
+
+    A lab run stops between training steps and stores nothing (its claim is released; the next
+    start trains it again), so a stop never waits for a run to finish nor leaves half an entry.
+    """
+    _shutdown.set()
+
+
+def shutting_down() -> bool:
+    """Whether :func:`request_shutdown` was called in this process."""
+    return _shutdown.is_set()
+
+
 _lock = threading.Condition()
 _queue: deque[int] = deque()  # tickets waiting, in arrival order
 _running: dict[int, str] = {}  # ticket -> kind, for the slots in use
@@ -91,7 +108,7 @@ def job_slot(
                     _lock.notify_all()
                     break
             _report(position + 1)
-            if should_stop is not None and should_stop():
+            if _shutdown.is_set() or (should_stop is not None and should_stop()):
                 raise JobCancelled(f"{kind} job left the queue at position {position + 1}.")
             if on_wait is not None:
                 on_wait(position + 1)
@@ -272,7 +289,7 @@ def _follow(
                     return True
                 return False
             position = flight.position
-        if should_stop is not None and should_stop():
+        if _shutdown.is_set() or (should_stop is not None and should_stop()):
             with _flights_cond:
                 flight.followers -= 1
                 if flight.leaderless and not flight.followers:
@@ -508,15 +525,33 @@ def claim(
                 return
             done = None  # not done: claim it next time round (if still free)
             continue
-        if should_stop is not None and should_stop():
+        if _shutdown.is_set() or (should_stop is not None and should_stop()):
             raise JobCancelled(f"Left while another process computed {key}.")
         if on_wait is not None:
             on_wait(holder.position)
         time.sleep(CLAIM_POLL_S)
     held = Claim(directory, key, me)
     held.start(heartbeat_s)
+    with _held_lock:
+        _held.add(held)
     try:
         with _reporting(held.report):
             yield held
     finally:
         held.release()
+        with _held_lock:
+            _held.discard(held)
+
+
+_held: set[Claim] = set()  # the claims this process holds now
+_held_lock = threading.Lock()
+
+
+def release_held_claims() -> int:
+    """Release every claim this process holds (a stopping server whose runs did not reach their
+    next check in time); how many. Their holders' own releases then find nothing to do."""
+    with _held_lock:
+        held = list(_held)
+    for each in held:
+        each.release()
+    return len(held)

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from posviz import lab
+from posviz import jobs, lab
 from posviz.jobs import JobCancelled
 from posviz.lab.engine.store import RunStore
 from posviz.lab.present.live import (
@@ -39,6 +39,7 @@ from posviz.lab.studies import cards
 from posviz.lab.studies.papers import PAPER_CHECKS
 from posviz.lab.studies.presets import QUESTIONS
 from posviz.lab.studies.questions import QuestionStudy, question_parts
+from posviz.lab_cluster import cluster_address, run_locally, run_on_cluster, study_spec
 
 #: finished jobs remembered (to say how a run ended); older ones are forgotten.
 KEEP_FINISHED = 16
@@ -85,7 +86,7 @@ class LabJob:
     def should_stop(self) -> bool:
         """True once :meth:`stop` was called; polled by the worker. A run nobody watches any
         more goes on: its result is stored for the next visitor."""
-        return self.stop_event.is_set()
+        return self.stop_event.is_set() or jobs.shutting_down()
 
     def on_progress(self, progress: Any) -> None:
         """One ``posviz.lab.Progress`` report (``queue_position > 0``: waiting for a slot)."""
@@ -123,7 +124,11 @@ def _work(compute: Callable[[LabJob], Any]) -> Callable[[LabJob], None]:
                 if live.started
                 else " It was still waiting to start."
             )
-            why = job.snapshot().message or "Stopped: the Stop button was pressed."
+            why = job.snapshot().message or (
+                "Stopped: the server is stopping; its next start trains it again."
+                if jobs.shutting_down()
+                else "Stopped: the Stop button was pressed."
+            )
             job.finish(STOPPED, message=why + reached)
         except ValueError as exc:
             job.finish(FAILED, message=str(exc))
@@ -141,27 +146,23 @@ def question_work(
 ) -> Callable[[LabJob], None]:
     """Train (or load) a question's run with ``config`` (its ``part``) into the job's store."""
     return _work(
-        lambda job: lab.run_question(
-            question_id,
-            config=config,
-            store=lab.RunStore(job.store_root),
-            on_progress=job.on_progress,
-            should_stop=job.should_stop,
-            part=part,
-        )
+        lambda job: _run(study_spec("question", question_id, config=config, part=part), job)
     )
 
 
 def card_work(check_id: str) -> Callable[[LabJob], None]:
     """Run (or load) a paper check into the job's store."""
-    return _work(
-        lambda job: cards.run_paper_check(
-            check_id,
-            store=lab.RunStore(job.store_root),
-            on_progress=job.on_progress,
-            should_stop=job.should_stop,
-        )
-    )
+    return _work(lambda job: _run(study_spec("paper_check", check_id), job))
+
+
+def _run(spec: dict, job: LabJob) -> Any:
+    """The job's study: on the lab cluster when ``POSVIZ_LAB_CLUSTER`` names one (this process
+    only submits, follows and loads: :mod:`posviz.lab_cluster`), else in this process."""
+    callbacks = {"on_progress": job.on_progress, "should_stop": job.should_stop}
+    store = lab.RunStore(job.store_root)
+    if cluster_address():
+        return run_on_cluster(spec, store=store, **callbacks)
+    return run_locally(spec, store, **callbacks)
 
 
 _JOBS: dict[tuple[str, str], LabJob] = {}  # (store root, run id) -> job
@@ -332,6 +333,8 @@ class Warmup:
 
     def _run(self) -> None:
         for study in self.studies:
+            if jobs.shutting_down():  # the server is stopping: the next start goes on from here
+                break
             if self._stored(study):
                 continue
             with self.lock:
