@@ -218,6 +218,8 @@ def test_the_fake_family_and_study_reach_their_pages_compare_and_the_home_page(
     home = _open(app_root)  # the home page lists both, the study with its answer and picture
     links = _links(home)
     assert FAKE.question in links and "Does a fake table help?" in links
+    said = " ".join(c.value for c in home.caption) + " ".join(m.value for m in home.markdown)
+    assert FAKE.blurb in said.replace("\\", ""), "the home card's line is the registry's blurb"
     answer = plain_answer(result)  # the study's stored answer, in words, on its card
     assert any(answer in c.value.replace("\\", "") for c in home.caption), answer
     alts = [img.alt for element in home.get("image") for img in element.proto.imgs]

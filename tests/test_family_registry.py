@@ -99,10 +99,10 @@ def test_every_formula_module_is_hashed_into_lab_run_ids():
 
 def test_one_id_everywhere():
     from posviz.analysis.comparison import FAMILIES as COMPARED
-    from posviz.lab.engine.config import SCHEMES
+    from posviz.lab.engine.config import schemes
     from posviz.navigation import all_pages
 
-    assert SCHEMES == lab_schemes() == tuple(FAMILIES)
+    assert schemes() == lab_schemes() == tuple(FAMILIES)
     assert COMPARED == compared_families() == tuple(f for f in FAMILIES if f != "nope")
     nav = {(p.path, p.title, p.url_path) for p in all_pages()}
     for spec in SPECS:

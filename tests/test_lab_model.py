@@ -20,7 +20,7 @@ from posviz.encodings.sinusoidal import sinusoidal
 from posviz.encodings.t5 import t5_bias_matrix
 from posviz.lab.engine import model as lab_model
 from posviz.lab.engine import train as lab_train
-from posviz.lab.engine.config import ABSOLUTE_SCHEMES, SCHEMES, LabConfig, ModelConfig
+from posviz.lab.engine.config import LabConfig, ModelConfig, absolute_schemes, schemes
 from posviz.lab.engine.model import KEY_ALIGN, LabModel, Member
 from posviz.lab.engine.train import build_model, masked_loss
 
@@ -56,7 +56,7 @@ def _variants(scheme: str) -> list[ModelConfig]:
         ModelConfig(kind="encoder", scheme=scheme),
         ModelConfig(kind="decoder", scheme=scheme),
     ]
-    if scheme in ABSOLUTE_SCHEMES:
+    if scheme in absolute_schemes():
         variants += [
             ModelConfig(kind="decoder", scheme=scheme, injection="concat", concat_width=6),
             ModelConfig(kind="encoder", scheme=scheme, injection="every_layer", pos_init_std=0.3),
@@ -68,7 +68,7 @@ def _variants(scheme: str) -> list[ModelConfig]:
 # injection, in ONE heterogeneous model; learned tables at a visible initial scale.
 ZOO = tuple(
     replace(m, pos_init_std=0.5) if m.injection == "input" and m.scheme == "learned" else m
-    for scheme in SCHEMES
+    for scheme in schemes()
     for m in _variants(scheme)
 )
 LEARNED_ADD = ZOO.index(ModelConfig(kind="encoder", scheme="learned", pos_init_std=0.5))

@@ -13,6 +13,7 @@ from posviz.lab.engine import metrics as m
 from posviz.lab.engine.results import ArmInfo, Bound, Cell, Instance, LabResult, Setting, Verdict
 from posviz.lab.engine.sweep import cells as sweep_cells
 from posviz.lab.present import answer as answer_views
+from posviz.lab.present.clauses import MAX_FIRST_WORDS
 from posviz.lab.studies import judging as judge
 from posviz.lab.studies.presets import QUESTIONS
 from posviz.lab.studies.summarise import findings_and_answer, panel_pending, with_panel
@@ -442,7 +443,7 @@ def test_the_answer_opens_with_a_plain_sentence_of_at_most_15_words() -> None:
     wins = _result(q, _judged_cells(q, q.sweep, _learned_wins))
     first = answer_views.plain_answer(wins)
     assert first == "The learned table does better than the fixed sinusoid."
-    assert len(first.split()) <= answer_views.MAX_FIRST_WORDS
+    assert len(first.split()) <= MAX_FIRST_WORDS
     assert answer_views.headline(wins).startswith(first + " ")  # then the numbers
 
     def depends(plan) -> dict:

@@ -10,20 +10,30 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Literal
 
-from posviz.encodings.families import FAMILIES, lab_mechanism, lab_schemes
+from posviz.encodings.families import lab_mechanism, lab_schemes
 from posviz.settings import settings
 
-Kind = Literal["encoder", "decoder"]
+ModelKind = Literal["encoder", "decoder"]
 Scheme = str  # a family id of posviz.encodings.families with a lab mechanism
 Injection = Literal["input", "concat", "every_layer"]
 TaskName = Literal["reverse", "kback", "count", "lm", "mlm", "induction"]
 LengthDist = Literal["uniform", "short"]
 
 KINDS: tuple[str, ...] = ("encoder", "decoder")
-SCHEMES: tuple[str, ...] = lab_schemes()  # family ids (posviz.encodings.families)
-ABSOLUTE_SCHEMES: tuple[str, ...] = tuple(  # vectors at the input: can be concatenated, re-added
-    s for s in SCHEMES if FAMILIES[s].lab is not None and FAMILIES[s].lab.absolute
-)
+
+
+def schemes() -> tuple[str, ...]:
+    """The family ids the lab trains with (:func:`posviz.encodings.families.lab_schemes`), read
+    at call time: a family registered later is one too."""
+    return lab_schemes()
+
+
+def absolute_schemes() -> tuple[str, ...]:
+    """The schemes whose positions are vectors at the input (they can be concatenated or
+    re-added), read at call time."""
+    return tuple(s for s in lab_schemes() if lab_mechanism(s).absolute)
+
+
 #: N(0, 0.02²): BERT's and GPT-2's ``initializer_range`` for their position tables.
 SMALL_INIT_STD = 0.02
 MAX_INIT_STD = 4.0
@@ -75,7 +85,7 @@ class ModelConfig:
             A verdict must not hang on it: the lab sweeps it.
     """
 
-    kind: Kind = "encoder"
+    kind: ModelKind = "encoder"
     scheme: Scheme = "learned"
     injection: Injection = "input"
     concat_width: int | None = None

@@ -11,6 +11,7 @@ are grey. Accuracy intervals are clipped to [0, 1] (:mod:`posviz.lab.present.fra
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,6 +28,7 @@ from posviz.lab.engine.results import Bound, Cell, Instance, LabResult
 from posviz.lab.engine.rows import movement_frame, row_movement
 from posviz.lab.engine.tasks import length_probabilities
 from posviz.lab.present.frames import metric_frame, seed_band
+from posviz.lab.present.kinds import kind_view
 from posviz.lab.studies.judging import HOLDS, NOT_DEFINED
 from posviz.lab.studies.presets import Question, question
 
@@ -247,8 +249,8 @@ def _positions_figure(result: LabResult, cell: Cell, colors: dict) -> Shown:
     frame, length = positions_frame(result, cell)
     q = question(result.question_id)
     config = q.sweep.tasks[0].config(result.config)
-    if q.kind == "rare_rows":
-        late = late_start(q.variant("short").config_for(config))
+    if arm := kind_view(q.kind).late_rows_arm:
+        late = late_start(q.variant(arm).config_for(config))
         rules, note = (
             [(late, "late positions")],
             (
@@ -326,38 +328,46 @@ def _layer_figure(result: LabResult, colors: dict) -> Shown:
     return Shown("layers", Figure(chart, frame, f"lab_{result.run_id}_layer_probe"), note)
 
 
+def _ceiling(cell: Cell) -> bool:
+    return cell.verdict.key.startswith("ceiling")
+
+
+#: every figure a kind of question can show, by name (:class:`~posviz.lab.present.kinds.
+#: KindView` names its hero and evidence here): ``(result, cell, arm colours) → Shown | None``.
+FIGURES: dict[str, Callable[[LabResult, Cell, dict], Shown | None]] = {
+    "ranking": lambda r, c, colors: _ranking_figure(r, c, colors),
+    "positions": lambda r, c, colors: _positions_figure(r, c, colors),
+    "movement": lambda r, c, colors: _movement_figure(r, c, colors),
+    "curves": lambda r, c, colors: _curves_figure(r, c, colors),
+    "loss": lambda r, c, colors: _metric_figure(r, c, "loss", colors),
+    "layers": lambda r, c, colors: _layer_figure(r, colors) if r.layer_probe is not None else None,
+    # accuracy at the ceiling cannot decide: the curves (speed) carry the verdict there
+    "accuracy_or_curves": lambda r, c, colors: (
+        _curves_figure(r, c, colors) if _ceiling(c) else _metric_figure(r, c, "accuracy", colors)
+    ),
+    "accuracy_at_ceiling": lambda r, c, colors: (
+        _metric_figure(r, c, "accuracy", colors) if _ceiling(c) else None
+    ),
+    "curves_below_ceiling": lambda r, c, colors: (
+        None if _ceiling(c) else _curves_figure(r, c, colors)
+    ),
+}
+
+
 def hero(result: LabResult, cell_id: str) -> Shown:
-    """The chart that carries a cell's verdict."""
+    """The chart that carries a cell's verdict (its kind's :attr:`KindView.hero`)."""
     q, cell = question(result.question_id), result.cell(cell_id)
-    colors = arm_colors(result)
-    if q.kind == "extrapolation":
-        return _ranking_figure(result, cell, colors)
-    if q.kind == "rare_rows":
-        return _positions_figure(result, cell, colors)
-    if q.kind == "need_positions":
-        return _metric_figure(result, cell, "loss", colors)
-    if cell.verdict.key.startswith("ceiling"):
-        return _curves_figure(result, cell, colors)
-    return _metric_figure(result, cell, "accuracy", colors)
+    shown = FIGURES[kind_view(q.kind).hero](result, cell, arm_colors(result))
+    if shown is None:
+        raise ValueError(f"the {q.kind!r} hero figure draws nothing for cell {cell_id!r}.")
+    return shown
 
 
 def evidence(result: LabResult, cell_id: str) -> list[Shown]:
     """The cell's other charts, below the hero (one colour per arm, as the hero's)."""
     q, cell = question(result.question_id), result.cell(cell_id)
     colors = arm_colors(result)
-    out: list[Shown | None] = []
-    if q.kind == "pair":
-        speed = cell.verdict.key.startswith("ceiling")
-        out.append(_metric_figure(result, cell, "accuracy", colors) if speed else None)
-        out.append(None if speed else _curves_figure(result, cell, colors))
-    elif q.kind == "extrapolation":
-        out += [_positions_figure(result, cell, colors), _curves_figure(result, cell, colors)]
-    elif q.kind == "rare_rows":
-        out += [_movement_figure(result, cell, colors), _curves_figure(result, cell, colors)]
-    else:
-        probe = result.layer_probe is not None
-        out += [_layer_figure(result, colors) if probe else None]
-        out += [_curves_figure(result, cell, colors)]
+    out = [FIGURES[name](result, cell, colors) for name in kind_view(q.kind).evidence]
     return [s for s in out if s is not None]
 
 

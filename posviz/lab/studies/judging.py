@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -536,14 +535,6 @@ def _relative_gap_comparison(cell: CellInput) -> Comparison:
         float(enc.mean()), float(dec.mean()), d.estimate, d.low, d.high, d.p_value, d.n,
         d.method, outcome, text,
     )  # fmt: skip
-
-
-JUDGES: dict[str, Callable[[CellInput], Judged]] = {
-    "pair": judge_pair,
-    "extrapolation": judge_extrapolation,
-    "rare_rows": judge_rare_rows,
-    "need_positions": judge_need_positions,
-}
 
 
 # --------------------------------------------------------------------------- across the sweep

@@ -23,8 +23,6 @@ from posviz.lab.engine.sweep import (
     TaskSetting,
 )
 
-Kind = Literal["pair", "extrapolation", "rare_rows", "need_positions"]
-
 
 @dataclass(frozen=True)
 class PanelSetting:
@@ -116,7 +114,8 @@ class Question:
         variants: the arms compared (ordered as shown).
         default: the run settings of the preset (its own task, the default cell's budget).
         explain: how the answer is measured (held-out data, metric, control, sweep).
-        kind: how a cell's verdict is judged: ``"pair"`` (``compare[0]`` vs ``compare[1]``),
+        kind: the name of its kind (:data:`posviz.lab.studies.kinds.KINDS`), which says how a
+            cell is measured and judged: ``"pair"`` (``compare[0]`` vs ``compare[1]``),
             ``"extrapolation"`` (all arms ranked on unseen positions), ``"rare_rows"`` (late-
             position accuracy of a short-trained table against uniform lengths and a table-free
             arm on the same lengths, then row movement) or ``"need_positions"`` (each attention
@@ -151,7 +150,7 @@ class Question:
     variants: tuple[Variant, ...]
     default: LabConfig
     explain: str
-    kind: Kind
+    kind: str  # a kind's name in posviz.lab.studies.kinds.KINDS
     sweep: Sweep
     compare: tuple[str, str] = ("", "")
     control: str = ""

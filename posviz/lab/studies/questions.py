@@ -18,7 +18,7 @@ import numpy as np
 
 from posviz.lab.engine import bounds, sweep
 from posviz.lab.engine.config import LabConfig
-from posviz.lab.engine.measure import extrapolation, measure, rare_rows
+from posviz.lab.engine.measure import measure
 from posviz.lab.engine.results import (
     ArmInfo,
     Bound,
@@ -31,16 +31,13 @@ from posviz.lab.engine.results import (
 from posviz.lab.engine.run import PARTS, Unit, UnitOutput, run_study
 from posviz.lab.engine.store import RunStore, code_version, question_run_id
 from posviz.lab.studies import judging as judge
+from posviz.lab.studies.kinds import study_kind
 from posviz.lab.studies.presets import Question
 from posviz.lab.studies.presets import question as get_question
 from posviz.lab.studies.summarise import findings_and_answer
 from posviz.labfiles import CorruptEntry
 
 # --------------------------------------------------------------------------- questions
-
-
-#: the extra readings each kind of question measures (:func:`posviz.lab.engine.measure.measure`).
-MEASURES = {"extrapolation": (extrapolation,), "rare_rows": (rare_rows,)}
 
 
 @dataclass(frozen=True)
@@ -297,7 +294,7 @@ def _cell(
             inst,
             planned.config,
             control=role == "control",
-            extra=MEASURES.get(q.kind, ()),
+            extra=study_kind(q.kind).measures,
             curve_steps=trained.curve_steps[task],
             checkpoint_steps=trained.checkpoint_steps[task],
             snapshot_steps=trained.snapshot_steps[task],
@@ -313,7 +310,7 @@ def _cell(
     inputs = judge.CellInput(
         q, task, metric, metrics, converged, labels, None if bound is None else bound.value, status
     )
-    judged = judge.JUDGES[q.kind](inputs)
+    judged = study_kind(q.kind).judge(inputs)
     order = [v.id for v in q.variants]
     return Cell(
         id=plan.id,
