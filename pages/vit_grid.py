@@ -64,7 +64,7 @@ if page.thinned:
     st.caption(page.thinned)
 with answer:
     show_verdict(page.verdict)
-    show_hero(page.hero, key="vit_grid_chart", note=model.HERO_NOTE)
+    show_hero(page.hero, key="vit_grid_chart", note=model.HERO_NOTE, width="content")
 
 st.header("One patch, larger")
 last = model.MAX_GRID_SIDE - 1

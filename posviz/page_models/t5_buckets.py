@@ -250,19 +250,22 @@ def mpnet_section(table: PositionTable) -> RealSection:
     )
     rel = np.arange(-_PROFILE_SPAN, _PROFILE_SPAN + 1)
     buckets = t5_relative_bucket(rel, num_buckets=num, max_distance=MPNET_MAX_DISTANCE)
+    strongest = max(found.previous_heads, key=lambda h: found.previous[h], default=None)
+    shown = ([strongest] if strongest is not None else []) + list(found.next_heads)
+    series = {f"head {h}": bias[buckets, h] for h in shown}
+    series["median over all heads"] = np.median(bias[buckets], axis=1)
     profiles = lines_figure(
         rel,
-        {f"head {h}": bias[buckets, h] for h in range(heads)},
+        series,
         name="mpnet_bias_by_relative_position",
         x_title="key − query",
         y_title="bias",
-        ordered=True,
-        legend="right",
-        height=320,
+        whole_x=True,
+        height=300,
     )
-    strongest = max(found.previous_heads, key=lambda h: found.previous[h], default=None)
     profile_text = (
-        f"Each head's bias by relative position key − query (±{_PROFILE_SPAN}). At 0 every "
+        f"Bias by relative position key − query (±{_PROFILE_SPAN}) for the one-step heads and "
+        f"the median head. At 0 every "
         f"head's bias lies in {found.self_bias.min():.2f} … {found.self_bias.max():.2f}"
         + (
             f"; head {strongest} peaks one token back ({found.previous[strongest]:+.2f} at −1)"
@@ -288,7 +291,7 @@ def mpnet_section(table: PositionTable) -> RealSection:
         },
         name="mpnet_bucket_usage",
         x_title="bucket",
-        y_title="value",
+        y_title="|bias| or log₁₀(count + 1)",
         whole_x=True,
         height=260,
     )

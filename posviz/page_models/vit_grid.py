@@ -166,6 +166,7 @@ def dinov2_section(table: PositionTable) -> RealSection:
         name="dinov2_cross_at_matched_distance",
         x_title="grid distance (patches)",
         y_title="mean cosine",
+        whole_x=True,
         height=280,
     )
     axis_text = (
@@ -177,13 +178,20 @@ def dinov2_section(table: PositionTable) -> RealSection:
     small = cubic_resize(table.matrix.reshape(h, w, -1), SMALL_GRID)
     small_similarity = patch_similarity_grid(small.reshape(-1, small.shape[-1]), SMALL_GRID)
     small_cross = grid_cross(small.reshape(-1, small.shape[-1]), SMALL_GRID)
-    tiles, _ = display_tiles(small_similarity)
-    small_fig = patch_grid_figure(small_similarity, tiles)
+    mid_r, mid_c = SMALL_GRID[0] // 2, SMALL_GRID[1] // 2
+    small_fig = heatmap_figure(
+        small_similarity[mid_r, mid_c],
+        name="dinov2_resized_patch_similarity",
+        x_title="patch column",
+        y_title="patch row",
+        color_title="cosine",
+        height=320,
+    )
     small_text = (
         f"What a 224-px image actually gets: the graph resizes the {h} × {w} grid to "
         f"{SMALL_GRID[0]} × {SMALL_GRID[1]} (ONNX Resize, cubic, a = −0.75, half-pixel), "
-        "replayed here. Tile (r, c): patch (r, c)'s cosine with every patch. The cross "
-        f"survives: same row {small_cross.same_row:.3f}, same column "
+        f"replayed here; shown: patch ({mid_r}, {mid_c})'s cosine with every patch. The cross "
+        f"survives the resize: same row {small_cross.same_row:.3f}, same column "
         f"{small_cross.same_column:.3f}, all pairs {small_cross.all_pairs:.3f}."
     )
     lead = (
