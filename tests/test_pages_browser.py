@@ -61,7 +61,7 @@ from browser_support import (
 )
 from hostile_support import HOST, REPRESENTATIVE
 
-from posviz.navigation import all_pages, explorer_pages
+from posviz.navigation import all_pages, explorer_pages, page_params, page_spec, shown_at_defaults
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -106,8 +106,6 @@ def test_the_page_reads_whole_and_accessible(servers, browser, axe, name):
         page.goto(f"{servers['light']}/{name}")
         _watch_the_load(page, name)
         wait_for_app(page, timeout_ms=300_000)
-        query = urllib.parse.urlsplit(page.url).query
-        KEYS[name] = sorted(urllib.parse.parse_qs(query, keep_blank_values=True))
         if explorer:
             wait_for_charts(page)
             _first_screen_shows_the_verdict_above_the_widgets_and_the_hero(page)
@@ -145,9 +143,6 @@ def _check_view(page, axe, name: str, view: str, explorer: bool) -> None:
         assert not found, f"/{name}, {theme} theme:\n    " + "\n    ".join(found)
 
 
-#: the query parameters each page reads, learned on its 1440 visit (it writes them back)
-KEYS: dict[str, list[str]] = {}
-
 #: every ``<a>``/``<img>`` whose target names the host, with the text of the element it sits in
 FIND_LIVE = """host => [...document.querySelectorAll('a[href], img[src]')]
   .filter(el => (el.getAttribute('href') || el.getAttribute('src') || '').includes(host))
@@ -162,7 +157,8 @@ FIND_LIVE = """host => [...document.querySelectorAll('a[href], img[src]')]
 def test_a_crafted_link_draws_no_link_or_image(servers, browser, name):
     """Every parameter the page reads at once gets the representative hostile value (each value
     alone goes through ``safe_md`` in tests/test_hostile_links.py)."""
-    keys = KEYS.get(name) or ["unknown_param"]  # a page that writes none still gets one
+    declared = shown_at_defaults(page_params(page_spec(name)))  # as its PageSpec declares them
+    keys = [p.name for p in declared] or ["unknown_param"]  # a page with none still gets one
     query = urllib.parse.urlencode(dict.fromkeys(keys, REPRESENTATIVE))
     page = new_page(browser)
     try:
