@@ -1,12 +1,16 @@
-"""The app's pages, as data: every view with its title, icon, section and the question it answers.
+"""The app's pages, as data: every page with its title, icon, section, the question it answers
+and its URL parameters (the contract :class:`posviz.urlparams.Param` checks).
 
-Nothing here is a hand list of what a registry holds: an encoding family's page comes from the
-family registry (:func:`posviz.encodings.families.family_pages`), a lab question's page from the
-lab's study list (:data:`posviz.lab.presets.QUESTIONS`, a page generated without a script), and
-the guided path is the navigation's own order. Both are read when asked (:func:`sections`,
-:func:`guided_path`), so a family or study registered at run time appears everywhere at once.
-``app.py`` builds Streamlit's navigation from :func:`sections` (through ``posviz.ui.routes``);
-every page ends with a link to the next page of :func:`guided_path`.
+An encoding family's page comes from the family registry
+(:func:`posviz.encodings.families.family_pages`), a lab question's page from the lab's study list
+(:data:`posviz.lab.studies.presets.QUESTIONS`, a page generated without a script, its parameters
+from :func:`study_params`), and the guided path is the navigation's own order. Both are read when
+asked (:func:`sections`, :func:`guided_path`), so a family or study registered at run time appears
+everywhere at once. One hand list remains: a family page's parameters (``_FAMILY_PARAMS``, by URL
+segment), until a family's page entry carries them; ``tests/test_pages.py`` fails when a page
+writes a parameter it does not declare. ``app.py`` builds Streamlit's navigation from
+:func:`sections` (through ``posviz.ui.routes``); every page ends with a link to the next page of
+:func:`guided_path`.
 """
 
 import dataclasses
