@@ -511,7 +511,7 @@ def family_math(family_id: str) -> tuple[dict[str, Any], tuple[str, ...]]:
     source is hashed with it (its formula module, then every module defining a callable).
 
     Nothing of its page is here (label, navigation, question, blurb, colour, ``how``): rewording
-    them, or registering another family, changes no run id (the lab's run store).
+    them, or registering another family, changes no run id (:mod:`posviz.lab.engine.store`).
 
     Raises:
         ValueError: unknown id, or a family the lab cannot train.

@@ -12,8 +12,8 @@ paper check its arms, checkpoints, extractor and published numbers — never a t
 claim sentence, caveat or judge), the store's format, the engine's source (:func:`code_version`
 of :data:`ENGINE_MODULES`) and the math of the families its arms train with
 (:func:`families_key`: each mechanism's canonical description and its modules' source). Words,
-judging, the CLI, the views, another family or another study change no id: stored runs keep their
-raw per-seed arrays and every verdict is judged again from them when a run is loaded
+judging, the CLI, the presentation, another family or another study change no id: stored runs
+keep their raw per-seed arrays and every verdict is judged again from them when a run is loaded
 (``judge``: the studies' :func:`posviz.lab.studies.loading.rejudge`, looked up by the stored
 kind's name), so rewording or re-judging never retrains a stored answer.
 """
