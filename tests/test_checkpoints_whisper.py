@@ -135,8 +135,14 @@ def test_an_altered_or_truncated_file_is_refused_with_the_reinstall_command(
 
 
 def test_the_encoder_table_is_the_tensor2tensor_sinusoid_rounded_to_float16():
-    from posviz.analysis.formula_match import float16_half_spacing, sinusoid_match
+    from posviz.analysis.formula_match import float16_half_spacing, formula_table, sinusoid_match
+    from posviz.encodings.sinusoidal import sinusoidal
 
+    for layout in ("tensor2tensor", "interleaved", "split"):  # the reference is posviz's sinusoid
+        np.testing.assert_array_equal(
+            formula_table(1500, 384, base=1e4, layout=layout),
+            sinusoidal(1500, 384, base=1e4, layout=layout),
+        )
     stored = load_table(ENCODER).matrix
     match = sinusoid_match(stored, layout="tensor2tensor", base=1e4)
     assert match.max_abs < 1e-3

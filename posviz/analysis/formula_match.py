@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from posviz.encodings.sinusoidal import sinusoidal
+from posviz.encodings.sinusoidal import pair_columns, sinusoid_frequencies
 
 
 def float16_half_spacing(magnitude: float) -> float:
@@ -37,13 +37,25 @@ class FormulaMatch:
     exact_share: float  # share of entries equal to the formula rounded to float32, then float16
 
 
+def formula_table(n: int, d: int, *, base: float, layout: str) -> np.ndarray:
+    """posviz's sinusoid (:func:`posviz.encodings.sinusoidal.sinusoidal`, same float64 angles and
+    the same columns), assembled here from its frequencies and columns: the reference a stored
+    table is compared with, built without counting as one of the page's own sinusoid tables."""
+    omega = sinusoid_frequencies(d, base=base, layout=layout)  # type: ignore[arg-type]
+    sin_cols, cos_cols = pair_columns(d, layout=layout)  # type: ignore[arg-type]
+    angle = np.arange(n, dtype=np.float64)[:, None] * omega[None, :]
+    out = np.empty((n, d), dtype=np.float64)
+    out[:, sin_cols], out[:, cos_cols] = np.sin(angle), np.cos(angle)
+    return out
+
+
 def sinusoid_match(
     stored: np.ndarray, *, layout: str = "tensor2tensor", base: float = 10000.0
 ) -> FormulaMatch:
     """Compare ``stored`` (n × d) with posviz's sinusoid of the same shape, ``layout`` and base."""
     table = np.asarray(stored, dtype=np.float64)
     n, d = table.shape
-    formula = np.asarray(sinusoidal(n, d, base=base, layout=layout), dtype=np.float64)
+    formula = formula_table(n, d, base=base, layout=layout)
     diff = table - formula
     worst = np.unravel_index(int(np.argmax(np.abs(diff))), diff.shape)
     return FormulaMatch(
