@@ -110,15 +110,16 @@ class Governor:
     def pin(self) -> int:
         """Hold BLAS and OpenMP at the per-job count from now on; returns it.
 
-        The count is decided once; a later call only sets pools loaded since (at the same
-        count, so nothing already pinned changes).
+        Done once: the pools loaded now are set, those loaded later read the count from the
+        environment when they load. A later call changes nothing, so a pool its owner set since
+        (the lab holds torch at one thread) is left alone.
         """
         with self._lock:
             if self.pinned is None:
                 self.pinned = self._threads()
                 for name in THREAD_ENVIRONMENT:
                     self._environ[name] = str(self.pinned)
-            self._limiter(self.pinned)
+                self._limiter(self.pinned)
             return self.pinned
 
     @contextmanager
