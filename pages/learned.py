@@ -85,8 +85,12 @@ for place, table, side in zip(places, (first, second), ("a", "b"), strict=False)
         show_view(table, view, options, key_prefix=f"lrn_{side}_", position=position)
 
 # a real model's table with an echo (offline, hash-checked), with the controls it must beat
-with user_errors("Whisper's decoder"):
-    tables = (cached_table(model.WHISPER_DECODER), cached_table(model.MINILM))
-    show_real_section(cached_model(model.echo_section, "whisper-echo", tables), key="lrn_whisper")
+if first is not None and first.source == model.WHISPER_DECODER:
+    with user_errors("Whisper's decoder"):
+        tables = (first, cached_table(model.MINILM))
+        section = cached_model(model.echo_section, "whisper-echo", tables)
+        show_real_section(section, key="lrn_whisper")
+else:
+    st.info(model.ECHO_POINTER, icon=":material/graphic_eq:")
 
 next_question("pages/learned.py")

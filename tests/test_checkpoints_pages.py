@@ -62,7 +62,7 @@ def test_the_mpnet_section_states_the_dead_bucket_and_any_t5_table_gets_the_same
 @pytest.mark.parametrize(
     ("page", "query", "title"),
     [
-        ("pages/learned.py", {}, "Whisper tiny.en's decoder"),
+        ("pages/learned.py", {"lrn_a_src": "whisper-decoder"}, "Whisper tiny.en's decoder"),
         ("pages/sinusoidal.py", {}, "Whisper tiny.en's encoder"),
         ("pages/vit_grid.py", {"vit_src": "dinov2"}, "DINOv2 ViT-S/14"),
         ("pages/t5_buckets.py", {}, "MPNet"),

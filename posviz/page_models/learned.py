@@ -31,6 +31,7 @@ from posviz.tables import PositionTable
 from posviz.tables.picker import comparison_default, table_cache_key
 
 __all__ = [
+    "ECHO_POINTER",
     "HERO_NOTE",
     "INTRO",
     "MINILM",
@@ -123,6 +124,11 @@ class RealSection:
 #: the sources the echo section reads (both offline, hash-checked)
 WHISPER_DECODER = "bundled:whisper-tiny.en-decoder"
 MINILM = "bundled"
+ECHO_POINTER = (
+    "A real learned table with an echo: choose **Bundled Whisper tiny.en decoder** as the Table "
+    "above ([open it](learned?lrn_a_src=whisper-decoder)) to see Whisper's decoder tested "
+    "against its shuffled rows and MiniLM-L6."
+)
 
 
 def _padded(values: np.ndarray, length: int) -> np.ndarray:
