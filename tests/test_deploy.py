@@ -432,3 +432,83 @@ def test_haproxy_pins_a_tab_and_re_pins_it_when_its_replica_dies(tmp_path):
     finally:
         for backend in backends:
             backend.server_close()
+
+
+# ------------------------------------------------------------------ the lab on a Dask cluster
+
+LAB_CLUSTER = K8S / "lab-cluster"
+
+
+def _lab_cluster_docs() -> dict[str, dict]:
+    """name -> document of the lab-cluster overlay (several Deployments: keyed by name)."""
+    docs = {}
+    for path in sorted(LAB_CLUSTER.glob("*.yaml")):
+        for doc in yaml.safe_load_all(path.read_text()):
+            key = doc["metadata"]["name"] if "metadata" in doc else doc["kind"]
+            docs[f"{doc['kind']}/{key}"] = doc | {"_file": path.name}
+    return docs
+
+
+@pytest.mark.parametrize("version", K8S_VERSIONS)
+def test_the_lab_cluster_overlay_validates_and_applies_every_file(version):
+    import kubernetes_validate
+
+    docs = _lab_cluster_docs()
+    kustomization = docs.pop("Kustomization/Kustomization")
+    patch = docs.pop("Deployment/posviz")  # a patch of the base app, not a whole Deployment
+    assert set(kustomization["resources"]) == {".."} | {d["_file"] for d in docs.values()}
+    assert [p["path"] for p in kustomization["patches"]] == [patch["_file"]]
+    for doc in docs.values():
+        kubernetes_validate.validate(_strip(doc), version, strict=True)
+
+
+def test_the_app_submits_to_the_scheduler_that_only_posviz_pods_reach(k8s):
+    docs = _lab_cluster_docs()
+    (container,) = docs["Deployment/posviz"]["spec"]["template"]["spec"]["containers"]
+    address = {e["name"]: e["value"] for e in container["env"]}["POSVIZ_LAB_CLUSTER"]
+    service = docs["Service/posviz-lab-scheduler"]
+    assert address == f"tcp://{service['metadata']['name']}:{service['spec']['ports'][0]['port']}"
+    assert service["spec"]["type"] == "ClusterIP"  # never published
+    scheduler = docs["Deployment/posviz-lab-scheduler"]["spec"]["template"]
+    assert service["spec"]["selector"].items() <= scheduler["metadata"]["labels"].items()
+    policy = docs["NetworkPolicy/posviz-lab-scheduler"]["spec"]
+    assert policy["podSelector"]["matchLabels"].items() <= scheduler["metadata"]["labels"].items()
+    allowed = [p["podSelector"]["matchLabels"] for rule in policy["ingress"] for p in rule["from"]]
+    app_labels = k8s["Deployment"]["spec"]["template"]["metadata"]["labels"]
+    worker = docs["Deployment/posviz-lab-worker"]["spec"]["template"]
+    assert any(a.items() <= app_labels.items() for a in allowed)
+    assert any(a.items() <= worker["metadata"]["labels"].items() for a in allowed)
+
+
+def test_lab_workers_share_the_store_and_the_image_and_scale(k8s):
+    docs = _lab_cluster_docs()
+    worker = docs["Deployment/posviz-lab-worker"]
+    pod = worker["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    app = _container(k8s)
+    assert container["image"] == app["image"]  # same code: same run ids (a worker checks)
+    assert container["command"][:3] == ["dask", "worker", "tcp://posviz-lab-scheduler:8786"]
+    env = {e["name"]: e["value"] for e in container["env"]}
+    app_env = {e["name"]: e.get("value") for e in app["env"]}
+    assert env["POSVIZ_LAB_DIR"] == app_env["POSVIZ_LAB_DIR"]  # the same path as the replicas
+    mount = next(m for m in container["volumeMounts"] if m["mountPath"] == env["POSVIZ_LAB_DIR"])
+    claim = {v["name"]: v for v in pod["volumes"]}[mount["name"]]["persistentVolumeClaim"]
+    assert claim["claimName"] == k8s["PersistentVolumeClaim"]["metadata"]["name"]
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    hpa = docs["HorizontalPodAutoscaler/posviz-lab-worker"]["spec"]
+    assert hpa["scaleTargetRef"]["name"] == worker["metadata"]["name"]
+
+
+def test_compose_runs_the_lab_on_its_own_scheduler_and_workers(compose):
+    services = compose["services"]
+    app, scheduler, worker = services["app"], services["lab-scheduler"], services["lab-worker"]
+    assert app["environment"]["POSVIZ_LAB_CLUSTER"] == "tcp://lab-scheduler:8786"
+    assert "ports" not in scheduler and scheduler["command"][:2] == ["dask", "scheduler"]
+    assert worker["command"][:3] == ["dask", "worker", "tcp://lab-scheduler:8786"]
+    assert str(worker["deploy"]["replicas"]).startswith("${POSVIZ_LAB_WORKERS")
+    assert worker["environment"]["POSVIZ_LAB_DIR"] == app["environment"]["POSVIZ_LAB_DIR"]
+    app_store = next(v for v in app["volumes"] if v.endswith(":/data/lab"))
+    assert app_store in worker["volumes"]  # the same named volume
+    for service in (scheduler, worker):
+        assert service["image"] == app["image"] and service["read_only"] is True
