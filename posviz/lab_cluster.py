@@ -15,7 +15,7 @@ threads as before and nothing here imports Dask.
   (``POSVIZ_LAB_DIR``); the worker also holds the store's claim while it trains, so a worker
   killed mid-run leaves a claim that the scheduler's retry on another worker takes over (its pid
   is gone on one host, its heartbeat stale across hosts) and the run is stored once.
-* **Progress and Stop** travel as a Dask ``Variable`` (the latest progress as JSON) and a Dask
+* **Progress and Stop** travel as the scheduler's metadata (the latest progress as JSON) and a Dask
   ``Event`` (set by the replica when a visitor presses Stop), both named after the run id.
 * **Same code, same numbers.** The worker recomputes the run id from its own code and refuses a
   task whose id differs (a worker on another image would store under the wrong key). CPU
@@ -116,14 +116,14 @@ def spec_run_id(spec: dict) -> str:
 def train_on_worker(spec: dict, run_id: str, store_root: str) -> str:
     """The task: run the study of ``spec`` on this worker into the store at ``store_root``.
 
-    Progress goes to the Dask ``Variable`` of the run id; the run stops at its next step once
+    Progress goes to the scheduler's metadata under the run id; the run stops at its next step once
     the run id's ``Event`` is set. Returns the run id once its entry is stored.
 
     Raises:
         ValueError: this worker's code gives another run id (a different image).
         LabStopped: a visitor stopped it.
     """
-    from distributed import Event, Variable, get_client
+    from distributed import Event, get_client
 
     mine = spec_run_id(spec)
     if mine != run_id:
@@ -132,7 +132,6 @@ def train_on_worker(spec: dict, run_id: str, store_root: str) -> str:
             "for): run the workers from the same posviz image as the web replicas."
         )
     client = get_client()  # here, in the task's thread: training threads report through it
-    progress = Variable(f"posviz-progress-{run_id}", client=client)
     stop = Event(f"posviz-stop-{run_id}", client=client)
     last = {"sent": 0.0, "checked": 0.0, "stop": False}
 
@@ -140,7 +139,9 @@ def train_on_worker(spec: dict, run_id: str, store_root: str) -> str:
         now = time.monotonic()
         if now - last["sent"] >= POLL_S:
             last["sent"] = now
-            progress.set(json.dumps(dataclasses.asdict(report), default=float))
+            client.set_metadata(
+                _progress_key(run_id), json.dumps(dataclasses.asdict(report), default=float)
+            )
 
     def stopped() -> bool:
         now = time.monotonic()
@@ -151,7 +152,7 @@ def train_on_worker(spec: dict, run_id: str, store_root: str) -> str:
     try:
         run_locally(spec, lab.RunStore(store_root), on_progress=publish, should_stop=stopped)
     finally:
-        progress.delete()  # the next run of this id starts without this one's last report
+        client.set_metadata(_progress_key(run_id), "")  # the next run starts without this report
     return run_id
 
 
@@ -174,11 +175,10 @@ def run_on_cluster(
     run_id = spec_run_id(spec)
     if store.exists(run_id):
         return run_locally(spec, store)  # stored: load (and judge) it here
-    from distributed import Event, Variable
+    from distributed import Event
 
     client = _client(address or cluster_address())
     stop = Event(f"posviz-stop-{run_id}", client=client)
-    progress = Variable(f"posviz-progress-{run_id}", client=client)
     stop.clear()  # a run stopped earlier must not stop this one at its first step
     future = client.submit(train_on_worker, spec, run_id, str(store.root), key=task_key(run_id))
     ended = threading.Event()
@@ -188,7 +188,7 @@ def run_on_cluster(
             if should_stop is not None and should_stop():
                 stop.set()
             if on_progress is not None:
-                _forward(progress, on_progress)
+                _forward(client, run_id, on_progress)
         future.result()  # the worker's exception (LabStopped, ValueError) is raised here
     finally:
         future.release()
@@ -206,11 +206,13 @@ def _finished(future: Any, ended: threading.Event) -> bool:
     return ended.wait(POLL_S) or future.done()
 
 
-def _forward(progress: Any, on_progress: Callable[[Any], None]) -> None:
-    """The worker's latest progress (if any), as a :class:`posviz.lab.Progress`."""
+def _progress_key(run_id: str) -> list[str]:
+    """Where the scheduler keeps a run's latest progress (its metadata store)."""
+    return ["posviz-progress", run_id]
 
-    try:
-        text = progress.get(timeout=0.05)
-    except TimeoutError:
-        return
-    on_progress(lab.Progress(**json.loads(text)))
+
+def _forward(client: Any, run_id: str, on_progress: Callable[[Any], None]) -> None:
+    """The worker's latest progress (if any), as a :class:`posviz.lab.Progress`."""
+    text = client.get_metadata(_progress_key(run_id), default="")
+    if text:
+        on_progress(lab.Progress(**json.loads(text)))

@@ -408,3 +408,27 @@ def warmup_computing(store_root: str, run_id: str | None = None) -> bool:
     if not view.running:
         return False
     return not view.defaults_done if run_id is None else run_id in view.pending
+
+
+# ---------------------------------------------------------------- the server's start and stop
+
+#: seconds a stopping server waits for its lab runs to reach their next step and release.
+STOP_GRACE_S = 2.5
+
+
+def start_server_warmup() -> None:
+    """The warm-up when the server starts (``POSVIZ_LAB_WARMUP``), not at its first visitor."""
+    if warmup_enabled():
+        start_warmup(str(RunStore().root))
+
+
+def stop_for_shutdown(grace_s: float = STOP_GRACE_S) -> bool:
+    """The server is stopping: every lab run stops at its next training step (storing nothing;
+    the next start trains it again); wait ``grace_s`` at most. A run still busy then (importing
+    torch, evaluating) has its claim released here. Whether every run stopped in time."""
+    jobs.request_shutdown()
+    if wait_for_jobs(grace_s):
+        return True
+    released = jobs.release_held_claims()
+    _log.warning("lab runs busy after %.1f s: %d claim(s) released", grace_s, released)
+    return False

@@ -52,10 +52,7 @@ def test_a_run_on_the_cluster_equals_the_run_in_process_bit_for_bit(cluster, tmp
     config = _tiny()
     spec = lab_cluster.study_spec("question", "learned", config=config)
     remote_store, local_store = RunStore(tmp_path / "remote"), RunStore(tmp_path / "local")
-    reports = []
-    remote = lab_cluster.run_on_cluster(
-        spec, store=remote_store, on_progress=reports.append, address=cluster.scheduler_address
-    )
+    remote = lab_cluster.run_on_cluster(spec, store=remote_store, address=cluster.scheduler_address)
     local = run_question("learned", config=config, store=local_store)
     assert remote.run_id == local.run_id == lab_cluster.spec_run_id(spec)
     got, want = _arrays(remote_store, remote.run_id), _arrays(local_store, local.run_id)
@@ -90,9 +87,14 @@ def test_a_worker_killed_mid_training_loses_nothing(cluster, tmp_path) -> None:
     store = RunStore(tmp_path)
     spec = lab_cluster.study_spec("question", "learned", config=_tiny(steps=200))
     run_id = lab_cluster.spec_run_id(spec)
+    reports = []
     with ThreadPoolExecutor(1) as pool:
         asked = pool.submit(
-            lab_cluster.run_on_cluster, spec, store=store, address=cluster.scheduler_address
+            lab_cluster.run_on_cluster,
+            spec,
+            store=store,
+            on_progress=reports.append,
+            address=cluster.scheduler_address,
         )
         os.kill(_training_pid(store, run_id), signal.SIGKILL)
         result = asked.result(timeout=300)
@@ -100,6 +102,7 @@ def test_a_worker_killed_mid_training_loses_nothing(cluster, tmp_path) -> None:
     assert [s.run_id for s in store.list()] == [run_id]  # stored once
     log = (store.root / ".claims" / "claims.log").read_text()
     assert log.count(f"training {run_id}") == 2  # trained again on the surviving worker
+    assert reports and all(r.total_steps > 0 for r in reports)  # the worker's progress arrived
 
 
 def test_no_cluster_configured_means_no_dask_import(tmp_path) -> None:
