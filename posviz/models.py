@@ -328,10 +328,142 @@ def dequantised_dir(sha256: str, *, root: Path | None = None) -> Path:
     return (root or gguf_cache_root()) / sha256
 
 
+#: The signed manifest of a derived cache (float32 weights): every file's SHA-256 and an
+#: HMAC-SHA256 over them, keyed as the lab store is (:func:`posviz.labfiles.store_key`).
+CACHE_SIGNATURE = "posviz-signature.json"
+# files verified in this process: label -> (path, size, mtime_ns, inode) of each, so a
+# 0.5 GB cache is hashed once per process, and again whenever any of its files changes
+_VERIFIED: dict[str, tuple[tuple[str, int, int, int], ...]] = {}
+
+
+class CacheTampered(ValueError):
+    """A derived cache whose files do not match their signed manifest (edited or damaged)."""
+
+
+def _file_sha256(path: Path) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _stamp(files: dict[str, Path]) -> tuple[tuple[str, int, int, int], ...]:
+    stats = []
+    for name, path in sorted(files.items()):
+        info = path.stat()
+        stats.append((name, info.st_size, info.st_mtime_ns, info.st_ino))
+    return tuple(stats)
+
+
+def sign_cache(files: dict[str, Path], *, label: str, key_root: Path) -> dict[str, Any]:
+    """The signed manifest of ``files`` (name → path): their SHA-256 and an HMAC-SHA256 over the
+    label and hashes, keyed with the lab store's key handling (:func:`posviz.labfiles.store_key`
+    on ``key_root``: ``$POSVIZ_LAB_SECRET``, else ``<key_root>/.secret``, made mode 0600).
+    RFC 2104 HMAC (Krawczyk, Bellare, Canetti 1997, https://www.rfc-editor.org/rfc/rfc2104).
+
+    Raises:
+        OSError: the key file cannot be written. ValueError: the key file is readable by others.
+    """
+    from posviz.labfiles import _signature, store_key
+
+    key = store_key(key_root, create=True)
+    if key is None:  # made but empty: refuse to sign with no key
+        raise OSError(f"no signing key could be made under {key_root}")
+    hashes = {name: _file_sha256(path) for name, path in sorted(files.items())}
+    _VERIFIED[label] = _stamp(files)  # what this process wrote is verified by construction
+    return {"label": label, "sha256": hashes, "hmac": _signature(key, label, hashes)}
+
+
+def check_cache(
+    files: dict[str, Path], manifest: object, *, label: str, key_root: Path, rebuild: str
+) -> None:
+    """Refuse ``files`` unless they match the signed ``manifest`` (:func:`sign_cache`).
+
+    Raises:
+        CacheTampered: a file added, missing or changed, or a signature that does not verify;
+            the message names the files and ``rebuild`` (how to make the cache again).
+    """
+    import hmac
+
+    from posviz.labfiles import _signature, store_key
+
+    try:
+        stamp = _stamp(files)
+    except OSError:
+        stamp = None
+    if stamp is not None and _VERIFIED.get(label) == stamp:
+        return
+    where = ", ".join(sorted(str(p) for p in files.values()))[:300]
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("sha256"), dict):
+        raise CacheTampered(f"The cache {where} has no readable signed manifest. {rebuild}")
+    hashes = manifest["sha256"]
+    key = store_key(key_root)
+    signature = manifest.get("hmac")
+    if (
+        key is None
+        or not isinstance(signature, str)
+        or not hmac.compare_digest(signature, _signature(key, label, hashes))
+    ):
+        raise CacheTampered(
+            f"The cache {where} is not signed by this installation's key (its manifest was "
+            f"edited, or the key under {key_root} changed). {rebuild}"
+        )
+    if sorted(hashes) != sorted(files):
+        extra = sorted(set(files) ^ set(hashes))
+        raise CacheTampered(f"The cache {where} has files added or missing ({extra}). {rebuild}")
+    for name, path in sorted(files.items()):
+        if _file_sha256(path) != hashes[name]:
+            raise CacheTampered(
+                f"The cache file {path} was changed since it was written (SHA-256 differs from "
+                f"its signed manifest); it is not used. {rebuild}"
+            )
+    if stamp is not None:
+        _VERIFIED[label] = stamp
+
+
+def _cache_files(folder: Path) -> dict[str, Path]:
+    return {p.name: p for p in sorted(folder.iterdir()) if p.name != CACHE_SIGNATURE}
+
+
+def rebuild_hint(folder: Path) -> str:
+    """How to make a refused float32 cache again (the GGUF is hash-checked on the rebuild)."""
+    return (
+        f"Delete it (`rm -rf '{folder}'`) and open the page again, or run `python -m posviz "
+        f"inside smollm2`: the float32 copy is rebuilt from the hash-checked GGUF (~80 s)."
+    )
+
+
 def cached_dequantised(sha256: str, *, root: Path | None = None) -> Path | None:
-    """The complete cache folder for this GGUF content, or ``None`` if it was never written."""
+    """The complete, verified cache folder for this GGUF content, or ``None`` if it was never
+    written (or was written unsigned by an older version: it is then rebuilt).
+
+    Every load re-verifies the folder against its signed manifest (:func:`check_cache`; hashed
+    once per process while the files' size, mtime and inode stay the same).
+
+    Raises:
+        CacheTampered: a file of the folder was changed since it was written (says how to
+            rebuild it).
+    """
+    import json
+
     folder = dequantised_dir(sha256, root=root)
-    return folder if (folder / _GGUF_DONE).is_file() else None
+    if not (folder / _GGUF_DONE).is_file() or not (folder / CACHE_SIGNATURE).is_file():
+        return None
+    try:
+        manifest = json.loads((folder / CACHE_SIGNATURE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        manifest = None
+    check_cache(
+        _cache_files(folder),
+        manifest,
+        label=f"gguf/{sha256}",
+        key_root=folder.parent,
+        rebuild=rebuild_hint(folder),
+    )
+    return folder
 
 
 def dequantise_gguf(
@@ -418,6 +550,19 @@ def _write_dequantised(gguf_file: Path, sha256: str, root: Path | None) -> Path:
         config.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
         (tmp / _GGUF_DONE).write_text(json.dumps({"gguf_sha256": sha256, "file": gguf_file.name}))
+        try:
+            manifest = sign_cache(_cache_files(tmp), label=f"gguf/{sha256}", key_root=target.parent)
+        except OSError as exc:
+            raise ValueError(
+                f"Cannot sign the float32 copy under {target.parent} ({exc}). Point HF_HOME at "
+                "a folder this server can write."
+            ) from None
+        (tmp / CACHE_SIGNATURE).write_text(json.dumps(manifest, indent=1, sort_keys=True))
+        if target.exists() and not (target / CACHE_SIGNATURE).is_file():
+            # an unsigned folder of an older version: set aside, then replaced by this one
+            stale = Path(tempfile.mkdtemp(prefix=f".{sha256[:12]}-stale-", dir=target.parent))
+            os.replace(target, stale / "old")
+            shutil.rmtree(stale, ignore_errors=True)
         try:
             os.replace(tmp, target)
         except OSError:  # another process finished first: its folder is as good as ours

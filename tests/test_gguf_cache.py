@@ -149,6 +149,14 @@ def test_the_gguf_cache_equals_transformers_loader_and_the_source_model(
     # a second call reads the cache: dequantising again would fail here
     monkeypatch.setattr(models, "_write_dequantised", lambda *a: pytest.fail("recomputed"))
     assert dequantise_gguf(path, sha, root=tmp_path / "cache") == folder
+    # the issue-33 case: q_proj ×10 written into the float32 cache is refused, never used
+    from safetensors.numpy import load_file, save_file
+
+    state = load_file(folder / "model.safetensors")
+    state["model.layers.0.self_attn.q_proj.weight"] *= 10
+    save_file(state, str(folder / "model.safetensors"), metadata={"format": "pt"})
+    with pytest.raises(models.CacheTampered, match=r"model\.safetensors was changed.*rm -rf"):
+        dequantise_gguf(path, sha, root=tmp_path / "cache")
 
 
 # ------------------------------------------------------------------------------ the real model

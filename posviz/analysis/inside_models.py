@@ -56,9 +56,11 @@ from posviz.jobs import cached_flight, job_slot
 from posviz.models import (
     SMOLLM2,
     LoadedModel,
+    check_cache,
     gguf_cache_root,
     load_bundled_model,
     load_smollm2,
+    sign_cache,
     smollm2_dequantised,
 )
 from posviz.tables.bundled import BUNDLED_WEIGHTS_SHA256
@@ -314,24 +316,61 @@ def results_path(model: str, *, root: Path | None = None) -> Path:
     return (root or gguf_cache_root().parent / "inside") / f"{model}-{cache_key(model)[:24]}.npz"
 
 
+def _signature_path(path: Path) -> Path:
+    return path.with_name(path.name + ".sig.json")
+
+
+def _rebuild(path: Path) -> str:
+    return (
+        f"Delete it (`rm '{path}' '{_signature_path(path)}'`) and open the page again, or run "
+        "`python -m posviz inside <model>`: the results are computed again from verified weights."
+    )
+
+
 def _save(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    """Write the results and their signed manifest (:func:`posviz.models.sign_cache`, keyed as
+    the lab store is); the results count only once the signature is in place."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=".npz", dir=path.parent)
+    sig_tmp = None
     try:
         with os.fdopen(fd, "wb") as handle:
             np.savez(handle, **arrays)
+        manifest = sign_cache({path.name: Path(tmp)}, label=f"inside/{path.name}",
+                              key_root=path.parent)  # fmt: skip
+        sfd, sig_tmp = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=".json", dir=path.parent)
+        with os.fdopen(sfd, "w", encoding="utf-8") as handle:
+            json.dump(manifest, handle, indent=1, sort_keys=True)
         os.replace(tmp, path)
+        os.replace(sig_tmp, _signature_path(path))
     finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        for leftover in (tmp, sig_tmp):
+            if leftover is not None and os.path.exists(leftover):
+                os.unlink(leftover)
 
 
 def _load(path: Path) -> dict[str, np.ndarray] | None:
+    """The cached results, verified against their signed manifest on every load.
+
+    ``None`` (computed again) when there is no file, or no signature (an older version's cache).
+
+    Raises:
+        CacheTampered: the file or its signature was edited (says how to rebuild it).
+    """
+    sig = _signature_path(path)
+    if not path.is_file() or not sig.is_file():
+        return None
+    try:
+        manifest = json.loads(sig.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        manifest = None
+    check_cache({path.name: path}, manifest, label=f"inside/{path.name}",
+                key_root=path.parent, rebuild=_rebuild(path))  # fmt: skip
     try:
         with np.load(path, allow_pickle=False) as data:
             return {name: data[name] for name in data.files}
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
-        return None  # a damaged or partial file: computed again
+        return None  # signed yet unreadable (a disk error): computed again
 
 
 def _result(model: str, a: dict[str, np.ndarray]) -> InsideResult:
