@@ -124,6 +124,59 @@ def cmd_probe(args: argparse.Namespace) -> int:
     return 0
 
 
+def inside_findings(result: object) -> dict[str, object]:
+    """The Inside-real-models findings as plain JSON-able numbers: head classes of the
+    window-mean maps (trained, shuffled, untrained) and per window; for RoPE, the weight-norm
+    proxy's slowest/fastest-quarter shares and unused fraction."""
+    from posviz.analysis.inside_models import CONDITIONS, N_WINDOWS, WINDOW
+
+    heads = result.heads  # type: ignore[attr-defined]
+    out: dict[str, object] = {"model": heads.model, "label": heads.label, "window": WINDOW,
+                              "windows": N_WINDOWS}  # fmt: skip
+    for condition in CONDITIONS:
+        labels = heads.labels(condition)
+        names, counts = np.unique(labels, return_counts=True)
+        per = heads.window_counts(condition)
+        out[condition] = {
+            "heads": int(labels.size),
+            "pooled": {str(n): int(c) for n, c in zip(names, counts, strict=True)},
+            "per_window": {c: [int(v) for v in per[c]] for c in per},
+        }
+    rope = result.rope  # type: ignore[attr-defined]
+    if rope is not None:
+        share = rope.mean_share
+        quarter = max(1, share.size // 4)
+        out["frequency_proxy"] = {
+            "fastest_quarter_share": float(share[:quarter].sum()),
+            "slowest_quarter_share": float(share[-quarter:].sum()),
+            "unused_fraction": float(rope.unused.mean()),
+            "threshold": float(rope.threshold),
+        }
+    return out
+
+
+def cmd_inside(args: argparse.Namespace) -> int:
+    """``inside MODEL``: the Inside-real-models findings (computed once, then the signed cache)."""
+    import json
+
+    from posviz.analysis.inside_models import WINDOW, inside_results
+
+    if args.window != WINDOW:
+        print(f"error: only {WINDOW}-token windows are computed so far; use --window {WINDOW}.",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    findings = inside_findings(inside_results(args.model))
+    if args.json:
+        print(json.dumps(findings, indent=1))
+    else:
+        for condition in ("trained", "shuffled", "untrained"):
+            block = findings[condition]
+            print(f"{findings['label']} ({condition}, {WINDOW}-token windows): {block['pooled']}")
+        if "frequency_proxy" in findings:
+            print(f"frequency (weight-norm proxy): {findings['frequency_proxy']}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (``python -m posviz --help``)."""
     parser = argparse.ArgumentParser(
@@ -164,6 +217,12 @@ def build_parser() -> argparse.ArgumentParser:
     probe.add_argument("--revision", help="hub revision for hub sources")
     probe.add_argument("--format", choices=("table", "csv", "json"), default="table")
     probe.set_defaults(func=cmd_probe)
+
+    inside = sub.add_parser("inside", help="head classes and frequency usage of a real model")
+    inside.add_argument("model", choices=("smollm2", "minilm"))
+    inside.add_argument("--window", type=int, default=32, help="tokens per window (default 32)")
+    inside.add_argument("--json", action="store_true", help="print the findings as JSON")
+    inside.set_defaults(func=cmd_inside)
 
     add_lab_commands(sub).set_defaults(func=run_lab_command)  # lab list / lab run QUESTION
     return parser
