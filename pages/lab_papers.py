@@ -1,7 +1,7 @@
 """Position lab: Paper checks"""
 
 from posviz.ui.answer import next_question
-from posviz.ui.lab_views import papers_page
+from posviz.ui.lab_sections import papers_page
 
 papers_page()
 next_question("pages/lab_papers.py")

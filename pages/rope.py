@@ -15,7 +15,7 @@ from posviz.ui import (
     user_errors,
 )
 from posviz.ui.answer import next_question, page_top, show_hero, show_verdict
-from posviz.ui.families import head_dim_field, pick_config, pick_qk, rope_caption
+from posviz.ui.families import head_dim_field, pick_config, pick_qk
 from posviz.ui.text import safe_md
 
 # the answer slot: the verdict and the hero, drawn once the model below is chosen
@@ -80,7 +80,7 @@ with answer:
     show_verdict(page.verdict)
     show_hero(page.hero, key="rope_wave_chart", note=model.HERO_NOTE)
 
-st.caption(rope_caption(label, config, freqs))
+st.caption(model.rope_caption(label, config, freqs))
 for note in config.notes:
     st.caption(f"Note: {safe_md(note, max_len=300)}.")
 

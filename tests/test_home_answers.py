@@ -57,6 +57,7 @@ def test_every_start_here_card_has_an_answer():
 def test_home_page_without_the_offline_table_says_how_to_get_it(monkeypatch):
     """An install without the bundled MiniLM (the core + app extras of the wheel) still draws the
     home page: the learned-table card says how to install it instead of raising."""
+    from posviz.page_models import home
     from posviz.tables import bundled
     from posviz.ui import home_cards
 
@@ -68,7 +69,7 @@ def test_home_page_without_the_offline_table_says_how_to_get_it(monkeypatch):
     def not_installed():
         raise ValueError("The offline default model is not installed. Run `pip install x`.")
 
-    monkeypatch.setattr(home_cards, "load_table", missing)
+    monkeypatch.setattr(home, "load_table", missing)
     monkeypatch.setattr(bundled, "bundled_model_dir", not_installed)
     home_cards.card_thumbnail.clear()  # a picture cached by an earlier test would hide it
     try:

@@ -341,7 +341,7 @@ def test_hosted_messages_hide_server_paths_and_host(monkeypatch, tmp_path):
 def test_hosted_hiding_takes_whole_directories_only(monkeypatch):
     """A server directory "/app" is hidden as a path, never inside a URL or a longer name, and the
     punctuation after a path stays."""
-    from posviz.ui import text
+    from posviz.page_models import markdown as text
 
     monkeypatch.setattr(text, "_server_dirs", lambda: ["/app"])
     hide = text.hide_server_details

@@ -29,10 +29,10 @@ from posviz.lab.present import answer, cards, figures
 from posviz.lab.present.live import LiveProgress, card_plan, question_plan
 from posviz.lab.studies.cards import card_run_id, run_paper_check
 from posviz.lab.studies.papers import AGREES, PAPER_CHECKS, Condition
+from posviz.page_models.lab import page_path, prefix
 from posviz.references import cite
 from posviz.ui import lab_runs
 from posviz.ui.cache import clear_caches
-from posviz.ui.lab import page_path, prefix
 
 #: small enough to train a question's whole sweep in a second or two on 2 cores.
 TINY = {"seeds": 2, "steps": 4, "width": 8, "heads": 2, "layers": 1, "batch": 4, "eval_batch": 8}
@@ -414,7 +414,7 @@ def test_a_diverged_run_says_so_and_names_the_setting(lab_dir, tmp_path, no_trai
 
 def test_lab_pages_do_not_import_torch_for_a_stored_run():
     """Rendering a stored run reads JSON + .npy; only training loads torch."""
-    code = "import sys, posviz.ui.lab, posviz.ui.lab_views; print('torch' in sys.modules)"
+    code = "import sys, posviz.ui.lab, posviz.ui.lab_sections; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

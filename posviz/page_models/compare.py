@@ -8,17 +8,23 @@ summary table, each built once.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from posviz.analysis.comparison import (
+    MAX_MARGIN_ITEMS,
     SCALINGS,
     CompareSettings,
     FamilyComparison,
+    LearnedTable,
     compared_families,
     family_label,
 )
+from posviz.analysis.family_inputs import learned_comparison_table
 from posviz.analysis.headlines import Verdict, compare_verdict, shown_table
 from posviz.charts.families import lines_figure, rows_figure
 from posviz.charts.figure import Figure
@@ -27,6 +33,7 @@ from posviz.encodings.t5 import MAX_BUCKETS, MAX_DISTANCE, MIN_BUCKETS, MIN_MAX_
 from posviz.references import cite
 
 __all__ = [
+    "LEARNED_LABEL",
     "MAX_BUCKETS",
     "MAX_DISTANCE",
     "MAX_HEADS",
@@ -139,3 +146,42 @@ def compare_page(result: FamilyComparison, *, trained: int) -> ComparePage:
         margin=margin,
         summary=None if summary.empty else shown_table(summary, first=("family", "beyond L")),
     )
+
+
+LEARNED_LABEL = "Learned (MiniLM)"
+
+
+def learned_table(matrix: np.ndarray, n_items: int) -> LearnedTable:
+    """The bundled learned table as the comparison reads it (its first ``n_items`` rows)."""
+    return learned_comparison_table(matrix, n_items=n_items, label=LEARNED_LABEL)
+
+
+def comparison_inputs(
+    chosen: list[str],
+    settings: CompareSettings,
+    t5_model: str,
+    *,
+    learned: Callable[[int], LearnedTable],
+    t5_bias: Callable[[str], np.ndarray],
+) -> tuple[LearnedTable | None, tuple[str, np.ndarray] | None, dict[str, str]]:
+    """``(learned table, (T5 model, its bias), errors)`` a comparison of ``chosen`` needs, read
+    through ``learned(n_items)`` and ``t5_bias(model)``. A table or bias that cannot be read
+    (offline, unknown id) is an error by name, like a family's bad setting; the rest still run."""
+    errors: dict[str, str] = {}
+    table = bias = None
+    if "learned" in chosen:
+        try:
+            table = learned(min(settings.n_distances, MAX_MARGIN_ITEMS))
+        except ValueError as exc:
+            errors[LEARNED_LABEL] = str(exc)
+    if "t5" in chosen and t5_model:
+        try:
+            bias = (t5_model, t5_bias(t5_model))
+        except ValueError as exc:
+            errors["T5 model"] = str(exc)
+    return table, bias, errors
+
+
+def with_errors(result: FamilyComparison, errors: dict[str, str]) -> FamilyComparison:
+    """``result`` with the inputs' ``errors`` added to the families' own."""
+    return dataclasses.replace(result, errors={**result.errors, **errors}) if errors else result

@@ -18,7 +18,11 @@ from posviz.charts.figure import Figure
 from posviz.data.answers import ANSWERS
 from posviz.encodings.sinusoidal import sinusoidal
 from posviz.figures import learned_card, sinusoid_card
-from posviz.navigation import page_spec
+from posviz.navigation import START_HERE, PageSpec, guided_specs, lab_pages, page_spec
+from posviz.page_models.learned import table_name
+from posviz.page_models.markdown import safe_md
+from posviz.references import cite
+from posviz.tables import load_table
 
 #: The pages whose answers are stored (too slow to compute on a cold server's home page).
 STORED_PAGES = ("pages/probing.py", "pages/add_vs_concat.py", "pages/permutation.py")
@@ -58,3 +62,37 @@ def picture(page: str, table: np.ndarray | None = None, *, height: int) -> Figur
 def stored_picture(page: str) -> dict[str, Any] | None:
     """The Vega-Lite spec of an experiment page's stored hero (``None``: none stored)."""
     return ANSWERS.get(page, {}).get("hero")
+
+
+def default_table(page: str) -> tuple[np.ndarray | None, str, str]:
+    """``(matrix, name, why not)``: the table the learned page shows first (the bundled MiniLM;
+    an install without it gets the message that says how to add it)."""
+    if page != LEARNED:
+        return None, "", ""
+    try:
+        table = load_table("bundled")
+    except ValueError as error:
+        return None, "", str(error)
+    return table.matrix, table_name(table), ""
+
+
+def card_answer(page: str) -> str:
+    """The verdict the page shows at its default settings ("" when none is known)."""
+    matrix, name, why_not = default_table(page)
+    return why_not or answer(page, matrix, name=name)
+
+
+def card_line(spec: PageSpec) -> str:
+    """A card's line (Markdown, escaped): what the page shows, then where its question comes
+    from."""
+    text = safe_md(spec.blurb, max_len=300)
+    if spec.sources:
+        text += " After " + " · ".join(cite(key) for key in spec.sources) + "."
+    return text
+
+
+def more_pages() -> list[PageSpec]:
+    """Every page of the guided path after the "Start here" cards, outside the lab (the lab's
+    cards follow)."""
+    lab = {spec.key for spec in lab_pages()}
+    return [spec for spec in guided_specs()[START_HERE:] if spec.key not in lab]

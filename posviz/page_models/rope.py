@@ -28,6 +28,7 @@ from posviz.encodings.rope import (
     PAIRINGS,
     RopeFrequencies,
 )
+from posviz.page_models.markdown import safe_md
 from posviz.references import cite
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "default_pairs",
     "manual_config",
     "needs_sequence_length",
+    "rope_caption",
     "rope_page",
 ]
 
@@ -164,3 +166,8 @@ def rope_page(freqs: RopeFrequencies, *, name: str) -> RopePage:
         hero=rope_wavelength_figure(freqs),
         regimes=regimes,
     )
+
+
+def rope_caption(label: str, config: RopeConfig, freqs: RopeFrequencies) -> str:
+    """Markdown line naming the config (escaped: it may be a typed hub id) and its RoPE facts."""
+    return f"**{safe_md(label, max_len=120)}** · {numbers.describe_frequencies(config, freqs)}"

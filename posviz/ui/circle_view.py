@@ -13,6 +13,7 @@ import streamlit as st
 from posviz import figures
 from posviz.charts.circle import MAX_HANDS
 from posviz.charts.figure import Figure
+from posviz.page_models.table_views import FREE_PAIR_PROSE, SIN_COS_PROSE
 from posviz.ui.display import show_chart, user_errors
 from posviz.ui.state import url_field, url_int_list, url_numbers, url_radio, url_slider
 from posviz.urlparams import NumberField
@@ -88,12 +89,7 @@ def _sin_cos_figure(
 ) -> Figure:
     """Widgets for the hands of sin/cos pairs; returns their Figure."""
     pairs = len(columns[0])
-    st.markdown(
-        prose
-        or "Each sin/cos pair turns like a clock hand: plotting (sin, cos) puts every position on "
-        "the unit circle, starting at 12 o'clock and moving clockwise by ω radians per position. "
-        "Fast pairs (small i) wrap around many times; slow pairs barely leave the top."
-    )
+    st.markdown(prose or SIN_COS_PROSE)
     main = url_slider(
         "Pair i", key=f"{key_prefix}pair", min_value=0, max_value=max(pairs - 1, 1), default=0
     )
@@ -117,12 +113,7 @@ def _free_pair_figure(
 ) -> Figure:
     """Widgets for any two dimensions or the first two principal components; their Figure."""
     _n, d = np.shape(matrix)
-    st.markdown(
-        prose
-        or "A learned table has no sin/cos pairs, but any two coordinates can be plotted against "
-        "each other. The first two principal components show the main 2-D shape of the "
-        "positions: a curve or circle means neighbouring positions sit close together."
-    )
+    st.markdown(prose or FREE_PAIR_PROSE)
     coordinates = ["principal components", "dimensions"]
     mode = url_radio(
         "Coordinates", coordinates, key=f"{key_prefix}circ_mode", default=coordinates[0]

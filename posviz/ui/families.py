@@ -7,7 +7,6 @@ parameters come from" picker: a hand-written preset, a hub model's config.json, 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,28 +14,19 @@ import numpy as np
 import streamlit as st
 
 from posviz.analysis import families
-from posviz.analysis.comparison import (
-    MAX_MARGIN_ITEMS,
-    CompareSettings,
-    FamilyComparison,
-    LearnedTable,
-    compare_families,
-)
-from posviz.analysis.family_inputs import learned_comparison_table
-from posviz.analysis.rope_numbers import describe_frequencies
+from posviz.analysis.comparison import CompareSettings, FamilyComparison, LearnedTable
+from posviz.analysis.comparison import compare_families as _compare
 from posviz.analysis.t5_numbers import T5_BIAS_KEYS
 from posviz.encodings.families import presets_for
-from posviz.encodings.model_config import RopeConfig
-from posviz.encodings.rope import HEAD_DIM_STEP, MAX_HEAD_DIM, MIN_HEAD_DIM, RopeFrequencies
+from posviz.encodings.rope import HEAD_DIM_STEP, MAX_HEAD_DIM, MIN_HEAD_DIM
 from posviz.navigation import CONFIG_SOURCES, QK_CHOICES
+from posviz.page_models import compare
 from posviz.tables import fetch_config, read_named_tensor
 from posviz.ui.cache import cached_data
 from posviz.ui.loaders import cached_table
 from posviz.ui.state import url_field, url_numbers, url_radio, url_select, url_text
 from posviz.ui.text import safe_md
 from posviz.urlparams import NumberField
-
-LEARNED_LABEL = "Learned (MiniLM)"
 
 
 @cached_data()
@@ -59,8 +49,7 @@ def cached_nope_demo(n: int, d: int, samples: int, seed: int) -> families.NopeDe
 
 @cached_data(max_entries=4)
 def _learned_for_comparison(n_items: int) -> LearnedTable:
-    matrix = cached_table("bundled").matrix
-    return learned_comparison_table(matrix, n_items=n_items, label=LEARNED_LABEL)
+    return compare.learned_table(cached_table("bundled").matrix, n_items)
 
 
 @cached_data(max_entries=8)
@@ -70,43 +59,28 @@ def _cached_comparison(
     learned: LearnedTable | None,
     t5_bias: tuple[str, np.ndarray] | None,
 ) -> FamilyComparison:
-    return compare_families(chosen, settings=settings, learned=learned, t5_bias=t5_bias)
+    return _compare(chosen, settings=settings, learned=learned, t5_bias=t5_bias)
 
 
 def family_comparison(
     chosen: list[str], *, settings: CompareSettings, t5_model: str = ""
 ) -> FamilyComparison:
     """:func:`posviz.analysis.comparison.compare_families` with the bundled learned table and,
-    when ``t5_model`` is named, that model's learned T5 bias; cached.
-
-    A table or bias that cannot be read (offline, unknown id) is reported in ``errors`` like a
-    family's bad setting, and the other families are still compared.
-    """
-    errors: dict[str, str] = {}
-    learned = t5_bias = None
-    if "learned" in chosen:
-        try:
-            learned = _learned_for_comparison(min(settings.n_distances, MAX_MARGIN_ITEMS))
-        except ValueError as exc:
-            errors[LEARNED_LABEL] = str(exc)
-    if "t5" in chosen and t5_model:
-        try:
-            t5_bias = (t5_model, cached_t5_bias(t5_model, "encoder"))
-        except ValueError as exc:
-            errors["T5 model"] = str(exc)
-    result = _cached_comparison(tuple(chosen), settings, learned, t5_bias)
-    return dataclasses.replace(result, errors={**result.errors, **errors}) if errors else result
+    when ``t5_model`` is named, that model's learned T5 bias (inputs that cannot be read are
+    errors: :func:`posviz.page_models.compare.comparison_inputs`); cached."""
+    learned, t5_bias, errors = compare.comparison_inputs(
+        chosen, settings, t5_model, learned=_learned_for_comparison,
+        t5_bias=lambda model: cached_t5_bias(model, "encoder"),
+    )  # fmt: skip
+    return compare.with_errors(
+        _cached_comparison(tuple(chosen), settings, learned, t5_bias), errors
+    )
 
 
 def show_family_errors(errors: dict[str, str]) -> None:
     """One error box per family left out; messages escaped (they may quote a typed model id)."""
     for family, message in errors.items():
         st.error(f"{family}: {safe_md(message, max_len=400)}", icon="⚠️")
-
-
-def rope_caption(label: str, config: RopeConfig, freqs: RopeFrequencies) -> str:
-    """Markdown line naming the config (escaped: it may be a typed hub id) and its RoPE facts."""
-    return f"**{safe_md(label, max_len=120)}** · {describe_frequencies(config, freqs)}"
 
 
 def _hub_config(key: str) -> tuple[dict[str, Any] | None, str]:

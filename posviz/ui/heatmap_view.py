@@ -15,11 +15,12 @@ from posviz import figures
 from posviz.analysis.headlines import outliers
 from posviz.analysis.table_numbers import ValueSpread, value_spread
 from posviz.charts.figure import Figure
-from posviz.charts.heatmap import MAX_SIDE_1TO1, color_limit, heatmap_chart, lod_factors
+from posviz.charts.heatmap import color_limit, heatmap_chart, lod_factors
+from posviz.page_models import table_views as words
+from posviz.page_models.table_views import HEATMAP_PROSE
 from posviz.ui.cache import cached_data
 from posviz.ui.display import show_chart, user_errors
 from posviz.ui.state import url_checkbox, url_numbers, url_radio
-from posviz.urlparams import NumberField
 
 Window = tuple[int, int, int, int]  # first row, stop row, first column, stop column
 
@@ -52,17 +53,11 @@ def _window_controls(n: int, d: int, key_prefix: str) -> Window | None:
         key=f"{key_prefix}hm_zoom",
         default=False,
         toggle=True,
-        help=f"Pick a window of at most {MAX_SIDE_1TO1}×{MAX_SIDE_1TO1} cells: it is drawn 1:1. "
-        "Windows of at most 16×16 cells show each cell's exact value on hover.",
+        help=words.ZOOM_HELP,
     )
     if not zoom:
         return None
-    fields = (
-        NumberField("First position", "hm_r0", 0, n - 1, 0),
-        NumberField("Positions shown", "hm_rows", 1, min(n, MAX_SIDE_1TO1), min(n, 16)),
-        NumberField("First dimension", "hm_c0", 0, d - 1, 0),
-        NumberField("Dimensions shown", "hm_cols", 1, min(d, MAX_SIDE_1TO1), min(d, 16)),
-    )
+    fields = words.zoom_fields(n, d)
     r0, rows, c0, cols = (int(value) for value in url_numbers(fields, key_prefix=key_prefix))
     r0, c0 = min(r0, n - 1), min(c0, d - 1)
     return r0, min(n, r0 + rows), c0, min(d, c0 + cols)
@@ -84,26 +79,16 @@ def heatmap_view(
     n, d = np.shape(matrix)
     st.subheader(title)
     fy, fx = lod_factors((n, d))
-    st.markdown(
-        prose
-        or "Each row is a position, each column a dimension; colour is the value (blue < 0 < red). "
-        "Hover for values (blocks show mean/min/max; zoomed windows of ≤ 16×16 cells show each "
-        "cell). The subtitle says whether every cell is its own pixel."
-    )
+    st.markdown(prose or HEATMAP_PROSE)
     reduce = "mean"
     if (fy, fx) != (1, 1):
-        st.info(
-            f"This {n}×{d} table is larger than {MAX_SIDE_1TO1}×{MAX_SIDE_1TO1}: the overview is "
-            f"reduced (1 pixel = {fy}×{fx} cells). Zoom to a window to see cells 1:1.",
-            icon="🔎",
-        )
+        st.info(words.overview_note(n, d, fy, fx), icon="🔎")
         reduce = url_radio(
             "Overview reduction",
             ["mean", "absmax"],
             key=f"{key_prefix}hm_reduce",
             default="mean",
-            help="mean: average of each block (fast oscillations cancel to ~0); absmax: the value "
-            "of largest magnitude in each block (keeps oscillating columns visible).",
+            help=words.REDUCTION_HELP,
         )
     window = _window_controls(n, d, key_prefix) or (0, n, 0, d)
     labels = (x_title, y_title, value_title)

@@ -12,19 +12,16 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import streamlit as st
 
 from posviz import export
 from posviz.lab import LabResult
 from posviz.lab.present import answer as lab_answer
 from posviz.lab.present import figures as lab_figures
-from posviz.navigation import START_HERE, PageSpec, guided_path, guided_specs, lab_pages
+from posviz.navigation import START_HERE, PageSpec, guided_path, lab_pages
 from posviz.page_models import home
-from posviz.page_models.home import STORED_PAGES
-from posviz.page_models.learned import table_name
+from posviz.page_models.home import STORED_PAGES, card_answer, card_line
 from posviz.references import cite
-from posviz.tables import load_table
 from posviz.ui.answer import HERO_HEIGHT
 from posviz.ui.cache import cached_resource
 from posviz.ui.lab import default_results
@@ -39,29 +36,11 @@ THUMB_WIDTH = 360
 THUMB_HEIGHT = 170
 
 
-def _table(page: str) -> tuple[np.ndarray | None, str, str]:
-    """``(matrix, name, why not)``: the table the learned page shows first (the bundled MiniLM;
-    an install without it gets the message that says how to add it)."""
-    if page != home.LEARNED:
-        return None, "", ""
-    try:
-        table = load_table("bundled")
-    except ValueError as error:
-        return None, "", str(error)
-    return table.matrix, table_name(table), ""
-
-
-def card_answer(page: str) -> str:
-    """The verdict the page shows at its default settings ("" when none is known)."""
-    matrix, name, why_not = _table(page)
-    return why_not or home.answer(page, matrix, name=name)
-
-
 def _live(page: str) -> tuple[str, Any] | None:
     """``("", chart)`` of a computed card (its one chart), ``None`` for a stored one."""
     if page not in (home.SINUSOID, home.LEARNED):
         return None
-    matrix, _name, why_not = _table(page)
+    matrix, _name, why_not = home.default_table(page)
     figure = home.picture(page, matrix, height=HERO_HEIGHT)
     return why_not, None if figure is None else figure.chart
 
@@ -102,25 +81,13 @@ def start_here_cards() -> None:
             place.image(png, width="stretch", alt=f"The chart that answers: {question}")
 
 
-def _with_sources(spec: PageSpec) -> str:
-    """A card's line: what the page shows, then where its question comes from."""
-    text = safe_md(spec.blurb, max_len=300)
-    if spec.sources:
-        text += " After " + " · ".join(cite(key) for key in spec.sources) + "."
-    return text
-
-
 def more_questions() -> None:
     """Every page of the guided path after the "Start here" cards, outside the lab (the lab's
     cards follow), as a link with what the page shows."""
-    lab = {spec.key for spec in lab_pages()}
-    for spec in guided_specs()[START_HERE:]:
-        if spec.key not in lab:
-            with st.container(border=True):
-                page_link(
-                    spec.key, label=spec.question or spec.title, icon=":material/arrow_forward:"
-                )
-                st.caption(_with_sources(spec))
+    for spec in home.more_pages():
+        with st.container(border=True):
+            page_link(spec.key, label=spec.question or spec.title, icon=":material/arrow_forward:")
+            st.caption(card_line(spec))
 
 
 @cached_resource(show_spinner=False)
@@ -158,7 +125,7 @@ def lab_cards(*, columns: int = 2) -> None:
         if not spec.study:
             with st.container(border=True):
                 page_link(spec.key, label=spec.question or spec.title, icon=spec.icon)
-                st.caption(_with_sources(spec))
+                st.caption(card_line(spec))
     for spec, result, place in pictures:  # the words first, then the pictures as they render
         png = lab_thumbnail(result.run_id, result)
         if png is not None:

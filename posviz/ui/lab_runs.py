@@ -17,6 +17,7 @@ from posviz import lab_jobs as runs
 from posviz.lab import RunStore
 from posviz.lab.present.live import RunPlan, duration_text
 from posviz.lab_jobs import DONE, FAILED, STOPPED, get_job, start_job
+from posviz.page_models import lab as model
 from posviz.ui.text import safe_md
 
 #: seconds between two polls of a running job.
@@ -31,17 +32,17 @@ def watch(store_root: str, run_id: str, key_prefix: str) -> None:
     job = get_job(store_root, run_id)
     if job is None:
         return
-    view = job.snapshot()
-    if view.state in (DONE, STOPPED, FAILED):
+    snap = job.snapshot()
+    if snap.state in (DONE, STOPPED, FAILED):
         st.rerun(scope="app")  # the whole page now shows the result (or why there is none)
-    st.progress(view.live.fraction, text=view.live.text(job.plan))
+    st.progress(snap.live.fraction, text=snap.live.text(job.plan))
     if st.button("Stop", key=f"{key_prefix}stop", icon=":material/stop:"):
         job.stop()
         st.info("Stopping after the current step…")
-    if len(view.live.curves):
+    if len(snap.live.curves):
         # The spec never changes while a run trains: the browser swaps the data in place.
         st.vega_lite_chart(
-            view.live.curves, job.plan.spec, width="stretch", key=f"{key_prefix}live"
+            snap.live.curves, job.plan.spec, width="stretch", key=f"{key_prefix}live"
         )
 
 
@@ -54,21 +55,15 @@ def run_controls(
     if job is not None and not job.finished:
         watch(store_root, run_id, key_prefix)
         return
-    if job is not None:
-        view = job.snapshot()
-        if view.state == FAILED:
-            st.error(f"The run failed: {safe_md(view.message, max_len=500)}", icon="⚠️")
-        elif view.state == STOPPED:
-            st.warning(f"{view.message} Nothing was stored; press Run to start again.")
+    level, note = model.last_run_note(job.snapshot()) if job is not None else ("", "")
+    if note:
+        st.error(note, icon="⚠️") if level == "error" else st.warning(note)
     seconds, source = plan.estimate_now()
     label = f"Run to reproduce, {duration_text(seconds)}"
     if st.button(label, key=f"{key_prefix}go", type="primary", icon=":material/play_arrow:"):
         start_job(run_id, plan, store_root=store_root, work=work)
         st.rerun()  # the page now shows the run's live view instead of the button
-    st.caption(
-        f"Estimated {source}; once it runs, the estimate follows its measured pace. A started run "
-        "finishes and is stored even if you close the tab; Stop ends it."
-    )
+    st.caption(model.run_note(source))
 
 
 def start_warmup() -> None:

@@ -14,6 +14,8 @@ from posviz.analysis.stats import relative_threshold
 from posviz.analysis.table_numbers import Trajectory, pca_trajectory
 from posviz.charts.figure import Figure
 from posviz.charts.heatmap import MAX_SIDE_1TO1
+from posviz.page_models import table_views as words
+from posviz.page_models.table_views import FULL_WIDTH_VIEWS, TABLE_VIEWS
 from posviz.tables import PositionTable
 from posviz.tables.picker import table_cache_key
 from posviz.ui.cache import cached_data
@@ -24,23 +26,7 @@ from posviz.ui.line_views import dimensions_view, shift_similarity_view, varianc
 from posviz.ui.state import url_field, url_numbers
 from posviz.urlparams import NumberField
 
-#: view id -> label. heatmap/pair/dims/variance/shift are the shared table views (the
-#: sinusoidal page uses them too); the rest are this page's own.
-TABLE_VIEWS: dict[str, str] = {
-    "heatmap": "Heatmap",
-    "pair": "Two coordinates",
-    "dims": "Dimensions over positions",
-    "variance": "Variance per dimension",
-    "similarity": "Cosine similarity",
-    "shift": "Similarity vs offset",
-    "pca2": "PCA trajectory 2-D",
-    "pca3": "PCA trajectory 3-D",
-    "norms": "Norm per position",
-}
-
-#: views that need the page's full width: images with every cell one pixel, and the circle view
-#: (which splits its width between a round plot and its controls).
-FULL_WIDTH_VIEWS: frozenset[str] = frozenset({"heatmap", "similarity", "pair"})
+__all__ = ["FULL_WIDTH_VIEWS", "TABLE_VIEWS", "show_view", "view_controls"]
 
 
 def view_controls(view: str, *, key: str) -> dict[str, float]:
@@ -48,22 +34,10 @@ def view_controls(view: str, *, key: str) -> dict[str, float]:
 
     The shared table views draw their own widgets per side instead.
     """
-    if view not in ("pca2", "pca3"):
+    fields = words.pca_fields(view)
+    if not fields:
         return {}
-    if view == "pca2":  # shown as 1-based PCs
-        fields = [
-            NumberField("Horizontal axis: PC", "pcx", 1, 10, 1, 1),
-            NumberField("Vertical axis: PC", "pcy", 1, 10, 2, 1),
-        ]
-    else:
-        fields = [
-            NumberField("Turn (azimuth, °)", "az", -180, 180, 30, 5),
-            NumberField("Tilt (elevation, °)", "el", -90, 90, 20, 5),
-        ]
-    values = url_numbers(fields, key_prefix=f"{key}_", slider=True)
-    if view == "pca2":
-        return {"x": values[0] - 1, "y": values[1] - 1}
-    return {"azimuth": values[0], "elevation": values[1]}
+    return words.pca_options(view, url_numbers(fields, key_prefix=f"{key}_", slider=True))
 
 
 def show_view(
@@ -94,10 +68,7 @@ def show_view(
             title="On the faithful scale" if contrasted else "Heatmap",
             name=f"{name}_heatmap",
             value_title="PE[p, i]",
-            prose="Row p is the vector the model adds at position p, column i one dimension; "
-            "colour is the value (blue < 0 < red, symmetric around 0). A sinusoid shows stripes "
-            "that slow down from left to right; a learned table shows which dimensions carry "
-            "position at all.",
+            prose=words.TABLE_HEATMAP_PROSE,
         )
     elif view == "pair":
         at = None if position is None else min(position, table.n_positions - 1)
@@ -109,10 +80,7 @@ def show_view(
     elif view == "variance":
         threshold = relative_threshold(matrix)
         variance_view(matrix, key_prefix=key_prefix, default_threshold=threshold, name=name)
-        st.caption(
-            f"The threshold starts at 1% of this table's mean variance (≈ {threshold:.2g}), so "
-            "tables on different scales (a sinusoid's ±1, a learned table's ±0.1) compare fairly."
-        )
+        st.caption(words.variance_caption(threshold))
     elif view == "shift":
         shift_similarity_view(matrix, key_prefix=key_prefix, name=name)
     else:
@@ -137,19 +105,10 @@ def _similarity_view(
 ) -> None:
     n = table.n_positions
     st.subheader("Which positions look alike?")
-    st.markdown(
-        "Cosine similarity cos(PE(p), PE(q)) of every pair of positions, every pair its own "
-        "pixel (red +1 = same direction, white 0 = orthogonal, blue −1 = opposite). A bright "
-        "diagonal band that fades with |p − q| means nearby positions look alike: the table "
-        "encodes distance."
-    )
+    st.markdown(words.SIMILARITY_PROSE)
     start = 0
     if n > MAX_SIDE_1TO1:
-        st.info(
-            f"This table has {n} positions; {MAX_SIDE_1TO1} of them are compared 1:1 at a time. "
-            "Choose where the window starts.",
-            icon="🔎",
-        )
+        st.info(words.similarity_window_note(n), icon="🔎")
         first = NumberField("First position", "sim_p0", 0, n - MAX_SIDE_1TO1, 0, MAX_SIDE_1TO1 // 4)
         start = url_field(first, key_prefix=key_prefix)
         start = min(int(start), n - MAX_SIDE_1TO1)

@@ -25,27 +25,15 @@ from posviz.charts.lines import (
     shift_band_chart,
     variance_bars_chart,
 )
+from posviz.page_models.table_views import (
+    DIMENSIONS_PROSE,
+    MAX_SHIFT_SHOWN,
+    SHIFT_PROSE,
+    VARIANCE_PROSE,
+)
 from posviz.ui.display import show_chart, user_errors
 from posviz.ui.state import url_field, url_int_list, url_radio, url_slider
 from posviz.urlparams import NumberField
-
-#: the largest offset k the shift view offers (its chart stays readable).
-MAX_SHIFT_SHOWN = 1024
-#: what each view says when its page has no prose of its own.
-DIMENSIONS_PROSE = (
-    "Each line is one column of the table read down the positions: how that single "
-    "coordinate changes as the token moves along the sequence."
-)
-VARIANCE_PROSE = (
-    "Bar height is how much a dimension varies as the position changes (log scale). A "
-    "dimension below the threshold is nearly constant over these positions: adding it to a "
-    "word embedding shifts every token by almost the same amount."
-)
-SHIFT_PROSE = (
-    "For every offset k, the similarity of position p with position p + k, computed for all "
-    "p. The line is the mean; the shaded band is the range over p. A band of zero width "
-    "means the similarity depends only on the distance k, not on where you are."
-)
 
 
 def dimensions_view(

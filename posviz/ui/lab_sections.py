@@ -1,7 +1,8 @@
-"""Views of the lab's stored runs: the answer beside its hero, the sweep at a glance, a cell's
-numbers, more evidence, "watch the table form", the index's answers and the paper-check cards.
+"""The lab pages' sections: the answer beside its hero, the sweep at a glance, a cell's numbers,
+more evidence, "watch the table form", the index's answers and the paper-check cards.
 
-Everything here lays out what :mod:`posviz.lab.present` computes from a stored run; nothing trains.
+Everything here lays out what :mod:`posviz.lab.present` and :mod:`posviz.page_models.lab`
+compute from a stored run; nothing trains.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from posviz.lab.present import answer, cards, figures
 from posviz.lab.present.live import card_plan
 from posviz.lab.studies.cards import card_run_id, stored_cards
 from posviz.lab.studies.papers import PAPER_CHECKS
-from posviz.navigation import study_url_path
+from posviz.page_models import lab as model
+from posviz.page_models.lab import page_path
 from posviz.references import cite
 from posviz.tables import PositionTable
 from posviz.ui import lab_runs
@@ -28,15 +30,6 @@ from posviz.ui.routes import page_link
 from posviz.ui.state import url_select, url_select_slider
 from posviz.ui.text import safe_md
 
-PAPERS_PAGE = "pages/lab_papers.py"
-_BADGE = {True: "green", False: "orange", None: "gray"}
-
-
-def page_path(question_id: str) -> str:
-    """The key of a question's page (generated from the study list, no script): ``lab_<id>``;
-    link to it with :func:`posviz.ui.routes.page_link`."""
-    return study_url_path(question_id)
-
 
 def show_answer(result: LabResult, cell: str, *, key_prefix: str) -> None:
     """The answer across the sweep beside the chart that carries the selected cell's verdict."""
@@ -44,13 +37,8 @@ def show_answer(result: LabResult, cell: str, *, key_prefix: str) -> None:
     with left:
         show_verdict(answer.headline(result))
         bullets(answer.support_lines(result))
-        if result.diverged:
-            names = ", ".join(result.label(v) for v in result.diverged)
-            st.warning(
-                f"Training diverged for {safe_md(names, max_len=300)}: the loss became NaN or "
-                "infinite, so their metrics are not defined. Lower **Learning rate**, run again.",
-                icon="⚠️",
-            )
+        if warning := model.diverged_warning(result):
+            st.warning(warning, icon="⚠️")
     with right:
         hero = figures.hero(result, cell)
         show_hero(hero.figure, key=f"{key_prefix}hero", note=hero.note)
@@ -59,20 +47,11 @@ def show_answer(result: LabResult, cell: str, *, key_prefix: str) -> None:
 def pick_cell(result: LabResult, *, key_prefix: str) -> str:
     """The sweep at a glance (one row per cell); the selected row, synced with the URL."""
     ids, url_key = answer.cell_ids(result), f"{key_prefix}cell"
-    raw = st.query_params.get(url_key, ids[0])
-    if raw not in ids:
-        st.warning(
-            f"Link parameter {url_key} = “{safe_md(raw, max_len=60)}” is not a cell of this run; "
-            f"showing the preset's. Cells: {', '.join(ids)}.",
-            icon=":material/link:",
-        )
-        raw = ids[0]
+    raw, warning = model.linked_cell(result, st.query_params.get(url_key), url_key)
+    if warning:
+        st.warning(warning, icon=":material/link:")
     st.subheader("The sweep at a glance")
-    st.caption(
-        "Each row: one combination of the settings a verdict could depend on, the preset's "
-        "first. Highlighted: a verdict that differs from the preset's. Select a row to see its "
-        "numbers and charts."
-    )
+    st.caption(model.GRID_CAPTION)
     event = st.dataframe(
         answer.grid(result), hide_index=True, on_select="rerun",
         selection_mode="single-row-required", key=f"{key_prefix}grid_{result.run_id}",
@@ -158,11 +137,7 @@ def watch_table_form(result: LabResult, store: RunStore, *, key_prefix: str) -> 
     if not learned:
         return
     st.subheader("Watch the table form")
-    st.markdown(
-        "The learned position table (an `nn.Embedding`) was saved at evenly spaced training "
-        "steps. Press ▶ play (in your browser, no reload) or move the slider to see it change "
-        "from random noise."
-    )
+    st.markdown(model.WATCH_INTRO)
     root, cols = str(store.root), st.columns([2, 1, 3])
     with cols[0]:
         variant = url_select("Learned table of", learned, key=f"{key_prefix}tv",
@@ -177,13 +152,9 @@ def watch_table_form(result: LabResult, store: RunStore, *, key_prefix: str) -> 
     spec = f"lab:{result.run_id}/{variant}/{seed}/{step}"
     with user_errors("Learned table"):
         table = lab_table(root, spec)
-        links = st.columns(2)
-        links[0].page_link("pages/learned.py", label="Open this table in Learned tables",
-                           icon=":material/psychology:",
-                           query_params={"lrn_a_src": "lab", "lrn_a_lab": spec})  # fmt: skip
-        links[1].page_link("pages/probing.py", label="Probe this table in Probing positions",
-                           icon=":material/straighten:",
-                           query_params={"prb_t_src": "lab", "prb_t_lab": spec})  # fmt: skip
+        links = model.table_links(spec)
+        for place, (page, label, icon, query) in zip(st.columns(2), links, strict=True):
+            place.page_link(page, label=label, icon=icon, query_params=query)
         st.caption(f"Table source: `{spec}` (also `python -m posviz info {spec}`).")
         if table.matrix.shape[0] >= MIN_ROWS:
             with waiting("Probing this table at every saved step (once; then cached)…"):
@@ -216,7 +187,7 @@ def index_answers(answers: dict[str, LabResult | None]) -> None:
             st.markdown(safe_md(line, max_len=900))
             st.caption("Asked in " + " · ".join(cite(key) for key in question.source_keys))
     with st.container(border=True):
-        st.page_link(PAPERS_PAGE, label="Paper checks", icon=":material/fact_check:")
+        st.page_link(model.PAPERS_PAGE, label="Paper checks", icon=":material/fact_check:")
         line = cards.cards_headline(stored_cards(), computing=computing)
         st.markdown(safe_md(line, max_len=400))
 
@@ -224,7 +195,7 @@ def index_answers(answers: dict[str, LabResult | None]) -> None:
 def _show_card(view: cards.CardView, store: RunStore) -> None:
     with st.container(border=True):
         st.markdown(f"**{view.citation}**")
-        color = _BADGE[view.agrees] if view.run_id else "blue"
+        color = model.BADGE[view.agrees] if view.run_id else "blue"
         st.markdown(f":{color}-badge[{view.outcome}] {safe_md(view.claim, max_len=600)}")
         st.caption(f"[Where the claim was read]({view.claim_read_at})")
         left, right = st.columns(2)
@@ -260,10 +231,6 @@ def papers_page() -> None:
     stored = stored_cards(store=store)
     show_verdict(cards.cards_headline(stored, computing=runs.warmup_computing(str(store.root))))
     lab_runs.warmup_notice()  # the first start's background answers, if running
-    st.markdown(
-        "Published results whose *shape* a CPU lab can test: which curve rises, which arm "
-        "fails — never the values (these models are thousands of times smaller). Each check's "
-        "criterion is fixed in code before any run."
-    )
+    st.markdown(model.PAPERS_INTRO)
     for check_id in PAPER_CHECKS:
         _show_card(cards.card_view(check_id, stored.get(check_id)), store)
