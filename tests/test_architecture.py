@@ -318,15 +318,11 @@ def test_the_compared_families_are_read_from_the_registry_when_asked(monkeypatch
     assert comparison.FAMILIES == ("sinusoidal", "added")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the study registry still imports posviz.lab's package, whose __init__ reaches the "
-    "runner (posviz.lab.engine.run) during the lab's move to engine/studies/present",
-)
 def test_the_page_list_imports_neither_torch_nor_the_lab_runner() -> None:
     code = (
         "import sys, posviz.navigation as n; n.sections(); "
-        "print(sorted(m for m in ('torch', 'posviz.lab.engine.run', 'posviz.lab.run') "
+        "print(sorted(m for m in ('torch', 'posviz.lab.engine.run', 'posviz.lab.run', "
+        "'posviz.lab.studies.questions') "
         "if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -11,49 +11,50 @@ Three packages, importing one way (import-linter contracts in ``pyproject.toml``
   study is measured, judged and summed up (:mod:`~posviz.lab.studies.kinds`).
 - :mod:`posviz.lab.present`: what the lab's pages and the CLI show of stored results.
 
-This module re-exports the public names.
+This module re-exports the public names, each imported on first use (module ``__getattr__``, as
+:mod:`posviz` does): the page list reads the study registry without importing the runner or torch.
 """
 
-from posviz.lab.engine.config import LabConfig, ModelConfig
-from posviz.lab.engine.results import (
-    CardResult,
-    Cell,
-    Finding,
-    LabResult,
-    LabStopped,
-    Progress,
-    SummaryRow,
-    grid_frame,
-    results_frame,
-)
-from posviz.lab.engine.store import RunStore, RunSummary, code_version
-from posviz.lab.engine.tables import list_lab_tables, load_lab_table
-from posviz.lab.studies.cards import run_paper_check, stored_cards
-from posviz.lab.studies.presets import QUESTIONS, Question, Variant
-from posviz.lab.studies.questions import rejudge, run_question
+from __future__ import annotations
 
-__all__ = [
-    "QUESTIONS",
-    "CardResult",
-    "Cell",
-    "Finding",
-    "LabConfig",
-    "LabResult",
-    "LabStopped",
-    "ModelConfig",
-    "Progress",
-    "Question",
-    "RunStore",
-    "RunSummary",
-    "SummaryRow",
-    "Variant",
-    "code_version",
-    "grid_frame",
-    "list_lab_tables",
-    "load_lab_table",
-    "rejudge",
-    "results_frame",
-    "run_paper_check",
-    "run_question",
-    "stored_cards",
-]
+import importlib
+from typing import Any
+
+#: public name -> the module that defines it.
+_EXPORTS = {
+    **dict.fromkeys(("LabConfig", "ModelConfig"), "posviz.lab.engine.config"),
+    **dict.fromkeys(
+        (
+            "CardResult",
+            "Cell",
+            "Finding",
+            "LabResult",
+            "LabStopped",
+            "Progress",
+            "SummaryRow",
+            "grid_frame",
+            "results_frame",
+        ),
+        "posviz.lab.engine.results",
+    ),
+    **dict.fromkeys(("RunStore", "RunSummary", "code_version"), "posviz.lab.engine.store"),
+    **dict.fromkeys(("list_lab_tables", "load_lab_table"), "posviz.lab.engine.tables"),
+    **dict.fromkeys(("run_paper_check", "stored_cards"), "posviz.lab.studies.cards"),
+    **dict.fromkeys(("QUESTIONS", "Question", "Variant"), "posviz.lab.studies.presets"),
+    **dict.fromkeys(("rejudge", "run_question"), "posviz.lab.studies.questions"),
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'posviz.lab' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
