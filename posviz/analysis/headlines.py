@@ -1,7 +1,10 @@
-"""Each page's answer in one plain sentence, computed from the numbers the page shows.
+"""Each page's answer in one plain line, computed from the numbers the page shows.
 
-A :class:`Verdict` is the sentence and the numbers it quotes (so the home page, the tests and the
-README can pin them). Nothing here is typed by hand: every number is recomputed from the table,
+A :class:`Verdict` is a plain first line that states the answer (at most
+:data:`FIRST_SENTENCE_WORDS` words, no formula), its evidence (the numbers, intervals and controls,
+as short labelled items the page folds under the line), the whole paragraph (``sentence``: the
+home page's cards and the README quote it) and the numbers it quotes (so the tests can pin them).
+Nothing here is typed by hand: every number is recomputed from the table,
 the probe report or the experiment result passed in, and the wording follows what the numbers
 support ("no difference within the spread" included).
 """
@@ -45,6 +48,12 @@ GLOSSARY = {
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 
+#: Characters that mark a formula: a verdict's first line has none of them (its evidence may).
+FORMULA_CHARS = frozenset("²=‖·×±√θσπ≈<>^∑∫⟨⟩…")
+
+#: One item of a verdict's evidence: a short label and what was measured (may hold a formula).
+Evidence = tuple[str, str]
+
 
 def first_sentence(text: str) -> str:
     """``text`` up to its first full stop, question or exclamation mark followed by a space (a
@@ -52,13 +61,32 @@ def first_sentence(text: str) -> str:
     return _SENTENCE_END.split(text.strip(), maxsplit=1)[0]
 
 
+def _clauses(text: str) -> tuple[str, ...]:
+    """``text`` cut into its sentences and ``;``-separated clauses, each once, in order."""
+    parts = [
+        c.strip().rstrip(".") for s in _SENTENCE_END.split(text.strip()) for c in s.split("; ")
+    ]
+    return tuple(dict.fromkeys(p for p in parts if p))
+
+
 @dataclass(frozen=True)
 class Verdict:
-    """A page's answer: ``sentence`` (Markdown-safe plain text: a plain first sentence of at most
-    :data:`FIRST_SENTENCE_WORDS` words, then the numbers) and the numbers it quotes."""
+    """A page's answer.
+
+    Attributes:
+        sentence: the whole paragraph (Markdown-safe plain text: a plain first sentence, then the
+            numbers), as the home page's cards and the README quote it.
+        numbers: the numbers it quotes, by name.
+        line: the plain first line the page shows (at most :data:`FIRST_SENTENCE_WORDS` words,
+            no :data:`FORMULA_CHARS`); empty: the paragraph's first sentence.
+        evidence: ``(label, text)`` items holding every number of the paragraph, each clause once,
+            shown folded under the line; empty: the paragraph's other clauses, unlabelled.
+    """
 
     sentence: str
     numbers: dict[str, float] = field(default_factory=dict)
+    line: str = ""
+    evidence: tuple[Evidence, ...] = ()
 
     @property
     def first_sentence(self) -> str:
@@ -66,9 +94,30 @@ class Verdict:
         return first_sentence(self.sentence)
 
     @property
+    def first_line(self) -> str:
+        """The line the page opens with: :attr:`line`, else the paragraph's first sentence."""
+        return self.line or self.first_sentence
+
+    @property
+    def folded(self) -> tuple[Evidence, ...]:
+        """The evidence under the first line: :attr:`evidence`, else the paragraph's clauses
+        after its first sentence, unlabelled."""
+        if self.evidence:
+            return self.evidence
+        rest = self.sentence.strip()[len(self.first_sentence) :]
+        return tuple(("", clause) for clause in _clauses(rest))
+
+    @property
     def terms(self) -> list[str]:
-        """Definitions (:data:`GLOSSARY`) of the terms the sentence uses, in glossary order."""
-        return [definition for term, definition in GLOSSARY.items() if term in self.sentence]
+        """Definitions (:data:`GLOSSARY`) of the terms the verdict uses, in glossary order."""
+        text = " ".join([self.sentence, *(f"{k} {v}" for k, v in self.folded)])
+        return [definition for term, definition in GLOSSARY.items() if term in text]
+
+    @classmethod
+    def fold(cls, text: str, numbers: dict[str, float] | None = None) -> Verdict:
+        """A verdict from a paragraph alone: its first sentence as the line, the rest as
+        evidence (for answers computed elsewhere as text, such as p-RoPE's)."""
+        return cls(text, dict(numbers or {}))
 
 
 def _sig(value: float, digits: int = 3) -> str:
@@ -131,7 +180,17 @@ def sinusoid_verdict(
         "only on their distance (checked at every p, to "
         f"{max(check.pair_error, numbers.get('similarity_spread_over_p', 0.0)):.0e})"
     )
-    return Verdict(sentence + ".", numbers)
+    worst = max(check.pair_error, numbers.get("similarity_spread_over_p", 0.0))
+    evidence = (
+        ("Clock hands", f"{d_model // 2} sin/cos pairs, turning from once every "
+         f"{_sig(wavelengths[0])} to once every {_sig(wavelengths[-1])} positions"),
+        ("A shift is a rotation", "moving k positions turns every hand by a fixed angle"),
+        ("Checked", f"similarity depends only on distance at every p, to {worst:.0e}"),
+        ("Why sin and cos", "a sine alone is ambiguous (sin a = sin(π − a) gives two positions "
+         "the same value); its cosine tells them apart"),
+    )  # fmt: skip
+    line = "Each position gets its own clock hands, so only distance sets similarity."
+    return Verdict(sentence + ".", numbers, line, evidence)
 
 
 # --------------------------------------------------------------------------- learned tables
@@ -212,6 +271,7 @@ def learned_verdict(matrix: np.ndarray, *, name: str) -> Verdict:
     magnitude = np.abs(table)
     top, p99 = float(magnitude.max()), float(np.quantile(magnitude, 0.99))
     numbers: dict[str, float] = {"neighbour_cosine_median": typical, "max_abs": top, "p99": p99}
+    evidence: list[Evidence] = [("Neighbours", f"median cos(PE(p), PE(p+1)) = {typical:.2f}")]
     if typical > 0.5:
         sentence = (
             f"In {name}, nearby positions look alike. It learned a table in which neighbouring "
@@ -225,17 +285,26 @@ def learned_verdict(matrix: np.ndarray, *, name: str) -> Verdict:
     if half is not None:
         numbers["half_similarity_distance"] = half
         sentence += f" and the similarity halves within {half} positions"
+        evidence.append(("Fading", f"the similarity halves within {half} positions"))
     if seam is not None:
         numbers |= {"seam_first": seam.first, "seam_last": seam.last, "seam_cosine": seam.lowest}
         sentence += (
             f"; a seam runs between positions {seam.first} and {seam.last}, where the "
             f"neighbour cosine falls to {seam.lowest:.2f}"
         )
+        evidence.append(
+            ("Seam", f"between positions {seam.first} and {seam.last}: neighbour cosine "
+             f"{seam.lowest:.2f}")
+        )  # fmt: skip
     if p99 > 0 and top > 4 * p99:
         row = int(np.unravel_index(int(np.argmax(magnitude)), magnitude.shape)[0])
         numbers["outlier_row"] = row
         sentence += f"; a few values reach ±{top:.2f} (row {row}) while 99% stay within ±{p99:.3f}"
-    return Verdict(sentence + ".", numbers)
+        evidence.append(("Outliers", f"a few values reach ±{top:.2f} (row {row}); 99% stay "
+                         f"within ±{p99:.3f}"))  # fmt: skip
+    alike = "look alike" if typical > 0.5 else "are not much alike"
+    line = f"In {name}, nearby positions {alike}."
+    return Verdict(sentence + ".", numbers, line, tuple(evidence))
 
 
 @dataclass(frozen=True)
@@ -278,6 +347,12 @@ def probe_verdict(name: str, report: ProbeReport) -> Verdict:
         f"{_sig(value.mean)} ± {_sig(value.std)} positions off, against "
         f"{_sig(control.mean)} ± {_sig(control.std)} for a random table probed the same way"
     )
+    evidence: tuple[Evidence, ...] = (
+        ("Linear probe", f"{_sig(value.mean)} ± {_sig(value.std)} positions off on held-out "
+         "positions"),
+        ("Control", f"{_sig(control.mean)} ± {_sig(control.std)} for a random table probed the "
+         "same way"),
+    )  # fmt: skip
     if report.mae.better():
         sentence = (
             f"Yes for {name}: a straight-line readout recovers each token's position. "
@@ -293,7 +368,8 @@ def probe_verdict(name: str, report: ProbeReport) -> Verdict:
             f"Not measurably for {name}: a readout does no better than on random numbers. "
             f"The probe is {pair}, no difference within the spread."
         )
-    return Verdict(sentence, numbers)
+        evidence += (("Difference", "none within the spread"),)
+    return Verdict(sentence, numbers, first_sentence(sentence), evidence)
 
 
 def concat_verdict(report: ConcatReport, *, name: str, n_positions: int) -> Verdict:
@@ -304,12 +380,20 @@ def concat_verdict(report: ConcatReport, *, name: str, n_positions: int) -> Verd
     if random is None:
         chance = report.pe_in_we_chance
         numbers["chance"] = chance
+        evidence = (
+            ("Words' subspace", f"{share} lies in the words' {report.k_we}-dimensional "
+             "principal subspace"),
+            ("Chance", f"a random subspace of that size would hold {chance:.1%}"),
+        )  # fmt: skip
         return Verdict(
             f"{'More' if inside > chance else 'Less'} of the position signal lies along the "
             f"words' main directions than chance. {share} lies in the words' "
             f"{report.k_we}-dimensional principal subspace, where a "
             f"random subspace of that size would hold {chance:.1%}.",
             numbers,
+            f"{'More' if inside > chance else 'Less'} of the position signal lies along the "
+            "words' main directions than chance.",
+            evidence,
         )
     numbers |= {"random_mean": random.mean, "random_std": random.std}
     against = f"{random.mean:.1%} ± {random.std:.1%} for random subspaces of that size"
@@ -329,7 +413,14 @@ def concat_verdict(report: ConcatReport, *, name: str, n_positions: int) -> Verd
         f"{plain} {lead} {share} lies in the words' {report.k_we}-dimensional principal subspace, "
         f"against {against}; {tail}.",
         numbers,
-    )
+        plain,
+        (
+            ("Words' subspace", f"{share} lies in the words' {report.k_we}-dimensional "
+             "principal subspace"),
+            ("Control", against),
+            ("Reading", tail),
+        ),
+    )  # fmt: skip
 
 
 def permutation_verdict(result: PermutationResult) -> Verdict:
@@ -354,7 +445,14 @@ def permutation_verdict(result: PermutationResult) -> Verdict:
         f"{steps:.1f} float32 rounding steps); with positions the same token differs by up "
         f"to {result.max_diff_with:.2f}.",
         numbers,
-    )
+        "Attention sees its input as a set: without positions, order is invisible.",
+        (
+            ("Without positions", f"“{a}” and “{b}” give the same vectors, permuted: largest "
+             f"difference {result.max_diff_without:.1e}, {steps:.1f} float32 rounding steps"),
+            ("With positions", f"the same token differs by up to {result.max_diff_with:.2f} "
+             "(largest single element)"),
+        ),
+    )  # fmt: skip
 
 
 def layers_verdict(scores: Any) -> Verdict:
@@ -380,7 +478,15 @@ def layers_verdict(scores: Any) -> Verdict:
         f"{last.r2_std:.2f} after layer {int(last.layer)}, against {last.control_r2:.2f} ± "
         f"{last.control_r2_std:.2f} with the positions shuffled.",
         numbers,
-    )
+        plain,
+        (
+            ("Input", f"R² {first.r2:.2f} ± {first.r2_std:.2f}"),
+            (f"After layer {int(last.layer)}", f"R² {last.r2:.2f} ± {last.r2_std:.2f}"),
+            ("Control", f"R² {last.control_r2:.2f} ± {last.control_r2_std:.2f} with the "
+             "positions shuffled"),
+            ("Probe", "a leak-free linear probe reads each token's position"),
+        ),
+    )  # fmt: skip
 
 
 def lookup_verdict(max_abs_diff: float, changes: Any) -> Verdict:
@@ -399,6 +505,12 @@ def lookup_verdict(max_abs_diff: float, changes: Any) -> Verdict:
         f"were looked up: {len(moved)} rows moved (by at least {numbers['moved_min']:.2g}), the "
         f"other {len(still)} by exactly {numbers['unused_max']:g}.",
         numbers,
+        "A lookup just picks a row, and training moves only rows it picked.",
+        (
+            ("Lookup", f"one-hot × table ({exact})"),
+            ("Rows looked up", f"{len(moved)} moved, by at least {numbers['moved_min']:.2g}"),
+            ("Other rows", f"{len(still)} moved by exactly {numbers['unused_max']:g}"),
+        ),
     )
 
 
@@ -500,12 +612,23 @@ def rope_verdict(freqs: Any, *, name: str) -> Verdict:
         f"from one turn every {_sig(wavelengths.min())} tokens to one every "
         f"{_sig(wavelengths.max())}, so a query·key score depends only on their distance"
     )
+    evidence: list[Evidence] = [
+        ("Pairs", f"{name} turns each of its {wavelengths.size} query/key pairs by p·θᵢ"),
+        ("Speeds", f"from one turn every {_sig(wavelengths.min())} tokens to one every "
+         f"{_sig(wavelengths.max())}"),
+        ("So", "a query·key score depends only on their distance"),
+    ]  # fmt: skip
     if freqs.rope_type != "default":
         sentence += (
             f"; its {freqs.rope_type} scaling keeps {regimes['kept']} pairs, smooths "
             f"{regimes['smoothed']} and interpolates {regimes['interpolated']}"
         )
-    return Verdict(sentence + ".", numbers)
+        evidence.append(
+            (f"{freqs.rope_type} scaling", f"keeps {regimes['kept']} pairs, smooths "
+             f"{regimes['smoothed']}, interpolates {regimes['interpolated']}")
+        )  # fmt: skip
+    line = "Into rotations: each query and key is turned by an angle growing with position."
+    return Verdict(sentence + ".", numbers, line, tuple(evidence))
 
 
 def alibi_verdict(slopes: np.ndarray) -> Verdict:
@@ -522,7 +645,14 @@ def alibi_verdict(slopes: np.ndarray) -> Verdict:
         f"for the steepest head (m = {_sig(values.max())}) and every {_sig(halves.max())} for "
         f"the gentlest (m = {_sig(values.min())}).",
         numbers,
-    )
+        "No position vectors at all: attention is simply penalised for distance.",
+        (
+            ("Heads", f"{values.size}, each subtracting m·distance from its attention logits"),
+            ("Steepest head", f"m = {_sig(values.max())}: a key's weight halves every "
+             f"{_sig(halves.min())} tokens"),
+            ("Gentlest head", f"m = {_sig(values.min())}: halves every {_sig(halves.max())}"),
+        ),
+    )  # fmt: skip
 
 
 def t5_verdict(relative: np.ndarray, buckets: np.ndarray, *, max_distance: int) -> Verdict:
@@ -545,6 +675,13 @@ def t5_verdict(relative: np.ndarray, buckets: np.ndarray, *, max_distance: int) 
         f"own bucket, farther ones share logarithmically wider buckets, and from {max_distance} "
         "tokens on all distances share one; each head learns one bias per bucket.",
         numbers,
+        "By buckets of relative distance: near distances are exact, far ones grouped.",
+        (
+            ("Exact", f"looking back, distances 0 … {exact} each get their own bucket"),
+            ("Farther", "logarithmically wider buckets, shared"),
+            ("Farthest", f"from {max_distance} tokens on, all distances share one bucket"),
+            ("Learned", "one bias per bucket, per head"),
+        ),
     )
 
 
@@ -571,7 +708,14 @@ def nope_verdict(positions: np.ndarray, norms: dict[str, np.ndarray]) -> Verdict
         f"position {int(positions[-1])}, and the position can be read back from it; without the "
         "mask every position gets the same vector.",
         numbers,
-    )
+        "A causal mask alone leaks position: each output averages a different number of tokens.",
+        (
+            ("Uniform attention", "the output at position i averages i + 1 tokens"),
+            ("Norm", f"falls from {first:.2f} at position 0 to {last:.2f} at position "
+             f"{int(positions[-1])}, so the position can be read back from it"),
+            ("Control", "without the mask every position gets the same vector"),
+        ),
+    )  # fmt: skip
 
 
 def vit_verdict(similarity: np.ndarray, *, name: str) -> Verdict:
@@ -595,6 +739,12 @@ def vit_verdict(similarity: np.ndarray, *, name: str) -> Verdict:
         f"{in_line:.2f} with the patches of its own row or column, against {elsewhere:.2f} with "
         "all the others.",
         numbers,
+        f"{lead} for {name}: {plain}",
+        (
+            ("Grid", f"{h}×{w} patches"),
+            ("Own row or column", f"mean cosine {in_line:.2f}"),
+            ("All other patches", f"mean cosine {elsewhere:.2f}"),
+        ),
     )
 
 
@@ -621,6 +771,14 @@ def compare_verdict(summary: pd.DataFrame, *, trained: int) -> Verdict:
         )
     else:
         plain = "Past the trained length, every chosen encoding meets signals it never saw."
+    evidence: list[Evidence] = [("Measured at", f"twice the trained length L = {trained}")]
+    if familiar:
+        evidence.append(("Familiar", f"{', '.join(familiar)} stay within what training produced"))
+    if unseen:
+        evidence.append(("Signals training never produced", ", ".join(unseen)))
     return Verdict(
-        f"{plain} At twice the trained length L = {trained}: " + "; ".join(parts) + ".", numbers
+        f"{plain} At twice the trained length L = {trained}: " + "; ".join(parts) + ".",
+        numbers,
+        plain,
+        tuple(evidence),
     )

@@ -1,9 +1,10 @@
 """The frame of every page: its answer first, its hero chart, and the way on to the next question.
 
 ``answer_slot()`` reserves the top of the page (above the controls) so the verdict and the hero can
-be drawn once the controls below have been read; ``show_verdict`` writes the sentence into a box
-marked ``st-key-verdict`` and ``show_hero`` the chart into ``st-key-hero`` (the browser tests find
-them by these classes); ``next_question`` ends the page with a link along the guided path.
+be drawn once the controls below have been read; ``show_verdict`` writes the answer's first line
+and its folded evidence into a box marked ``st-key-verdict`` and ``show_hero`` the chart into
+``st-key-hero`` (the browser tests find them by these classes); ``next_question`` ends the page
+with a link along the guided path.
 """
 
 from __future__ import annotations
@@ -39,14 +40,29 @@ def page_top(title: str, intro: str) -> st.delta_generator.DeltaGenerator:
 
 
 def show_verdict(verdict: Verdict | str) -> None:
-    """The page's answer in bold (escaped: it may quote a table's name), a plain first sentence
-    then the numbers; the terms it uses (R², MAE, ‖…‖ …) are defined in its hover help."""
-    sentence = verdict.sentence if isinstance(verdict, Verdict) else verdict
-    terms = Verdict(sentence).terms
+    """The page's answer: its plain first line in bold (escaped: it may quote a table's name),
+    then its evidence folded in an "Evidence" expander directly under it (the numbers,
+    intervals and controls, one labelled item a line), so the hero follows the line on the first
+    screen; the terms the evidence uses (R², MAE, ‖…‖ …) are defined in the line's hover help."""
+    if not isinstance(verdict, Verdict):
+        verdict = Verdict.fold(verdict)
+    terms = verdict.terms
+    evidence = verdict.folded
     with st.container(key="verdict"):
         st.markdown(
-            f"**{safe_md(sentence, max_len=900)}**", help="\n\n".join(terms) if terms else None
+            f"**{safe_md(verdict.first_line, max_len=300)}**",
+            help="\n\n".join(terms) if terms else None,
         )
+        if evidence:
+            with st.expander("Evidence", expanded=False):
+                st.markdown(
+                    "\n".join(
+                        f"- **{safe_md(label, max_len=80)}:** {safe_md(text, max_len=400)}"
+                        if label
+                        else f"- {safe_md(text, max_len=400)}"
+                        for label, text in evidence
+                    )
+                )
 
 
 def show_hero(figure: Figure, *, key: str, note: str = "", width: str = "stretch") -> None:
