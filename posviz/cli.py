@@ -128,11 +128,10 @@ def inside_findings(result: object) -> dict[str, object]:
     """The Inside-real-models findings as plain JSON-able numbers: head classes of the
     window-mean maps (trained, shuffled, untrained) and per window; for RoPE, the weight-norm
     proxy's slowest/fastest-quarter shares and unused fraction."""
-    from posviz.analysis.inside_models import CONDITIONS, N_WINDOWS, WINDOW
+    from posviz.analysis.inside_models import CONDITIONS, N_WINDOWS
 
     heads = result.heads  # type: ignore[attr-defined]
-    out: dict[str, object] = {"model": heads.model, "label": heads.label, "window": WINDOW,
-                              "windows": N_WINDOWS}  # fmt: skip
+    out: dict[str, object] = {"model": heads.model, "label": heads.label, "windows": N_WINDOWS}
     for condition in CONDITIONS:
         labels = heads.labels(condition)
         names, counts = np.unique(labels, return_counts=True)
@@ -159,19 +158,17 @@ def cmd_inside(args: argparse.Namespace) -> int:
     """``inside MODEL``: the Inside-real-models findings (computed once, then the signed cache)."""
     import json
 
-    from posviz.analysis.inside_models import WINDOW, inside_results
+    from posviz.analysis.inside_models import check_window, inside_results
 
-    if args.window != WINDOW:
-        print(f"error: only {WINDOW}-token windows are computed so far; use --window {WINDOW}.",
-              file=sys.stderr)  # fmt: skip
-        return 2
-    findings = inside_findings(inside_results(args.model))
+    window = check_window(args.window)
+    findings = inside_findings(inside_results(args.model, window=window))
+    findings["window"] = window
     if args.json:
         print(json.dumps(findings, indent=1))
     else:
         for condition in ("trained", "shuffled", "untrained"):
             block = findings[condition]
-            print(f"{findings['label']} ({condition}, {WINDOW}-token windows): {block['pooled']}")
+            print(f"{findings['label']} ({condition}, {window}-token windows): {block['pooled']}")
         if "frequency_proxy" in findings:
             print(f"frequency (weight-norm proxy): {findings['frequency_proxy']}")
     return 0
@@ -220,7 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     inside = sub.add_parser("inside", help="head classes and frequency usage of a real model")
     inside.add_argument("model", choices=("smollm2", "minilm"))
-    inside.add_argument("--window", type=int, default=32, help="tokens per window (default 32)")
+    inside.add_argument("--window", type=int, default=32, help="tokens per window (32…256)")
     inside.add_argument("--json", action="store_true", help="print the findings as JSON")
     inside.set_defaults(func=cmd_inside)
 

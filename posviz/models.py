@@ -431,7 +431,7 @@ def _cache_files(folder: Path) -> dict[str, Path]:
 def rebuild_hint(folder: Path) -> str:
     """How to make a refused float32 cache again (the GGUF is hash-checked on the rebuild)."""
     return (
-        f"Delete it (`rm -rf '{folder}'`) and open the page again, or run `python -m posviz "
+        f"Delete it (`rm -rf '{folder}'`), then open the page again or run `python -m posviz "
         f"inside smollm2`: the float32 copy is rebuilt from the hash-checked GGUF (~80 s)."
     )
 

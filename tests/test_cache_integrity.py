@@ -108,7 +108,7 @@ def test_unsigned_results_are_computed_again_and_then_signed(
     with open(path, "wb") as handle:  # an older version's unsigned file, edited
         np.savez(handle, **{**_arrays(), "scores": np.full((1, 2, 4), 7.0)})
     assert inside_models.cached_inside("minilm", root=tmp_path) is None
-    monkeypatch.setitem(inside_models._COMPUTE, "minilm", lambda _progress: _arrays())
+    monkeypatch.setitem(inside_models._COMPUTE, "minilm", lambda _progress, **_k: _arrays())
     result = inside_models.inside_results("minilm", root=tmp_path)
     assert float(result.heads.scores.max()) == 1.0  # recomputed, not the unsigned 7s
     models._VERIFIED.clear()

@@ -1,4 +1,4 @@
-"""``python -m posviz inside MODEL``: the findings as JSON, a window not computed refused with
+"""``python -m posviz inside MODEL``: the findings as JSON, a window length not offered refused with
 its fix, an edited results cache refused with the rebuild command (exit status 2, no traceback)."""
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(models, "_VERIFIED", {})
     path = inside_models.results_path("minilm")
     inside_models._save(path, _arrays())
-    monkeypatch.setitem(inside_models._COMPUTE, "minilm", lambda _p: pytest.fail("recomputed"))
+    monkeypatch.setitem(inside_models._COMPUTE, "minilm", lambda *_a, **_k: pytest.fail("no"))
     return path
 
 
@@ -46,8 +46,8 @@ def test_the_findings_print_as_json(cached: Path, capsys: pytest.CaptureFixture[
 def test_an_uncomputed_window_and_an_edited_cache_are_messages(
     cached: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert cli.main(["inside", "minilm", "--window", "64"]) == 2
-    assert "--window 32" in capsys.readouterr().err
+    assert cli.main(["inside", "minilm", "--window", "48"]) == 2
+    assert "choose one of 32, 64, 128, 256" in capsys.readouterr().err
     with open(cached, "wb") as handle:
         np.savez(handle, **{**_arrays(), "maps": np.zeros((3, 1, 2, 4, 4))})
     assert cli.main(["inside", "minilm"]) == 2

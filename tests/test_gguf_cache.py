@@ -247,7 +247,7 @@ def test_results_it_cannot_cache_are_still_returned(
     blocked.write_text("not a folder")
     arrays = {"distances": np.arange(3), "by_distance": np.ones((1, 2, 3)),
               "scores": np.ones((1, 2, 4)), "maps": np.ones((1, 2, 3, 3))}  # fmt: skip
-    monkeypatch.setitem(inside_models._COMPUTE, "minilm", lambda _progress: arrays)
+    monkeypatch.setitem(inside_models._COMPUTE, "minilm", lambda _progress, **_k: arrays)
     result = inside_models.inside_results("minilm", root=blocked / "inside")
     assert result.heads.by_distance.shape == (1, 2, 3)
     assert inside_models.cached_inside("minilm", root=blocked / "inside") is None
@@ -314,7 +314,7 @@ def test_with_one_job_slot_an_empty_cache_is_filled_without_nesting_slots(
     class Reached(Exception):
         pass
 
-    def forward_passes(_progress):
+    def forward_passes(_progress, **_k):
         assert jobs.running() == 1  # its own slot, the dequantisation's given back
         raise Reached
 

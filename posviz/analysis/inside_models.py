@@ -68,6 +68,8 @@ from posviz.tables.bundled import BUNDLED_WEIGHTS_SHA256
 #: Bump when what is computed changes: old cache files are then ignored.
 ANALYSIS_VERSION = 2
 WINDOW = 32  # tokens per window (MiniLM: incl. [CLS] and [SEP])
+#: The window lengths a finding is checked at (it holds only where it holds at every one).
+WINDOWS = (32, 64, 128, 256)
 N_WINDOWS = 8  # windows per condition (spreads are over these)
 TEXT_CHARS = 20_000  # the first characters of the King James text that are tokenised
 SHUFFLE_SEED = 0
@@ -217,13 +219,15 @@ def _geometry(config: Any) -> dict[str, Any]:
     }
 
 
-def compute_smollm2(progress: Progress | None = None, **wait: Any) -> dict[str, np.ndarray]:
+def compute_smollm2(
+    progress: Progress | None = None, *, window: int = WINDOW, **wait: Any
+) -> dict[str, np.ndarray]:
     """The arrays of SmolLM2's :class:`InsideResult` (loads the model: a heavy job's body)."""
     step = progress or (lambda _f, _w: None)
     step(0.05, "Loading SmolLM2 from its float32 cache …")
     trained = load_smollm2(**wait)
     text = lab_text()[:TEXT_CHARS]
-    rows = text_windows(trained.tokenizer(text)["input_ids"], window=WINDOW, count=N_WINDOWS)
+    rows = text_windows(trained.tokenizer(text)["input_ids"], window=window, count=N_WINDOWS)
     step(0.3, "Running SmolLM2 on the text …")
     real = _forward(trained, rows, capture_qk=True)
     step(0.5, "Running SmolLM2 on the shuffled text …")
@@ -260,7 +264,9 @@ def compute_smollm2(progress: Progress | None = None, **wait: Any) -> dict[str, 
     return arrays
 
 
-def compute_minilm(progress: Progress | None = None, **_wait: Any) -> dict[str, np.ndarray]:
+def compute_minilm(
+    progress: Progress | None = None, *, window: int = WINDOW, **_wait: Any
+) -> dict[str, np.ndarray]:
     """The arrays of MiniLM-L6's :class:`InsideResult` (attention only: it has no rotary pairs)."""
     import torch  # heavy: only here
     from transformers import AutoModel
@@ -279,7 +285,7 @@ def compute_minilm(progress: Progress | None = None, **_wait: Any) -> dict[str, 
     text = lab_text()[:TEXT_CHARS]
     ids = tok(text, add_special_tokens=False)["input_ids"]
     rows = text_windows(
-        ids, window=WINDOW, count=N_WINDOWS, cls=tok.cls_token_id, sep=tok.sep_token_id
+        ids, window=window, count=N_WINDOWS, cls=tok.cls_token_id, sep=tok.sep_token_id
     )
     step(0.4, "Running MiniLM-L6 on the text, shuffled text, and untrained …")
     maps = [
@@ -297,13 +303,22 @@ _LABELS = {"smollm2": "SmolLM2-135M-Instruct (RoPE)", "minilm": "MiniLM-L6 (lear
 _COMPUTE = {"smollm2": compute_smollm2, "minilm": compute_minilm}
 
 
-def cache_key(model: str) -> str:
+def check_window(window: int) -> int:
+    """``window`` if it is one of :data:`WINDOWS`, else a ValueError naming them."""
+    if window not in WINDOWS:
+        raise ValueError(
+            f"No {window}-token windows; choose one of {', '.join(map(str, WINDOWS))}."
+        )
+    return window
+
+
+def cache_key(model: str, window: int = WINDOW) -> str:
     """SHA-256 naming this model's results: weights, text, windows and code version."""
     record = {
         "weights": _WEIGHTS_SHA[model],
         "text": TEXT_SHA256,
         "chars": TEXT_CHARS,
-        "window": WINDOW,
+        "window": check_window(window),
         "windows": N_WINDOWS,
         "seed": SHUFFLE_SEED,
         "version": ANALYSIS_VERSION,
@@ -311,9 +326,10 @@ def cache_key(model: str) -> str:
     return hashlib.sha256(json.dumps(record, sort_keys=True).encode()).hexdigest()
 
 
-def results_path(model: str, *, root: Path | None = None) -> Path:
+def results_path(model: str, *, root: Path | None = None, window: int = WINDOW) -> Path:
     """Where ``model``'s results are cached (next to the dequantised checkpoints)."""
-    return (root or gguf_cache_root().parent / "inside") / f"{model}-{cache_key(model)[:24]}.npz"
+    name = f"{model}-{cache_key(model, window)[:24]}.npz"
+    return (root or gguf_cache_root().parent / "inside") / name
 
 
 def _signature_path(path: Path) -> Path:
@@ -322,7 +338,7 @@ def _signature_path(path: Path) -> Path:
 
 def _rebuild(path: Path) -> str:
     return (
-        f"Delete it (`rm '{path}' '{_signature_path(path)}'`) and open the page again, or run "
+        f"Delete it (`rm '{path}' '{_signature_path(path)}'`), then open the page again or run "
         "`python -m posviz inside <model>`: the results are computed again from verified weights."
     )
 
@@ -397,11 +413,13 @@ def _result(model: str, a: dict[str, np.ndarray]) -> InsideResult:
     return InsideResult(heads, rope, control, decay)
 
 
-def cached_inside(model: str, *, root: Path | None = None) -> InsideResult | None:
+def cached_inside(
+    model: str, *, root: Path | None = None, window: int = WINDOW
+) -> InsideResult | None:
     """``model``'s results if they are in the disk cache (no model is loaded), else ``None``."""
     if model not in MODELS:
         raise ValueError(f"No inside view of {model!r}; known: {', '.join(MODELS)}.")
-    arrays = _load(results_path(model, root=root))
+    arrays = _load(results_path(model, root=root, window=window))
     return None if arrays is None else _result(model, arrays)
 
 
@@ -412,6 +430,7 @@ def inside_results(
     on_wait: OnWait | None = None,
     should_stop: ShouldStop | None = None,
     progress: Progress | None = None,
+    window: int = WINDOW,
 ) -> InsideResult:
     """``model``'s :class:`InsideResult`: from the disk cache, else computed once as a heavy job
     (one per model at a time in a process; a ``job_slot("probe")``, governed threads).
@@ -427,9 +446,9 @@ def inside_results(
                 progress(0.02, "Checking SmolLM2's file and dequantising it (once) …")
             smollm2_dequantised(on_wait=on_wait, should_stop=should_stop)
         with job_slot("probe", on_wait=on_wait, should_stop=should_stop), heavy_work():
-            arrays = _COMPUTE[model](progress)
+            arrays = _COMPUTE[model](progress, window=window)
         try:
-            _save(results_path(model, root=root), arrays)
+            _save(results_path(model, root=root, window=window), arrays)
         except OSError as exc:  # a cache folder it cannot write: the answer is still shown
             logging.getLogger(__name__).warning(
                 "could not cache %s's results (computed again next time): %s", model, exc
@@ -437,8 +456,8 @@ def inside_results(
         return _result(model, arrays)
 
     return cached_flight(
-        ("inside", model),
-        lambda: cached_inside(model, root=root),
+        ("inside", model, check_window(window)),
+        lambda: cached_inside(model, root=root, window=window),
         compute,
         on_wait=on_wait,
         should_stop=should_stop,
