@@ -609,3 +609,44 @@ def test_the_sweep_grid_puts_the_verdicts_first_and_the_settings_last() -> None:
     lead = [topics[0], "under-trained", *topics[1:]]
     assert columns[: len(lead)] == lead
     assert columns[-1] == "budget" and "task" in columns[len(topics) + 1 :]
+
+
+def _losses_with_interval(estimate: float, low: float, high: float) -> dict:
+    """Per-seed mean training losses of learned and sinusoid (3 seeds) whose paired difference
+    learned − sinusoid has mean ``estimate`` and 95 % interval half-width ``(high − low) / 2``."""
+    from scipy import stats
+
+    half = (high - low) / 2
+    spread_ = half / (stats.t.ppf(0.975, 2) / np.sqrt(3))
+    d = estimate + spread_ * np.array([-1.0, 0.0, 1.0])
+    base = np.array([0.80, 0.82, 0.81])
+    return {"learned": tuple(base + d), "sinusoid": tuple(base)}
+
+
+@pytest.mark.parametrize(
+    ("estimate", "low", "high"),
+    [
+        (-0.0035, -0.013, 0.006),  # concat from 0.71 at 600 steps, one seed set ("same speed")
+        (-0.0055, -0.008, -0.003),  # the same cell, another seed set: excludes 0, inside ±0.02
+        (0.0055, 0.001, 0.010),  # every_layer's "input faster by 0.006 [0.001, 0.010]"
+    ],
+)
+def test_a_difference_inside_the_margin_is_the_same_in_practice(estimate, low, high) -> None:
+    """An interval inside ±margin is "the same in practice" even when it excludes 0 — never
+    "faster" (the margin is checked before the sign)."""
+    ceiling = {"learned": (1.0, 1.0, 1.0), "sinusoid": (1.0, 1.0, 1.0)}
+    judged = _judge_learned_pair(ceiling, _losses_with_interval(estimate, low, high))
+    speed = judged.comparisons[1]
+    assert speed.low == pytest.approx(low, abs=1e-9) and speed.high == pytest.approx(high, abs=1e-9)
+    assert judged.verdict.key == "ceiling:tie"
+    assert "faster" not in judged.verdict.short and "better)" not in judged.verdict.text
+    assert "the same" in judged.verdict.short and "±0.02" in judged.verdict.short
+    assert "in practice" in judged.verdict.text
+
+
+def test_a_difference_past_the_margin_is_still_decided_or_undecided() -> None:
+    ceiling = {"learned": (1.0, 1.0, 1.0), "sinusoid": (1.0, 1.0, 1.0)}
+    past = _judge_learned_pair(ceiling, _losses_with_interval(0.0155, 0.001, 0.030))
+    assert past.verdict.key == "ceiling:b"  # excludes 0, reaches past +0.02: sinusoid faster
+    wide = _judge_learned_pair(ceiling, _losses_with_interval(0.0125, -0.005, 0.030))
+    assert wide.verdict.key == "ceiling:unclear"

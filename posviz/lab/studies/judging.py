@@ -2,15 +2,14 @@
 
 Every comparison is a paired difference over seeds with its 95 % interval
 (:func:`posviz.analysis.difference.paired_difference`; the arms share each seed's training and
-held-out data) and is decided on that interval: "better" only when it excludes 0; "no
-difference" only when it lies inside ± the metric's equivalence margin
-(:attr:`posviz.lab.engine.metrics.MetricSpec.margin`, stated with it); otherwise "undecided". Arms
-that
-are not trained in a cell (:func:`posviz.lab.engine.metrics.convergence`: still improving, stalled,
-collapsed or diverged) are left out of its verdict and ranking, and said so; a stalled,
-collapsed or diverged arm never supports a verdict. Rankings are decided pairwise against the
-best arm (every arm whose paired interval against the best contains 0 shares rank 1), never by
-a chain of neighbours.
+held-out data) and is decided on that interval: "the same in practice" whenever it lies inside
+± the metric's equivalence margin (:attr:`posviz.lab.engine.metrics.MetricSpec.margin`, stated
+with it), even when it excludes 0; "better" only when it excludes 0 and is not inside the margin;
+otherwise "undecided". Arms that are not trained in a cell
+(:func:`posviz.lab.engine.metrics.convergence`: still improving, stalled, collapsed or
+diverged) are left out of its verdict and ranking, and said so; a stalled, collapsed or diverged
+arm never supports a verdict. Rankings are decided pairwise against the best arm (every arm not
+decided different from the best shares rank 1), never by a chain of neighbours.
 
 A :class:`~posviz.lab.engine.results.Finding` states a verdict as holding only where it holds in
 every
@@ -101,29 +100,32 @@ def equivalent(d: Difference, margin: float) -> bool:
 
 
 def _outcome(d: Difference, higher_is_better: bool, margin: float) -> str:
-    """``"a"``/``"b"`` (that arm is better), ``"tie"`` (equivalent within the margin) or
-    ``"unclear"`` (the interval contains 0 but reaches past the margin)."""
+    """``"tie"`` (the whole interval inside ``±margin``: the same in practice, even when it
+    excludes 0), ``"a"``/``"b"`` (that arm is better: the interval excludes 0 and is not inside
+    the margin) or ``"unclear"`` (it contains 0 but reaches past the margin)."""
+    if equivalent(d, margin):
+        return "tie"
     if d.sign() == 0:
-        return "tie" if equivalent(d, margin) else "unclear"
+        return "unclear"
     return "a" if (d.sign() > 0) == higher_is_better else "b"
 
 
 def _comparison_text(a: str, b: str, metric: str, d: Difference) -> str:
     """The better arm first, in words (``"sinusoid: lower held-out loss (better) than learned
     table (…)"``), with the interval of ``a − b``; "no difference" only inside the equivalence
-    margin, else "undecided"."""
+    margin (even when the interval excludes 0: the same in practice), else "undecided"."""
     interval = (
         f"{a} − {b} = {d.estimate:+.3f}, paired 95% interval {d.low:+.3f} … {d.high:+.3f}, "
         f"{d.n} seeds"
     )
     margin = m.spec(metric).margin
     name = m.spec(metric).name
+    if equivalent(d, margin):
+        return (
+            f"{a} vs {b}: no difference in {name} in practice ({interval}: inside ±{margin:g}, "
+            "the equivalence margin)"
+        )
     if not d.decided():
-        if equivalent(d, margin):
-            return (
-                f"{a} vs {b}: no difference in {name} ({interval}: inside ±{margin:g}, the "
-                "equivalence margin)"
-            )
         return (
             f"{a} vs {b}: undecided in {name} ({interval}: contains 0 but reaches past "
             f"±{margin:g}, the equivalence margin)"
@@ -315,7 +317,7 @@ def _pair_verdict(c: Comparison, labels: dict[str, str], prefix: str) -> Verdict
         short = (
             f"at ceiling; {winner} learns faster"
             if winner
-            else f"at ceiling; same speed (within {margin})"
+            else f"at ceiling; the same speed in practice (within {margin})"
             if c.outcome == "tie"
             else "at ceiling; speed undecided"
         )
@@ -323,7 +325,7 @@ def _pair_verdict(c: Comparison, labels: dict[str, str], prefix: str) -> Verdict
         short = (
             f"{winner} better"
             if winner
-            else f"no difference (within {margin})"
+            else f"the same in practice (within {margin})"
             if c.outcome == "tie"
             else "undecided (interval too wide)"
         )
@@ -528,7 +530,7 @@ def _relative_gap_comparison(cell: CellInput) -> Comparison:
     text = (
         f"relative loss gap without positions, encoder − decoder = {d.estimate:+.3f} (paired 95% "
         f"interval {d.low:+.3f} … {d.high:+.3f}, {d.n} seeds"
-        + (")" if d.decided() else inside if outcome == "tie" else wide)
+        + (inside if outcome == "tie" else ")" if d.decided() else wide)
     )
     return Comparison(
         "enc_nope", "dec_nope", "loss", "relative held-out loss gap without positions", True,
