@@ -260,6 +260,10 @@ def half_similarity_distance(matrix: np.ndarray, *, max_shift: int = 256) -> int
     return int(below[0]) if below.size else None
 
 
+#: A table label's trailing shape, " (512×384)", left out of a first line (× is notation).
+_SHAPE = re.compile(r"\s*\(\d+×\d+\)$")
+
+
 def learned_verdict(matrix: np.ndarray, *, name: str) -> Verdict:
     """What a learned table encodes: neighbours alike, how fast that fades, any seam, outliers;
     a plain first sentence (:data:`FIRST_SENTENCE_WORDS`), then the numbers."""
@@ -303,7 +307,10 @@ def learned_verdict(matrix: np.ndarray, *, name: str) -> Verdict:
         evidence.append(("Outliers", f"a few values reach ±{top:.2f} (row {row}); 99% stay "
                          f"within ±{p99:.3f}"))  # fmt: skip
     alike = "look alike" if typical > 0.5 else "are not much alike"
-    line = f"In {name}, nearby positions {alike}."
+    short = _SHAPE.sub("", name)  # its shape (n×d) is told in the evidence, not the line
+    line = f"In {short}, nearby positions {alike}."
+    if short != name:
+        evidence.insert(0, ("Table", name))
     return Verdict(sentence + ".", numbers, line, tuple(evidence))
 
 
