@@ -18,6 +18,8 @@ from posviz.charts.figure import Figure
 from posviz.data.answers import ANSWERS
 from posviz.encodings.sinusoidal import sinusoidal
 from posviz.figures import learned_card, sinusoid_card
+from posviz.lab.present import answer as lab_answer
+from posviz.lab.present import figures as lab_figures
 from posviz.navigation import START_HERE, PageSpec, guided_specs, lab_pages, page_spec
 from posviz.page_models.learned import table_name
 from posviz.page_models.markdown import safe_md
@@ -89,6 +91,18 @@ def card_line(spec: PageSpec) -> str:
     if spec.sources:
         text += " After " + " · ".join(cite(key) for key in spec.sources) + "."
     return text
+
+
+def lab_card_line(study: str, result: Any) -> str:
+    """A lab card's words: the stored answer's plain first sentence, or how long it takes."""
+    if result is None:
+        return lab_answer.index_line(study, None)
+    return lab_answer.plain_answer(result)
+
+
+def lab_picture(result: Any) -> Figure:
+    """The chart that carries a stored lab answer: its default cell's hero."""
+    return lab_figures.hero(result, lab_answer.cell_ids(result)[0]).figure
 
 
 def more_pages() -> list[PageSpec]:

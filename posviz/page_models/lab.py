@@ -13,6 +13,7 @@ from posviz.lab import QUESTIONS, LabConfig, LabResult, Question, RunStore
 from posviz.lab.present import answer
 from posviz.navigation import study_url_path
 from posviz.page_models.markdown import safe_md
+from posviz.references import cite
 from posviz.urlparams import NumberField
 
 PAPERS_PAGE = "pages/lab_papers.py"
@@ -46,6 +47,22 @@ def last_run_note(snapshot: runs.JobView) -> tuple[str, str]:
     return "", ""
 
 
+def warmup_watch(view: runs.WarmupView, run_id: str | None) -> tuple[str | None, int]:
+    """What a page's warm-up line waits for: ``(run_id, -1)``, its own answer (a question page;
+    None for settings of one's own, never computed by the warm-up), or ``(None, n)``, any answer
+    beyond the ``n`` stored when the page was drawn (/lab, the paper checks: ``run_id`` None)."""
+    if run_id is None:
+        return None, view.stored + view.panels_stored
+    return (run_id if run_id in view.pending else None), -1
+
+
+def warmup_changed(view: runs.WarmupView, run_id: str | None, drawn: int) -> bool:
+    """Whether an answer the page shows was stored since it was drawn (see :func:`warmup_watch`)."""
+    return (run_id is not None and run_id not in view.pending) or (
+        drawn >= 0 and view.stored + view.panels_stored != drawn
+    )
+
+
 def run_note(source: str) -> str:
     """The caption under the Run button: where the estimate comes from, what a run does."""
     return (
@@ -67,6 +84,11 @@ def page_path(question_id: str) -> str:
     """The key of a question's page (generated from the study list, no script): ``lab_<id>``;
     link to it with :func:`posviz.ui.routes.page_link`."""
     return study_url_path(question_id)
+
+
+def asked_in(source_keys: tuple[str, ...] | list[str], lead: str = "Asked in ") -> str:
+    """A study's sources as one Markdown line of citations."""
+    return lead + " · ".join(cite(key) for key in source_keys)
 
 
 def reset_keys(key_prefix: str) -> list[str]:

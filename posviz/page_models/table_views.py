@@ -103,6 +103,18 @@ def overview_note(n: int, d: int, fy: int, fx: int) -> str:
     )
 
 
+#: what the circle view plots for a table without sin/cos pairs.
+COORDINATES = ["principal components", "dimensions"]
+
+
+def pair_fields(d: int) -> tuple[NumberField, NumberField]:
+    """The circle view's two dimensions of a ``d``-wide table (the first two by default)."""
+    return (
+        NumberField("x: dimension", "circ_x", 0, d - 1, 0),
+        NumberField("y: dimension", "circ_y", 0, d - 1, min(1, d - 1)),
+    )
+
+
 def variance_caption(threshold: float) -> str:
     """Why the variance view's threshold starts where it does for this table."""
     return (

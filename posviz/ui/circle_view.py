@@ -13,7 +13,7 @@ import streamlit as st
 from posviz import figures
 from posviz.charts.circle import MAX_HANDS
 from posviz.charts.figure import Figure
-from posviz.page_models.table_views import FREE_PAIR_PROSE, SIN_COS_PROSE
+from posviz.page_models.table_views import COORDINATES, FREE_PAIR_PROSE, SIN_COS_PROSE, pair_fields
 from posviz.ui.display import show_chart, user_errors
 from posviz.ui.state import url_field, url_int_list, url_numbers, url_radio, url_slider
 from posviz.urlparams import NumberField
@@ -114,16 +114,11 @@ def _free_pair_figure(
     """Widgets for any two dimensions or the first two principal components; their Figure."""
     _n, d = np.shape(matrix)
     st.markdown(prose or FREE_PAIR_PROSE)
-    coordinates = ["principal components", "dimensions"]
     mode = url_radio(
-        "Coordinates", coordinates, key=f"{key_prefix}circ_mode", default=coordinates[0]
+        "Coordinates", COORDINATES, key=f"{key_prefix}circ_mode", default=COORDINATES[0]
     )
     dims = None
     if mode == "dimensions":
-        fields = (
-            NumberField("x: dimension", "circ_x", 0, d - 1, 0),
-            NumberField("y: dimension", "circ_y", 0, d - 1, min(1, d - 1)),
-        )
-        a, b = url_numbers(fields, key_prefix=key_prefix)
+        a, b = url_numbers(pair_fields(d), key_prefix=key_prefix)
         dims = (int(a), int(b))
     return figures.coordinate_pair_figure(matrix, dims, current=position, name=name)

@@ -16,12 +16,10 @@ import streamlit as st
 
 from posviz import export
 from posviz.lab import LabResult
-from posviz.lab.present import answer as lab_answer
-from posviz.lab.present import figures as lab_figures
 from posviz.navigation import START_HERE, PageSpec, guided_path, lab_pages
 from posviz.page_models import home
 from posviz.page_models.home import STORED_PAGES, card_answer, card_line
-from posviz.references import cite
+from posviz.page_models.lab import asked_in
 from posviz.ui.answer import HERO_HEIGHT
 from posviz.ui.cache import cached_resource
 from posviz.ui.lab import default_results
@@ -94,9 +92,8 @@ def more_questions() -> None:
 def lab_thumbnail(run_id: str, _result: LabResult) -> bytes | None:
     """PNG of the chart that carries a stored lab answer (its default cell's hero), small; one
     per run id (a stored run never changes)."""
-    hero = lab_figures.hero(_result, lab_answer.cell_ids(_result)[0])
     try:
-        spec = export.chart_spec(hero.figure.chart)
+        spec = export.chart_spec(home.lab_picture(_result).chart)
         return export.thumbnail_png(spec, width=THUMB_WIDTH, height=THUMB_HEIGHT)
     except ValueError:
         return None  # the card still answers in words
@@ -115,12 +112,10 @@ def lab_cards(*, columns: int = 2) -> None:
         result = answers.get(spec.study)
         with cells[index % columns].container(border=True, key=f"lab_card_{spec.study}"):
             page_link(spec.key, label=spec.title, icon=":material/science:")
+            st.caption(safe_md(home.lab_card_line(spec.study, result), max_len=400))
             if result is not None:
-                st.caption(safe_md(lab_answer.plain_answer(result), max_len=400))
                 pictures.append((spec, result, st.empty()))
-            else:
-                st.caption(safe_md(lab_answer.index_line(spec.study, None), max_len=400))
-            st.caption("Asked in " + " · ".join(cite(key) for key in spec.sources))
+            st.caption(asked_in(spec.sources))
     for spec in pages:
         if not spec.study:
             with st.container(border=True):

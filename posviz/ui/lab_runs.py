@@ -82,12 +82,8 @@ def warmup_notice(run_id: str | None = None) -> None:
     if warmup is None:
         return
     view = warmup.view()
-    if not view.text():
-        return
-    if run_id is None:  # /lab, the paper checks: rerun when any answer is stored
-        _warmup_line(None, view.stored + view.panels_stored)
-    else:  # a question page: rerun when its own answer is (never for settings of one's own)
-        _warmup_line(run_id if run_id in view.pending else None, -1)
+    if view.text():
+        _warmup_line(*model.warmup_watch(view, run_id))
 
 
 @st.fragment(run_every=WARMUP_POLL_S)
@@ -98,9 +94,7 @@ def _warmup_line(run_id: str | None, drawn: int) -> None:
     if warmup is None:
         return
     view = warmup.view()
-    if (run_id is not None and run_id not in view.pending) or (
-        drawn >= 0 and view.stored + view.panels_stored != drawn
-    ):
+    if model.warmup_changed(view, run_id, drawn):
         st.rerun(scope="app")  # an answer this page shows is now stored
     text = view.text()
     if text:

@@ -19,7 +19,6 @@ from posviz.lab.studies.cards import card_run_id, stored_cards
 from posviz.lab.studies.papers import PAPER_CHECKS
 from posviz.page_models import lab as model
 from posviz.page_models.lab import page_path
-from posviz.references import cite
 from posviz.tables import PositionTable
 from posviz.ui import lab_runs
 from posviz.ui.answer import next_question, show_hero, show_verdict, waiting
@@ -86,7 +85,7 @@ def show_question(question: Question, config: LabConfig) -> None:
     """The question in words, its sources, how it is measured and what a run trains."""
     st.subheader("The question")
     st.markdown(f"> {question.question}")
-    st.markdown("**Sources:** " + " · ".join(cite(key) for key in question.source_keys))
+    st.markdown(model.asked_in(question.source_keys, "**Sources:** "))
     st.markdown(f"**How it is measured.** {question.explain}")
     if question.id in answer.REAL_CHECKPOINTS:  # shown with or without a stored answer
         page, label = answer.REAL_CHECKPOINTS[question.id]
@@ -185,7 +184,7 @@ def index_answers(answers: dict[str, LabResult | None]) -> None:
             page_link(page_path(question.id), label=question.title, icon=":material/science:")
             line = answer.index_line(question.id, answers[question.id], computing=computing)
             st.markdown(safe_md(line, max_len=900))
-            st.caption("Asked in " + " · ".join(cite(key) for key in question.source_keys))
+            st.caption(model.asked_in(question.source_keys))
     with st.container(border=True):
         st.page_link(model.PAPERS_PAGE, label="Paper checks", icon=":material/fact_check:")
         line = cards.cards_headline(stored_cards(), computing=computing)
