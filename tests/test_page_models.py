@@ -216,3 +216,76 @@ def test_the_verdict_defines_its_terms_on_hover() -> None:
     verdict = at.markdown[0]
     assert "median cos(PE(p)" in verdict.value
     assert "cosine similarity" in verdict.proto.help
+
+
+# --------------------------------------------------------------------------- moved out of posviz/ui
+
+
+def test_a_lab_link_names_a_cell_or_gets_the_presets_with_why(monkeypatch) -> None:
+    """posviz.page_models.lab (was ui/lab_views.pick_cell): a cell not in the run falls back to
+    the preset's, and the warning quotes the link's value escaped."""
+    from posviz.page_models import lab
+
+    monkeypatch.setattr(lab.answer, "cell_ids", lambda result: ("preset", "other"))
+    assert lab.linked_cell(object(), None, "lab_x_cell") == ("preset", "")
+    assert lab.linked_cell(object(), "other", "lab_x_cell") == ("other", "")
+    cell, warning = lab.linked_cell(object(), "[x](https://evil.example)", "lab_x_cell")
+    assert cell == "preset" and "lab_x_cell" in warning and "Cells: preset, other" in warning
+    assert "](https://" not in warning  # the value cannot draw a link
+
+
+def test_a_linked_run_of_another_question_is_not_shown() -> None:
+    from types import SimpleNamespace
+
+    from posviz.page_models import lab
+
+    question = SimpleNamespace(id="learned")
+    assert lab.linked_outcome(question, "abc", None)[:2] == (None, "info")
+    other = SimpleNamespace(question_id="nope")
+    result, level, message = lab.linked_outcome(question, "abc", other)
+    assert (result, level) == (None, "warning") and "nope" in message
+    mine = SimpleNamespace(question_id="learned")
+    assert lab.linked_outcome(question, "abc", mine) == (mine, "", "")
+
+
+def test_the_warm_up_line_reruns_only_when_what_the_page_shows_is_stored() -> None:
+    from types import SimpleNamespace
+
+    from posviz.page_models import lab
+
+    view = SimpleNamespace(pending=("r1",), stored=3, panels_stored=1)
+    assert lab.warmup_watch(view, None) == (None, 4)  # /lab: any new answer
+    assert lab.warmup_watch(view, "r1") == ("r1", -1)  # its own answer, pending
+    assert lab.warmup_watch(view, "mine") == (None, -1)  # settings of one's own: never
+    assert not lab.warmup_changed(view, "r1", -1) and not lab.warmup_changed(view, None, 4)
+    done = SimpleNamespace(pending=(), stored=4, panels_stored=1)
+    assert lab.warmup_changed(done, "r1", -1) and lab.warmup_changed(done, None, 4)
+    assert not lab.warmup_changed(done, None, -1)
+
+
+def test_compare_reports_an_unreadable_input_and_compares_the_rest() -> None:
+    from posviz.page_models import compare
+
+    def offline(_: object) -> None:
+        raise ValueError("offline")
+
+    settings = compare.CompareSettings()
+    learned, bias, errors = compare.comparison_inputs(
+        ["learned", "t5"], settings, "", learned=offline, t5_bias=offline
+    )
+    assert (learned, bias) == (None, None) and errors == {compare.LEARNED_LABEL: "offline"}
+    _, bias, errors = compare.comparison_inputs(
+        ["t5"], settings, "org/t5", learned=offline, t5_bias=lambda model: np.ones((32, 8))
+    )
+    assert bias[0] == "org/t5" and bias[1].shape == (32, 8) and errors == {}
+
+
+def test_the_shared_views_choices_stay_in_their_limits() -> None:
+    from posviz.charts.heatmap import MAX_SIDE_1TO1
+    from posviz.page_models import table_views
+
+    first, shown, _, cols = table_views.zoom_fields(5000, 3)
+    assert shown.hi == MAX_SIDE_1TO1 and cols.hi == 3 and first.hi == 4999
+    assert table_views.pca_options("pca2", [1, 3]) == {"x": 0, "y": 2}  # 1-based PCs shown
+    assert table_views.pca_fields("heatmap") == []
+    assert [f.default for f in table_views.pair_fields(1)] == [0, 0]  # one column: both dim 0
