@@ -355,10 +355,10 @@ def probe_verdict(name: str, report: ProbeReport) -> Verdict:
         f"{_sig(control.mean)} ± {_sig(control.std)} for a random table probed the same way"
     )
     evidence: tuple[Evidence, ...] = (
-        ("Linear probe", f"{_sig(value.mean)} ± {_sig(value.std)} positions off on held-out "
-         "positions"),
-        ("Control", f"{_sig(control.mean)} ± {_sig(control.std)} for a random table probed the "
-         "same way"),
+        ("Linear probe, held-out positions", f"{_sig(value.mean)} ± {_sig(value.std)} "
+         "positions off"),
+        ("Control", f"{_sig(control.mean)} ± {_sig(control.std)} positions off for a random "
+         "table probed the same way"),
     )  # fmt: skip
     if report.mae.better():
         sentence = (

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from posviz.analysis import p_rope_numbers as numbers
+from posviz.analysis.headlines import Verdict
 from posviz.analysis.rope_numbers import MAX_SCORE_DISTANCE, probe_vectors, score_distances
 from posviz.charts.families import lines_figure
 from posviz.charts.figure import Figure
@@ -73,7 +74,7 @@ class PRopePage:
     description: str
     context: int  # the configuration's context length (the charts' rule)
     distances: np.ndarray  # the distances the charts reach
-    verdict: str
+    verdict: Verdict  # the answer computed as text (p_rope_numbers.answer), folded
     hero: Figure  # each band of pairs' similarity with itself against distance
     pairs: pd.DataFrame  # one row per pair
 
@@ -111,7 +112,7 @@ def p_rope_page(config: PRopeConfig, *, max_distance: int) -> PRopePage:
         description=numbers.describe(config),
         context=context,
         distances=distances,
-        verdict=numbers.answer(config),
+        verdict=Verdict.fold(numbers.answer(config)),
         hero=hero,
         pairs=numbers.pair_table(config),
     )

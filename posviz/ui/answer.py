@@ -43,14 +43,17 @@ def show_verdict(verdict: Verdict | str) -> None:
     """The page's answer: its plain first line in bold (escaped: it may quote a table's name),
     then its evidence folded in an "Evidence" expander directly under it (the numbers,
     intervals and controls, one labelled item a line), so the hero follows the line on the first
-    screen; the terms the evidence uses (R², MAE, ‖…‖ …) are defined in the line's hover help."""
-    if not isinstance(verdict, Verdict):
-        verdict = Verdict.fold(verdict)
-    terms = verdict.terms
-    evidence = verdict.folded
+    screen; the terms the evidence uses (R², MAE, ‖…‖ …) are defined in the line's hover help.
+
+    A plain string (the lab's answers, generated in :mod:`posviz.lab`) is shown whole, as its
+    generator wrote it."""
+    if isinstance(verdict, Verdict):
+        line, evidence, terms = verdict.first_line, verdict.folded, verdict.terms
+    else:
+        line, evidence, terms = verdict, (), Verdict(verdict).terms
     with st.container(key="verdict"):
         st.markdown(
-            f"**{safe_md(verdict.first_line, max_len=300)}**",
+            f"**{safe_md(line, max_len=900)}**",
             help="\n\n".join(terms) if terms else None,
         )
         if evidence:
