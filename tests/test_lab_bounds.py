@@ -176,3 +176,21 @@ def test_chance_loss_is_the_best_input_free_cross_entropy() -> None:
     assert bound.method == "held-out set"
     assert np.mean(-np.log(freq[targets])) == pytest.approx(bound.value, rel=1e-12)
     assert bound.value < np.log(freq.size)
+
+
+def test_the_no_composition_ceiling_is_the_tasks_own_with_a_fixed_period() -> None:
+    """Random periods (4–8, the task as built): a one-layer rule without composition stays far
+    under 1; a fixed period (k = n/2) lets one fixed offset copy the answer: ceiling 1."""
+    from dataclasses import replace as _replace
+
+    from posviz.lab.engine.bounds import no_composition_ceiling
+    from posviz.lab.studies.presets import QUESTIONS
+
+    config = QUESTIONS["induction"].default
+    random_period = no_composition_ceiling(config, heads=2)
+    assert 0.3 < random_period.value < 0.9
+    assert no_composition_ceiling(config, heads=8).value > random_period.value  # more offsets
+    fixed = no_composition_ceiling(_replace(config, k=config.min_len // 2), heads=1)
+    assert fixed.value == 1.0
+    with pytest.raises(ValueError, match="induction"):
+        no_composition_ceiling(_replace(config, task="reverse"), heads=2)

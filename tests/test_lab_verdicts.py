@@ -650,3 +650,55 @@ def test_a_difference_past_the_margin_is_still_decided_or_undecided() -> None:
     assert past.verdict.key == "ceiling:b"  # excludes 0, reaches past +0.02: sinusoid faster
     wide = _judge_learned_pair(ceiling, _losses_with_interval(0.0125, -0.005, 0.030))
     assert wide.verdict.key == "ceiling:unclear"
+
+
+def _induction_result(one_layer: float, bound_config) -> LabResult:
+    """The induction question judged on synthetic seeds: both 2-layer arms with positions at
+    1.000, no positions at 0.90, the one-layer control at ``one_layer``; the control's bound
+    computed as the stored answer computes it, on ``bound_config``'s task."""
+    from posviz.lab.studies.questions import _bound
+
+    q = QUESTIONS["induction"]
+
+    def metrics_of(plan) -> dict:
+        jitter = np.array([0.0, 0.002, -0.002, 0.001, -0.001])
+
+        def arm(acc: float) -> dict:
+            return {"accuracy": tuple(np.clip(acc + jitter, 0, 1))}
+
+        return {
+            "rope": arm(1.0),
+            "learned": arm(1.0),
+            "nope": arm(0.90),
+            "one_layer": arm(one_layer),
+        }
+
+    bounds = {t.key: _bound(q, t.config(bound_config)) for t in q.sweep.tasks}
+    return _result(q, _judged_cells(q, q.sweep, metrics_of), bounds)
+
+
+def test_the_one_layer_control_has_a_ceiling_that_can_fail() -> None:
+    """The induction control is judged against the best a one-layer model reaches without
+    composing: under it with random periods; above it is reported; and with a fixed period
+    (a positional shortcut) the ceiling is the task's own, so the control is void and no
+    "vs the control" verdict is stated."""
+    q = QUESTIONS["induction"]
+    fine = _induction_result(0.40, q.default)
+    control = next(f for f in fine.findings if f.topic == "The control")
+    assert control.holds_everywhere and "ceiling without composition" in control.text
+    assert "at or below it" in control.text
+    rope = next(f for f in fine.findings if f.topic == "2-layer RoPE model vs the control")
+    assert "better" in rope.text
+
+    leaks = _induction_result(0.98, q.default)  # above the random-period ceiling (≈ 0.71)
+    control = next(f for f in leaks.findings if f.topic == "The control")
+    assert "above it" in control.text
+    rope = next(f for f in leaks.findings if f.topic == "2-layer RoPE model vs the control")
+    assert "no difference" not in rope.text and "not judged" in rope.text
+
+    fixed = replace(q.default, k=q.default.min_len // 2)  # periods k … n/2: one period only
+    void = _induction_result(1.0, fixed)
+    control = next(f for f in void.findings if f.topic == "The control")
+    assert "void" in control.text and "positional shortcut" in control.text
+    rope = next(f for f in void.findings if f.topic == "2-layer RoPE model vs the control")
+    assert "no difference" not in rope.text and "not judged" in rope.text

@@ -38,6 +38,7 @@ al. 2022); :func:`position_blind_ceiling` says so instead of returning a number.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from typing import Literal
@@ -348,4 +349,72 @@ def simulate_position_blind(
         n,
         f"the optimal position-blind rule scored on {n_sequences:,} sequences of the lab's "
         "own generator.",
+    )
+
+
+def no_composition_ceiling(
+    config: LabConfig,
+    *,
+    heads: int,
+    length: int | None = None,
+    n_sequences: int = 2_000,
+    seed: int = 0,
+) -> Bound:
+    """What a one-layer model can reach on ``induction`` without composing two attention steps.
+
+    One attention layer picks where to look from the query's own token and position and each
+    key's own token and position; the key of the answer's slot carries no trace of the token
+    before it (that needs a first layer), so no head can find "the token after my earlier copy".
+    What it can do without composition is look at fixed offsets: each of its ``heads`` attends to
+    one offset ``d`` chosen from the position ``t`` alone and copies ``x[t + 1 − d]`` (right
+    exactly when the sequence's period divides ``d``). The rule scored here is more generous than
+    any such model: it also knows the period (the number of distinct tokens seen, an order-free
+    count), takes the copy of whichever head is right, and otherwise guesses among the block's
+    other tokens (``1/(P − 1)``). Per position it uses the best set of ``heads`` offsets, found
+    by trying every set on ``n_sequences`` sequences of the lab's own generator
+    (:func:`posviz.lab.engine.tasks.make_batch`); the value is their mean over counted slots.
+
+    With the period random per sequence (the task as built) this stays well under 1; with a
+    fixed period one offset is always right and the ceiling is 1: the positional shortcut that
+    makes a one-layer "control" reach the task's ceiling (tested).
+
+    Raises:
+        ValueError: a task other than induction, a bad length or head count.
+    """
+    if config.task != "induction":
+        raise ValueError(
+            "no_composition_ceiling is the induction task's control bound, not "
+            f"task={config.task!r}."
+        )
+    if isinstance(heads, bool) or not isinstance(heads, int) or heads < 1:
+        raise ValueError(f"heads={heads!r} must be a whole number ≥ 1.")
+    n = _checked(config, "decoder", length)
+    from posviz.lab.engine.tasks import induction_batch
+
+    rng = np.random.default_rng([int(seed), 3, n])
+    inputs, targets, repeat, periods = induction_batch(config, rng, np.full(n_sequences, n))
+    guess = np.where(periods > 1, 1.0 / np.maximum(periods - 1, 1), 0.0)  # (B,)
+    hits = total = 0.0
+    for t in range(n - 1):
+        rows = repeat[:, t]
+        if not rows.any():
+            continue
+        x, y, g = inputs[rows], targets[rows, t], guess[rows]
+        offsets = range(1, t + 2)  # copy x[t + 1 − d], a slot at or before t
+        right = {d: x[:, t + 1 - d] == y for d in offsets}
+        best = 0.0
+        for chosen in itertools.combinations(offsets, min(heads, len(offsets))):
+            any_right = np.logical_or.reduce([right[d] for d in chosen])
+            best = max(best, float(np.where(any_right, 1.0, g).sum()))
+        hits += best
+        total += float(rows.sum())
+    value = hits / total
+    return Bound(
+        value,
+        "simulated",
+        0.0,
+        n,
+        f"induction, vocab {config.vocab}, length {n}, periods {config.k}–{n // 2}: the best "
+        f"rule without composition ({heads} fixed offsets per position, the period known, "
+        f"else a guess among the block) on {n_sequences:,} sequences of the lab's generator.",
     )

@@ -198,11 +198,16 @@ def _instance(p: sweep.Planned, out: Any) -> Instance:
 
 
 def _bound(q: Question, config: LabConfig) -> Bound | None:
-    """The control's position-blind ceiling on this task (encoder controls only)."""
+    """The control's ceiling on this task: an encoder control's position-blind ceiling, or the
+    induction control's ceiling without composition (:func:`bounds.no_composition_ceiling`)."""
     if not q.control:
         return None
     control = q.variant(q.control)
     task_config = control.config_for(config)
+    if task_config.task == "induction" and task_config.layers == 1:
+        b = bounds.no_composition_ceiling(task_config, heads=task_config.heads)
+        chance = bounds.chance_level(task_config).value or 0.0
+        return Bound(task_config.task, "accuracy", float(b.value), b.method, b.text(3), chance)
     if control.model.kind != "encoder":
         return None
     b = bounds.position_blind_ceiling(task_config, kind="encoder")

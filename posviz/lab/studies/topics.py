@@ -30,6 +30,34 @@ from posviz.lab.studies.presets import Question
 
 #: a control "stays at its bound" unless its 95% interval lies wholly above it.
 BOUND_TEXT = "position-blind ceiling"
+#: the induction control's bound (:func:`posviz.lab.engine.bounds.no_composition_ceiling`).
+NO_COMPOSITION_TEXT = "ceiling without composition"
+
+
+def bound_text(bound: Bound) -> str:
+    """What the control's bound is called: the induction control's is no position-blind one."""
+    return NO_COMPOSITION_TEXT if bound.task == "induction" else BOUND_TEXT
+
+
+def control_broken(cell: Cell, control: str, bound: Bound | None) -> str:
+    """Why the control cannot serve as one in this cell ("" when it can): its bound is already
+    the task's ceiling (a shortcut solves the task without what the control lacks), or its
+    held-out accuracy's 95% interval lies wholly above its bound."""
+    if bound is None:
+        return ""
+    name = bound_text(bound)
+    if bound.task == "induction" and bound.value >= judge.CEILING:
+        return (
+            f"the control is void here: its {name} is {bound.text}, the task's ceiling — a "
+            "one-layer model can solve this task without composing (a positional shortcut)"
+        )
+    values = cell.metrics.get(control, {}).get("accuracy")
+    if values is not None and np.isfinite(values).all() and spread(values).low > bound.value:
+        return (
+            f"the control broke its bound here: held-out accuracy {spread(values).text(3)} "
+            f"lies above its {name} {bound.text}"
+        )
+    return ""
 
 
 def _cells_by_id(cells: tuple[Cell, ...]) -> dict[str, Cell]:
@@ -54,6 +82,12 @@ def _comparison_verdicts(
         found = next((c for c in cell.comparisons if (c.a, c.b) == (a, b)), None)
         bound = (bounds or {}).get(cell.setting("task").key)
         ceiling = bound.value if bound is not None else None
+        broken = control_broken(cell, b, bound)
+        if broken and found is not None:
+            out[cell.id] = Verdict(
+                "no_control", "no control (it broke its bound)", f"not judged: {broken}."
+            )
+            continue
         out[cell.id] = _comparison_verdict(found, cell, labels, ceiling)
     return out
 
@@ -117,11 +151,15 @@ def _bound_verdicts(
         values = cell.metrics.get(q.control, {}).get("accuracy")
         if bound is None or values is None or not np.isfinite(values).all():
             return None
+        broken = control_broken(cell, q.control, bound)
+        if broken and bound.value >= judge.CEILING:
+            out[cell.id] = Verdict("void", "control void!", broken)
+            continue
         informative, best = _can_fail(q, cell, bound)
         if not informative:
             text = (
                 f"cannot fail here: the arm with positions ({best}) does not get above the "
-                f"{BOUND_TEXT} {bound.text} either, so a control under it says nothing"
+                f"{bound_text(bound)} {bound.text} either, so a control under it says nothing"
             )
             out[cell.id] = Verdict("cannot_fail", "check cannot fail", text)
             continue
@@ -138,11 +176,20 @@ def _bound_verdicts(
         )
         text = (
             f"{q.variant(q.control).label}: held-out accuracy {s.text(3)}{chance}{share} its "
-            f"{BOUND_TEXT} {bound.text}: "
+            f"{bound_text(bound)} {bound.text}: "
             + (
-                "above it, so position leaks into this model and its numbers are suspect"
+                (
+                    "above it, so it composes after all (or the task has a shortcut) and is no "
+                    "control"
+                    if bound.task == "induction"
+                    else "above it, so position leaks into this model and its numbers are suspect"
+                )
                 if above
-                else "at or below it, as a model that cannot tell positions apart must be"
+                else (
+                    "at or below it, as a model that cannot compose must be"
+                    if bound.task == "induction"
+                    else "at or below it, as a model that cannot tell positions apart must be"
+                )
             )
             + still
         )
@@ -336,7 +383,7 @@ def dropped_control_line(q: Question, cells: tuple[Cell, ...], bounds: dict) -> 
     if informative:
         return ""
     return (
-        f"The control's {BOUND_TEXT} ({bound.text}) is not used as a check: no arm with "
+        f"The control's {bound_text(bound)} ({bound.text}) is not used as a check: no arm with "
         f"positions gets above it either ({best} with the preset's settings), so a control "
         "under it could not fail."
     )
