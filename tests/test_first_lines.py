@@ -265,7 +265,9 @@ def test_the_check_fails_a_verdict_that_drops_a_number():
 
 
 def test_a_paragraph_without_evidence_folds_its_other_clauses_each_once():
-    verdict = Verdict.fold("Plain answer here. With p = 0.5 all 32 pairs keep; none rotate. Done.")
+    verdict = Verdict.fold(
+        "Plain answer here. With p = 0.5 all 32 pairs keep: none rotate. Done; done."
+    )
     assert verdict.first_line == "Plain answer here."
     assert [text for _, text in verdict.folded] == ["With p = 0.5 all 32 pairs keep", "none rotate",
-                                                   "Done"]  # fmt: skip
+                                                   "Done", "done"]  # fmt: skip

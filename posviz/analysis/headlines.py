@@ -61,11 +61,14 @@ def first_sentence(text: str) -> str:
     return _SENTENCE_END.split(text.strip(), maxsplit=1)[0]
 
 
+_CLAUSE_END = re.compile(r"(?<=[;:])\s")
+
+
 def _clauses(text: str) -> tuple[str, ...]:
-    """``text`` cut into its sentences and ``;``-separated clauses, each once, in order."""
-    parts = [
-        c.strip().rstrip(".") for s in _SENTENCE_END.split(text.strip()) for c in s.split("; ")
-    ]
+    """``text`` cut into its sentences and its ``;``- and ``:``-separated clauses, each once, in
+    order."""
+    sentences = _SENTENCE_END.split(text.strip())
+    parts = [c.strip().rstrip(".;:") for s in sentences for c in _CLAUSE_END.split(s)]
     return tuple(dict.fromkeys(p for p in parts if p))
 
 
