@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from posviz import lab_jobs as runs
-from posviz.lab import QUESTIONS, LabConfig, LabResult, Question, RunStore
+from posviz.lab import QUESTIONS, Cell, LabConfig, LabResult, Question, RunStore
 from posviz.lab.present import answer
+from posviz.lab.present.cards import CardView
 from posviz.navigation import study_url_path
 from posviz.page_models.markdown import safe_md
 from posviz.references import cite
@@ -177,14 +178,30 @@ def linked_cell(result: LabResult, raw: str | None, url_key: str) -> tuple[str, 
     )
 
 
-def table_links(spec: str) -> list[tuple[str, str, str, dict[str, str]]]:
-    """``(page, label, icon, query)`` of the pages that open a lab table spec."""
-    return [
+def table_links(run_id: str, variant: str, seed: int, step: int) -> tuple:
+    """``(spec, links, caption)`` of one saved table of a run: its table source, the
+    ``(page, label, icon, query)`` of the pages that open it, and the line naming it."""
+    spec = f"lab:{run_id}/{variant}/{seed}/{step}"
+    return spec, [
         ("pages/learned.py", "Open this table in Learned tables", ":material/psychology:",
          {"lrn_a_src": "lab", "lrn_a_lab": spec}),
         ("pages/probing.py", "Probe this table in Probing positions", ":material/straighten:",
          {"prb_t_src": "lab", "prb_t_lab": spec}),
-    ]  # fmt: skip
+    ], f"Table source: `{spec}` (also `python -m posviz info {spec}`)."  # fmt: skip
+
+
+def cell_heading(cell: Cell) -> str:
+    """The bold line above a cell's numbers (its settings, escaped; whether they are the
+    preset's)."""
+    which = " (the preset's settings)" if cell.default else ""
+    return f"**This cell: {safe_md(cell.label(), max_len=300)}**{which}"
+
+
+def card_claim(card: CardView) -> str:
+    """A paper card's outcome badge (green agrees, orange differs, gray undecided, blue not run
+    yet) before its claim."""
+    color = BADGE[card.agrees] if card.run_id else "blue"
+    return f":{color}-badge[{card.outcome}] {safe_md(card.claim, max_len=600)}"
 
 
 def default_results(find: Find, with_panel: Callable) -> dict[str, LabResult | None]:

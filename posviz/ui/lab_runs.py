@@ -81,9 +81,9 @@ def warmup_notice(run_id: str | None = None) -> None:
     warmup = runs.get_warmup(str(RunStore().root))
     if warmup is None:
         return
-    view = warmup.view()
-    if view.text():
-        _warmup_line(*model.warmup_watch(view, run_id))
+    now = warmup.view()
+    if now.text():
+        _warmup_line(*model.warmup_watch(now, run_id))
 
 
 @st.fragment(run_every=WARMUP_POLL_S)
@@ -93,14 +93,14 @@ def _warmup_line(run_id: str | None, drawn: int) -> None:
     warmup = runs.get_warmup(str(RunStore().root))
     if warmup is None:
         return
-    view = warmup.view()
-    if model.warmup_changed(view, run_id, drawn):
+    now = warmup.view()
+    if model.warmup_changed(now, run_id, drawn):
         st.rerun(scope="app")  # an answer this page shows is now stored
-    text = view.text()
+    text = now.text()
     if text:
-        fraction = view.stored / view.total if view.total else 1.0
+        fraction = now.stored / now.total if now.total else 1.0
         st.progress(min(fraction, 1.0), text=text)
-    for title, why in view.failed.items():
+    for title, why in now.failed.items():
         st.warning(
             f"{safe_md(title, max_len=80)} could not be computed: {safe_md(why, max_len=300)}"
         )

@@ -65,9 +65,7 @@ def pick_cell(result: LabResult, *, key_prefix: str) -> str:
 
 def show_cell(result: LabResult, cell_id: str) -> None:
     """A cell's comparisons (differences with 95% intervals), its table and its convergence."""
-    cell = result.cell(cell_id)
-    which = " (the preset's settings)" if cell.default else ""
-    st.markdown(f"**This cell: {safe_md(cell.label(), max_len=300)}**{which}")
+    st.markdown(model.cell_heading(result.cell(cell_id)))
     st.dataframe(
         answer.comparisons_frame(result, cell_id), hide_index=True,
         column_config={"difference": st.column_config.NumberColumn(format="%+.3f")},
@@ -148,13 +146,12 @@ def watch_table_form(result: LabResult, store: RunStore, *, key_prefix: str) -> 
     with cols[2]:
         steps = [int(s) for s in result.snapshot_steps]
         step = url_select_slider("Training step", steps, key=f"{key_prefix}step")
-    spec = f"lab:{result.run_id}/{variant}/{seed}/{step}"
+    spec, links, caption = model.table_links(result.run_id, variant, seed, step)
     with user_errors("Learned table"):
         table = lab_table(root, spec)
-        links = model.table_links(spec)
         for place, (page, label, icon, query) in zip(st.columns(2), links, strict=True):
             place.page_link(page, label=label, icon=icon, query_params=query)
-        st.caption(f"Table source: `{spec}` (also `python -m posviz info {spec}`).")
+        st.caption(caption)
         if table.matrix.shape[0] >= MIN_ROWS:
             with waiting("Probing this table at every saved step (once; then cached)…"):
                 frames = probe_frames(root, result.run_id, variant, seed)
@@ -191,35 +188,34 @@ def index_answers(answers: dict[str, LabResult | None]) -> None:
         st.markdown(safe_md(line, max_len=400))
 
 
-def _show_card(view: cards.CardView, store: RunStore) -> None:
+def _show_card(card: cards.CardView, store: RunStore) -> None:
     with st.container(border=True):
-        st.markdown(f"**{view.citation}**")
-        color = model.BADGE[view.agrees] if view.run_id else "blue"
-        st.markdown(f":{color}-badge[{view.outcome}] {safe_md(view.claim, max_len=600)}")
-        st.caption(f"[Where the claim was read]({view.claim_read_at})")
+        st.markdown(f"**{card.citation}**")
+        st.markdown(model.card_claim(card))
+        st.caption(f"[Where the claim was read]({card.claim_read_at})")
         left, right = st.columns(2)
         with left:
             st.markdown("**Published**")
-            for heading, numbers in view.published:
+            for heading, numbers in card.published:
                 st.caption(safe_md(heading, max_len=600))
                 st.dataframe(numbers, hide_index=True)
-            st.caption(safe_md(view.published_note, max_len=600))
+            st.caption(safe_md(card.published_note, max_len=600))
         with right:
             st.markdown("**This run**")
-            bullets(view.this_run or ("Not run on this server yet.",))
-        for n, part in enumerate(view.sections):  # criterion, what would differ, the ladders
+            bullets(card.this_run or ("Not run on this server yet.",))
+        for n, part in enumerate(card.sections):  # criterion, what would differ, the ladders
             st.markdown(f"**{part.heading}** {safe_md(part.text, max_len=1500)}")
             bullets(part.bullets)
             if part.figure is not None:
                 show_chart(
-                    part.figure, key=f"lab_papers_{view.check_id}_{n}", description=part.text
+                    part.figure, key=f"lab_papers_{card.check_id}_{n}", description=part.text
                 )
-        st.caption(f"Why a tiny model may differ: {safe_md(view.caveat, max_len=900)}")
-        if not view.run_id:
-            check = PAPER_CHECKS[view.check_id]
+        st.caption(f"Why a tiny model may differ: {safe_md(card.caveat, max_len=900)}")
+        if not card.run_id:
+            check = PAPER_CHECKS[card.check_id]
             lab_runs.run_controls(
-                card_run_id(check), card_plan(view.check_id), store_root=str(store.root),
-                key_prefix=f"lab_papers_{view.check_id}_", work=runs.card_work(view.check_id),
+                card_run_id(check), card_plan(card.check_id), store_root=str(store.root),
+                key_prefix=f"lab_papers_{card.check_id}_", work=runs.card_work(card.check_id),
             )  # fmt: skip
 
 
