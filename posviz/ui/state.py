@@ -4,7 +4,7 @@ A page calls e.g. ``url_slider("Positions", key="sin_n", ...)``. On the first ru
 widget is seeded from the URL (``?sin_n=128``, parsed by :mod:`posviz.urlparams`); a value that is
 not a number, out of range or not an allowed choice is replaced by the default or clamped, and the
 user is told what was wrong and what the limits are. After every run the current value is written
-back so a copied link reproduces the view.
+back so a copied link reproduces the page.
 """
 
 from __future__ import annotations
