@@ -178,11 +178,15 @@ def _grid(result: InsideResult) -> Figure:
 
 
 def _sink_phrase(count: int, total: int) -> str:
+    """The first-token finding, with the one window length it was measured at (the count falls
+    with the window: `posviz inside smollm2 --window N` gave 141, 112, 103, 98 of 270 at 32, 64,
+    128, 256 tokens on 2026-11-28)."""
+    where = f"in {WINDOW}-token windows"
     if count > total / 2:
-        return "over half its heads watch the first token"
+        return f"{where}, over half its heads watch the first token"
     if count > 0:
-        return "some of its heads watch the first token"
-    return "none of its heads watch the first token"
+        return f"{where}, some of its heads watch the first token"
+    return f"{where}, none of its heads watch the first token"
 
 
 def inside_page(results: tuple[InsideResult, InsideResult]) -> InsidePage:
@@ -228,7 +232,9 @@ def inside_page(results: tuple[InsideResult, InsideResult]) -> InsidePage:
         + (": the first slot draws it, whatever word sits there" if by_slot else "")
         + f". MiniLM-L6 has {mcounts['trained']['first-token (sink)']} of {mtotal} heads on "
         f"its first token ([CLS]; shuffled {mcounts['shuffled']['first-token (sink)']}, "
-        f"untrained {mcounts['untrained']['first-token (sink)']})."
+        f"untrained {mcounts['untrained']['first-token (sink)']}). These counts are for "
+        f"{WINDOW}-token windows only; they depend on the window length, which this page does "
+        f"not vary (`python -m posviz inside smollm2 --window 128` computes another)."
     )
     numbers = {
         "slow_quarter_share": slow,
