@@ -138,9 +138,9 @@ class Question:
         long_budget: a longer budget, in multiples of the preset's steps, for arms the sweep's
             budgets leave under-trained (0: none). It is too slow for the first start's
             minutes, so it trains once, in the panel part after every default answer, on the
-            preset's own task and init, and is read at this budget and at the sweep's other
-            budgets scaled to it (18 with budgets 1 and 3: 6× and 18× the steps). A multiple of
-            the sweep's longest budget, above it.
+            preset's own task at every init of the sweep, and is read at this budget and at
+            the sweep's other budgets scaled to it (18 with budgets 1 and 3: 6× and 18× the
+            steps). A multiple of the sweep's longest budget, above it.
     """
 
     id: str
@@ -173,8 +173,9 @@ class Question:
     @property
     def panel(self) -> Sweep | None:
         """The held-out panel as a sweep: each panel setting applied to the preset's own task,
-        at its own init and the sweep's budgets, then the longer budget (:attr:`long_budget`)
-        as one more row, :data:`LONG` (None without either)."""
+        at every init of the sweep (each init's findings are checked there too) and the sweep's
+        budgets, then the longer budget (:attr:`long_budget`) as one more row, :data:`LONG`
+        (None without either)."""
         if not self.panel_settings and not self.long_budget:
             return None
         own = self.sweep.tasks[0]
@@ -185,7 +186,7 @@ class Question:
         if self.long_budget:
             steps = self.long_steps // self.sweep.longest  # read at 1× … longest× of it
             tasks += (TaskSetting(LONG, (*own.changes, ("steps", steps)), own.metric),)
-        return Sweep(tasks=tasks, inits=self.sweep.inits[:1], budgets=self.sweep.budgets)
+        return Sweep(tasks=tasks, inits=self.sweep.inits, budgets=self.sweep.budgets)
 
     @property
     def long_steps(self) -> int:
