@@ -35,6 +35,7 @@ from posviz.analysis.headlines import (
     compare_verdict,
     concat_verdict,
     layers_verdict,
+    learned_verdict,
     lookup_verdict,
     permutation_verdict,
     probe_verdict,
@@ -154,7 +155,7 @@ def _family_models() -> dict[str, Callable[[], list]]:
     from posviz.encodings.p_rope import PRopeConfig
     from posviz.encodings.rope import rope_frequencies
     from posviz.page_models import alibi, nope, p_rope, rope, t5_buckets, vit_grid
-    from posviz.page_models.learned import learned_page
+    from posviz.page_models.learned import table_name
     from posviz.page_models.sinusoidal import sinusoid_page
     from posviz.tables import PositionTable, load_table
 
@@ -166,9 +167,9 @@ def _family_models() -> dict[str, Callable[[], list]]:
         "pages/sinusoidal.py": lambda: [
             sinusoid_page(sinusoid_module.sinusoidal(128, 64), base=10000.0, layout="interleaved")
         ],
-        "pages/learned.py": lambda: [
-            learned_page(load_table("bundled")),
-            learned_page(PositionTable(noise, source="noise")),
+        "pages/learned.py": lambda: [  # its model's verdict line, without its views (2 s)
+            learned_verdict(t.matrix, name=table_name(t))
+            for t in (load_table("bundled"), PositionTable(noise, source="noise"))
         ],
         "pages/rope.py": lambda: [rope.rope_page(rope_frequencies(64), name="a head")],
         "pages/p_rope.py": lambda: [
@@ -271,3 +272,28 @@ def test_a_paragraph_without_evidence_folds_its_other_clauses_each_once():
     assert verdict.first_line == "Plain answer here."
     assert [text for _, text in verdict.folded] == ["With p = 0.5 all 32 pairs keep", "none rotate",
                                                    "Done", "done"]  # fmt: skip
+
+
+# --------------------------------------------------------------------------- as shown
+
+
+def _show(verdict) -> None:
+    from posviz.ui.answer import show_verdict
+
+    show_verdict(verdict)
+
+
+def test_a_page_shows_the_line_then_its_evidence_folded_and_a_plain_string_whole():
+    from streamlit.testing.v1 import AppTest
+
+    verdict = _layers()[0]
+    at = AppTest.from_function(_show, args=(verdict,)).run(timeout=30)
+    assert not at.exception
+    assert at.markdown[0].value == f"**{verdict.first_line}**"
+    (folded,) = at.expander
+    assert folded.label == "Evidence"
+    listed = folded.markdown[0].value.replace("\\", "")
+    for label, text in verdict.folded:
+        assert f"**{label}:** {text}" in listed
+    at = AppTest.from_function(_show, args=("Lab answer. With 3 seeds.",)).run(timeout=30)
+    assert at.markdown[0].value == "**Lab answer. With 3 seeds.**" and not at.expander
