@@ -428,7 +428,7 @@ def concat_verdict(report: ConcatReport, *, name: str, n_positions: int) -> Verd
             ("Words' subspace", f"{share} lies in the words' {report.k_we}-dimensional "
              "principal subspace"),
             ("Control", against),
-            ("Reading", tail),
+            ("Reading", tail.removeprefix("so ")),
         ),
     )  # fmt: skip
 
@@ -626,7 +626,7 @@ def rope_verdict(freqs: Any, *, name: str) -> Verdict:
         ("Pairs", f"{name} turns each of its {wavelengths.size} query/key pairs by p·θᵢ"),
         ("Speeds", f"from one turn every {_sig(wavelengths.min())} tokens to one every "
          f"{_sig(wavelengths.max())}"),
-        ("So", "a query·key score depends only on their distance"),
+        ("Hence", "a query·key score depends only on their distance"),
     ]  # fmt: skip
     if freqs.rope_type != "default":
         sentence += (
@@ -660,7 +660,8 @@ def alibi_verdict(slopes: np.ndarray) -> Verdict:
             ("Heads", f"{values.size}, each subtracting m·distance from its attention logits"),
             ("Steepest head", f"m = {_sig(values.max())}: a key's weight halves every "
              f"{_sig(halves.min())} tokens"),
-            ("Gentlest head", f"m = {_sig(values.min())}: halves every {_sig(halves.max())}"),
+            ("Gentlest head", f"m = {_sig(values.min())}: halves every "
+             f"{_sig(halves.max())} tokens"),
         ),
     )  # fmt: skip
 
