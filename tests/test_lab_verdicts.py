@@ -716,3 +716,35 @@ def test_the_held_out_panel_trains_every_init_the_sweep_states_findings_for(qid:
     sweep_inits = {p.settings[1].key for p in sweep_cells(q.arm_specs(), q.sweep, q.default)}
     panel_inits = {p.settings[1].key for p in sweep_cells(q.arm_specs(), q.panel, q.default)}
     assert panel_inits >= sweep_inits
+
+
+def test_an_arm_not_separated_from_rank_one_is_printed_as_a_tie() -> None:
+    """ALiBi leads; RoPE's interval against it contains 0 (shared rank 1); T5 is separated from
+    ALiBi but not from RoPE, so the pairwise ranking puts it third — printed "=1.", never "3."
+    (it cannot be said to rank below RoPE); the sinusoid, separated from both, stays below."""
+    from posviz.lab.studies.topics import ranking_lines
+
+    q = QUESTIONS["extrapolation"]
+
+    def metrics_of(plan) -> dict:
+        unseen = {
+            "alibi": (0.980, 0.981, 0.979, 0.980, 0.980),
+            "rope": (0.990, 0.940, 0.985, 0.930, 0.990),
+            "t5": (0.950, 0.951, 0.949, 0.950, 0.950),
+            "sinusoid": (0.20, 0.21, 0.19, 0.20, 0.20),
+            "nope": (0.10, 0.11, 0.09, 0.10, 0.10),
+        }
+        out = {"learned": {"accuracy_unseen": (np.nan,) * 5, "accuracy_in_range": (1.0,) * 5}}
+        for arm, u in unseen.items():
+            out[arm] = {"accuracy_in_range": (1.0,) * 5, "accuracy_unseen": u, "retention": u}
+        return out
+
+    cell = next(c for c in _judged_cells(q, q.sweep, metrics_of, judge.judge_extrapolation)
+                if c.default)  # fmt: skip
+    ranks = {r.arm: r.rank for r in cell.ranking}
+    assert ranks["alibi"] == ranks["rope"] == 1 and ranks["t5"] == 3  # decided against the best
+    line = ranking_lines(q, cell)[0]
+    labels = {v.id: v.label for v in q.variants}
+    assert f"=1. {labels['alibi']}" in line and f"=1. {labels['rope']}" in line
+    assert f"=1. {labels['t5']}" in line and "3. " not in line
+    assert f"4. {labels['sinusoid']}" in line and "=4." not in line

@@ -284,11 +284,28 @@ def extrapolation_findings(q: Question, cells: tuple[Cell, ...]) -> list[Finding
     return found
 
 
+def rank_place(cell: Cell, row) -> str:
+    """``"1."``, ``"=2."`` (a shared rank) or ``"=1."`` for an arm not separated from some arm
+    of rank 1 (its paired interval against it is not decided), whatever rank the pairwise
+    ranking against the best gave it."""
+    firsts = [r.arm for r in cell.ranking if r.rank == 1 and r.arm != row.arm]
+    labels = {r.arm: r.label for r in cell.ranking}
+    if row.rank > 1:
+        for arm in firsts:
+            c = judge.compare(cell.metrics, arm, row.arm, "accuracy_unseen", labels)
+            if c.outcome not in ("a", "b"):
+                return "=1."
+    shared = sum(r.rank == row.rank for r in cell.ranking) > 1
+    return f"={row.rank}." if shared else f"{row.rank}."
+
+
 def ranking_lines(q: Question, cell: Cell) -> list[str]:
-    """The preset cell's ranking on unseen positions, and the arms left out and why."""
+    """The preset cell's ranking on unseen positions, and the arms left out and why. A shared
+    rank is printed as a tie (``"=1."``), and so is an arm whose paired interval against any arm
+    of rank 1 does not separate them: it cannot be said to rank below it (:func:`rank_place`)."""
     ranked = "; ".join(
-        f"{r.rank}. {r.label} {r.mean:.3f} (95% interval {r.low:.3f} … {r.high:.3f}; "
-        f"retention {r.retention:.2f})"
+        f"{rank_place(cell, r)} {r.label} {r.mean:.3f} (95% interval {r.low:.3f} … "
+        f"{r.high:.3f}; retention {r.retention:.2f})"
         for r in cell.ranking
     )
     lines = [f"Ranking on unseen positions ({cell.label()}): {ranked or 'no arm qualifies'}."]
