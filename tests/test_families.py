@@ -326,8 +326,11 @@ def test_alibi_page_causal_bias_is_masked_above_the_diagonal():
 def test_t5_page_offline_defaults_and_bad_settings():
     at = app_test("pages/t5_buckets.py")
     assert_no_exception(at)
-    assert len(at.get("vega_lite_chart")) == 2  # the buckets, and the bucket of every (i, j)
-    assert any("No learned bias" in i.value for i in at.info)
+    # the buckets and the bucket of every (i, j); then MPNet's shipped bias: heatmap, profiles,
+    # which buckets any position reaches
+    charts = [json.loads(c.proto.spec).get("description", "") for c in at.get("vega_lite_chart")]
+    assert len(charts) == 5 and sum("all-mpnet-base-v2" in d for d in charts) == 1
+    assert any("No T5 checkpoint is read yet" in i.value for i in at.info)
     at = app_test("pages/t5_buckets.py", query={"t5_src": "manual", "t5_nb": "2"})
     assert_no_exception(at)
     assert any("too small" in e for e in _errors(at))
