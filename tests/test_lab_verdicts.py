@@ -748,3 +748,24 @@ def test_an_arm_not_separated_from_rank_one_is_printed_as_a_tie() -> None:
     assert f"=1. {labels['alibi']}" in line and f"=1. {labels['rope']}" in line
     assert f"=1. {labels['t5']}" in line and "3. " not in line
     assert f"4. {labels['sinusoid']}" in line and "=4." not in line
+
+
+def test_learned_means_above_what_a_model_without_positions_reaches() -> None:
+    """On reverse (16 tokens, length 12) chance is 0.062 and the position-blind ceiling 0.223:
+    a seed at 0.171 cleared the chance floor (0.156) but not what a model without positions
+    reaches, so an arm with positions at 0.171 has not learned the task (stalled), while the
+    stored cells measure that floor for every arm with positions and none without."""
+    from posviz.lab.engine import sweep as lab_sweep
+    from posviz.lab.engine.bounds import chance_level
+    from posviz.lab.studies.questions import _blind_ceiling
+
+    q = QUESTIONS["learned"]
+    planned = {p.arm: p for p in lab_sweep.plan(q.arm_specs(), q.sweep, q.default)["reverse"]}
+    blind = _blind_ceiling(planned["learned"])
+    chance = float(chance_level(planned["learned"].config).value)
+    assert blind == pytest.approx(0.2230, abs=1e-4) and _blind_ceiling(planned["nope"]) is None
+    seed = _instance([[0.17, 0.171]] * 3, [[2.0, 1.999]] * 3)
+    assert m.learned_floor(chance) < 0.171 < blind
+    assert m.convergence(seed, length="12", index=1, chance=chance).status == "trained"
+    held = m.convergence(seed, length="12", index=1, chance=chance, blind=blind)
+    assert held.status == "stalled" and "position-blind ceiling 0.223" in held.text

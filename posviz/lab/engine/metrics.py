@@ -212,16 +212,23 @@ def convergence(
     index: int,
     in_range: np.ndarray | None = None,
     chance: float | None = None,
+    blind: float | None = None,
 ) -> Convergence:
     """Judge one instance at checkpoint ``index``, seed by seed (see the module docstring).
 
     ``in_range``: ``(E,)`` in-range accuracy (default: held-out accuracy at ``length``);
-    ``chance``: the task's chance accuracy, or None for a control (not required to learn).
+    ``chance``: the task's chance accuracy, or None for a control (not required to learn);
+    ``blind``: for an arm with positions, the task's position-blind ceiling
+    (:func:`posviz.lab.engine.bounds.position_blind_ceiling`): "learned" is then measured from
+    it, not from chance — a seed at what a model without positions reaches has not learned the
+    task (reverse: chance 0.062, ceiling 0.223, floor 0.301, not 0.156).
     """
     accuracy = np.asarray(
         inst.heldout_accuracy[length][:, index] if in_range is None else in_range, dtype=float
     )
     loss = np.asarray(inst.heldout_loss[length], dtype=float)
+    if chance is not None and blind is not None and blind > chance:
+        chance = blind  # the floor is measured from what a model without positions reaches
     floor = None if chance is None else learned_floor(chance)
     seeds, gains = [], []
     for e in range(accuracy.shape[0]):
@@ -238,7 +245,7 @@ def convergence(
     status = _arm_status(seeds)
     return Convergence(
         status == "trained",
-        _status_text(status, seeds, accuracy, gains, floor, chance),
+        _status_text(status, seeds, accuracy, gains, floor, chance, blind=blind == chance),
         status,
         tuple(seeds),
     )
@@ -264,6 +271,8 @@ def _status_text(
     gains: list[float],
     floor: float | None,
     chance: float | None,
+    *,
+    blind: bool = False,
 ) -> str:
     n = len(seeds)
     acc = f"in-range accuracy {_range(accuracy)}"
@@ -274,8 +283,9 @@ def _status_text(
     learn = (
         ""
         if floor is None
-        else f"; learned = accuracy ≥ {floor:.3f} (chance {chance:.3f} + {LEARN_MARGIN:.0%} of "
-        "the rest)"
+        else f"; learned = accuracy ≥ {floor:.3f} ("
+        + ("the position-blind ceiling" if blind else "chance")
+        + f" {chance:.3f} + {LEARN_MARGIN:.0%} of the rest)"
     )
     if status == "trained":
         return f"trained: {acc}, every seed learned and stopped improving ({gain}){learn}"

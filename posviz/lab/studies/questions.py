@@ -10,6 +10,7 @@ which verdicts hold across the sweep. A question's ``panel`` part (when its pres
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -17,8 +18,9 @@ from typing import Any
 import numpy as np
 
 from posviz.lab.engine import bounds, sweep
+from posviz.lab.engine import metrics as lab_metrics
 from posviz.lab.engine.config import LabConfig
-from posviz.lab.engine.measure import measure
+from posviz.lab.engine.measure import measure, task_chance
 from posviz.lab.engine.results import (
     ArmInfo,
     Bound,
@@ -282,6 +284,22 @@ def rejudge(result: LabResult) -> LabResult:
     )  # fmt: skip
 
 
+def _blind_ceiling(planned: sweep.Planned) -> float | None:
+    """The position-blind ceiling an arm *with* positions must clear to count as learned (an
+    encoder on a task that has one; None for no-position arms, decoders and text tasks)."""
+    cfg = planned.config
+    if planned.model.kind != "encoder" or planned.model.scheme == "nope":
+        return None
+    if cfg.task not in ("reverse", "kback"):  # count's is 1 (positions not needed), mlm's text
+        return None
+    return _exact_blind(cfg)
+
+
+@functools.lru_cache(maxsize=64)
+def _exact_blind(cfg: LabConfig) -> float | None:
+    return bounds.position_blind_ceiling(cfg, kind="encoder").value
+
+
 def _cell(
     q: Question,
     plan: sweep.CellPlan,
@@ -305,6 +323,15 @@ def _cell(
             snapshot_steps=trained.snapshot_steps[task],
             steps=plan.steps,
         )
+        blind = _blind_ceiling(planned) if role != "control" else None
+        if blind is not None:  # "learned" measured from what a model without positions reaches
+            first = str(planned.config.eval_lengths[0])
+            index = lab_metrics.checkpoint_index(trained.checkpoint_steps[task], plan.steps)
+            chance = task_chance(planned.config)
+            again = lab_metrics.convergence(
+                inst, length=first, index=index, chance=chance, blind=blind
+            )
+            measured = dataclasses.replace(measured, convergence=again)
         metrics[arm] = measured.values
         notes.update({f"{arm}/{k}": v for k, v in measured.notes.items()})
         converged[arm] = measured.convergence.converged
