@@ -206,7 +206,7 @@ def store_key(root: Path, *, create: bool = False) -> bytes | None:
     return key or None
 
 
-def _signature(key: bytes, run_id: str, hashes: dict[str, str]) -> str:
+def signature(key: bytes, run_id: str, hashes: dict[str, str]) -> str:
     """HMAC-SHA256 over the run id, the format and every file's SHA-256 (canonical JSON)."""
     body = json.dumps({"format": FORMAT, "run_id": run_id, "sha256": hashes}, sort_keys=True)
     return hmac.new(key, body.encode("utf-8"), hashlib.sha256).hexdigest()
@@ -250,7 +250,7 @@ def entry_files(
     for name, array in arrays.items():
         files[f"{check_name(name)}.npy"] = _npy_bytes(array)
     hashes = {n: _sha256(b) for n, b in sorted(files.items())}
-    manifest = {"format": FORMAT, "sha256": hashes, "hmac": _signature(key, run_id, hashes)}
+    manifest = {"format": FORMAT, "sha256": hashes, "hmac": signature(key, run_id, hashes)}
     files[MANIFEST] = json.dumps(manifest, indent=1, sort_keys=True).encode("utf-8")
     return files
 
@@ -330,9 +330,9 @@ def _manifest(folder: Path, run_id: str) -> dict[str, str]:
         raise CorruptEntry(run_id, str(error)) from None
     if key is None:
         raise CorruptEntry(run_id, f"its store has no key ({SECRET}) to verify it with")
-    signature = manifest.get("hmac")
-    expected = _signature(key, run_id, {str(k): str(v) for k, v in hashes.items()})
-    if not isinstance(signature, str) or not hmac.compare_digest(signature, expected):
+    signed = manifest.get("hmac")
+    expected = signature(key, run_id, {str(k): str(v) for k, v in hashes.items()})
+    if not isinstance(signed, str) or not hmac.compare_digest(signed, expected):
         raise CorruptEntry(
             run_id,
             f"{MANIFEST}'s signature does not match this store's key: the entry was changed "

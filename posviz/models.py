@@ -30,6 +30,7 @@ import numpy as np
 from posviz.encodings.families import family_of_config
 from posviz.governor import heavy_work
 from posviz.jobs import cached_flight, job_slot
+from posviz.labfiles import signature, store_key
 from posviz.tables.bundled import (
     BUNDLED_MODEL_ID,
     PackagedCheckpoint,
@@ -367,14 +368,12 @@ def sign_cache(files: dict[str, Path], *, label: str, key_root: Path) -> dict[st
     Raises:
         OSError: the key file cannot be written. ValueError: the key file is readable by others.
     """
-    from posviz.labfiles import _signature, store_key
-
     key = store_key(key_root, create=True)
     if key is None:  # made but empty: refuse to sign with no key
         raise OSError(f"no signing key could be made under {key_root}")
     hashes = {name: _file_sha256(path) for name, path in sorted(files.items())}
     _VERIFIED[label] = _stamp(files)  # what this process wrote is verified by construction
-    return {"label": label, "sha256": hashes, "hmac": _signature(key, label, hashes)}
+    return {"label": label, "sha256": hashes, "hmac": signature(key, label, hashes)}
 
 
 def check_cache(
@@ -388,8 +387,6 @@ def check_cache(
     """
     import hmac
 
-    from posviz.labfiles import _signature, store_key
-
     try:
         stamp = _stamp(files)
     except OSError:
@@ -401,11 +398,11 @@ def check_cache(
         raise CacheTampered(f"The cache {where} has no readable signed manifest. {rebuild}")
     hashes = manifest["sha256"]
     key = store_key(key_root)
-    signature = manifest.get("hmac")
+    signed = manifest.get("hmac")
     if (
         key is None
-        or not isinstance(signature, str)
-        or not hmac.compare_digest(signature, _signature(key, label, hashes))
+        or not isinstance(signed, str)
+        or not hmac.compare_digest(signed, signature(key, label, hashes))
     ):
         raise CacheTampered(
             f"The cache {where} is not signed by this installation's key (its manifest was "
