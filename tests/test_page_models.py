@@ -208,14 +208,15 @@ def test_one_position_drives_the_page_and_lives_in_the_link(page, key, circle_vi
 
 @pytest.mark.slow
 def test_the_verdict_defines_its_terms_on_hover() -> None:
-    """/learned's verdict quotes cos(PE(p), PE(p+1)): its hover help says what a cosine is."""
+    """/learned's evidence quotes cos(PE(p), PE(p+1)): the answer's line above it (the evidence
+    is folded under it) says in its hover help what a cosine is."""
     from conftest import app_test, assert_no_exception
 
     at = app_test("pages/learned.py")
     assert_no_exception(at)
-    verdict = at.markdown[0]
-    assert "median cos(PE(p)" in verdict.value
-    assert "cosine similarity" in verdict.proto.help
+    line, evidence = at.markdown[0], at.markdown[1]
+    assert "median cos(PE(p)" in evidence.value and "cos(" not in line.value
+    assert "cosine similarity" in line.proto.help
 
 
 # --------------------------------------------------------------------------- moved out of posviz/ui
