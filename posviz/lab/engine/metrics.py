@@ -37,6 +37,7 @@ from typing import Literal
 
 import numpy as np
 
+from posviz.analysis.difference import paired_difference
 from posviz.lab.engine.results import Instance
 
 CONVERGED_ACCURACY = 0.95
@@ -242,6 +243,7 @@ def convergence(
         )
         seeds.append(status)
         gains.append(gain)
+    seeds = _below_floor_as_one(seeds, gains, accuracy, floor, first=index == 0)
     status = _arm_status(seeds)
     return Convergence(
         status == "trained",
@@ -249,6 +251,24 @@ def convergence(
         status,
         tuple(seeds),
     )
+
+
+def _below_floor_as_one(
+    seeds: list[str], gains: list[float], accuracy: np.ndarray, floor: float | None, *, first: bool
+) -> list[str]:
+    """Seeds that have not learned (all under the floor, none trained or diverged) are
+    "improving" or "stalled" together, decided on the 95% interval of their relative loss gains
+    as differences are (:mod:`posviz.lab.studies.judging`): improving only when the interval
+    lies above 0 and not inside ``±PLATEAU``; otherwise stalled — so an arm at chance does not
+    swing between the two on one seed's loss noise."""
+    if floor is None or first or len(seeds) < 2 or set(seeds) - {"improving", "stalled"}:
+        return seeds
+    if not (np.asarray(accuracy) < floor).all() or not all(math.isfinite(g) for g in gains):
+        return seeds
+    d = paired_difference(gains, [0.0] * len(gains))
+    inside = d.low > -PLATEAU and d.high < PLATEAU
+    improving = d.low > 0 and not inside
+    return ["improving" if improving else "stalled"] * len(seeds)
 
 
 def _arm_status(seeds: list[str]) -> Status:
