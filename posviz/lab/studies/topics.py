@@ -173,6 +173,8 @@ def _bound_verdicts(
             ""
             if cell.converged.get(q.control, True)
             else "; still improving, but no training can lift it past the ceiling"
+            if bound.task != "induction"
+            else "; still improving (the ceiling is a generous rule's, simulated, not a proof)"
         )
         text = (
             f"{q.variant(q.control).label}: held-out accuracy {s.text(3)}{chance}{share} its "
