@@ -14,8 +14,9 @@ st.markdown(
     "Self-attention treats its input as a **set**: shuffle the tokens and the outputs shuffle "
     "with them. Positional encodings are how order gets in. posviz shows them on **real "
     "models** and runs the experiments people argue about, live, each number beside a control. "
-    "Everything works offline on a real learned table (`sentence-transformers/all-MiniLM-L6-v2`, "
-    "a 6-layer BERT, 512 positions × 384 dimensions)."
+    "Everything works offline, on real checkpoints of each family: MiniLM-L6 and -L3 (learned "
+    "tables), Whisper tiny.en (a learned decoder table beside a sinusoid encoder), DINOv2 "
+    "ViT-S/14 (a 37 × 37 patch grid), MPNet (T5-style relative buckets) and SmolLM2-135M (RoPE)."
 )
 
 st.subheader("Start here")
