@@ -11,13 +11,5 @@
 #
 # Needs haproxy (installed with apt-get when run as root); not part of the default tests.
 source "$(dirname "$0")/_venv.sh" requirements-dev.txt
-if ! command -v haproxy >/dev/null && [ ! -x /usr/sbin/haproxy ]; then
-  if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
-    echo "Installing Debian's haproxy ..."
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy) >/dev/null
-  else
-    echo "cluster-smoke needs haproxy: apt-get install haproxy (or your system's package)." >&2
-    exit 2
-  fi
-fi
+source scripts/_haproxy.sh cluster-smoke  # _venv.sh has moved to the repository root
 exec .venv/bin/python tests/load/cluster_smoke.py "$@"

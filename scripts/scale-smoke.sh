@@ -21,15 +21,7 @@
 #
 # Needs haproxy (installed with apt-get when run as root); not part of the default tests.
 source "$(dirname "$0")/_venv.sh" requirements-dev.txt
-if ! command -v haproxy >/dev/null && [ ! -x /usr/sbin/haproxy ]; then
-  if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
-    echo "Installing Debian's haproxy ..."
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy) >/dev/null
-  else
-    echo "scale-smoke needs haproxy: apt-get install haproxy (or your system's package)." >&2
-    exit 2
-  fi
-fi
+source scripts/_haproxy.sh scale-smoke  # _venv.sh has moved to the repository root
 DURATION="${DURATION:-60}"
 exec .venv/bin/python tests/load/loadtest.py \
   --replicas "${REPLICAS:-3}" --sessions "${SESSIONS:-30}" --seconds "$DURATION" \
