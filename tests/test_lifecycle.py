@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from browser_support import free_port, stop_process, wait_healthy
 
 pytestmark = pytest.mark.slow
@@ -27,8 +26,13 @@ STOP_LIMIT_S = 5.0
 
 def _start(lab_dir: Path) -> subprocess.Popen:
     port = free_port()
-    env = {**os.environ, "POSVIZ_LAB_WARMUP": "1", "POSVIZ_LAB_DIR": str(lab_dir),
-           "STREAMLIT_SERVER_HEADLESS": "true", "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}  # fmt: skip
+    env = {
+        **os.environ,
+        "POSVIZ_LAB_WARMUP": "1",
+        "POSVIZ_LAB_DIR": str(lab_dir),
+        "STREAMLIT_SERVER_HEADLESS": "true",
+        "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false",
+    }
     process = subprocess.Popen(
         [sys.executable, "-m", "posviz.ui.launch", "run", "app.py",
          "--server.address", "127.0.0.1", "--server.port", str(port)],
