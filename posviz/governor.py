@@ -74,9 +74,15 @@ THREAD_ENVIRONMENT = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREAD
 
 
 def _blas_limiter(threads: int) -> Any:
-    """Hold every BLAS and OpenMP pool loaded now at ``threads`` (threadpoolctl)."""
-    from threadpoolctl import threadpool_limits
+    """Hold every BLAS and OpenMP pool loaded now at ``threads`` (threadpoolctl).
 
+    Without threadpoolctl (the core and ``[app]`` installs: it comes with ``[models]``, whose
+    heavy jobs are the only ones that run beside pages) the loaded pools keep their count;
+    pools loaded later still read the environment."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return None
     return threadpool_limits(limits=threads)
 
 

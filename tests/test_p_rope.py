@@ -247,12 +247,12 @@ def test_page_answers_first_from_its_numbers():
     at = app_test("pages/p_rope.py")
     assert_no_exception(at)
     assert not at.error
-    answer = at.markdown[0].value
+    answer = at.markdown[0].value + at.markdown[1].value  # the line, then its folded evidence
     assert "64 fastest" in answer and "256" in answer and "188 tokens" in answer
     assert "131,072 tokens" in answer
     assert len(at.get("vega_lite_chart")) == 2
     at = app_test("pages/p_rope.py", query={"prope_src": "manual", "prope_p": "1.0"})
-    assert "p-RoPE is RoPE" in at.markdown[0].value
+    assert "p-RoPE is RoPE" in at.markdown[0].value + at.markdown[1].value
     at = app_test("pages/p_rope.py", query={"prope_src": "manual", "prope_p": "3"})
     assert_no_exception(at)
     assert any("prope_p" in w.value for w in at.warning), at.warning

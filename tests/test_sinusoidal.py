@@ -232,8 +232,10 @@ def test_page_shows_all_five_views_and_publishes_the_url():
     at = _page()
     specs = _specs(at)
     titles = [_title(spec) for spec in specs]
-    # the linked hero (wide and narrow arrangements), the why-panel's two charts, five views
-    assert len(specs) == 9 and sum(1 for t in titles if t) == 7
+    # the linked hero (wide and narrow arrangements), the why-panel's two charts, five views,
+    # then Whisper's real encoder table: the table, its difference to the formula, two schemes
+    assert len(specs) == 12 and sum(1 for t in titles if t) == 7
+    assert sum("Whisper" in spec.get("description", "") for spec in specs[-3:]) >= 1
     assert sum("Sine" in t for t in titles) == 2
     table = _table_view(at)
     assert "128×512 table" in table["title"]["text"]

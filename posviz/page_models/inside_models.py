@@ -181,12 +181,12 @@ def _sink_phrase(count: int, total: int) -> str:
     """The first-token finding, with the one window length it was measured at (the count falls
     with the window: `posviz inside smollm2 --window N` gave 141, 112, 103, 98 of 270 at 32, 64,
     128, 256 tokens on 2026-11-28)."""
-    where = f"in {WINDOW}-token windows"
+    where = f"at {WINDOW} tokens"
     if count > total / 2:
-        return f"{where}, over half its heads watch the first token"
+        return f"{where}, most heads watch token one"
     if count > 0:
-        return f"{where}, some of its heads watch the first token"
-    return f"{where}, none of its heads watch the first token"
+        return f"{where}, some heads watch token one"
+    return f"{where}, no head watches token one"
 
 
 def inside_page(results: tuple[InsideResult, InsideResult]) -> InsidePage:

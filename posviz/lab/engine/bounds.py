@@ -46,7 +46,13 @@ from typing import Literal
 import numpy as np
 
 from posviz.lab.engine.config import CAUSAL_TASKS, KINDS, LabConfig
-from posviz.lab.engine.tasks import TEXT_TASKS, eval_rng, make_batch, vocab_sizes
+from posviz.lab.engine.tasks import (
+    TEXT_TASKS,
+    eval_rng,
+    induction_batch,
+    make_batch,
+    vocab_sizes,
+)
 
 Method = Literal["exact", "simulated", "held-out set", "none"]
 
@@ -389,8 +395,6 @@ def no_composition_ceiling(
     if isinstance(heads, bool) or not isinstance(heads, int) or heads < 1:
         raise ValueError(f"heads={heads!r} must be a whole number ≥ 1.")
     n = _checked(config, "decoder", length)
-    from posviz.lab.engine.tasks import induction_batch
-
     rng = np.random.default_rng([int(seed), 3, n])
     inputs, targets, repeat, periods = induction_batch(config, rng, np.full(n_sequences, n))
     guess = np.where(periods > 1, 1.0 / np.maximum(periods - 1, 1), 0.0)  # (B,)
