@@ -112,8 +112,13 @@ st.markdown(model.slow_columns_note(active, page.d))
 shift_similarity_view(table, key_prefix="sin_", name=page.name, prose=model.SHIFT_PROSE)
 
 # a real model that stores this formula (offline, hash-checked): Whisper tiny.en's encoder
-with user_errors("Whisper's tables"):
-    whisper = (cached_table(model.WHISPER_ENCODER), cached_table(model.WHISPER_DECODER))
-    show_real_section(cached_model(model.whisper_section, "whisper", whisper), key="sin_whisper")
+if missing := model.whisper_missing():
+    st.info(missing)
+else:
+    with user_errors("Whisper's tables"):
+        whisper = (cached_table(model.WHISPER_ENCODER), cached_table(model.WHISPER_DECODER))
+        show_real_section(
+            cached_model(model.whisper_section, "whisper", whisper), key="sin_whisper"
+        )
 
 next_question("pages/sinusoidal.py")

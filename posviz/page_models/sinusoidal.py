@@ -34,7 +34,8 @@ from posviz.encodings.sinusoidal import (
 )
 from posviz.page_models.learned import Finding, RealSection
 from posviz.references import cite
-from posviz.tables import PositionTable
+from posviz.tables import PositionTable, bundled
+from posviz.tables.bundled import packaged_file
 
 __all__ = [
     "DEFAULT_POSITION",
@@ -242,6 +243,18 @@ def sinusoid_page(table: np.ndarray, *, base: float, layout: str) -> SinusoidPag
 #: Whisper tiny.en's two tables (offline, hash-checked): the encoder's fixed, the decoder's learned
 WHISPER_ENCODER = "bundled:whisper-tiny.en-encoder"
 WHISPER_DECODER = "bundled:whisper-tiny.en-decoder"
+
+
+def whisper_missing() -> str:
+    """ "" when Whisper's package is installed (its file is then hash-checked on load), else a
+    note saying how to add it: an optional checkpoint, not an error on a core install."""
+    try:
+        packaged_file(bundled.WHISPER_ENCODER)
+    except ValueError as missing:
+        return f"Whisper's real tables are optional here: {missing}"
+    return ""
+
+
 _SHOWN_ROWS = 128  # rows of the stored table drawn beside the difference map
 _BLOCK = (10, 4)  # the difference map's blocks (1500 × 384 → 150 × 96 cells)
 
