@@ -89,6 +89,20 @@ def check_settings(num_buckets: int, max_distance: int) -> None:
     views.check_bucket_settings(num_buckets=num_buckets, max_distance=max_distance)
 
 
+def bias_heatmap(table: np.ndarray, *, name: str) -> Figure:
+    """A ``(num_buckets, heads)`` bias table as heads × buckets, red above 0, blue below."""
+    return heatmap_figure(
+        table.T,
+        name=name,
+        x_title="bucket",
+        y_title="head",
+        color_title="bias",
+        scheme="redblue",
+        domain_mid=0.0,
+        height=260,
+    )
+
+
 @dataclass(frozen=True)
 class T5Page:
     """Everything /t5_buckets shows for one bucket setting and span."""
@@ -127,16 +141,7 @@ class T5Page:
     @staticmethod
     def bias_figure(table: np.ndarray) -> Figure:
         """Every head's learned bias per bucket."""
-        return heatmap_figure(
-            table.T,
-            name="t5_relative_attention_bias",
-            x_title="bucket",
-            y_title="head",
-            color_title="bias",
-            scheme="redblue",
-            domain_mid=0.0,
-            height=260,
-        )
+        return bias_heatmap(table, name="t5_relative_attention_bias")
 
     def head_figure(
         self, table: np.ndarray, head: int, n_positions: int, *, bidirectional: bool
@@ -232,16 +237,7 @@ def mpnet_section(table: PositionTable) -> RealSection:
     bias = table.matrix
     num, heads = bias.shape
     found = bucket_findings(bias, max_distance=MPNET_MAX_DISTANCE)
-    heat = heatmap_figure(
-        bias.T,
-        name="mpnet_relative_attention_bias",
-        x_title="bucket",
-        y_title="head",
-        color_title="bias",
-        scheme="redblue",
-        domain_mid=0.0,
-        height=260,
-    )
+    heat = bias_heatmap(bias, name="mpnet_relative_attention_bias")
     dead = ", ".join(map(str, found.dead)) or "none"
     heat_text = (
         f"all-mpnet-base-v2's bias, {heads} heads × {num} buckets. Column 0 (distance 0) runs "
