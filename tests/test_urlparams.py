@@ -1,4 +1,5 @@
-"""Link values parsed, checked and clamped (``posviz.urlparams``), without Streamlit."""
+"""Link values parsed, checked and clamped (``posviz.urlparams``), and kept by the URL-synced
+widgets (``posviz.ui.state``) when another setting changes their range."""
 
 from __future__ import annotations
 
@@ -168,3 +169,35 @@ def test_every_declared_parameter_takes_a_hostile_value_or_says_what_is_allowed(
             ), (page, param.name, value)
         if param.kind == "choice" and param.options:
             assert value in param.options
+
+
+# --- one setting never resets another (issue 37): a slider whose range another setting sets ----
+
+
+def _range_follows_length() -> None:
+    """A page whose Position and largest-offset sliders end where its length slider says."""
+    from posviz.ui.state import url_number, url_slider
+
+    n = url_slider("Positions", key="n", min_value=1, max_value=512, default=128)
+    url_slider("Position", key="pos", min_value=0, max_value=n - 1, default=10)
+    url_slider("Largest offset", key="kmax", min_value=1, max_value=max(n - 1, 2), default=n - 1)
+    url_number("Scale", key="scale", min_value=0.5, max_value=n / 8, default=2.0)
+
+
+def test_changing_a_range_clamps_the_other_settings_instead_of_resetting_them() -> None:
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_range_follows_length).run()
+    assert (at.slider(key="kmax").value, at.number_input(key="scale").value) == (127, 2.0)
+    at.slider(key="pos").set_value(77)
+    at.number_input(key="scale").set_value(12.5).run()
+    at.slider(key="n").set_value(256).run()  # a longer range: every value is kept
+    kept = {"pos": 77, "kmax": 127, "n": 256}
+    assert {key: at.slider(key=key).value for key in kept} == kept
+    assert at.number_input(key="scale").value == 12.5
+    assert {key: at.query_params[key] for key in kept} == {k: str(v) for k, v in kept.items()}
+    at.slider(key="n").set_value(64).run()  # a shorter one: each clamped to its new end
+    clamped = {"pos": 63, "kmax": 63, "n": 64}
+    assert {key: at.slider(key=key).value for key in clamped} == clamped
+    assert at.number_input(key="scale").value == 8.0
+    assert at.query_params["pos"] == "63" and not at.exception

@@ -80,6 +80,8 @@ def _url_numeric(widget: Callable[..., T], label: str, **options: Any) -> T:
         return value
 
     _seed(key, parse, int(default) if integer else float(default))
+    kept = st.session_state[key]  # new bounds (a longer table) clamp it; Streamlit would reset it
+    st.session_state[key] = type(kept)(min(max(kept, lo), hi))
     value = widget(label, **options)
     _publish(key, value)
     return value
