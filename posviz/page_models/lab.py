@@ -168,11 +168,13 @@ def diverged_warning(result: LabResult) -> str:
 
 
 def linked_cell(result: LabResult, raw: str | None, url_key: str) -> tuple[str, str]:
-    """``(cell id, warning)``: the link's cell, or the preset's with why when it is no cell."""
-    ids = answer.cell_ids(result)
+    """``(cell id, warning)``: the link's cell, else the cell the answer's first line speaks of
+    (:func:`posviz.lab.present.answer.answer_cell`: the preset's, or the longer budget's that
+    decides), with why when the link's is no cell — the hero draws what the line says."""
+    ids, spoken = answer.cell_ids(result), answer.answer_cell(result)
     if raw is None or raw in ids:
-        return raw or ids[0], ""
-    return ids[0], (
+        return raw or spoken, ""
+    return spoken, (
         f"Link parameter {url_key} = “{safe_md(raw, max_len=60)}” is not a cell of this run; "
         f"showing the preset's. Cells: {', '.join(ids)}."
     )

@@ -33,9 +33,8 @@ from posviz.ui.text import safe_md
 def show_answer(result: LabResult, cell: str, *, key_prefix: str) -> None:
     """The answer across the sweep beside the chart that carries the selected cell's verdict."""
     left, right = st.columns([4, 5], gap="large")
-    with left:
-        show_verdict(answer.headline(result))
-        bullets(answer.support_lines(result))
+    with left:  # the line, its evidence folded (every finding, control, check), then the hero
+        show_verdict(answer.verdict(result))
         if warning := model.diverged_warning(result):
             st.warning(warning, icon="⚠️")
     with right:
@@ -46,7 +45,8 @@ def show_answer(result: LabResult, cell: str, *, key_prefix: str) -> None:
 def pick_cell(result: LabResult, *, key_prefix: str) -> str:
     """The sweep at a glance (one row per cell); the selected row, synced with the URL."""
     ids, url_key = answer.cell_ids(result), f"{key_prefix}cell"
-    raw, warning = model.linked_cell(result, st.query_params.get(url_key), url_key)
+    raw, warning = model.linked_cell(result, st.query_params.get(url_key), url_key)  # or the
+    # cell the answer's line speaks of (answer.answer_cell), so the hero draws what it says
     if warning:
         st.warning(warning, icon=":material/link:")
     st.subheader("The sweep at a glance")

@@ -11,18 +11,20 @@ support it. Every number is read from the run; nothing is typed.
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
 from pandas.io.formats.style import Styler
 
 from posviz.analysis.evidence import spread
+from posviz.analysis.headlines import Evidence, Verdict
 from posviz.encodings.families import family, lab_mechanism
 from posviz.lab.engine import metrics as m
 from posviz.lab.engine.config import MAX_BATCH, MAX_SEEDS, LabConfig
 from posviz.lab.engine.results import Cell, Finding, LabResult, summary_frame
 from posviz.lab.engine.store import question_run_id
-from posviz.lab.present.clauses import at_ceiling, capital, names
+from posviz.lab.present.clauses import at_ceiling, capital, names, short_label
 from posviz.lab.present.figures import short_setting
 from posviz.lab.present.kinds import kind_view
 from posviz.lab.present.live import question_plan
@@ -50,9 +52,9 @@ def cell_clause(result: LabResult, cell: Cell, *, head: bool = True) -> str:
     return kind_view(question(result.question_id).kind).clause(result, cell, labels, head)
 
 
-def plain_answer(result: LabResult) -> str:
-    """The answer's first sentence: plain words, at most :data:`MAX_FIRST_WORDS` words, the
-    preset's own cell (the numbers and where it holds follow in :func:`headline`)."""
+def _plain(result: LabResult) -> tuple[str, Cell]:
+    """The first sentence and the cell it speaks of (the preset's, or the longer budget's
+    where only a longer training decides)."""
     q = question(result.question_id)
     cell = result.default_cell
     labels = dict(zip(result.variant_ids, result.variant_labels, strict=True))
@@ -61,8 +63,23 @@ def plain_answer(result: LabResult) -> str:
     main = result.findings[0]
     if not main.holds_everywhere and not _undecided_elsewhere(result):
         longer = view.longer(result, labels) if view.longer is not None else ""
-        text = longer or f"It depends on {names([AXIS_NAMES.get(a, a) for a in main.depends_on])}."
-    return capital(text)
+        if longer:
+            return capital(longer), nearest_other(result.cells, main.keys, cell) or cell
+        text = f"It depends on {names([AXIS_NAMES.get(a, a) for a in main.depends_on])}."
+    return capital(text), cell
+
+
+def plain_answer(result: LabResult) -> str:
+    """The answer's first sentence: plain words, at most :data:`MAX_FIRST_WORDS` words, the
+    preset's own cell (the numbers and where it holds follow in :func:`verdict`)."""
+    return _plain(result)[0]
+
+
+def answer_cell(result: LabResult) -> str:
+    """The id of the cell the first line speaks of, which the hero draws unless the reader picks
+    another: the preset's, or where the preset's is undecided and only a longer budget decides
+    ("With longer training, …"), that longer cell — so the line and its chart never disagree."""
+    return _plain(result)[1].id
 
 
 def _undecided_elsewhere(result: LabResult) -> bool:
@@ -109,6 +126,166 @@ def _detail(result: LabResult) -> str:
     return (
         f"With the preset's settings: {here}; with {names(changed)}: {cell_clause(result, other)}."
     )
+
+
+#: words a clause may open with that the first line has already said.
+_ANSWER_WORDS = ("undecided: ", "yes: ", "no: ", "not the rows: ")
+
+
+def _unsaid(text: str) -> str:
+    """``text`` without an opening answer word the first line already said ("Yes: …")."""
+    for word in _ANSWER_WORDS:
+        if text.lower().startswith(word):
+            return text[len(word) :]
+    return text
+
+
+def _main_evidence(result: LabResult) -> list[Evidence]:
+    """The question's verdict as labelled items: the preset's cell with its numbers, and where
+    it holds or what it depends on (with the nearest cell that differs)."""
+    main, cells, default = result.findings[0], result.cells, result.default_cell
+    n, here = len(cells), _unsaid(cell_clause(result, default))
+    preset = "With the preset's settings"
+    if main.holds_everywhere:
+        where = "of the sweep and the held-out panel" if has_panel(result) else "of the sweep"
+        return [(preset, here), ("Where it holds", f"in all {n} settings {where}")]
+    other = nearest_other(cells, main.keys, default)
+    changed = names([s.label for s in other.settings if s.key != default.setting(s.axis).key])
+    axes = names([AXIS_NAMES.get(a, a) for a in main.depends_on])
+    if _undecided_elsewhere(result):
+        holds = sum(k == main.keys[default.id] for k in main.keys.values())
+        return [
+            (preset, here),
+            (
+                "Where it holds",
+                f"in every setting where it is decided ({holds} of {n}); not decided in the "
+                f"other {n - holds}, e.g. with {changed}",
+            ),
+        ]
+    if all(at_ceiling(c) for c in cells):  # accuracy cannot decide anywhere: say so once
+        return [
+            (
+                "Accuracy",
+                f"both reach held-out accuracy ≥ {CEILING:.2f} in all {n} settings, so accuracy "
+                "cannot tell them apart",
+            ),
+            ("Which learns faster depends on", axes),
+            (preset, cell_clause(result, default, head=False)),
+            ("Where it differs", f"with {changed}, {cell_clause(result, other, head=False)}"),
+        ]
+    return [
+        ("It depends on", axes),
+        (preset, here),
+        ("Where it differs", f"with {changed}: {cell_clause(result, other)}"),
+    ]
+
+
+def _support_evidence(result: LabResult) -> list[Evidence]:
+    """Every other finding, the held-out check, the position-blind ceiling, the layer probe and
+    the head scores, as labelled items (one item per finding whose words differ)."""
+    items: list[Evidence] = []
+    for f in result.findings[1:]:
+        topic = capital(f.topic)
+        items.append((topic, _finding_line(f, result).removeprefix(f"{topic}: ").rstrip(".")))
+    pending = "" if has_panel(result) else panel_pending(question(result.question_id))
+    if pending:
+        label, _, text = pending.partition(" pending: ")
+        items.append((f"{label} (pending)", text.rstrip(".")) if text else ("", pending))
+    bounds = {b.text for b in result.bounds}
+    if bounds:
+        items.append(
+            (
+                "Position-blind ceiling",
+                f"at most {' / '.join(sorted(bounds))} held-out accuracy on this task for a model "
+                "that cannot tell positions apart",
+            )
+        )
+    if probe := layer_probe_line(result):
+        items.append(("Layer probe", probe.rstrip(".")))
+    for score in getattr(result, "head_scores", ()):
+        label, _, text = _shortened(score.text, result).partition(": ")
+        items.append((label, text.rstrip(".")) if text else ("", score.text))
+    return items
+
+
+def _merged(items: list[Evidence]) -> list[Evidence]:
+    """Items whose words are the same said once, under their labels joined ("A, B and C vs the
+    control: undecided in all 4 settings")."""
+    by_text: dict[str, list[str]] = {}
+    for label, text in items:
+        by_text.setdefault(text, []).append(label)
+    out = []
+    for text, labels in by_text.items():
+        suffix = " vs the control"
+        if len(labels) > 1 and all(label.endswith(suffix) for label in labels):
+            heads = [label.removesuffix(suffix) for label in labels]
+            label = names([heads[0], *(h[:1].lower() + h[1:] for h in heads[1:])]) + suffix
+        else:
+            label = "; ".join(labels)
+        out.append((label, text))
+    return out
+
+
+#: a parenthetical without another inside it, long enough to be a clause of its own.
+_PARENTHETICAL = re.compile(r"\s*\([^()]{12,}\)")
+
+
+def _once(items: list[Evidence]) -> list[Evidence]:
+    """Every long parenthetical said once: its later repetitions are dropped (a definition such
+    as the prefix-matching score's, repeated per arm)."""
+    seen: set[str] = set()
+    out = []
+    for label, text in items:
+
+        def first_time(match: re.Match) -> str:
+            group = match.group().strip()
+            if group in seen:
+                return ""
+            seen.add(group)
+            return match.group()
+
+        out.append((label, _PARENTHETICAL.sub(first_time, text)))
+    return out
+
+
+def _shorts(result: LabResult) -> dict[str, str]:
+    """``full label → short label`` of the arms whose label has a parenthetical."""
+    full = {label: short_label(label) for label in result.variant_labels}
+    return {a: b for a, b in full.items() if a != b}
+
+
+def _shortened(text: str, result: LabResult) -> str:
+    """``text`` with every arm named by its short label (:func:`short_label`)."""
+    full = _shorts(result)
+    for label in sorted(full, key=len, reverse=True):
+        text = text.replace(label, full[label]).replace(capital(label), capital(full[label]))
+    return text
+
+
+def _short_labels(items: list[Evidence], result: LabResult) -> list[Evidence]:
+    """Each arm named by its short label and defined in full once, in an "Arms" item first, so
+    a label's formula is never repeated in every clause."""
+    full = _shorts(result)
+    if not full:
+        return items
+    defined = "; ".join(
+        f"{short} = {', '.join(re.findall(r'[(]([^()]*)[)]', label))}"
+        for label, short in full.items()
+    )
+    return [("Arms", defined), *((_shortened(a, result), _shortened(b, result)) for a, b in items)]
+
+
+def verdict(result: LabResult) -> Verdict:
+    """The answer as a page shows it: its plain first line (:func:`plain_answer`, at most
+    :data:`MAX_FIRST_WORDS` words, no formula), then the evidence folded under it — the
+    verdict across the sweep with its numbers, every other finding, the held-out check, the
+    control's ceiling, the layer probe — as labelled items, each clause once; ``sentence`` is the
+    paragraph pages showed before (:func:`headline`, then the support lines), every number of
+    which the evidence holds."""
+    items = [*_main_evidence(result), *_support_evidence(result)]
+    evidence = _once(_short_labels(_merged(items), result))
+    sentence = " ".join([headline(result), *support_lines(result)])
+    return Verdict(sentence, {}, plain_answer(result), tuple(evidence))
 
 
 def _finding_line(finding: Finding, result: LabResult) -> str:
@@ -404,7 +581,7 @@ def index_line(question_id: str, result: LabResult | None, *, computing: bool = 
     """One question's line on the front page: its answer, or how long it takes to compute
     (``computing``: the first start's warm-up computes it, in turn with the others)."""
     if result is not None:
-        return headline(result)
+        return plain_answer(result)
     estimate = question_plan(question_id, question(question_id).default).estimate_text()
     if computing:
         return f"Being computed now, in turn with the other answers ({estimate} of training)."

@@ -5,6 +5,8 @@ uses; every number is read from the run.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from posviz.lab.engine import metrics as m
@@ -141,19 +143,32 @@ _WITHOUT = {
     "b": "does worse without positions",
     "a": "does better without positions",
     "tie": "does as well without positions",
-    "unclear": "is undecided (interval too wide)",
-    "undecided": "is undecided (not trained, or the interval is too wide)",
+    "unclear": "is undecided",
+    "undecided": "is undecided",
+}
+#: why a side is undecided, said once after both sides (never once per side).
+_WHY = {
+    "unclear": "the interval is too wide",
+    "undecided": "not trained, or the interval is too wide",
 }
 
 
 def need_positions_clause(cell: Cell) -> str:
     enc, dec = cell.comparisons[0], cell.comparisons[1]
     said = {c.a: _WITHOUT.get(c.outcome, "is not defined") for c in (enc, dec)}
+    why = list(dict.fromkeys(_WHY[c.outcome] for c in (enc, dec) if c.outcome in _WHY))
     return (
         f"the encoder {said[enc.a]} (held-out loss {enc.a_mean:.2f} vs {enc.b_mean:.2f} with a "
         f"learned table) and the causal decoder {said[dec.a]} ({dec.a_mean:.2f} vs "
-        f"{dec.b_mean:.2f})"
+        f"{dec.b_mean:.2f})" + (f"; undecided: {' or '.join(why)}" if why else "")
     )
+
+
+def short_label(label: str) -> str:
+    """An arm's label without its parenthetical (``"concatenate (token d−p ‖ position p)"`` →
+    ``"concatenate"``): what the first line and the repeated mentions use; the evidence defines
+    each label in full once."""
+    return re.sub(r"\s*\([^()]*\)", "", label).strip() or label
 
 
 def capital(text: str) -> str:
@@ -163,10 +178,36 @@ def capital(text: str) -> str:
 MAX_FIRST_WORDS = 15
 
 
+#: a training status in words, after an arm's label ("… is still improving").
+STATUS_WORDS = {
+    "improving": "is still improving",
+    "stalled": "stopped without learning",
+    "collapsed": "collapsed on some seeds",
+    "diverged": "diverged",
+}
+
+
+def why_undecided(cell: Cell, labels: dict[str, str], as_it_stands: tuple[str, ...] = ()) -> str:
+    """A plain first line for a cell that decides nothing, saying why: the first arm not
+    trained there and its status (so a chart of a wide gap beside it is not contradicted),
+    else that the interval is too wide; at most :data:`MAX_FIRST_WORDS` words. Arms of
+    ``as_it_stands`` (judged trained or not) are never the reason."""
+    for arm, status in cell.status.items():
+        if arm in as_it_stands or arm not in labels or cell.converged.get(arm, True):
+            continue
+        if status in STATUS_WORDS:
+            said = f"{short_label(labels[arm])} {STATUS_WORDS[status]}"
+            text = f"Undecided yet: {said} at this budget."
+            if len(text.split()) <= MAX_FIRST_WORDS:
+                return text
+            return "Undecided yet: an arm has not finished training at this budget."
+    return "Undecided: the runs cannot tell them apart yet."
+
+
 def pair_plain(cell: Cell, labels: dict[str, str]) -> str:
     c = deciding(cell)
     if cell.verdict.key == "undecided" or c is None or c.outcome in ("undefined", "unclear"):
-        return "Undecided: these runs cannot tell them apart yet."
+        return why_undecided(cell, labels)
     a, b = labels[c.a], labels[c.b]
     win, lose = (a, b) if c.outcome == "a" else (b, a)
     if at_ceiling(cell):
@@ -178,21 +219,21 @@ def pair_plain(cell: Cell, labels: dict[str, str]) -> str:
     return f"The {win} does better than the {lose}."
 
 
-def extrapolation_plain(cell: Cell) -> str:
+def extrapolation_plain(cell: Cell, labels: dict[str, str] | None = None) -> str:
     holding = [r.label for r in cell.ranking if r.holds]
     if not cell.ranking:
-        return "Undecided: too few arms finished training."
+        return "Undecided yet: too few arms finished training at this budget."
     if not holding:
         return "No scheme keeps its accuracy past the training length."
     return f"{names(holding)} keep their accuracy past the training length."
 
 
-def rare_rows_plain(cell: Cell) -> str:
+def rare_rows_plain(cell: Cell, labels: dict[str, str] | None = None) -> str:
     return {
         "rows": "Yes: the rarely seen rows are what is untrained.",
         "attention": "No: attention never saw long sequences; the rows are not the cause.",
         "no_lag": "No: the short-trained table does not lag at late positions.",
-    }.get(cell.verdict.key, "Undecided: these runs cannot tell yet.")
+    }.get(cell.verdict.key) or why_undecided(cell, labels or {}, ("short",))
 
 
 def need_positions_plain(cell: Cell) -> str:
@@ -205,7 +246,7 @@ def need_positions_plain(cell: Cell) -> str:
         return f"The encoder {e}; the causal decoder is undecided."
     if d:
         return f"The causal decoder {d}; the encoder is undecided."
-    return "Undecided: neither model finished training."
+    return "Undecided yet: neither comparison is decided at this budget."
 
 
 def decided_with_longer_training(result: LabResult, labels: dict[str, str]) -> str:

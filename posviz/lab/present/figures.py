@@ -27,9 +27,11 @@ from posviz.lab.engine.measure import late_start
 from posviz.lab.engine.results import Bound, Cell, Instance, LabResult
 from posviz.lab.engine.rows import movement_frame, row_movement
 from posviz.lab.engine.tasks import length_probabilities
+from posviz.lab.present import clauses
 from posviz.lab.present.frames import metric_frame, seed_band
 from posviz.lab.present.kinds import kind_view
 from posviz.lab.studies.judging import HOLDS, NOT_DEFINED
+from posviz.lab.studies.kinds import study_kind
 from posviz.lab.studies.presets import Question, question
 
 
@@ -354,13 +356,34 @@ FIGURES: dict[str, Callable[[LabResult, Cell, dict], Shown | None]] = {
 }
 
 
+def untrained_note(result: LabResult, cell: Cell) -> str:
+    """What the hero says of the arms not trained in its cell (left out of the verdict), so a
+    gap it draws is never read as a verdict the text does not state ("" when every arm is
+    trained, or judged as it stands)."""
+    as_it_stands = study_kind(question(result.question_id).kind).measured_as_it_stands
+    words = clauses.STATUS_WORDS
+    left_out = [
+        f"{clauses.short_label(result.label(arm))} {words.get(status, status)}"
+        for arm, status in cell.status.items()
+        if not cell.converged.get(arm, True) and arm not in as_it_stands
+    ]
+    if not left_out:
+        return ""
+    return (
+        f"Not a verdict yet: {clauses.names(left_out)} at this budget, so "
+        f"{'its' if len(left_out) == 1 else 'their'} numbers here may still change."
+    )
+
+
 def hero(result: LabResult, cell_id: str) -> Shown:
-    """The chart that carries a cell's verdict (its kind's :attr:`KindView.hero`)."""
+    """The chart that carries a cell's verdict (its kind's :attr:`KindView.hero`), its note
+    saying first which arms are not trained there (:func:`untrained_note`)."""
     q, cell = question(result.question_id), result.cell(cell_id)
     shown = FIGURES[kind_view(q.kind).hero](result, cell, arm_colors(result))
     if shown is None:
         raise ValueError(f"the {q.kind!r} hero figure draws nothing for cell {cell_id!r}.")
-    return shown
+    note = " ".join(n for n in (untrained_note(result, cell), shown.note) if n)
+    return Shown(shown.key, shown.figure, note)
 
 
 def evidence(result: LabResult, cell_id: str) -> list[Shown]:

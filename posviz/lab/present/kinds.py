@@ -58,14 +58,14 @@ VIEWS: dict[str, KindView] = {
         KindView(
             "extrapolation",
             lambda result, cell, labels, head: clauses.extrapolation_clause(cell, result),
-            lambda result, cell, labels: clauses.extrapolation_plain(cell),
+            lambda result, cell, labels: clauses.extrapolation_plain(cell, labels),
             hero="ranking",
             evidence=("positions", "curves"),
         ),
         KindView(
             "rare_rows",
             lambda result, cell, labels, head: clauses.rare_rows_clause(cell),
-            lambda result, cell, labels: clauses.rare_rows_plain(cell),
+            lambda result, cell, labels: clauses.rare_rows_plain(cell, labels),
             hero="positions",
             evidence=("movement", "curves"),
             late_rows_arm="short",
