@@ -49,18 +49,16 @@ with user_errors("Summary"):
         with answer, waiting("Comparing every position with every other one …"):
             key = model.table_cache_key(first)
             page = cached_model(model.learned_page, key, first)
-        position = position_slider(
-            page.n,
-            key="lrn_pos",
-            label="Position",
-            default=page.start_position,
-            help="The position the hero and the Two coordinates view show; the link keeps it.",
-        )
-        with answer:
+        with answer:  # the verdict, the hero, and under it the page's one position control
             show_verdict(page.verdict)
+            hero_place = st.container()
+            position = position_slider(page.n, key="lrn_pos", default=page.start_position)
+            st.caption(model.HERO_NOTE)
+        with hero_place:
             show_linked_hero(
                 learned_hero_at(key, position, _page=page), key="lrn_hero", note=model.HERO_NOTE
             )
+        with answer:
             if page.summary.seam is not None:  # issue 24: where a seam comes from
                 st.page_link(
                     "pages/sibling_diff.py",

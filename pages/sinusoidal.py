@@ -49,20 +49,17 @@ with user_errors("Encoding"):
 if table is None:
     st.stop()
 
-position = position_slider(
-    len(table),
-    key="sin_pos",
-    label="Position",
-    default=model.DEFAULT_POSITION,
-    help="The position the hero and the clock hands show; the link keeps it.",
-)
 key = f"sin:{n}:{d}:{base!r}:{layout}"
 page = cached_model(model.sinusoid_page, key, table, base=float(base), layout=layout)
+with answer:  # the verdict, the hero, and under it the page's one position control (the link's)
+    show_verdict(page.verdict)
+    hero_place = st.container()
+    position = position_slider(len(table), key="sin_pos", default=model.DEFAULT_POSITION)
+    st.caption(model.HERO_NOTE)
 hero = cached_model(
     model.sinusoid_hero, key, table, base=float(base), layout=layout, position=position
 )
-with answer:
-    show_verdict(page.verdict)
+with hero_place:
     show_linked_hero(hero, key="sin_hero", note=model.HERO_NOTE)
 
 st.subheader("Why sin *and* cos?")

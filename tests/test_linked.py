@@ -27,6 +27,7 @@ from posviz.charts.heroes import (
 )
 from posviz.charts.linked import (
     PLAY_PARAM,
+    POINTING,
     POSITION_PARAM,
     LinkedChart,
     linked_chart,
@@ -90,7 +91,9 @@ HEROES = ("sin_wide", "sin_tall", "lrn_wide", "lrn_tall")
 def test_every_view_reads_the_one_shared_position(heroes, name):
     spec = heroes[name]
     params = [p["name"] for p in spec["params"]]
-    assert sorted(params) == [PLAY_PARAM, POSITION_PARAM]  # each once, at the top
+    assert sorted(params) == sorted([PLAY_PARAM, POINTING, POSITION_PARAM])  # once, at the top
+    pos = spec["params"][params.index(POSITION_PARAM)]
+    assert "bind" not in pos  # no in-chart slider: the page's (the link's) is the one control
     views = _views(spec)
     assert len(views) == 2
     for view in views:
@@ -212,6 +215,25 @@ def test_the_pointer_sets_the_row_through_the_views_own_scale():
     assert "clamp(" in row["update"] and ", 0, 63)" in row["update"]
     assert row["update"].startswith(f"{PLAY_PARAM} ? {POSITION_PARAM} :")  # play wins
     assert pos["bind"] == {"input": "range", "min": 0, "max": 63, "step": 2, "name": "position "}
+
+
+def test_a_linked_position_rests_at_the_page_position_after_a_preview_or_play():
+    """Unbound (a linked hero), ``pos`` has no in-chart slider and returns to ``current`` (the
+    page's slider, kept in the link) on each timer tick while ▶ play is off and no pointer is on
+    the chart, and at once when the pointer leaves it; bound, the old in-chart slider stays."""
+    unbound = {p["name"]: p for p in position_params(current=7, last=63, bound=False)}
+    pos = unbound[POSITION_PARAM]
+    assert "bind" not in pos and pos["value"] == 7
+    timer, *others = pos["on"]
+    advance = f"{PLAY_PARAM} ? ({POSITION_PARAM} + 1 > 63 ? 0 : {POSITION_PARAM} + 1)"
+    assert timer["update"] == f"{advance} : {POINTING} ? {POSITION_PARAM} : 7"
+    leave = next(h for h in others if h["events"] == "pointerleave")
+    assert leave["update"] == f"{PLAY_PARAM} ? {POSITION_PARAM} : 7"
+    pointing = {h["events"]: h["update"] for h in unbound[POINTING]["on"]}
+    assert pointing == {"pointermove": "true", "pointerleave": "false"}
+    bound = {p["name"]: p for p in position_params(current=7, last=63)}
+    assert set(bound) == {PLAY_PARAM, POSITION_PARAM} and "bind" in bound[POSITION_PARAM]
+    assert bound[POSITION_PARAM]["on"][0]["update"].endswith(f": {POSITION_PARAM}")
 
 
 def test_linking_refuses_what_would_break_it():

@@ -135,7 +135,7 @@ def unit_circle_chart(
     if stride > 1:
         note.append(f"every {stride}th of {n} positions drawn")
     if animate:
-        note.append("drag the slider below or press ▶ play")
+        note.append("point to preview; ▶ play animates")
     heading = title or ("The hands at the chosen position" if animate else
                         f"Position {current} on the circle")  # fmt: skip
     chart = alt.layer(*layers).properties(

@@ -7,8 +7,11 @@ the views side by side (``hconcat``, fixed sizes: a wide page) or one above the 
 (``vconcat``: Streamlit stretches every stacked view to the page's width, so it fits a phone),
 with the shared parameters on top:
 
-* ``pos`` — the position highlighted everywhere, bound to an in-chart range input;
-* ``play`` — a ▶ checkbox; while it is on a Vega ``timer`` advances ``pos``.
+* ``pos`` — the position highlighted everywhere; it rests at the page's one position control (a
+  Streamlit slider kept in the URL, which redraws the chart at its value), so a copied link
+  reopens what the views show. Pointing previews a position until the pointer leaves the chart;
+* ``play`` — a ▶ checkbox; while it is on a Vega ``timer`` advances ``pos``; stopped, the views
+  return to the page's position (play is a view-only animation: it never changes the link).
 
 A view takes part by reading ``pos`` (a ``transform_filter("datum.position == pos")``, a rule at
 ``pos``) and by carrying a ``position`` field on its marks (pointing at one moves ``pos`` there).
@@ -36,6 +39,16 @@ PLAY_INTERVAL_MS = 160
 #: The Vega-Lite parameter holding the current position (slider, play, pointer all set it).
 POSITION_PARAM = "pos"
 PLAY_PARAM = "play"
+#: Whether the pointer is on the chart (a linked hero's preview lasts while it is).
+POINTING = "pointing"
+_POINTING_PARAM = {
+    "name": POINTING,
+    "value": False,
+    "on": [
+        {"events": "pointermove", "update": "true"},
+        {"events": "pointerleave", "update": "false"},
+    ],
+}
 #: Vertical gap between stacked views, in pixels (room for the next view's title).
 SPACING = 36
 
@@ -56,6 +69,7 @@ def position_params(
     label: str = "position",
     hover: bool = True,
     rows_of: Sequence[str] = (),
+    bound: bool = True,
 ) -> list[dict[str, Any]]:
     """Vega-Lite parameters for an in-browser position slider and a ▶ play switch.
 
@@ -67,6 +81,10 @@ def position_params(
     on a touch screen) sets ``pos`` to the row under it, rounded down to a multiple of ``step``.
     Hovering does nothing while ▶ play runs. The inputs live inside the chart, so neither a drag
     nor a frame goes to the server.
+
+    ``bound=False`` (a linked hero: the page's URL-kept slider is its one position control and
+    ``current`` its value): no in-chart slider; ``pos`` returns to ``current`` when the pointer
+    leaves the chart and when ▶ play stops, so at rest the views show the linked position.
     """
     if not 0 <= current <= last:
         raise ValueError(f"current={current} is outside 0 … {last}; choose a position in range.")
@@ -87,6 +105,10 @@ def position_params(
                 f"? datum.position : {pos}",
             }
         )
+    if not bound:  # at rest (▶ play off, no pointer on the chart) the views show ``current``
+        rest = f"{POINTING} ? {pos} : {int(current)}"
+        handlers[0]["update"] = f"{advance} : {rest}"  # within one tick of play's end
+        handlers.append({"events": "pointerleave", "update": f"{play} ? {pos} : {int(current)}"})
     for view in rows_of:  # the pointer's row: the view's own y scale, inverted (a tap too)
         row = f"floor(invert('{view}_y', y(group())) / {step}) * {step}"
         cells = f"@{cells_mark(view)}_marks"
@@ -96,20 +118,11 @@ def position_params(
                 "update": f"{play} ? {pos} : clamp({row}, 0, {last})",
             }
         )
+    slider = {"input": "range", "min": 0, "max": int(last), "step": int(step), "name": f"{label} "}
     return [
         {"name": play, "value": False, "bind": {"input": "checkbox", "name": "▶ play "}},
-        {
-            "name": pos,
-            "value": int(current),
-            "bind": {
-                "input": "range",
-                "min": 0,
-                "max": int(last),
-                "step": int(step),
-                "name": f"{label} ",
-            },
-            "on": handlers,
-        },
+        {"name": pos, "value": int(current), **({"bind": slider} if bound else {}), "on": handlers},
+        *([] if bound else [_POINTING_PARAM]),
     ]
 
 
@@ -248,14 +261,15 @@ def linked_chart(
     """:class:`LinkedChart` of ``views`` whose ``pos`` runs over the positions of the first view
     with its own ▶ play (a :class:`WithParams`, e.g. an animated clock or a PCA path with a
     current position): the same start, last position and step, so every view draws the
-    positions that view draws. ``rows_of`` as in :func:`position_params`.
+    positions that view draws; its in-chart slider is dropped (``bound=False``: the page's
+    slider is the one control). ``rows_of`` as in :func:`position_params`.
     """
     for _name, chart in views:
         own = {p["name"]: p for p in chart.params} if isinstance(chart, WithParams) else {}
         if POSITION_PARAM in own:
             start, bind = own[POSITION_PARAM]["value"], own[POSITION_PARAM]["bind"]
             params = position_params(
-                current=start, last=bind["max"], step=bind["step"], rows_of=rows_of
+                current=start, last=bind["max"], step=bind["step"], rows_of=rows_of, bound=False
             )
             return LinkedChart(
                 views, params, direction=direction, renderer=renderer, description=description

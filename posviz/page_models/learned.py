@@ -55,10 +55,10 @@ INTRO = (
 )
 HERO_NOTE = (
     "Red: the two positions point the same way; blue: opposite ways. The path: the positions on "
-    "the table's first two principal components, in order (colour = position). Point at a row of "
-    "the matrix or a dot on the path, or press ▶ play: the crossed row and column and the ringed "
-    "dot follow the same position. The Position slider sets where they start, and the link keeps "
-    "it."
+    "the table's first two principal components, in order (colour = position). The Position "
+    "slider moves the crossed row and column and the ringed dot together, and the link keeps it. "
+    "Pointing at the matrix or a dot previews its position; ▶ play animates, and stopped returns "
+    "to the slider's position."
 )
 
 

@@ -87,9 +87,9 @@ LAYOUTS = (
     "positions instead of 2π·base^((d−2)/d), and every pair in between is a little slower."
 )
 HERO_NOTE = (
-    "Positions run down, dimensions across (blue −1, white 0, red +1). Point at a row of the "
-    "table or a dot on the clock, or press ▶ play: the outlined row and the hands follow the same "
-    "position. The Position slider sets where both start, and the link keeps it."
+    "Positions run down, dimensions across (blue −1, white 0, red +1). The Position slider moves "
+    "the outlined row and the hands together, and the link keeps it. Pointing at a row or a dot "
+    "previews its position; ▶ play animates, and stopped returns to the slider's position."
 )
 HEATMAP_PROSE = (
     "Positions run down, dimensions across; colour is the value (blue −1, white 0, red "

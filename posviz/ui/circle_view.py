@@ -73,7 +73,8 @@ def position_slider(
 ) -> int:
     """The one position control of a page (kept in the URL under ``key``), ``0 … n − 1``."""
     field = NumberField(label, key, 0, max(n_positions - 1, 1), min(default, n_positions - 1))
-    value = url_field(field, slider=True, help=help or None)
+    help = help or "The position the views show; a copied link keeps it."
+    value = url_field(field, slider=True, help=help)
     return min(int(value), n_positions - 1)
 
 
