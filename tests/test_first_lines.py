@@ -51,15 +51,18 @@ from posviz.navigation import all_pages
 #: the inside-models and sibling pages have their own owner).
 OWNED_ELSEWHERE: dict[str, str] = {
     "pages/home.py": "no verdict: the home page shows the other pages' answers on its cards",
-    "pages/lab.py": "lab page: its text is generated in posviz/lab (the lab text's owner)",
-    "pages/lab_papers.py": "lab page: its text is generated in posviz/lab (the lab text's owner)",
+    "pages/lab.py": "lab page: its text is generated in posviz/lab, checked there by "
+    "tests/test_lab_first_lines.py",
+    "pages/lab_papers.py": "lab page: its cards' text is generated in posviz/lab, checked there "
+    "by tests/test_lab_first_lines.py",
     "pages/inside_models.py": "inside-models page: owned by the inside-models helper",
     "pages/sibling_diff.py": "sibling page: owned by the inside-models/sibling helper",
 }
 
 
 def _is_lab_question(key: str) -> bool:
-    """A generated lab question's page (``lab_<study>``): left out as the lab pages above."""
+    """A generated lab question's page (``lab_<study>``): checked at its generator by
+    tests/test_lab_first_lines.py, as the lab pages above."""
     return any(spec.key == key and spec.study for spec in all_pages())
 
 

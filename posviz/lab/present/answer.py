@@ -18,13 +18,13 @@ import pandas as pd
 from pandas.io.formats.style import Styler
 
 from posviz.analysis.evidence import spread
-from posviz.analysis.headlines import Evidence, Verdict
+from posviz.analysis.headlines import FORMULA_CHARS, Evidence, Verdict
 from posviz.encodings.families import family, lab_mechanism
 from posviz.lab.engine import metrics as m
 from posviz.lab.engine.config import MAX_BATCH, MAX_SEEDS, LabConfig
 from posviz.lab.engine.results import Cell, Finding, LabResult, summary_frame
 from posviz.lab.engine.store import question_run_id
-from posviz.lab.present.clauses import at_ceiling, capital, names, short_label
+from posviz.lab.present.clauses import MAX_FIRST_WORDS, at_ceiling, capital, names, short_label
 from posviz.lab.present.figures import short_setting
 from posviz.lab.present.kinds import kind_view
 from posviz.lab.present.live import question_plan
@@ -65,8 +65,17 @@ def _plain(result: LabResult) -> tuple[str, Cell]:
         longer = view.longer(result, labels) if view.longer is not None else ""
         if longer:
             return capital(longer), nearest_other(result.cells, main.keys, cell) or cell
-        text = f"It depends on {names([AXIS_NAMES.get(a, a) for a in main.depends_on])}."
+        other = nearest_other(result.cells, main.keys, cell)
+        both = view.depends(cell, other, labels) if view.depends and other else ""
+        axes = names([LINE_AXES.get(a, AXIS_NAMES.get(a, a)) for a in main.depends_on])
+        text = f"It depends on {axes}: {both}."
+        if not both or len(text.split()) > MAX_FIRST_WORDS or set(text) & FORMULA_CHARS:
+            text = f"It depends on {names([AXIS_NAMES.get(a, a) for a in main.depends_on])}."
     return capital(text), cell
+
+
+#: an axis as the first line names it where it says both sides ("the table's start: …").
+LINE_AXES = {"init": "the table's start"}
 
 
 def plain_answer(result: LabResult) -> str:
@@ -272,7 +281,7 @@ def _short_labels(items: list[Evidence], result: LabResult) -> list[Evidence]:
         f"{short} = {', '.join(re.findall(r'[(]([^()]*)[)]', label))}"
         for label, short in full.items()
     )
-    return [("Arms", defined), *((_shortened(a, result), _shortened(b, result)) for a, b in items)]
+    return [*((_shortened(a, result), _shortened(b, result)) for a, b in items), ("Arms", defined)]
 
 
 def verdict(result: LabResult) -> Verdict:

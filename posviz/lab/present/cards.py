@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from posviz.analysis.headlines import Verdict
 from posviz.charts import lab as charts
 from posviz.charts.figure import Figure
 from posviz.charts.style import CONTROL_COLOR, PALETTE
@@ -181,6 +182,43 @@ def card_view(check_id: str, card: CardResult | None) -> CardView:
         run_id=card.run_id if card else "",
         sections=_sections(check, card, conditions),
     )
+
+
+def card_paragraph(card: CardView) -> str:
+    """What a card said of its run before it had a first line: this run's numbers, then what
+    it would take to differ (every number :func:`card_verdict` must keep)."""
+    differ = [part.text for part in card.sections if part.heading.startswith("What it would")]
+    return " ".join([*card.this_run, *differ])
+
+
+def card_line(card: CardView) -> str:
+    """A card's answer in one plain line (at most 15 words, no formula)."""
+    if not card.run_id:
+        return "Not run on this server yet: the card says what it will test."
+    if card.agrees is None:
+        differ = card_paragraph(card)
+        why = "its arms are under-trained" if "under-trained" in differ else "see why below"
+        return f"Cannot be judged yet: {why}."
+    return (
+        "Agrees in shape with the paper."
+        if card.agrees
+        else ("Does not agree in shape with the paper.")
+    )
+
+
+def card_verdict(card: CardView) -> Verdict:
+    """A card's first line (:func:`card_line`) and its evidence: this run's numbers per arm,
+    each condition of the criterion, and what it would take to differ."""
+    items: list[tuple[str, str]] = []
+    for line in card.this_run:
+        label, _, text = line.partition(": ")
+        items.append((label, text) if text else ("", line))
+    for part in card.sections:
+        if part.heading.startswith("Criterion"):
+            items += [(b.split(": ", 1)[0], b.split(": ", 1)[-1]) for b in part.bullets]
+        elif part.heading.startswith("What it would"):
+            items.append(("What it would take to differ", part.text))
+    return Verdict(card_paragraph(card), {}, card_line(card), tuple(items))
 
 
 def cards_headline(cards: dict[str, CardResult], *, computing: bool = False) -> str:

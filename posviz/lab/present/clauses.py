@@ -219,6 +219,42 @@ def pair_plain(cell: Cell, labels: dict[str, str]) -> str:
     return f"The {win} does better than the {lose}."
 
 
+def _side(cell: Cell, labels: dict[str, str]) -> str:
+    """A pair cell's verdict in two or three words: ``"fixed sinusoid faster"``, ``"learned
+    table better"``, ``"no difference"``, ``"undecided"``."""
+    c = deciding(cell)
+    if c is None or c.outcome not in ("a", "b", "tie"):
+        return "undecided"
+    if c.outcome == "tie":
+        return "no difference"
+    win = short_label(labels[c.a if c.outcome == "a" else c.b])
+    return f"{win} {'faster' if at_ceiling(cell) else 'better'}"
+
+
+def _setting_words(cell: Cell, other: Cell) -> tuple[str, str]:
+    """The one setting two cells differ in, in a word or two each (``"from small"``)."""
+    for s in cell.settings:
+        o = other.setting(s.axis)
+        if o.key != s.key:
+            if s.axis == "init":
+                return f"from {s.key}", f"from {o.key}"
+            return f"with {short_label(s.label)}", f"with {short_label(o.label)}"
+    return "", ""
+
+
+def pair_sides(cell: Cell, other: Cell, labels: dict[str, str]) -> str:
+    """Both sides of a pair verdict that depends on one setting: ``"fixed sinusoid faster from
+    small, learned table from matched"`` ("" when the cells differ in more than one setting)."""
+    if sum(s.key != other.setting(s.axis).key for s in cell.settings) != 1:
+        return ""
+    here, there = _side(cell, labels), _side(other, labels)
+    words_here, words_there = _setting_words(cell, other)
+    verb = here.split()[-1]
+    if there.endswith(f" {verb}"):  # "learned table faster" → "learned table" after a comma
+        there = there.removesuffix(f" {verb}")
+    return f"{here} {words_here}, {there} {words_there}"
+
+
 def extrapolation_plain(cell: Cell, labels: dict[str, str] | None = None) -> str:
     holding = [r.label for r in cell.ranking if r.holds]
     if not cell.ranking:

@@ -32,6 +32,9 @@ class KindView:
         longer: where the preset's cell is undecided and a longer budget decides, the sentence
             that says so (``(result, labels) → text``, "" for none), or None.
         late_rows_arm: the arm whose late positions the positions figure marks ("" for none).
+        depends: where the verdict depends on a setting, both sides in a few plain words
+            (``(preset's cell, the nearest cell that differs, labels) → text``, "" for none),
+            for the first line "It depends on …: <text>."; or None.
     """
 
     name: str
@@ -41,6 +44,7 @@ class KindView:
     evidence: tuple[str, ...]
     longer: Callable[[LabResult, dict[str, str]], str] | None = None
     late_rows_arm: str = ""
+    depends: Callable[[Cell, Cell, dict[str, str]], str] | None = None
 
 
 #: every kind's view, by name (read at call time: a kind registered later is found).
@@ -54,6 +58,7 @@ VIEWS: dict[str, KindView] = {
             hero="accuracy_or_curves",
             evidence=("accuracy_at_ceiling", "curves_below_ceiling"),
             longer=clauses.decided_with_longer_training,
+            depends=clauses.pair_sides,
         ),
         KindView(
             "extrapolation",
