@@ -98,6 +98,9 @@ def _add_vs_concat() -> list[Verdict]:
 
 
 def _permutation() -> list[Verdict]:
+    """Through the page model, whose verdict states what its hero plots (per-token distances)."""
+    from posviz.page_models.permutation import permutation_page
+
     tokens_a = ("[CLS]", "the", "dog", "bit", "the", "man", "[SEP]")
     tokens_b = ("[CLS]", "the", "man", "bit", "the", "dog", "[SEP]")
     result = PermutationResult(
@@ -106,14 +109,22 @@ def _permutation() -> list[Verdict]:
         permutation=np.array([0, 4, 5, 3, 1, 2, 6]),
         max_diff_without=4.7e-7,
         max_diff_with=0.92,
-        per_token=pd.DataFrame(),
+        per_token=pd.DataFrame(
+            {
+                "token": list(tokens_b),
+                "position_a": [0, 4, 5, 3, 1, 2, 6],
+                "position_b": list(range(7)),
+                "distance_without_positions": [1e-7] * 7,
+                "distance_with_positions": [0.0, 9.7, 8.1, 3.0, 9.9, 7.2, 0.5],
+            }
+        ),
         pooled_diff_without=0.0,
         pooled_diff_with=0.3,
         similarity_without=np.eye(7),
         similarity_with=np.eye(7),
         rounding_scale=1.19e-7,
     )
-    return [permutation_verdict(result)]
+    return [permutation_verdict(result), permutation_page(result).verdict]
 
 
 def _layers() -> list[Verdict]:

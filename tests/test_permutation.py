@@ -131,3 +131,23 @@ def test_permutation_chart_is_log_scaled_lollipop():
     assert stem["mark"]["type"] == "rule" and stem["encoding"]["y"]["scale"]["type"] == "log"
     values = next(iter(spec["datasets"].values()))
     assert min(row["distance"] for row in values) == 1e-9  # zeros clipped for the log scale
+
+
+def test_the_sentence_states_the_quantity_the_hero_plots(tiny):
+    """Issue 37: the page said a token "differs by up to 0.92" (its largest single element)
+    beside a hero of per-token Euclidean distances near 10. The verdict now states the longest
+    bar's value and names the element maximum as such; nothing the old text quoted is dropped."""
+    from posviz.page_models.permutation import permutation_page
+
+    model, tokenizer = tiny
+    result = permutation_test(model, tokenizer, "Tom bit a dog", "A dog bit Tom")
+    page = permutation_page(result)
+    plotted = page.hero.data["distance with positions"].max()  # what the hero draws
+    assert plotted > result.max_diff_with  # a norm, not one element: the old text differed
+    said = dict(page.verdict.evidence)
+    assert f"up to {plotted:.2f} away" in said["With positions"]
+    assert f"up to {plotted:.2f} away" in page.verdict.sentence
+    assert "Euclidean distance" in said["With positions"]
+    assert said["Largest single element"].startswith(f"{result.max_diff_with:.2f}")
+    assert f"differs by up to {result.max_diff_with:.2f}" not in page.verdict.sentence
+    assert page.verdict.first_line.startswith("Attention sees its input as a set")

@@ -61,10 +61,38 @@ class PermutationPage:
     per_token: pd.DataFrame
 
 
+def hero_verdict(result: PermutationResult, verdict: Verdict) -> Verdict:
+    """The verdict stating the quantity its hero plots: each token's Euclidean distance
+    ‖out_B[i] − out_A[π(i)]‖₂ (the bars), largest without and with positions; the largest single
+    element (what ``verdict`` quoted) stays in the evidence, named as such."""
+    distances = result.per_token
+    without = float(distances["distance_without_positions"].max())
+    with_ = float(distances["distance_with_positions"].max())
+    said = dict(verdict.evidence)
+    evidence = (
+        ("Without positions", said["Without positions"]),
+        (
+            "With positions",
+            f"the same token's output lies up to {with_:.2f} away from its twin (Euclidean "
+            f"distance, the longest bar above; {without:.1e} without positions)",
+        ),
+        ("Largest single element", f"{result.max_diff_with:.2f} with positions"),
+    )
+    sentence = (
+        f"{verdict.sentence.rsplit(' with positions the same token differs', 1)[0]} with "
+        f"positions the same token's output lies up to {with_:.2f} away from its twin "
+        f"(Euclidean distance; largest single element {result.max_diff_with:.2f})."
+    )
+    numbers = {**verdict.numbers, "distance_without": without, "distance_with": with_}
+    return Verdict(sentence, numbers, verdict.line, evidence)
+
+
 def permutation_page(result: PermutationResult) -> PermutationPage:
-    """The page's model of ``result``."""
+    """The page's model of ``result``: its verdict states what its hero plots
+    (:func:`hero_verdict`)."""
     r = result
     verdict, hero = permutation_hero(r)
+    verdict = hero_verdict(r, verdict)
     metrics = (
         (
             "max |out_B − out_A[π]|, no positions",
