@@ -1,5 +1,6 @@
 """Inside real models: which rotary frequencies SmolLM2 uses, its real-q/k decay, and the
-positional heads of a RoPE model (SmolLM2) and a learned-absolute one (MiniLM-L6) on real text."""
+positional heads of a RoPE model (SmolLM2) and a learned-absolute one (MiniLM-L6) on real text,
+at every window length, beside ablations and controls that can fail."""
 
 import streamlit as st
 
@@ -7,14 +8,15 @@ from posviz.page_models.inside_models import (
     INSTALL,
     MEMORY_NOTE,
     THRESHOLD_NOTE,
+    WINDOW_OPTIONS,
     inside_page,
     source_usage_view,
 )
-from posviz.ui import show_chart, url_text, user_errors
+from posviz.ui import show_chart, url_radio, url_text, user_errors
 from posviz.ui.answer import next_question, page_top, show_hero, show_verdict, waiting
 from posviz.ui.cache import cached_model
 from posviz.ui.display import show_charts_side_by_side
-from posviz.ui.inside import inside_result, source_usage
+from posviz.ui.inside import inside_windows, source_usage
 
 # the answer slot: the verdict and the hero, drawn once both models' results are here
 answer = page_top(
@@ -24,19 +26,29 @@ answer = page_top(
     "at the input, bidirectional). Which rotary frequencies does a trained RoPE model use? "
     "Does RoPE's textbook decay with distance hold for its real queries and keys? Which heads "
     "attend by position — to the previous token, to the first token — and does that survive "
-    "shuffling the words?",
+    "other window lengths, taking the positions away, and moving the first token?",
+)
+window = int(
+    url_radio(
+        "Window length for the charts below (tokens)",
+        WINDOW_OPTIONS,
+        key="inside_window",
+        default=WINDOW_OPTIONS[0],
+        help="Every length is computed (the answer above holds only where it holds at all "
+        "four); this picks the one the distance and head-class charts show.",
+    )
 )
 
 smol = mini = None
 with answer:
     with user_errors("SmolLM2"):
-        smol = inside_result("smollm2")
+        smol = inside_windows("smollm2")
     with user_errors("MiniLM-L6"):
-        mini = inside_result("minilm")
+        mini = inside_windows("minilm")
     if smol is None or mini is None:
         st.info(INSTALL)
         st.stop()
-    page = cached_model(inside_page, "smollm2+minilm", (smol, mini))
+    page = cached_model(inside_page, "smollm2+minilm", (smol, mini), window=window)
     show_verdict(page.verdict)
     show_hero(page.hero, key="inside_hero", note=page.hero_note)
 
@@ -46,12 +58,26 @@ st.subheader("RoPE's decay with the model's own queries and keys")
 show_chart(page.decay, key="inside_decay", description=page.decay_note)
 st.markdown(page.decay_note)
 
-st.subheader("Attention by distance on real text")
-show_charts_side_by_side(
-    (page.distance[0], "inside_dist_smol"), (page.distance[1], "inside_dist_mini")
-)
+st.subheader("Head classes at every window length")
+show_chart(page.across, key="inside_across", description=page.across_note)
+st.caption(page.across_note)
+st.subheader("Ablations, and a content control that can fail")
+st.markdown(page.ablation_note)
+st.dataframe(page.ablations, hide_index=True, width="stretch")
 
-st.subheader("Head classes: RoPE and learned-absolute, side by side")
+st.subheader(f"Attention by distance on real text, {window} tokens")
+for column, figure, key, note in zip(
+    st.columns(2),
+    page.distance,
+    ("inside_dist_smol", "inside_dist_mini"),
+    page.distance_notes,
+    strict=True,
+):
+    with column:
+        show_chart(figure, key=key, description=note)
+        st.caption(note)
+
+st.subheader(f"Head classes, {window} tokens: RoPE and learned-absolute, side by side")
 st.caption(THRESHOLD_NOTE)
 show_chart(page.classes, key="inside_classes")
 show_charts_side_by_side(
@@ -59,6 +85,18 @@ show_charts_side_by_side(
 )
 st.dataframe(page.counts, hide_index=True, width="stretch")
 st.markdown(page.story)
+
+st.subheader("Download the arrays")
+st.markdown(
+    f"The findings at every length (what `python -m posviz inside MODEL --window N --json` "
+    f"prints) and every array behind the {window}-token views, as `.npz` (a zip of `.npy` "
+    "files: `np.load(path, allow_pickle=False)`); each chart's own data is in its Export menu."
+)
+for column, (name, data, mime) in zip(st.columns(3), page.downloads, strict=True):
+    with column:
+        st.download_button(name, data=lambda d=data: d, file_name=name, mime=mime,
+                           key=f"inside_dl_{name}", on_click="ignore",
+                           icon=":material/download:")  # fmt: skip
 
 st.subheader("Any RoPE model: frequency usage from its weights alone")
 st.markdown(

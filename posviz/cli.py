@@ -125,52 +125,42 @@ def cmd_probe(args: argparse.Namespace) -> int:
 
 
 def inside_findings(result: object) -> dict[str, object]:
-    """The Inside-real-models findings as plain JSON-able numbers: head classes of the
-    window-mean maps (trained, shuffled, untrained) and per window; for RoPE, the weight-norm
-    proxy's slowest/fastest-quarter shares and unused fraction."""
-    from posviz.analysis.inside_models import CONDITIONS, N_WINDOWS
+    """The Inside-real-models findings of one window length as plain JSON-able numbers
+    (:func:`posviz.analysis.inside_models.findings`: head classes trained, shuffled, untrained
+    and ablated, pooled and per window; positional heads; the moved content control; for RoPE,
+    the weight-norm proxy's quarter shares)."""
+    from posviz.analysis.inside_models import findings
 
-    heads = result.heads  # type: ignore[attr-defined]
-    out: dict[str, object] = {"model": heads.model, "label": heads.label, "windows": N_WINDOWS}
-    for condition in CONDITIONS:
-        labels = heads.labels(condition)
-        names, counts = np.unique(labels, return_counts=True)
-        per = heads.window_counts(condition)
-        out[condition] = {
-            "heads": int(labels.size),
-            "pooled": {str(n): int(c) for n, c in zip(names, counts, strict=True)},
-            "per_window": {c: [int(v) for v in per[c]] for c in per},
-        }
-    rope = result.rope  # type: ignore[attr-defined]
-    if rope is not None:
-        share = rope.mean_share
-        quarter = max(1, share.size // 4)
-        out["frequency_proxy"] = {
-            "fastest_quarter_share": float(share[:quarter].sum()),
-            "slowest_quarter_share": float(share[-quarter:].sum()),
-            "unused_fraction": float(rope.unused.mean()),
-            "threshold": float(rope.threshold),
-        }
-    return out
+    return findings(result)  # type: ignore[arg-type]
 
 
 def cmd_inside(args: argparse.Namespace) -> int:
     """``inside MODEL``: the Inside-real-models findings (computed once, then the signed cache)."""
     import json
 
-    from posviz.analysis.inside_models import check_window, inside_results
+    from posviz.analysis.inside_models import CONDITIONS, check_window, inside_results
 
     window = check_window(args.window)
-    findings = inside_findings(inside_results(args.model, window=window))
-    findings["window"] = window
+    found = inside_findings(inside_results(args.model, window=window))
+    found["window"] = window  # the length it was computed and cached for
     if args.json:
-        print(json.dumps(findings, indent=1))
-    else:
-        for condition in ("trained", "shuffled", "untrained"):
-            block = findings[condition]
-            print(f"{findings['label']} ({condition}, {window}-token windows): {block['pooled']}")
-        if "frequency_proxy" in findings:
-            print(f"frequency (weight-norm proxy): {findings['frequency_proxy']}")
+        print(json.dumps(found, indent=1))
+        return 0
+    for condition in CONDITIONS:
+        if condition in found:
+            block = found[condition]
+            what = f", {block['what']}" if "what" in block else ""
+            print(f"{found['label']} ({condition}{what}, {window}-token windows): "
+                  f"{block['pooled']}")  # fmt: skip
+            if "positional" in block:
+                print(f"  positional heads: {block['positional']} (at distance: "
+                      f"{block['positional_at']})")  # fmt: skip
+    if "moved" in found:
+        moved = found["moved"]
+        print(f"moved control ({moved['what']}): {moved['on_slot_0']} heads on slot 0, "
+              f"{moved['on_the_token']} on {moved['token']}")  # fmt: skip
+    if "frequency_proxy" in found:
+        print(f"frequency (weight-norm proxy): {found['frequency_proxy']}")
     return 0
 
 

@@ -398,7 +398,10 @@ def sections() -> dict[str, list[PageSpec]]:
                 "Which of RoPE's frequencies does a real model use?",
                 "RoPE frequency usage read from a real model's query and key weights, and its "
                 "attention by distance.",
-                params=(text("inside_src"),),
+                params=(
+                    choice("inside_window", ("32", "64", "128", "256"), "32"),
+                    text("inside_src"),
+                ),
             ),
         ],
         "Lab": [

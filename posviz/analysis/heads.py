@@ -14,12 +14,22 @@ that distance is the head's **attention by distance**; a head is classed by wher
   ``[SEP]``, where Clark et al. 2019, "What Does BERT Look At?", found much of its attention);
 * **broad**: none of these.
 
+Separately from these classes, a head is **positional** (:func:`positional_heads`) when its
+attention-by-distance pattern does not depend on the words: on every text window *and* on every
+shuffled copy of them it puts at least :data:`POSITIONAL_PEAK` of its attention at one and the
+same distance ``Δ*`` (the sink's key 0 left out, :func:`attention_by_distance`'s ``skip_keys``).
+This is the "positional head" label users ask for (attention pattern independent of content
+across prompts); an untrained model's near-uniform heads fail it (their largest share at one
+distance is about ``1/T``), and so does a head whose pattern moves with the text.
+
 Query 0 is left out of every score: in a causal model it can only attend to itself (its row is
 the one-hot ``A[0, 0] = 1``), which says nothing about the head. A head that passes several
 thresholds gets the class whose score is largest relative to its threshold.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
@@ -34,6 +44,8 @@ THRESHOLDS: dict[str, float] = {
 #: Classes a causal model cannot have (its queries never see a later token).
 BIDIRECTIONAL_ONLY = ("next-token", "last-token")
 CLASSES = (*THRESHOLDS, "broad")
+#: A positional head puts at least this much of its attention at one distance on every prompt.
+POSITIONAL_PEAK = 0.3
 
 
 def _check_maps(maps: np.ndarray) -> np.ndarray:
@@ -43,22 +55,56 @@ def _check_maps(maps: np.ndarray) -> np.ndarray:
     return a
 
 
-def attention_by_distance(maps: np.ndarray, *, causal: bool) -> tuple[np.ndarray, np.ndarray]:
+def attention_by_distance(
+    maps: np.ndarray, *, causal: bool, skip_keys: tuple[int, ...] = ()
+) -> tuple[np.ndarray, np.ndarray]:
     """Mean attention at each relative distance ``Δ = query − key``.
 
     Args:
         maps: ``(..., T, T)`` attention maps (rows = queries).
         causal: only ``Δ ≥ 0`` exists (the rest is masked to 0).
+        skip_keys: key positions left out (``0``: the sink; ``T−1``: BERT's ``[SEP]``): the mean
+            at ``Δ`` is then over the queries whose key ``i − Δ`` is not one of them, and a
+            distance with no such query is NaN (causal ``Δ = T−1`` is ``A[T−1, 0]`` alone).
     Returns:
         ``(distances, mass)``: ``distances`` ``(D,)`` (``0 … T−1`` causal, ``−(T−1) … T−1``
         otherwise); ``mass`` ``(..., D)``, the mean of ``A[i, i−Δ]`` over the valid queries.
     """
     a = _check_maps(maps)
     t = a.shape[-1]
+    if skip_keys:
+        a = a.copy()
+        a[..., [k % t for k in skip_keys]] = np.nan
     distances = np.arange(0 if causal else -(t - 1), t)
-    mass = np.stack([np.diagonal(a, offset=-int(d), axis1=-2, axis2=-1).mean(axis=-1)
-                     for d in distances], axis=-1)  # fmt: skip
+    mean = np.nanmean if skip_keys else np.mean
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN diagonal's mean is NaN
+        mass = np.stack([mean(np.diagonal(a, offset=-int(d), axis1=-2, axis2=-1), axis=-1)
+                         for d in distances], axis=-1)  # fmt: skip
     return distances, mass
+
+
+def positional_heads(
+    text: np.ndarray, other: np.ndarray, *, peak: float = POSITIONAL_PEAK
+) -> tuple[np.ndarray, np.ndarray]:
+    """Which heads are positional (module docstring): the same distance pattern on every prompt.
+
+    Args:
+        text: ``(..., prompts, D)`` attention by distance on each text window (sink left out).
+        other: ``(..., prompts', D)`` the same heads on other prompts (the shuffled windows).
+        peak: the least share at the head's distance ``Δ*`` on every prompt.
+    Returns:
+        ``(positional, peak_index)``: booleans ``(...)``, and ``Δ*``'s index into the distances
+        (the argmax of the mean text profile), ``(...)``.
+    """
+    t = np.nan_to_num(np.asarray(text, dtype=np.float64), nan=0.0)
+    o = np.nan_to_num(np.asarray(other, dtype=np.float64), nan=0.0)
+    if t.shape[-1] != o.shape[-1] or t.shape[:-2] != o.shape[:-2]:
+        raise ValueError(f"Profiles must match in heads and distances; got {t.shape}, {o.shape}.")
+    index = t.mean(axis=-2).argmax(axis=-1)
+    both = np.concatenate([t, o], axis=-2)
+    at_peak = np.take_along_axis(both, index[..., None, None], axis=-1)[..., 0]
+    return at_peak.min(axis=-1) >= peak, index
 
 
 def head_scores(maps: np.ndarray) -> dict[str, np.ndarray]:

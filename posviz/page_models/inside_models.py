@@ -10,19 +10,28 @@ head-class figures, and the prose with its numbers.
 
 from __future__ import annotations
 
+import itertools
+import json
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from posviz.analysis.headlines import Verdict
-from posviz.analysis.heads import CLASSES, THRESHOLDS, class_counts
+from posviz.analysis.heads import CLASSES, POSITIONAL_PEAK, THRESHOLDS, class_counts
 from posviz.analysis.inside_models import (
+    ABLATIONS,
     CONDITIONS,
+    MOVED,
     N_WINDOWS,
+    OFFSET,
     TEXT_CHARS,
     WINDOW,
+    WINDOWS,
     InsideResult,
+    findings,
+    results_npz,
 )
 from posviz.analysis.rope_usage import UNUSED_FRACTION_OF_UNIFORM, FrequencyUsage
 from posviz.charts.figure import Figure
@@ -40,6 +49,7 @@ __all__ = [
     "INSTALL",
     "MEMORY_NOTE",
     "THRESHOLD_NOTE",
+    "WINDOW_OPTIONS",
     "InsidePage",
     "inside_page",
     "source_usage_view",
@@ -60,19 +70,28 @@ THRESHOLD_NOTE = (
     "Head classes (mean attention on one key over the queries 1 … T−1, averaged over the "
     "windows): previous-token > {prev}, first-token (sink) > {sink}, self > {self}, and for "
     "the bidirectional MiniLM also next-token > {next} and last-token ([SEP]) > {last}; a head "
-    "passing several takes the one it passes by the widest margin; otherwise broad."
+    "passing several takes the one it passes by the widest margin; otherwise broad. A head is "
+    "**positional** (whatever its class) when on every one of the {n} text windows and on each "
+    "of their {n} shuffled copies it puts at least {peak} of its attention at one and the same "
+    "distance Δ (the first token left out): its pattern does not depend on the words."
 ).format(
+    n=N_WINDOWS,
+    peak=POSITIONAL_PEAK,
     prev=THRESHOLDS["previous-token"],
     sink=THRESHOLDS["first-token (sink)"],
     self=THRESHOLDS["self"],
     next=THRESHOLDS["next-token"],
     last=THRESHOLDS["last-token"],
 )
+#: The window lengths a visitor can pick (the URL's ``inside_window``).
+WINDOW_OPTIONS = tuple(str(w) for w in WINDOWS)
 _CONDITION_LABEL = {
     "trained": "trained, on the text",
     "shuffled": "shuffled in each window (control)",
     "untrained": "untrained, same shape (control)",
+    "ablated": "positions taken away (ablation)",
 }
+_SHORT = {"smollm2": "SmolLM2", "minilm": "MiniLM-L6"}
 
 
 @dataclass(frozen=True)
@@ -91,6 +110,15 @@ class InsidePage:
     counts: pd.DataFrame
     story: str
     numbers: dict[str, float]
+    window: int = WINDOW
+    distance_notes: tuple[str, str] = ("", "")
+    across: Figure | None = None  # heads per class at every window length, with their spread
+    across_note: str = ""
+    ablations: pd.DataFrame | None = None  # every window × model × test, one row each
+    ablation_note: str = ""
+    findings: dict[str, object] | None = None  # the CLI's JSON, every window and model
+    #: (file name, bytes, MIME type): the findings JSON, then each model's .npz of arrays
+    downloads: tuple[tuple[str, bytes, str], ...] = ()
 
 
 def _usage_frame(result: InsideResult) -> pd.DataFrame:
@@ -129,15 +157,30 @@ def _decay_frame(result: InsideResult) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
+def _conditions(result: InsideResult) -> tuple[str, ...]:
+    return CONDITIONS[: result.heads.scores.shape[0]]
+
+
 def _distance_frame(result: InsideResult) -> pd.DataFrame:
+    """Mean attention at each distance to the *content* keys (the sink's key 0 left out, and
+    MiniLM's [SEP]) where the result has them, else the full profile; quartiles over heads."""
     h = result.heads
     frames = []
-    for c, condition in enumerate(CONDITIONS):
-        per_head = h.by_distance[c].reshape(-1, h.distances.size)
-        lo, hi = np.percentile(per_head, [25, 75], axis=0)
+    for c, condition in enumerate(_conditions(result)):
+        if h.content is not None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # a distance with no key: NaN
+                per_head = np.nanmean(h.content[c], axis=-2).reshape(-1, h.distances.size)
+        else:
+            per_head = h.by_distance[c].reshape(-1, h.distances.size)
+        keep = ~np.isnan(per_head).any(axis=0)
+        lo, hi = np.percentile(per_head[:, keep], [25, 75], axis=0)
+        label = _CONDITION_LABEL[condition]
+        if condition == "ablated":
+            label = f"{ABLATIONS[h.model]} (ablation)"
         frames.append(
-            pd.DataFrame({"x": h.distances, "series": _CONDITION_LABEL[condition],
-                          "value": per_head.mean(axis=0), "lo": lo, "hi": hi})
+            pd.DataFrame({"x": h.distances[keep], "series": label,
+                          "value": per_head[:, keep].mean(axis=0), "lo": lo, "hi": hi})
         )  # fmt: skip
     return pd.concat(frames, ignore_index=True)
 
@@ -145,17 +188,20 @@ def _distance_frame(result: InsideResult) -> pd.DataFrame:
 def _counts(result: InsideResult) -> pd.DataFrame:
     rows = []
     h = result.heads
-    total = int(np.prod(h.maps.shape[1:3]))
-    for condition in CONDITIONS:
+    total = h.n_heads
+    for condition in _conditions(result):
         counts = class_counts(h.labels(condition))
         spread = h.window_counts(condition)
+        label = _CONDITION_LABEL[condition]
+        if condition == "ablated":
+            label = ABLATIONS[h.model]
         for order, name in enumerate(CLASSES):
             if h.causal and name in ("next-token", "last-token"):
                 continue
             rows.append(
-                {"model": h.label, "condition": _CONDITION_LABEL[condition], "class": name,
+                {"model": h.label, "condition": label, "class": name,
                  "heads": counts[name], "share": counts[name] / total, "order": order,
-                 "per window": f"{spread[name].mean():.1f} ± {spread[name].std():.1f}"}
+                 "per window (min–max)": f"{spread[name].min()}–{spread[name].max()}"}
             )  # fmt: skip
     return pd.DataFrame(rows)
 
@@ -165,34 +211,189 @@ def _grid(result: InsideResult) -> Figure:
     labels = h.labels("trained")
     scores = h.scores[0].mean(axis=-1)  # (classes-1, layers, heads)
     names = [c for c in CLASSES if c != "broad"]
+    positional = h.positional("trained")[0] if h.content is not None else np.zeros(labels.shape)
     rows = []
     for layer in range(labels.shape[0]):
         for head in range(labels.shape[1]):
             cls = labels[layer, head]
             score = scores[names.index(cls), layer, head] if cls in names else np.nan
-            rows.append({"layer": layer, "head": head, "class": cls, "score": score})
+            rows.append({"layer": layer, "head": head, "class": cls, "score": score,
+                         "positional": bool(positional[layer, head])})  # fmt: skip
     frame = pd.DataFrame(rows)
-    name = "smollm2" if h.causal else "minilm"
-    title = [f"{h.label.split(' (')[0]}:", "head classes"]
-    return Figure(head_grid_chart(frame, title=title), frame, f"head_classes_{name}")
+    title = [f"{_SHORT[h.model]}:", f"head classes, {h.window} tokens"]
+    return Figure(head_grid_chart(frame, title=title), frame, f"head_classes_{h.model}_{h.window}")
 
 
-def _sink_phrase(count: int, total: int) -> str:
-    """The first-token finding, with the one window length it was measured at (the count falls
-    with the window: `posviz inside smollm2 --window N` gave 141, 112, 103, 98 of 270 at 32, 64,
-    128, 256 tokens on 2026-11-28)."""
-    where = f"at {WINDOW} tokens"
-    if count > total / 2:
-        return f"{where}, most heads watch token one"
-    if count > 0:
-        return f"{where}, some heads watch token one"
-    return f"{where}, no head watches token one"
+def _as_windows(data: object) -> dict[int, InsideResult]:
+    """One model's results by window length (a single result: its own window only)."""
+    if isinstance(data, InsideResult):
+        return {data.heads.window: data}
+    return dict(sorted(dict(data).items()))  # type: ignore[call-overload]
 
 
-def inside_page(results: tuple[InsideResult, InsideResult]) -> InsidePage:
-    """The page's model from ``(SmolLM2's, MiniLM-L6's)`` results (one argument, as
-    :func:`posviz.ui.cache.cached_model` passes a page's data)."""
-    smol, mini = results
+def _series(values: list[int], windows: list[int], total: int | None = None) -> str:
+    """``"141, 112, 103, 98 of 270 at 32, 64, 128, 256 tokens"`` (one window: ``"141 … at 32
+    tokens"``)."""
+    of = "" if total is None else f" of {total}"
+    return f"{', '.join(map(str, values))}{of} at {', '.join(map(str, windows))} tokens"
+
+
+def _trend(values: list[int], total: int, windows: list[int]) -> str:
+    """How a count moves with window length, in words the numbers support."""
+    if len(values) == 1:
+        return f"{values[0]} of {total} at {windows[0]} tokens"
+    if all(v > total / 2 for v in values):
+        return "stay over half at every length"
+    if all(b < a for a, b in itertools.pairwise(values)):
+        return "fall with window length"
+    if all(b > a for a, b in itertools.pairwise(values)):
+        return "rise with window length"
+    return "change with window length"
+
+
+#: Fewer first-token heads than this at a window length are too few to test what draws them.
+MIN_TESTED = 5
+
+
+def _drawn_by(trained: int, ablated: int, slot: int, token: int, *, signal: str) -> str:
+    """What draws a first-token class, from the ablation and the moved control; a test that
+    keeps at least half of the trained count keeps the class."""
+    if trained < MIN_TESTED:
+        return f"too few (under {MIN_TESTED}) to test"
+    kept = ablated >= trained / 2
+    on_slot, on_token = slot >= trained / 2, token >= trained / 2
+    if on_slot and not on_token:
+        moved = "they follow the first slot, not the word there"
+    elif on_token and not on_slot:
+        moved = "they follow the token"
+    elif kept:
+        moved = "the token draws them with no position added, not at another slot"
+    else:
+        moved = "neither the slot nor the token alone draws them"
+    return (f"{signal} is not needed; " if kept else f"they need {signal}; ") + moved
+
+
+def _first_token_reading(found: dict[int, dict], model: str) -> str:
+    """The ablation's and the moved control's numbers at every window length, and what they
+    say (one reading if it is the same at every length where there are heads to test)."""
+    windows = list(found)
+    trained = [found[w]["trained"]["pooled"]["first-token (sink)"] for w in windows]
+    ablated = [found[w]["ablated"]["pooled"]["first-token (sink)"] for w in windows]
+    slot = [found[w]["moved"]["on_slot_0"] for w in windows]
+    token = [found[w]["moved"]["on_the_token"] for w in windows]
+    signal = "RoPE" if model == "smollm2" else "the position table"
+    readings = [
+        _drawn_by(*n, signal=signal) for n in zip(trained, ablated, slot, token, strict=True)
+    ]
+    tested_at = [r for r in readings if not r.startswith("too few")]
+    tested = set(tested_at)
+    what, name = MOVED[model]
+    numbers = (
+        f"{ABLATIONS[model]}: {', '.join(map(str, ablated))} (trained "
+        f"{', '.join(map(str, trained))}); {what}: {', '.join(map(str, slot))} on slot 0 and "
+        f"{', '.join(map(str, token))} on {name}, at {', '.join(map(str, windows))} tokens"
+    )
+    if len(tested) == 1:
+        where = "at every length tested" if len(tested_at) < len(readings) else "at every length"
+        return f"{numbers}: {tested.pop()} ({where})"
+    per = "; ".join(f"{w} tokens: {r}" for w, r in zip(windows, readings, strict=True))
+    return f"{numbers}. {per}"
+
+
+def _across(models: dict[str, dict[int, InsideResult]]) -> tuple[Figure, str, pd.DataFrame]:
+    """First-token heads at every window length (trained, ablated, shuffled), with the spread
+    over the windows (min–max of each window classed alone), and the ablation table."""
+    rows, table = [], []
+    for model, by_window in models.items():
+        for window, result in by_window.items():
+            f = findings(result)
+            total = f["heads"]
+            for condition in _conditions(result):
+                if condition == "untrained":
+                    continue
+                per = f[condition]
+                name = "shuffled (control)" if condition == "shuffled" else (
+                    ABLATIONS[model] if condition == "ablated" else "trained")  # fmt: skip
+                lo, hi = per["per_window_range"]["first-token (sink)"]
+                rows.append({"x": window, "series": f"{_SHORT[model]}, {name}",
+                             "value": per["pooled"]["first-token (sink)"] / total,
+                             "lo": lo / total, "hi": hi / total})  # fmt: skip
+            trained, ablated = f["trained"], f["ablated"]
+            moved = f["moved"]
+            for cls in ("first-token (sink)", "previous-token", "self"):
+                table.append({"model": _SHORT[model], "window": window, "class": cls,
+                              "trained": trained["pooled"][cls],
+                              "per window (min–max)": "{}–{}".format(
+                                  *trained["per_window_range"][cls]),
+                              "shuffled": f["shuffled"]["pooled"][cls],
+                              "ablated": ablated["pooled"][cls],
+                              "ablation": ABLATIONS[model]})  # fmt: skip
+            table.append({"model": _SHORT[model], "window": window, "class": "positional",
+                          "trained": trained["positional"], "per window (min–max)": "",
+                          "shuffled": None, "ablated": ablated["positional_kept"],
+                          "ablation": f"{ABLATIONS[model]} (kept their Δ)"})  # fmt: skip
+            table.append({"model": _SHORT[model], "window": window,
+                          "class": f"moved: on slot 0 / on {moved['token']}",
+                          "trained": trained["pooled"]["first-token (sink)"],
+                          "per window (min–max)": "", "shuffled": None,
+                          "ablated": None,
+                          "ablation": f"{moved['what']}: {moved['on_slot_0']} / "
+                                      f"{moved['on_the_token']}"})  # fmt: skip
+    frame = pd.DataFrame(rows)
+    controls = sorted({s for s in frame["series"] if "control" in s})
+    figure = Figure(
+        band_lines_chart(
+            frame,
+            x_title="window length (tokens, log)",
+            y_title="share of heads on the first token",
+            title="First-token heads at every window length",
+            subtitle=[f"pooled over {N_WINDOWS} windows", "band: min–max, each window alone"],
+            controls=controls,
+            rule=0.5,
+            log_x=True,
+        ),
+        frame,
+        "first_token_heads_by_window",
+    )
+    parts = []
+    for model, by_window in models.items():
+        windows = list(by_window)
+        fs = [findings(by_window[w]) for w in windows]
+        counts = [f["trained"]["pooled"]["first-token (sink)"] for f in fs]
+        ablated = [f["ablated"]["pooled"]["first-token (sink)"] for f in fs]
+        parts.append(
+            f"{_SHORT[model]}: {_series(counts, windows, fs[0]['heads'])} "
+            f"({ABLATIONS[model]}: {', '.join(map(str, ablated))})"
+        )
+    note = (
+        "Share of each model's heads whose mean attention on the first token is over half, at "
+        "each window length; the band is the least and most of the "
+        f"{N_WINDOWS} windows classed one at a time; the dashed line is half. "
+        + "; ".join(parts)
+        + "."
+    )
+    frame_table = pd.DataFrame(table)
+    for column in ("trained", "shuffled", "ablated"):
+        frame_table[column] = frame_table[column].astype("Int64")
+    return figure, note, frame_table
+
+
+def inside_page(results: tuple[object, object], *, window: int | None = None) -> InsidePage:
+    """The page's model from ``(SmolLM2's, MiniLM-L6's)`` results — each one
+    :class:`InsideResult` or a ``{window length: InsideResult}`` of several — shown at
+    ``window`` tokens (default: the shortest given). The verdict holds a finding only where it
+    holds at every window length given, and otherwise names the dependence with its numbers.
+    One argument, as :func:`posviz.ui.cache.cached_model` passes a page's data."""
+    smol_all, mini_all = _as_windows(results[0]), _as_windows(results[1])
+    windows = [w for w in smol_all if w in mini_all]
+    if not windows:
+        raise ValueError("SmolLM2's and MiniLM-L6's results share no window length.")
+    window = windows[0] if window is None else window
+    if window not in windows:
+        raise ValueError(
+            f"No {window}-token results; computed: {', '.join(map(str, windows))} tokens."
+        )
+    smol, mini = smol_all[window], mini_all[window]
     if smol.rope is None or smol.decay is None:
         raise ValueError("SmolLM2's result has no frequency usage; recompute it.")
     usage, control = smol.rope, smol.rope_control
@@ -205,36 +406,72 @@ def inside_page(results: tuple[InsideResult, InsideResult]) -> InsidePage:
     slow_wins = slow - fast > 3 * ctrl_std  # beyond what an untrained model's heads spread to
     unused = float(usage.unused.mean())
     unused_ctrl = float(control.unused.mean())
-    h = smol.heads
-    total = int(np.prod(h.maps.shape[1:3]))
-    counts = {c: class_counts(h.labels(c)) for c in CONDITIONS}
-    sinks = counts["trained"]["first-token (sink)"]
-    prev = counts["trained"]["previous-token"]
-    mh = mini.heads
-    mtotal = int(np.prod(mh.maps.shape[1:3]))
-    mcounts = {c: class_counts(mh.labels(c)) for c in CONDITIONS}
-    spread = h.window_counts("trained")["first-token (sink)"]
+
+    h, mh = smol.heads, mini.heads
+    total, mtotal = h.n_heads, mh.n_heads
+    f_smol = {w: findings(smol_all[w]) for w in windows}
+    f_mini = {w: findings(mini_all[w]) for w in windows}
+    here, mhere = f_smol[window], f_mini[window]
+    sinks = here["trained"]["pooled"]["first-token (sink)"]
+    prev = here["trained"]["pooled"]["previous-token"]
+    sink_all = [f_smol[w]["trained"]["pooled"]["first-token (sink)"] for w in windows]
+    mini_all_counts = [f_mini[w]["trained"]["pooled"]["first-token (sink)"] for w in windows]
+    lo, hi = here["trained"]["per_window_range"]["first-token (sink)"]
 
     first = (
         "SmolLM2 favours its slowest rotary frequencies"
         if slow_wins
-        else "SmolLM2 spreads weight evenly over rotary frequencies"
-    ) + f"; {_sink_phrase(sinks, total)}."
-    shuffled_sinks = counts["shuffled"]["first-token (sink)"]
-    by_slot = sinks > 0 and abs(shuffled_sinks - sinks) <= 2 * max(float(spread.std()), 1.0)
+        else "SmolLM2 uses its rotary frequencies evenly"
+    ) + f"; its first-token heads{':' if len(windows) == 1 else ''} "
+    first += f"{_trend(sink_all, total, windows)}."
+
+    def by_window(key: str, cls: str, data: dict[int, dict]) -> list[int]:
+        return [data[w][key]["pooled"][cls] for w in windows]
+
+    over_half = [w for w, n in zip(windows, sink_all, strict=True) if n > total / 2]
+    prev_all, self_all = by_window("trained", "previous-token", f_smol), by_window(
+        "trained", "self", f_smol)  # fmt: skip
+    prev_off, self_off = by_window("ablated", "previous-token", f_smol), by_window(
+        "ablated", "self", f_smol)  # fmt: skip
+    positional = [f_smol[w]["trained"]["positional"] for w in windows]
+    positional_kept = [f_smol[w]["ablated"]["positional_kept"] for w in windows]
+    mpositional = [f_mini[w]["trained"]["positional"] for w in windows]
+    mpositional_kept = [f_mini[w]["ablated"]["positional_kept"] for w in windows]
+    smol_reading = _first_token_reading(f_smol, "smollm2")
+    mini_reading = _first_token_reading(f_mini, "minilm")
+    msinks = mhere["trained"]["pooled"]["first-token (sink)"]
+    lengths = ", ".join(map(str, windows))
+    vanish = all(p == 0 and s == 0 for p, s in zip(prev_off, self_off, strict=True))
+    evidence = (
+        ("Frequencies (weight proxy)",
+         f"the slowest quarter of its {pairs} rotary pairs carries {slow:.0%} of a head's q·k "
+         f"weight, the fastest {fast:.0%} (an untrained model of the same shape: "
+         f"{ctrl_mean:.1%} ± {ctrl_std:.1%} per quarter); weights only, the same at every "
+         "window length"),
+        ("First-token heads, by window",
+         f"SmolLM2 {_series(sink_all, windows, total)}"
+         + (f" (over half only at {', '.join(map(str, over_half))} tokens)"
+            if over_half and len(over_half) < len(windows) else "")
+         + f"; at {window} tokens {lo}–{hi} over the {N_WINDOWS} windows classed one at a "
+         f"time; shuffled {here['shuffled']['pooled']['first-token (sink)']}, untrained "
+         f"{here['untrained']['pooled']['first-token (sink)']}"),
+        ("What draws them (SmolLM2)", smol_reading),
+        ("Previous-token and self heads",
+         f"previous-token {', '.join(map(str, prev_all))} and self "
+         f"{', '.join(map(str, self_all))} at {lengths} tokens; {ABLATIONS['smollm2']}: "
+         f"{', '.join(map(str, prev_off))} and {', '.join(map(str, self_off))}"
+         + (": they attend by position (RoPE)" if vanish else "")),
+        ("Positional heads",
+         f"SmolLM2 {_series(positional, windows)}, of which "
+         f"{', '.join(map(str, positional_kept))} keep their distance with RoPE off; MiniLM-L6 "
+         f"{', '.join(map(str, mpositional))} ({', '.join(map(str, mpositional_kept))} with "
+         "its table zeroed)"),
+        ("MiniLM-L6 on [CLS]",
+         f"{_series(mini_all_counts, windows, mtotal)}; {mini_reading}"),
+    )  # fmt: skip
     sentence = (
-        f"{first} The slowest quarter of its {pairs} rotary pairs carries {slow:.0%} of a head's "
-        f"q·k weight and the fastest quarter {fast:.0%} (an untrained model of the same shape: "
-        f"{ctrl_mean:.1%} ± {ctrl_std:.1%} per quarter). {sinks} of its {total} heads put over "
-        f"half their attention on the first token ({spread.mean():.0f} ± {spread.std():.0f} per "
-        f"window; with the tokens shuffled {shuffled_sinks}, untrained "
-        f"{counts['untrained']['first-token (sink)']})"
-        + (": the first slot draws it, whatever word sits there" if by_slot else "")
-        + f". MiniLM-L6 has {mcounts['trained']['first-token (sink)']} of {mtotal} heads on "
-        f"its first token ([CLS]; shuffled {mcounts['shuffled']['first-token (sink)']}, "
-        f"untrained {mcounts['untrained']['first-token (sink)']}). These counts are for "
-        f"{WINDOW}-token windows only; they depend on the window length, which this page does "
-        f"not vary (`python -m posviz inside smollm2 --window 128` computes another)."
+        f"{first} {sinks} of its {total} heads put over half their attention on the first "
+        f"token at {window} tokens. " + ". ".join(f"{k}: {v}" for k, v in evidence) + "."
     )
     numbers = {
         "slow_quarter_share": slow,
@@ -246,10 +483,28 @@ def inside_page(results: tuple[InsideResult, InsideResult]) -> InsidePage:
         "sink_heads": float(sinks),
         "previous_heads": float(prev),
         "heads": float(total),
-        "minilm_sink_heads": float(mcounts["trained"]["first-token (sink)"]),
+        "minilm_sink_heads": float(msinks),
         "minilm_heads": float(mtotal),
+        "window": float(window),
+        **{f"sink_heads_{w}": float(n) for w, n in zip(windows, sink_all, strict=True)},
+        **{
+            f"minilm_sink_heads_{w}": float(n)
+            for w, n in zip(windows, mini_all_counts, strict=True)
+        },
+        **{
+            f"sink_heads_ablated_{w}": float(f_smol[w]["ablated"]["pooled"]["first-token (sink)"])
+            for w in windows
+        },
+        **{f"previous_heads_ablated_{w}": float(n) for w, n in zip(windows, prev_off, strict=True)},
+        **{
+            f"minilm_sink_heads_ablated_{w}": float(
+                f_mini[w]["ablated"]["pooled"]["first-token (sink)"]
+            )
+            for w in windows
+        },
+        **{f"positional_heads_{w}": float(n) for w, n in zip(windows, positional, strict=True)},
     }
-    verdict = Verdict(sentence, numbers)
+    verdict = Verdict(sentence, numbers, line=first, evidence=evidence)
 
     usage_frame = _usage_frame(smol)
     hero = Figure(
@@ -317,37 +572,72 @@ def inside_page(results: tuple[InsideResult, InsideResult]) -> InsidePage:
     distance = []
     for result, name in ((smol, "smollm2"), (mini, "minilm")):
         frame = _distance_frame(result)
+        left_out = "first token left out" if result.heads.causal else "[CLS], [SEP] left out"
         distance.append(
             Figure(
                 band_lines_chart(
                     frame,
                     x_title="distance Δ = query − key (tokens)",
                     y_title="mean attention",
-                    title="Attention by distance",
-                    subtitle=[result.heads.label, "mean over heads; band: their quartiles"],
+                    title=f"Attention by distance, {window} tokens",
+                    subtitle=[result.heads.label, f"{left_out}; band: quartiles over heads"],
                     controls=[_CONDITION_LABEL["shuffled"], _CONDITION_LABEL["untrained"]],
                 ),
                 frame,
-                f"attention_by_distance_{name}",
+                f"attention_by_distance_{name}_{window}",
             )
         )
+    t_smol, t_mini = here["tails"], mhere["tails"]
+    peak = float(_distance_frame(smol).query("series == @_CONDITION_LABEL['trained']")
+                 .set_index("x")["value"].idxmax())  # fmt: skip
+    distance_notes = (
+        f"SmolLM2: mean attention of its {total} heads at each distance Δ to keys 1 … "
+        f"{window - 1}; the first token (key 0) is left out: with it the curve rises at "
+        f"Δ = {t_smol['distance']} to {t_smol['last_on_first']:.2f}, which is A[{window - 1}, 0] "
+        "alone, the last query on the sink, not distance. The trained curve peaks at "
+        f"Δ = {peak:.0f}; {ABLATIONS['smollm2']} flattens what the previous-token and self heads "
+        "put at Δ = 0 and 1.",
+        f"MiniLM-L6: the same for its {mtotal} heads, with [CLS] (key 0) and [SEP] (key "
+        f"{window - 1}) left out: with them the ends at Δ = ±{t_mini['distance']} are one pair "
+        f"each, [SEP] attending to [CLS] ({t_mini['last_on_first']:.2f}) and [CLS] to [SEP] "
+        f"({t_mini['first_on_last']:.3f}), not distance.",
+    )
     counts_frame = pd.concat([_counts(smol), _counts(mini)], ignore_index=True)
     classes = Figure(
         class_bars_chart(
             counts_frame,
             title="Head classes, trained and controls",
-            subtitle=f"{WINDOW}-token King James windows; thresholds above",
+            subtitle=f"{window}-token King James windows; thresholds above",
         ),
         counts_frame.drop(columns=["order"]),
         "head_classes",
     )
+    across, across_note, ablations = _across(
+        {"smollm2": {w: smol_all[w] for w in windows}, "minilm": {w: mini_all[w] for w in windows}}
+    )
+    ablation_note = (
+        f"Each row: heads in a class, trained and under the ablation ({ABLATIONS['smollm2']} for "
+        f"SmolLM2, {ABLATIONS['minilm']} for MiniLM-L6), at each window length. A class that "
+        "vanishes under the ablation attends by position; one that stays does not need the "
+        "positions. 'positional' rows count the heads whose distance pattern is the same on "
+        "every text and shuffled window, and how many keep it under the ablation; 'moved' rows "
+        "give the content control (heads over half on slot 0 / on the moved token)."
+    )
+    found = {
+        "smollm2": {str(w): f_smol[w] for w in windows},
+        "minilm": {str(w): f_mini[w] for w in windows},
+    }
     story = (
-        f"**How this was measured.** {N_WINDOWS} windows of {WINDOW} tokens from the first "
+        f"**How this was measured.** {N_WINDOWS} windows of {window} tokens from the first "
         f"{TEXT_CHARS:,} characters of the {TEXT_SOURCE}, one forward pass per condition with "
         "every attention map returned. Controls, computed the same way: the same tokens "
         "shuffled within each window (a head that still looks at the first or previous *slot* "
         "does so by position, not by the words), and a model of the same config with random "
-        f"initial weights. Head classes use the thresholds above. Spreads are over the "
+        f"initial weights. Ablations: SmolLM2 with {ABLATIONS['smollm2']} and MiniLM-L6 with its "
+        f"{ABLATIONS['minilm']}; content controls that can fail: SmolLM2 reads the windows "
+        f"after {OFFSET} tokens of other text, MiniLM-L6 with [CLS] moved to the middle. A "
+        "first-token head that follows the token stays on it; one that follows the first slot "
+        "moves to what sits there. Head classes use the thresholds above. Spreads are over the "
         f"{N_WINDOWS} windows, each "
         "classed alone. A pair counts as effectively unused when its share is below "
         f"{UNUSED_FRACTION_OF_UNIFORM:.0%} of the even share: {unused:.1%} of SmolLM2's "
@@ -370,6 +660,18 @@ def inside_page(results: tuple[InsideResult, InsideResult]) -> InsidePage:
         counts=counts_frame.drop(columns=["order", "share"]),
         story=story,
         numbers=numbers,
+        window=window,
+        distance_notes=distance_notes,
+        across=across,
+        across_note=across_note,
+        ablations=ablations,
+        ablation_note=ablation_note,
+        findings=found,
+        downloads=(
+            ("inside_findings.json", json.dumps(found, indent=1).encode(), "application/json"),
+            (f"smollm2_inside_{window}.npz", results_npz(smol), "application/octet-stream"),
+            (f"minilm_inside_{window}.npz", results_npz(mini), "application/octet-stream"),
+        ),
     )
 
 

@@ -1,11 +1,12 @@
-"""The "Inside real models" page's glue: each model's results from the disk cache, else computed
-as a heavy job with its place in the queue and its progress shown (never a blank section)."""
+"""The "Inside real models" page's glue: each model's results at every window length from the
+disk cache, else computed as one heavy job (a window at a time, each cached when done) with its
+place in the queue, what it is doing and the time elapsed shown (never a blank section)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from posviz.analysis.inside_models import InsideResult, cached_inside, inside_results
+from posviz.analysis.inside_models import WINDOWS, cached_windows, inside_all_windows
 from posviz.analysis.probe_numbers import queue_text
 from posviz.analysis.rope_usage import FrequencyUsage
 from posviz.analysis.rope_usage_source import source_frequency_usage
@@ -15,25 +16,24 @@ from posviz.ui.cache import cached_data
 from posviz.ui.compat import this_session_gone
 
 _WHAT = {
-    "smollm2": "SmolLM2-135M (the first time: hash check, one-time dequantisation to float32, "
-    "three forward passes; about half a minute)",
-    "minilm": "MiniLM-L6 (three forward passes; a few seconds)",
+    "smollm2": "SmolLM2-135M at 32, 64, 128 and 256 tokens (the first time: hash check, one-time "
+    "dequantisation, then five passes per length; about 5 minutes on two cores)",
+    "minilm": "MiniLM-L6 at 32, 64, 128 and 256 tokens (five passes per length; about a minute)",
 }
 
 
-def inside_result(model: str) -> InsideResult:
-    """``model``'s results: the disk cache (no model loaded), else a queued heavy job whose
-    queue place and progress are shown in place until it is done.
+def inside_windows(model: str) -> dict:
+    """``model``'s results by window length: the disk cache (no model loaded), else a queued
+    heavy job whose queue place, step and elapsed time are shown in place until it is done.
 
     Raises:
         ValueError: packages missing or files failing their check (the message says the fix).
     """
-    found = cached_inside(model)
-    if found is not None:
+    found = cached_windows(model)
+    if len(found) == len(WINDOWS):
         return found
-    slot = st.empty()
-    slot.info(f"Computing {_WHAT[model]} …")
-    bar = st.progress(0.0, text=f"Waiting to start {_WHAT[model]} …")
+    slot, bar = st.empty(), st.progress(0.0, text=f"Waiting to start {_WHAT[model]} …")
+    slot.info(f"Computing {_WHAT[model]}; {len(found)} of {len(WINDOWS)} lengths cached …")
 
     def on_wait(position: int) -> None:
         slot.info(queue_text(position, what=f"Computing {model}", slots=settings().max_jobs))
@@ -42,7 +42,7 @@ def inside_result(model: str) -> InsideResult:
         bar.progress(min(max(fraction, 0.0), 1.0), text=what)
 
     try:
-        return inside_results(
+        return inside_all_windows(
             model, on_wait=on_wait, should_stop=this_session_gone, progress=progress
         )
     except JobCancelled:
