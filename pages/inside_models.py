@@ -43,8 +43,9 @@ smol = mini = None
 with answer:
     with user_errors("SmolLM2"):
         smol = inside_windows("smollm2")
-    with user_errors("MiniLM-L6"):
-        mini = inside_windows("minilm")
+    if smol is not None:  # MiniLM-L6 is computed only for the page SmolLM2 can have
+        with user_errors("MiniLM-L6"):
+            mini = inside_windows("minilm")
     if smol is None or mini is None:
         st.info(INSTALL)
         st.stop()

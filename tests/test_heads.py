@@ -11,6 +11,7 @@ from posviz.analysis.heads import (
     class_counts,
     classify_heads,
     head_scores,
+    positional_heads,
     threshold_counts,
 )
 
@@ -108,3 +109,35 @@ def test_threshold_counts_overlap_but_classes_do_not() -> None:
 def test_bad_maps_are_refused() -> None:
     with pytest.raises(ValueError, match="T ≥ 2"):
         head_scores(np.ones((3, 4)))
+
+
+def test_leaving_the_sink_key_out_removes_the_rise_at_the_last_distance() -> None:
+    """A pure sink head's profile is 1/(T − Δ) per distance, rising to 1 at Δ = T−1, which is
+    the single cell A[T−1, 0]; with key 0 left out that point has no query (NaN) and the rest
+    is 0 (the head puts nothing anywhere else)."""
+    _, mass = attention_by_distance(sink_map(), causal=True)
+    assert mass[-1] == 1.0 and mass[0] == pytest.approx(1 / T)
+    _, content = attention_by_distance(sink_map(), causal=True, skip_keys=(0,))
+    assert np.isnan(content[-1]) and np.nansum(content) == 0.0
+    # a uniform causal head: at Δ = 0 the mean of 1/(i+1) over the queries 1 … T−1
+    _, uniform = attention_by_distance(uniform_causal_map(), causal=True, skip_keys=(0,))
+    assert uniform[0] == pytest.approx(np.mean([1 / (i + 1) for i in range(1, T)]))
+
+
+def test_a_positional_head_keeps_its_distance_on_every_prompt() -> None:
+    """Profiles ``(heads, prompts, D)``: head 0 puts 0.6 at Δ = 1 on every text and shuffled
+    prompt (positional); head 1 does on the texts but moves to Δ = 3 when shuffled (its pattern
+    follows the words); head 2 is uniform (about 1/D everywhere: the untrained control)."""
+    d, prompts = 5, 3
+    text = np.full((3, prompts, d), 0.1)
+    text[0, :, 1] = text[1, :, 1] = 0.6
+    other = text.copy()
+    other[1, :, 1], other[1, :, 3] = 0.1, 0.6
+    text[2], other[2] = 1 / d, 1 / d
+    positional, peak = positional_heads(text, other)
+    assert positional.tolist() == [True, False, False]
+    assert peak[0] == 1
+    other[0, 1, 1] = 0.29  # one prompt under the threshold is enough to fail
+    assert not positional_heads(text, other)[0][0]
+    with pytest.raises(ValueError, match="must match"):
+        positional_heads(text, other[..., :-1])

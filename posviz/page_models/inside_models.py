@@ -244,9 +244,9 @@ def _trend(values: list[int], total: int, windows: list[int]) -> str:
         return f"{values[0]} of {total} at {windows[0]} tokens"
     if all(v > total / 2 for v in values):
         return "stay over half at every length"
-    if all(b < a for a, b in itertools.pairwise(values)):
+    if values[-1] < values[0] and all(b <= a for a, b in itertools.pairwise(values)):
         return "fall with window length"
-    if all(b > a for a, b in itertools.pairwise(values)):
+    if values[-1] > values[0] and all(b >= a for a, b in itertools.pairwise(values)):
         return "rise with window length"
     return "change with window length"
 
@@ -300,13 +300,15 @@ def _first_token_reading(found: dict[int, dict], model: str) -> str:
     return f"{numbers}. {per}"
 
 
-def _across(models: dict[str, dict[int, InsideResult]]) -> tuple[Figure, str, pd.DataFrame]:
+def _across(
+    models: dict[str, dict[int, InsideResult]], found: dict[str, dict[int, dict]]
+) -> tuple[Figure, str, pd.DataFrame]:
     """First-token heads at every window length (trained, ablated, shuffled), with the spread
     over the windows (min–max of each window classed alone), and the ablation table."""
     rows, table = [], []
     for model, by_window in models.items():
         for window, result in by_window.items():
-            f = findings(result)
+            f = found[model][window]
             total = f["heads"]
             for condition in _conditions(result):
                 if condition == "untrained":
@@ -358,7 +360,7 @@ def _across(models: dict[str, dict[int, InsideResult]]) -> tuple[Figure, str, pd
     parts = []
     for model, by_window in models.items():
         windows = list(by_window)
-        fs = [findings(by_window[w]) for w in windows]
+        fs = [found[model][w] for w in windows]
         counts = [f["trained"]["pooled"]["first-token (sink)"] for f in fs]
         ablated = [f["ablated"]["pooled"]["first-token (sink)"] for f in fs]
         parts.append(
@@ -613,7 +615,8 @@ def inside_page(results: tuple[object, object], *, window: int | None = None) ->
         "head_classes",
     )
     across, across_note, ablations = _across(
-        {"smollm2": {w: smol_all[w] for w in windows}, "minilm": {w: mini_all[w] for w in windows}}
+        {"smollm2": {w: smol_all[w] for w in windows}, "minilm": {w: mini_all[w] for w in windows}},
+        {"smollm2": f_smol, "minilm": f_mini},
     )
     ablation_note = (
         f"Each row: heads in a class, trained and under the ablation ({ABLATIONS['smollm2']} for "
