@@ -159,6 +159,12 @@ def test_the_hooks_match_a_hand_recomputation_on_a_tiny_llama() -> None:
     found = ra.activation_findings(result)
     assert found["heads"] == 4 and found["massive"]["q_dims"]["slots"] == 32
     assert len(ra.finding_sentences(result)) == 5
+    frame = ra.usage_frame(result)
+    real = frame[frame.series == "real queries and keys"]
+    assert len(frame) == 12 and real.share.sum() == pytest.approx(1.0)
+    assert len(ra.layer_frame(result)) == 8
+    massive = ra.massive_frame(result)
+    assert massive[massive.series == "queries"].heads.sum() == result.massive_q.count
 
 
 def test_results_are_signed_and_an_edited_file_is_refused(tmp_path) -> None:

@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from posviz.analysis.inside_models import N_WINDOWS, TEXT_CHARS, check_window, text_windows
 from posviz.analysis.rope_usage import (
@@ -501,6 +502,49 @@ def finding_sentences(result: ActivationResult) -> dict[str, str]:
             f"{v['count']} ({v['slow_half']} slower half), randomly rotated queries {rot['count']}."
         ),
     }
+
+
+def usage_frame(result: ActivationResult) -> pd.DataFrame:
+    """Long form for the usage chart: ``pair``, ``wavelength`` (tokens per turn), ``series``
+    (real q/k, weight proxy, even share) and ``share`` (mean over every layer and head)."""
+    u, p = result.usage, result.proxy
+    pairs = np.arange(u.share.shape[-1])
+    series = (
+        ("real queries and keys", u.mean_share),
+        ("weight-norm proxy", p.mean_share),
+        ("even share", np.full(pairs.size, 1 / pairs.size)),
+    )
+    return pd.concat(
+        [pd.DataFrame({"pair": pairs, "wavelength": u.wavelengths, "series": name, "share": v})
+         for name, v in series],
+        ignore_index=True,
+    )  # fmt: skip
+
+
+def layer_frame(result: ActivationResult) -> pd.DataFrame:
+    """Long form for a layers × pairs heatmap: ``layer``, ``pair``, ``share`` (mean over the
+    layer's heads) and ``peak`` (the layer's argmax pair, :func:`layer_band`)."""
+    mean = result.usage.share.mean(axis=1)  # (layers, pairs)
+    layers, pairs = np.indices(mean.shape)
+    peaks = layer_band(result.usage)
+    return pd.DataFrame({"layer": layers.ravel(), "pair": pairs.ravel(),
+                         "share": mean.ravel(), "peak": peaks[layers.ravel()]})  # fmt: skip
+
+
+def massive_frame(result: ActivationResult) -> pd.DataFrame:
+    """Long form for the massive-values chart: ``pair`` slot, ``series`` (queries, keys, and the
+    two controls) and ``heads`` (how many heads have a massive value at that slot)."""
+    series = (
+        ("queries", result.massive_q),
+        ("keys", result.massive_k),
+        ("control: v_proj (not rotated)", result.control_v),
+        ("control: queries randomly rotated", result.control_rotated),
+    )
+    return pd.concat(
+        [pd.DataFrame({"pair": np.arange(m.per_slot.size), "series": name, "heads": m.per_slot})
+         for name, m in series],
+        ignore_index=True,
+    )  # fmt: skip
 
 
 # --------------------------------------------------------------- SmolLM2, computed and cached
