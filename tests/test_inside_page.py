@@ -130,4 +130,10 @@ def test_the_distance_charts_say_what_their_ends_are_and_the_downloads_read_back
     with np.load(io.BytesIO(page.downloads[1][1]), allow_pickle=False) as arrays:
         assert arrays["scores"].shape == (4, len(SCORED), 1, HEADS, W)
         assert list(arrays["conditions"]) == list(inside_models.CONDITIONS)
-    assert page.ablations["ablated"].dtype.name == "Int64"
+    table = page.ablations.set_index(["model", "window", "class"])
+    assert table.loc[("SmolLM2", 32, "previous-token"), "ablated"] == "0"
+    assert table.loc[("SmolLM2", 32, "first-token (sink)"), "ablated"] == "3"
+    assert (
+        "3 heads on slot 0, 0 on the window's first token"
+        in (table.loc[("SmolLM2", 32, "moved control"), "note"])
+    )

@@ -320,39 +320,36 @@ def _across(
                 rows.append({"x": window, "series": f"{_SHORT[model]}, {name}",
                              "value": per["pooled"]["first-token (sink)"] / total,
                              "lo": lo / total, "hi": hi / total})  # fmt: skip
-            trained, ablated = f["trained"], f["ablated"]
-            moved = f["moved"]
+            trained, ablated, moved = f["trained"], f["ablated"], f["moved"]
             for cls in ("first-token (sink)", "previous-token", "self"):
                 table.append({"model": _SHORT[model], "window": window, "class": cls,
-                              "trained": trained["pooled"][cls],
+                              "trained": str(trained["pooled"][cls]),
                               "per window (min–max)": "{}–{}".format(
                                   *trained["per_window_range"][cls]),
-                              "shuffled": f["shuffled"]["pooled"][cls],
-                              "ablated": ablated["pooled"][cls],
-                              "ablation": ABLATIONS[model]})  # fmt: skip
+                              "shuffled": str(f["shuffled"]["pooled"][cls]),
+                              "ablated": str(ablated["pooled"][cls]),
+                              "note": ""})  # fmt: skip
             table.append({"model": _SHORT[model], "window": window, "class": "positional",
-                          "trained": trained["positional"], "per window (min–max)": "",
-                          "shuffled": None, "ablated": ablated["positional_kept"],
-                          "ablation": f"{ABLATIONS[model]} (kept their Δ)"})  # fmt: skip
-            table.append({"model": _SHORT[model], "window": window,
-                          "class": f"moved: on slot 0 / on {moved['token']}",
-                          "trained": trained["pooled"]["first-token (sink)"],
-                          "per window (min–max)": "", "shuffled": None,
-                          "ablated": None,
-                          "ablation": f"{moved['what']}: {moved['on_slot_0']} / "
-                                      f"{moved['on_the_token']}"})  # fmt: skip
+                          "trained": str(trained["positional"]), "per window (min–max)": "–",
+                          "shuffled": "–", "ablated": str(ablated["positional_kept"]),
+                          "note": "ablated: those that keep their Δ"})  # fmt: skip
+            table.append({"model": _SHORT[model], "window": window, "class": "moved control",
+                          "trained": str(trained["pooled"]["first-token (sink)"]),
+                          "per window (min–max)": "–", "shuffled": "–", "ablated": "–",
+                          "note": f"{moved['what']}: {moved['on_slot_0']} heads on slot 0, "
+                                  f"{moved['on_the_token']} on {moved['token']}"})  # fmt: skip
     frame = pd.DataFrame(rows)
     controls = sorted({s for s in frame["series"] if "control" in s})
     figure = Figure(
         band_lines_chart(
             frame,
-            x_title="window length (tokens, log)",
+            x_title="window length (tokens)",
             y_title="share of heads on the first token",
             title="First-token heads at every window length",
             subtitle=[f"pooled over {N_WINDOWS} windows", "band: min–max, each window alone"],
             controls=controls,
             rule=0.5,
-            log_x=True,
+            log_x=False,
         ),
         frame,
         "first_token_heads_by_window",
@@ -374,10 +371,7 @@ def _across(
         + "; ".join(parts)
         + "."
     )
-    frame_table = pd.DataFrame(table)
-    for column in ("trained", "shuffled", "ablated"):
-        frame_table[column] = frame_table[column].astype("Int64")
-    return figure, note, frame_table
+    return figure, note, pd.DataFrame(table)
 
 
 def inside_page(results: tuple[object, object], *, window: int | None = None) -> InsidePage:
@@ -619,12 +613,13 @@ def inside_page(results: tuple[object, object], *, window: int | None = None) ->
         {"smollm2": f_smol, "minilm": f_mini},
     )
     ablation_note = (
-        f"Each row: heads in a class, trained and under the ablation ({ABLATIONS['smollm2']} for "
+        f"Each row: heads in a class, trained, shuffled and ablated ({ABLATIONS['smollm2']} for "
         f"SmolLM2, {ABLATIONS['minilm']} for MiniLM-L6), at each window length. A class that "
         "vanishes under the ablation attends by position; one that stays does not need the "
         "positions. 'positional' rows count the heads whose distance pattern is the same on "
-        "every text and shuffled window, and how many keep it under the ablation; 'moved' rows "
-        "give the content control (heads over half on slot 0 / on the moved token)."
+        "every text and shuffled window, and how many keep it under the ablation; 'moved "
+        "control' rows give the content control (heads over half on slot 0, and on the moved "
+        "token), beside the trained first-token count."
     )
     found = {
         "smollm2": {str(w): f_smol[w] for w in windows},
