@@ -107,17 +107,19 @@ def test_canvas_heatmap_shows_block_tooltips_on_hover(page, server):
 
 
 HERO = f".st-key-hero {CHARTS}:visible"  # the wide or the tall hero, whichever the page shows
-#: The visible hero's state: its position input, the outlined row's top (pixels from the view's
+#: The visible hero's state: the position its label shows (the hero has no slider of its own:
+#: the page's Position slider is its control), the outlined row's top (pixels from the view's
 #: top) and every "position N" label its views draw.
 HERO_STATE = """view => {
     const chart = [...document.querySelectorAll('.st-key-hero [data-testid="stVegaLiteChart"]')]
         .find(c => c.offsetParent !== null);
     const row = chart.querySelector(`g.${view}_row_marks path`);
+    const labels = [...chart.querySelectorAll('text')].map(t => t.textContent)
+        .filter(t => /^position \\d+$/.test(t));
     return {
-        value: Number(chart.querySelector('input[type="range"]').value),
+        value: labels.length ? Number(labels[0].split(' ')[1]) : null,
         row: row ? Number(row.getAttribute('d').match(/^M[-\\d.]+,([-\\d.]+)/)[1]) : null,
-        labels: [...chart.querySelectorAll('text')].map(t => t.textContent)
-            .filter(t => /^position \\d+$/.test(t)),
+        labels,
     };
 }"""
 COUNT_RUNS = (
@@ -193,32 +195,31 @@ def test_pointing_at_a_dot_on_the_path_crosses_its_row_in_the_matrix(page, serve
 
 
 def test_play_moves_every_linked_view_in_the_browser_without_a_rerun(page, server):
-    """▶ play advances the shared position by a Vega timer: the chart's own slider, the table's
-    outlined row and the clock's label all move, and the server runs no script for it."""
+    """▶ play advances the shared position by a Vega timer: the table's outlined row and the
+    clock's label move together, and the server runs no script for it; stopped, the views
+    return to the linked position (the page's slider) and stay there."""
     _open_hero(page, f"{server}/sinusoidal")
     bindings = page.locator(f"{HERO} .vega-bindings")
-    position = bindings.locator('input[type="range"]')
     start = page.evaluate(HERO_STATE, "table")
     runs = page.evaluate(COUNT_RUNS)
     bindings.locator('input[type="checkbox"]').check()
     page.wait_for_function(
-        "([el, start]) => Number(el.value) >= start + 3",
-        arg=[position.element_handle(), start["value"]],
-        timeout=10_000,
+        f"start => ({HERO_STATE})('table').value >= start + 3", arg=start["value"], timeout=10_000
     )
+    moved = page.evaluate(HERO_STATE, "table")
+    assert moved["row"] > start["row"]  # the outline moved down the table
+    assert moved["labels"] == [f"position {moved['value']}"]  # and the hands with it
     bindings.locator('input[type="checkbox"]').uncheck()
-    stopped = page.evaluate(HERO_STATE, "table")
-    assert stopped["row"] > start["row"]  # the outline moved down the table
-    assert stopped["labels"] == [f"position {stopped['value']}"]  # and the hands with it
-    # paused: nothing moves again while the timer would have ticked several times (a wait for
+    page.wait_for_function(
+        f"start => ({HERO_STATE})('table').value === start", arg=start["value"], timeout=10_000
+    )
+    # stopped: nothing moves again while the timer would have ticked several times (a wait for
     # the failure, which ends the moment it happens, not a sleep before a look)
     from playwright.sync_api import TimeoutError as NoMove
 
     with pytest.raises(NoMove):
         page.wait_for_function(
-            "([el, value]) => Number(el.value) !== value",
-            arg=[position.element_handle(), stopped["value"]],
-            timeout=1_000,
+            f"start => ({HERO_STATE})('table').value !== start", arg=start["value"], timeout=1_000
         )
-    assert page.evaluate(HERO_STATE, "table") == stopped  # everything stays put
+    assert page.evaluate(HERO_STATE, "table") == start  # everything back where the link says
     assert page.evaluate("() => window.__posvizRuns") == runs  # no script rerun for any frame
