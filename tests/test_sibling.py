@@ -15,9 +15,14 @@ from posviz.analysis.sibling import (
     ONLY_SCALED,
     Controls,
     best_scale,
+    direction,
+    fp16_exact,
+    fp16_share,
     pair_stats,
     random_like,
     row_residual,
+    scale_fit,
+    shuffled_pairing,
     sibling_diff,
 )
 from posviz.encodings.sinusoidal import sinusoidal
@@ -143,6 +148,9 @@ def test_the_page_leads_with_the_verdict():
     first = at.markdown[0].value
     assert "Positions 0–127 moved; positions 128–511 only shrank together." in first
     assert any("Why 128?" in m.value for m in at.markdown)
+    lines = [m.value for m in at.markdown]
+    assert any("One factor, 0.98580, scales L3" in m for m in lines), lines
+    assert any("L3's rows shrank" in m for m in lines), lines
     assert len(at.dataframe) == 1
     links = {link.proto.page for link in at.get("page_link")}
     assert {"learned", "lab_rare_rows"} <= links  # the seam's page and the lab's question
@@ -184,3 +192,87 @@ def test_controls_that_lie_on_one_another_are_drawn_as_one_line_named_for_both()
     assert series[2:] == [COINCIDING_CONTROLS]
     apart = Controls(sinusoid=pair_stats(a, other), random=(pair_stats(a, 2.0 * a),))
     assert len(set(sibling_diff(a, b, controls=apart).rows["series"])) == 4
+
+
+# ------------------------------------------------- the global-scale explanation (issue 33 item 5)
+
+
+def test_one_factor_fitted_on_another_matrix_and_its_shuffled_control():
+    a, b = _made_siblings(scale=0.9, boundary=40)
+    words = np.random.default_rng(5).standard_normal((50, 16))
+    fit = scale_fit(words, 0.9 * words, name="words")
+    assert fit.scaled_rows == 50 and fit.scale == pytest.approx(0.9, rel=1e-12)
+    assert fit.same_factor(sibling_diff(a, b).pair.scale) and not fit.same_factor(0.95)
+    assert fit.control_rows == 0  # shuffled rows of an unrelated Gaussian never line up
+    # the control can fail: rows that are all one vector line up whatever the pairing
+    same = np.tile(words[:1], (50, 1))
+    assert scale_fit(same, 0.9 * same, name="copies").control_rows == 50
+    one = scale_fit(words[0], 0.9 * words[0], name="a vector")  # a 1-D weight is one row
+    assert (one.rows, one.scaled_rows, one.control_rows) == (1, 1, 0)
+
+
+def test_the_shuffled_pairing_moves_every_row():
+    b = np.arange(20.0)[:, None] * np.ones((1, 3))
+    shuffled = shuffled_pairing(b)
+    assert sorted(shuffled[:, 0]) == list(range(20)) and (shuffled[:, 0] != b[:, 0]).all()
+    row = np.arange(6.0)[None]
+    assert (shuffled_pairing(row) != row).all()
+
+
+def test_fp16_exactness_and_which_side_was_multiplied():
+    grid = np.float16(np.random.default_rng(0).standard_normal((64, 8))).astype(np.float32)
+    assert fp16_exact(grid).all() and fp16_share(grid) == 1.0
+    assert not fp16_exact(np.float32([1 + 2**-12, 1e6]))[0]
+    assert not fp16_exact(np.float32([1e6]))[0]  # beyond float16's range (65504)
+    scaled = np.ones(64, dtype=bool)
+    moved = direction(grid, np.float32(0.9858) * grid, scaled, factor=0.9858, unrelated=grid)
+    assert moved.a_scaled == 1.0 and moved.b_scaled < 0.01 and moved.shrunk == "B"
+    back = direction(np.float32(0.9858) * grid, grid, scaled, factor=0.9858, unrelated=grid)
+    assert back.shrunk == "A"
+    # the premise can fail: a factor of 0.5 keeps float16 values on the grid, so it tells nothing
+    half = direction(grid, grid * np.float32(0.5), scaled, factor=0.5, unrelated=grid)
+    assert half.scaled_again == 1.0 and half.shrunk is None
+
+
+def test_the_explanation_on_constructed_matrices():
+    from posviz.page_models.sibling_diff import MATRICES, scale_explanation
+
+    rng = np.random.default_rng(1)
+    factor = np.float32(0.9858)
+    l6 = {name: np.float16(rng.standard_normal((n, 16))).astype(np.float32)
+          for (name, _), n in zip(MATRICES, (64, 200, 2, 1, 1), strict=True)}  # fmt: skip
+    l3 = {name: m * factor for name, m in l6.items()}
+    l3["positions"][:16] += rng.standard_normal((16, 16)).astype(np.float32)  # trained rows
+    l3["LayerNorm weight"] = l6["LayerNorm weight"] + 0.5  # trained, not shrunk
+    matrices = {name: (l6[name], l3[name]) for name, _ in MATRICES}
+    matrices["unrelated"] = (rng.standard_normal((32, 32)).astype(np.float32), None)
+    why = scale_explanation(matrices)
+    assert why.factor == pytest.approx(0.9858, abs=1e-6)
+    assert why.scale_verdict.first_line.startswith("One factor, 0.98580, scales L3")
+    assert why.direction_verdict.first_line.startswith("L3's rows shrank")
+    assert len(first_sentence(why.scale_verdict.first_line).split()) <= FIRST_SENTENCE_WORDS
+    fits = {f.name: f for f in why.fits}
+    assert fits["positions"].scaled_rows == 48 and fits["LayerNorm weight"].scaled_rows == 0
+    assert str(48) in why.scale_caption and "LayerNorm" in why.scale_caption
+    l3["word embeddings"] = l6["word embeddings"] * np.float32(0.9)  # another factor
+    matrices["word embeddings"] = (l6["word embeddings"], l3["word embeddings"])
+    assert "does not carry over" in scale_explanation(matrices).scale_verdict.first_line
+
+
+@pytest.mark.slow
+def test_minilm_l3s_untouched_rows_shrank_by_one_factor():
+    """The issue's measurement from the two real files: the positions' factor 0.98580 also
+    scales 1,363 word rows and one token-type row; the embedding LayerNorm does not follow it;
+    L6's only-scaled position rows are all float16 values (L3's none, L6's moved rows ~0.01 %)."""
+    from posviz.page_models.sibling_diff import minilm_explanation
+
+    why = minilm_explanation()
+    fits = {f.name: f for f in why.fits}
+    assert why.factor == pytest.approx(0.98580, abs=5e-6)
+    assert fits["word embeddings"].scaled_rows == 1363 and fits["token type"].scaled_rows == 1
+    assert all(fits[n].same_factor(why.factor) for n in ("word embeddings", "token type"))
+    assert fits["LayerNorm weight"].scaled_rows == 0 and fits["LayerNorm bias"].scaled_rows == 0
+    assert max(f.control_rows for f in why.fits) == 0
+    assert why.positions.a_scaled == 1.0 and why.positions.b_scaled < 1e-3
+    assert why.positions.a_moved < 1e-3 and why.positions.scaled_again < 0.01
+    assert why.positions.shrunk == why.words.shrunk == "B"

@@ -441,3 +441,129 @@ def _captions(
             f"a moved row {margin[1]:.2f}: any threshold between them splits the rows the same way."
         )
     return {"hero": hero, "evidence": evidence}
+
+
+# ------------------------------------------------ the global-scale explanation and its direction
+
+#: Two fitted scales are "the same factor" when they differ by less than this, relatively (the
+#: positions' own fit leaves 1.6e-4 of the rows; a different factor is a different mechanism).
+SAME_SCALE = 1e-3
+#: Rows "on the float16 grid" when more than this share of their entries is; "off" below
+#: :data:`OFF_GRID` (a float32 matrix's chance level is ~1e-4).
+ON_GRID, OFF_GRID = 0.9, 0.1
+_SHUFFLE_STREAM = 20_251_128  # the shuffled-pairing control's fixed stream
+
+
+@dataclass(frozen=True)
+class ScaleFit:
+    """One matrix of ``A`` against the same matrix of ``B``: which rows only scaled
+    (:func:`pair_stats`), their best single scale, and the same count with the pairing
+    shuffled (the control that can fail: unrelated rows should almost never line up)."""
+
+    name: str
+    rows: int
+    scaled_rows: int
+    scale: float  # over the only-scaled rows (nan when none)
+    residual: float  # its relative residual over those rows
+    control_rows: int  # only-scaled rows with the rows (one row: its entries) shuffled
+    only_scaled: np.ndarray  # (rows,) bool: which rows only scaled
+
+    def same_factor(self, factor: float, *, within: float = SAME_SCALE) -> bool:
+        """Whether this matrix's only-scaled rows share ``factor`` (relative difference below
+        ``within``, the rows' own fit residual below :data:`ONLY_SCALED`)."""
+        return (
+            self.scaled_rows > 0
+            and abs(self.scale - factor) < within * abs(factor)
+            and self.residual < ONLY_SCALED
+        )
+
+
+def shuffled_pairing(b: np.ndarray, *, seed: int = _SHUFFLE_STREAM) -> np.ndarray:
+    """``B`` with its rows in a random order that moves every row (a random cycle, so no row
+    keeps its place; a one-row ``B``: its entries), so row ``p`` of ``A`` is compared with
+    another row of ``B``."""
+    rng = np.random.default_rng(seed)
+    b = np.asarray(b)
+    n = len(b) if len(b) > 1 else b.shape[1]
+    order = rng.permutation(n)
+    index = np.empty(n, dtype=int)
+    index[order] = np.roll(order, -1)  # each place takes the next one's entry along the cycle
+    return b[index] if len(b) > 1 else b[:, index]
+
+
+def scale_fit(a: np.ndarray, b: np.ndarray, *, name: str) -> ScaleFit:
+    """:class:`ScaleFit` of one matrix pair (``(n, d)``, or ``(d,)`` taken as one row): the
+    rows' own scale test and the best single scale ``s* = ΣA·B / Σ‖A‖²`` over the rows that
+    pass it (Golub & Van Loan 2013, §5.3; as :func:`pair_stats`).
+
+    Raises:
+        ValueError: the shapes differ.
+    """
+    a2, b2 = np.atleast_2d(np.asarray(a, np.float64)), np.atleast_2d(np.asarray(b, np.float64))
+    stats = pair_stats(a2, b2)
+    control = pair_stats(a2, shuffled_pairing(b2))
+    return ScaleFit(name, len(a2), stats.scaled_rows, stats.scale, stats.scale_residual,
+                    control.scaled_rows, stats.only_scaled)  # fmt: skip
+
+
+def fp16_exact(x: np.ndarray) -> np.ndarray:
+    """Elementwise: ``x`` is exactly a finite IEEE 754 binary16 number (converting it to float16
+    and back gives it unchanged). A float32 value drawn at random passes with probability about
+    2⁻¹³ (its 13 lowest mantissa bits all zero), so a matrix saved from float16 shows ~100 %
+    and one computed in float32 ~0.01 % (IEEE 754-2008, §3.6: binary16 keeps 10 fraction bits,
+    binary32 23)."""
+    x32 = np.asarray(x, dtype=np.float32)
+    with np.errstate(over="ignore"):
+        back = x32.astype(np.float16).astype(np.float32)
+    return np.isfinite(back) & (back == x32)
+
+
+def fp16_share(x: np.ndarray) -> float:
+    """The fraction of ``x``'s entries that are exactly float16 (:func:`fp16_exact`); nan for
+    no entries."""
+    flags = fp16_exact(x)
+    return float(flags.mean()) if flags.size else float("nan")
+
+
+@dataclass(frozen=True)
+class Direction:
+    """Which side of a scaled pair moved, read from the float16 grid: the rows that only scaled
+    are on the grid in one model and off it in the other, and scaling a grid value by the factor
+    leaves the grid (measured on the same rows: the premise's check)."""
+
+    a_scaled: float  # share of A's only-scaled entries on the float16 grid
+    b_scaled: float  # the same entries of B
+    a_moved: float  # A's moved rows (nan when none)
+    scaled_again: float  # A's only-scaled entries × the factor, in float32, on the grid
+    unrelated: float  # an unrelated float32 matrix of A's model (the chance level)
+
+    @property
+    def shrunk(self) -> str | None:
+        """``"B"`` when A sits on the grid and B does not (B = factor × A was computed), ``"A"``
+        the other way round, ``None`` when neither (or both) side is on the grid."""
+        on = {side: share > ON_GRID for side, share in (("A", self.a_scaled), ("B", self.b_scaled))}
+        off = {
+            side: share < OFF_GRID for side, share in (("A", self.a_scaled), ("B", self.b_scaled))
+        }
+        if self.scaled_again >= OFF_GRID:  # the premise failed: scaling stays on the grid
+            return None
+        if on["A"] and off["B"]:
+            return "B"
+        return "A" if on["B"] and off["A"] else None
+
+
+def direction(
+    a: np.ndarray, b: np.ndarray, scaled: np.ndarray, *, factor: float, unrelated: np.ndarray
+) -> Direction:
+    """:class:`Direction` of the rows ``scaled`` (bool ``(n,)``) of ``A``/``B`` (``(n, d)``),
+    with ``unrelated`` as the chance-level control."""
+    scaled = np.asarray(scaled, dtype=bool)
+    a32 = np.asarray(a, np.float32)
+    moved = a32[~scaled]
+    return Direction(
+        a_scaled=fp16_share(a32[scaled]),
+        b_scaled=fp16_share(np.asarray(b, np.float32)[scaled]),
+        a_moved=fp16_share(moved) if moved.size else float("nan"),
+        scaled_again=fp16_share(np.float32(factor) * a32[scaled]),
+        unrelated=fp16_share(unrelated),
+    )
