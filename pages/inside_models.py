@@ -5,10 +5,13 @@ at every window length, beside ablations and controls that can fail."""
 import streamlit as st
 
 from posviz.page_models.inside_models import (
+    ACTIVATION_WAIT,
     INSTALL,
     MEMORY_NOTE,
     THRESHOLD_NOTE,
+    WAIT,
     WINDOW_OPTIONS,
+    activation_view,
     inside_page,
     source_usage_view,
 )
@@ -16,7 +19,7 @@ from posviz.ui import show_chart, url_radio, url_text, user_errors
 from posviz.ui.answer import next_question, page_top, show_hero, show_verdict, waiting
 from posviz.ui.cache import cached_model
 from posviz.ui.display import show_charts_side_by_side
-from posviz.ui.inside import inside_windows, source_usage
+from posviz.ui.inside import inside_windows, rope_activation, source_usage
 
 # the answer slot: the verdict and the hero, drawn once both models' results are here
 answer = page_top(
@@ -42,10 +45,10 @@ window = int(
 smol = mini = None
 with answer:
     with user_errors("SmolLM2"):
-        smol = inside_windows("smollm2")
+        smol = inside_windows("smollm2", WAIT["smollm2"])
     if smol is not None:  # MiniLM-L6 is computed only for the page SmolLM2 can have
         with user_errors("MiniLM-L6"):
-            mini = inside_windows("minilm")
+            mini = inside_windows("minilm", WAIT["minilm"])
     if smol is None or mini is None:
         st.info(INSTALL)
         st.stop()
@@ -55,6 +58,25 @@ with answer:
 
 st.caption(MEMORY_NOTE)
 show_chart(page.by_layer, key="inside_by_layer")
+st.subheader(f"Barbero et al.'s measure: frequency use on real queries and keys, {window} tokens")
+st.markdown(
+    "The chart above reads the weights alone (an upper bound on each pair's part of q·k). "
+    "Barbero et al. measured the pairs on the queries and keys the model actually computes: "
+    "here, on the same text windows."
+)
+activation = None
+with user_errors("SmolLM2's real queries and keys"):
+    activation = rope_activation(window, ACTIVATION_WAIT.format(window=window))
+if activation is not None:
+    view = cached_model(activation_view, f"rope-activation-{window}", activation)
+    show_chart(view.usage, key="inside_act_usage", description=view.usage_note)
+    st.caption(view.usage_note)
+    show_chart(view.layers, key="inside_act_layers", description=view.layers_note)
+    st.caption(view.layers_note)
+    show_chart(view.massive, key="inside_act_massive", description=view.massive_note)
+    st.caption(view.massive_note)
+    with st.expander("How this was measured"):
+        st.markdown(view.definitions)
 st.subheader("RoPE's decay with the model's own queries and keys")
 show_chart(page.decay, key="inside_decay", description=page.decay_note)
 st.markdown(page.decay_note)

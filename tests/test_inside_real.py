@@ -39,3 +39,14 @@ def test_first_token_heads_depend_on_the_window_and_do_not_need_positions() -> N
         assert abs(got - want) <= 2, cls
     assert abs(mini[32]["ablated"]["pooled"]["first-token (sink)"] - 30) <= 2
     assert mini[32]["moved"]["on_the_token"] == 0
+    # Barbero et al.'s measure beside the proxy (posviz.analysis.rope_activation, cached
+    # separately): the section's notes quote the numbers its charts draw
+    from posviz.analysis import rope_activation as ra
+    from posviz.page_models.inside_models import activation_view
+
+    view = activation_view(ra.rope_activation(32))
+    usage = view.usage.data
+    real = usage[usage["series"] == "real queries and keys"]
+    slowest = real.nlargest(len(real) // 4, "wavelength")["share"].sum()
+    assert f"carries {slowest:.1%} of the usage" in view.usage_note
+    assert "v_proj" in view.massive_note and "Jin, Mei" in view.definitions

@@ -39,7 +39,6 @@ import json
 import logging
 import os
 import tempfile
-import time
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -730,18 +729,15 @@ def inside_all_windows(
 ) -> dict[int, InsideResult]:
     """``model``'s results at every window length: the cached ones loaded, the others computed
     one after another (each cached as soon as it is done, so an interrupted run keeps what it
-    finished); ``progress`` is told the window, its place and the time elapsed."""
-    start = time.monotonic()
+    finished); ``progress`` is told the window and its place (the page adds the time elapsed)."""
     out: dict[int, InsideResult] = {}
     for place, window in enumerate(windows):
 
         def step(fraction: float, what: str, place: int = place, window: int = window) -> None:
             if progress is not None:
-                elapsed = time.monotonic() - start
                 progress(
                     (place + fraction) / len(windows),
-                    f"{window}-token windows ({place + 1} of {len(windows)}): {what} "
-                    f"({elapsed:.0f} s elapsed)",
+                    f"{window}-token windows ({place + 1} of {len(windows)}): {what}",
                 )
 
         out[window] = inside_results(model, root=root, on_wait=on_wait, should_stop=should_stop,

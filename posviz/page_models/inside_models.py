@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from posviz.analysis import rope_activation as ra
 from posviz.analysis.headlines import Verdict
 from posviz.analysis.heads import CLASSES, POSITIONAL_PEAK, THRESHOLDS, class_counts
 from posviz.analysis.inside_models import (
@@ -46,11 +47,15 @@ from posviz.models import SMOLLM2, SMOLLM2_FLOAT32_BYTES
 from posviz.references import cite
 
 __all__ = [
+    "ACTIVATION_WAIT",
     "INSTALL",
     "MEMORY_NOTE",
     "THRESHOLD_NOTE",
+    "WAIT",
     "WINDOW_OPTIONS",
+    "ActivationView",
     "InsidePage",
+    "activation_view",
     "inside_page",
     "source_usage_view",
 ]
@@ -83,6 +88,14 @@ THRESHOLD_NOTE = (
     next=THRESHOLDS["next-token"],
     last=THRESHOLDS["last-token"],
 )
+#: What the page says while each heavy job runs (measured here, 2 shared cores: SmolLM2 45 s at
+#: 32 tokens to 2¼ min at 256, MiniLM-L6 3–60 s; the real-q/k pass 26–140 s).
+WAIT = {
+    "smollm2": "SmolLM2-135M at 32, 64, 128 and 256 tokens (the first time: hash check, one-time "
+    "dequantisation, then five passes per length; about 5 minutes on two cores)",
+    "minilm": "MiniLM-L6 at 32, 64, 128 and 256 tokens (five passes per length; about a minute)",
+}
+ACTIVATION_WAIT = "SmolLM2's real queries and keys at {window} tokens (about half a minute)"
 #: The window lengths a visitor can pick (the URL's ``inside_window``).
 WINDOW_OPTIONS = tuple(str(w) for w in WINDOWS)
 _CONDITION_LABEL = {
@@ -670,6 +683,97 @@ def inside_page(results: tuple[object, object], *, window: int | None = None) ->
             (f"smollm2_inside_{window}.npz", results_npz(smol), "application/octet-stream"),
             (f"minilm_inside_{window}.npz", results_npz(mini), "application/octet-stream"),
         ),
+    )
+
+
+@dataclass(frozen=True)
+class ActivationView:
+    """Barbero et al.'s measure on SmolLM2's real queries and keys, beside the weight proxy,
+    with Jin et al.'s massive values and their controls (:mod:`posviz.analysis.rope_activation`)."""
+
+    usage: Figure
+    usage_note: str
+    layers: Figure
+    layers_note: str
+    massive: Figure
+    massive_note: str
+    definitions: str
+    findings: dict[str, object]
+
+
+JIN_2025 = (
+    "[Massive Values in Self-Attention Modules are the Key to Contextual Knowledge "
+    "Understanding](https://arxiv.org/abs/2502.01563) — Jin, Mei, Xu, Sun, Tang, Du, Liu & "
+    "Zhang, ICML 2025"
+)
+
+
+def activation_view(result: ra.ActivationResult) -> ActivationView:
+    """The real-q/k section from a :class:`posviz.analysis.rope_activation.ActivationResult`
+    (``result``; one argument, as :func:`posviz.ui.cache.cached_model` passes a page's data)."""
+    sentences = ra.finding_sentences(result)
+    pairs = result.usage.share.shape[-1]
+    usage = ra.usage_frame(result)
+    usage = usage.assign(x=usage["wavelength"], value=usage["share"] * pairs)
+    usage = usage.assign(lo=usage["value"], hi=usage["value"])
+    layers = ra.layer_frame(result)
+    layers = layers.assign(share=layers["share"] * pairs)
+    massive = ra.massive_frame(result)
+    massive = massive.assign(x=massive["pair"], value=massive["heads"], lo=massive["heads"],
+                             hi=massive["heads"])  # fmt: skip
+    window = result.window
+    controls = [c for c in dict.fromkeys(massive["series"]) if c.startswith("control")]
+    definitions = (
+        f"**How this was measured** ({result.windows} windows of {window} tokens, the same "
+        "text as the head classes). Usage of a rotary pair (Barbero et al. §4): the mean norm of "
+        "the queries' two coordinates in that pair times the keys', over the head's total; "
+        "read before the rotation, which keeps each pair's norm. The weight proxy above bounds "
+        "the same product from the weights alone. A pair is unused below 20% of the even share; "
+        "a head is concentrated when one pair carries over 25%. Massive values (Jin et al. §2): "
+        "a pair slot whose norm over the tokens exceeds 5× its head's mean. Controls that can "
+        "fail: the value projection (v_proj, never rotated) and the queries after a random "
+        f"rotation of each head's dimensions. Sources: {cite('barbero_2025')}; {JIN_2025}."
+    )
+    return ActivationView(
+        usage=Figure(
+            band_lines_chart(
+                usage,
+                x_title="tokens per full turn of the pair (log; fast → slow)",
+                y_title="pair's share of usage (1 = even)",
+                title="Frequency use on real queries and keys",
+                subtitle=[f"SmolLM2, {window}-token windows", "mean over 30 layers × 9 heads"],
+                controls=["even share"],
+                log_x=True,
+            ),
+            usage,
+            f"smollm2_activation_usage_{window}",
+        ),
+        usage_note=f"{sentences['slow']} {sentences['unused']}",
+        layers=Figure(
+            usage_heatmap_chart(
+                layers,
+                title="Real-q/k frequency use by layer",
+                subtitle="cell: pair's share, mean of 9 heads (1 = even)",
+            ),
+            layers,
+            f"smollm2_activation_by_layer_{window}",
+        ),
+        layers_note=f"{sentences['concentrated']} {sentences['band']}",
+        massive=Figure(
+            band_lines_chart(
+                massive,
+                x_title="rotary pair (0 = fastest)",
+                y_title="heads with a massive value",
+                title="Massive values by rotary pair",
+                subtitle=["over 5× the head's mean", "grey: controls that can fail"],
+                controls=controls,
+            ),
+            massive,
+            f"smollm2_massive_values_{window}",
+        ),
+        massive_note=sentences["massive"],
+        definitions=definitions,
+        findings=ra.activation_findings(result),
     )
 
 

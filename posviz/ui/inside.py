@@ -1,11 +1,14 @@
-"""The "Inside real models" page's glue: each model's results at every window length from the
-disk cache, else computed as one heavy job (a window at a time, each cached when done) with its
-place in the queue, what it is doing and the time elapsed shown (never a blank section)."""
+"""Inside real models' glue: cached results, else a heavy job shown with its step and time."""
 
 from __future__ import annotations
 
+import functools
+import time
+from typing import Any
+
 import streamlit as st
 
+from posviz.analysis import rope_activation as ra
 from posviz.analysis.inside_models import WINDOWS, cached_windows, inside_all_windows
 from posviz.analysis.probe_numbers import queue_text
 from posviz.analysis.rope_usage import FrequencyUsage
@@ -15,36 +18,23 @@ from posviz.settings import settings
 from posviz.ui.cache import cached_data
 from posviz.ui.compat import this_session_gone
 
-_WHAT = {
-    "smollm2": "SmolLM2-135M at 32, 64, 128 and 256 tokens (the first time: hash check, one-time "
-    "dequantisation, then five passes per length; about 5 minutes on two cores)",
-    "minilm": "MiniLM-L6 at 32, 64, 128 and 256 tokens (five passes per length; about a minute)",
-}
 
-
-def inside_windows(model: str) -> dict:
-    """``model``'s results by window length: the disk cache (no model loaded), else a queued
-    heavy job whose queue place, step and elapsed time are shown in place until it is done.
-
-    Raises:
-        ValueError: packages missing or files failing their check (the message says the fix).
-    """
-    found = cached_windows(model)
-    if len(found) == len(WINDOWS):
-        return found
-    slot, bar = st.empty(), st.progress(0.0, text=f"Waiting to start {_WHAT[model]} …")
-    slot.info(f"Computing {_WHAT[model]}; {len(found)} of {len(WINDOWS)} lengths cached …")
+def _heavy(what: str, run: functools.partial) -> Any:
+    """``run(on_wait=, should_stop=, progress=)`` with its queue place, step and elapsed time
+    shown until it is done (a visitor who leaves cancels it while it is queued)."""
+    start, slot = time.monotonic(), st.empty()
+    bar = st.progress(0.0, text=f"Waiting to start {what} …")
+    slot.info(f"Computing {what} …")
 
     def on_wait(position: int) -> None:
-        slot.info(queue_text(position, what=f"Computing {model}", slots=settings().max_jobs))
+        slot.info(queue_text(position, what=f"Computing {what}", slots=settings().max_jobs))
 
-    def progress(fraction: float, what: str) -> None:
-        bar.progress(min(max(fraction, 0.0), 1.0), text=what)
+    def progress(fraction: float, step: str) -> None:
+        elapsed = f"{time.monotonic() - start:.0f} s elapsed"
+        bar.progress(min(max(fraction, 0.0), 1.0), text=f"{step} ({elapsed})")
 
     try:
-        return inside_all_windows(
-            model, on_wait=on_wait, should_stop=this_session_gone, progress=progress
-        )
+        return run(on_wait=on_wait, should_stop=this_session_gone, progress=progress)
     except JobCancelled:
         st.stop()
         raise
@@ -53,8 +43,21 @@ def inside_windows(model: str) -> dict:
         bar.empty()
 
 
+def inside_windows(model: str, what: str) -> dict:
+    """``model``'s results by window length (the disk cache, else :func:`_heavy`); ValueError:
+    packages missing or files failing their check (the message says the fix)."""
+    found = cached_windows(model)
+    done = len(found) == len(WINDOWS)
+    return found if done else _heavy(what, functools.partial(inside_all_windows, model))
+
+
+def rope_activation(window: int, what: str) -> ra.ActivationResult:
+    """SmolLM2's real-q/k frequency usage at ``window`` tokens (the disk cache, else a job)."""
+    found = ra.cached_rope_activation(window)
+    return found or _heavy(what, functools.partial(ra.rope_activation, window))
+
+
 @cached_data()
 def source_usage(source: str) -> tuple[FrequencyUsage, list[int]]:
-    """:func:`posviz.analysis.rope_usage_source.source_frequency_usage`, cached (byte ranges are
-    also cached on disk by the hub reader)."""
+    """:func:`posviz.analysis.rope_usage_source.source_frequency_usage`, cached."""
     return source_frequency_usage(source)
