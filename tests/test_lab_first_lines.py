@@ -316,3 +316,20 @@ def test_every_stored_answer_and_card_opens_with_one_line(tiny_store) -> None:
     for cid, card in stored.items():
         view = cards.card_view(cid, card)
         check(cards.card_verdict(view), cards.card_paragraph(view), f"card {cid}")
+
+
+@pytest.mark.slow
+def test_the_index_and_the_paper_checks_open_with_one_line(tiny_store) -> None:
+    """/lab and /lab_papers in every state: nothing stored, computing, some, all."""
+    results, stored = tiny_store
+    none = dict.fromkeys(results)
+    some = {**none, "learned": results["learned"]}
+    for answers in (none, some, results):
+        for computing in (False, True):
+            verdict = answer.index_verdict(answers, computing=computing)
+            check(verdict, verdict.sentence, f"index {sum(map(bool, answers.values()))}")
+    one = dict(list(stored.items())[:1])
+    for shown in ({}, one, stored):
+        for computing in (False, True):
+            verdict = cards.cards_verdict(shown, computing=computing)
+            check(verdict, verdict.sentence, f"paper checks {len(shown)}")

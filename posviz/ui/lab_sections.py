@@ -174,7 +174,7 @@ def index_answers(answers: dict[str, LabResult | None]) -> None:
     """The lab's front page: a count of answers (while the first start computes them, that it
     does, with its progress line), then each question with its answer."""
     computing = runs.warmup_computing(str(RunStore().root))
-    show_verdict(answer.index_headline(answers, computing=computing))
+    show_verdict(answer.index_verdict(answers, computing=computing))
     lab_runs.warmup_notice()  # the first start's background answers, if running
     for question in QUESTIONS.values():
         with st.container(border=True):
@@ -184,7 +184,7 @@ def index_answers(answers: dict[str, LabResult | None]) -> None:
             st.caption(model.asked_in(question.source_keys))
     with st.container(border=True):
         st.page_link(model.PAPERS_PAGE, label="Paper checks", icon=":material/fact_check:")
-        line = cards.cards_headline(stored_cards(), computing=computing)
+        line = cards.cards_verdict(stored_cards(), computing=computing).first_line
         st.markdown(safe_md(line, max_len=400))
 
 
@@ -224,7 +224,7 @@ def papers_page() -> None:
     st.title("Paper checks")
     store = RunStore()
     stored = stored_cards(store=store)
-    show_verdict(cards.cards_headline(stored, computing=runs.warmup_computing(str(store.root))))
+    show_verdict(cards.cards_verdict(stored, computing=runs.warmup_computing(str(store.root))))
     lab_runs.warmup_notice()  # the first start's background answers, if running
     st.markdown(model.PAPERS_INTRO)
     for check_id in PAPER_CHECKS:

@@ -586,6 +586,29 @@ def index_headline(answers: dict[str, LabResult | None], *, computing: bool = Fa
     return f"{lead}; {done} of {total} answered on this server."
 
 
+def index_verdict(answers: dict[str, LabResult | None], *, computing: bool = False) -> Verdict:
+    """The lab's front page in one line (how many questions are answered here, at most
+    :data:`MAX_FIRST_WORDS` words), what the lab is and what to do folded under it;
+    ``sentence`` is :func:`index_headline`."""
+    done, total = sum(r is not None for r in answers.values()), len(answers)
+    lab = (
+        f"{total} questions about positions that only training can answer, each across a sweep "
+        "of the settings its verdict could depend on"
+    )
+    if done == total:
+        line, then = f"All {total} questions are answered on this server.", ""
+    elif computing:
+        line = f"The answers are being computed now: {done} of {total} so far."
+        then = "each appears below as soon as it is stored"
+    elif done == 0:
+        line = f"None of the {total} questions is answered on this server yet."
+        then = "each question below says how long its run takes"
+    else:
+        line, then = f"{done} of {total} questions are answered on this server.", ""
+    evidence = (("The lab", lab), *((("Meanwhile", then),) if then else ()))
+    return Verdict(index_headline(answers, computing=computing), {}, line, evidence)
+
+
 def index_line(question_id: str, result: LabResult | None, *, computing: bool = False) -> str:
     """One question's line on the front page: its answer, or how long it takes to compute
     (``computing``: the first start's warm-up computes it, in turn with the others)."""

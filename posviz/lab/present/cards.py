@@ -221,6 +221,38 @@ def card_verdict(card: CardView) -> Verdict:
     return Verdict(card_paragraph(card), {}, card_line(card), tuple(items))
 
 
+def cards_verdict(cards: dict[str, CardResult], *, computing: bool = False) -> Verdict:
+    """The paper checks in one line (how many agree, differ, cannot be judged, have not run; at
+    most 15 words), what a card holds folded under it; ``sentence`` is :func:`cards_headline`."""
+    total = len(PAPER_CHECKS)
+    sentence = cards_headline(cards, computing=computing)
+    what = (
+        "Each card",
+        "the claim, the criterion fixed in code before the run, published numbers beside this "
+        "run's, and the outcome",
+    )
+    if not cards:
+        line = (
+            f"The {total} paper checks are being computed on this server now."
+            if computing
+            else f"None of the {total} paper checks has run on this server yet."
+        )
+        then = (
+            "each card shows its outcome as soon as it is stored"
+            if computing
+            else "each card says what it will test and offers to run it"
+        )
+        return Verdict(sentence, {}, line, (what, ("Meanwhile", then)))
+    said = {True: "agree in shape", False: "differ in shape", None: "cannot be judged"}
+    counted = {key: sum(c.agrees is key for c in cards.values()) for key in said}
+    parts = [f"{n} {said[key]}" for key, n in counted.items() if n]
+    missing = total - len(cards)
+    if missing:
+        parts.append(f"{missing} {'being computed' if computing else 'not run here yet'}")
+    line = f"Paper checks: {', '.join(parts)}."
+    return Verdict(sentence, {}, line, (what, ("Checked in shape on tiny models", sentence)))
+
+
 def cards_headline(cards: dict[str, CardResult], *, computing: bool = False) -> str:
     """The paper checks in one sentence: how many agree in shape, do not, or are not judged.
 

@@ -370,8 +370,8 @@ def untrained_note(result: LabResult, cell: Cell) -> str:
     if not left_out:
         return ""
     return (
-        f"Not a verdict yet: {clauses.names(left_out)} at this budget, so "
-        f"{'its' if len(left_out) == 1 else 'their'} numbers here may still change."
+        f"Not a verdict yet: {clauses.names(left_out)} at this budget, so no gap drawn here is "
+        "a verdict."
     )
 
 
