@@ -49,16 +49,13 @@ with user_errors("Summary"):
         with answer, waiting("Comparing every position with every other one …"):
             key = model.table_cache_key(first)
             page = cached_model(model.learned_page, key, first)
-        with answer:  # the verdict, the hero, and under it the page's one position control
+        with answer:  # the verdict, the page's one position control, the hero it moves
             show_verdict(page.verdict)
-            hero_place = st.container()
             position = position_slider(page.n, key="lrn_pos", default=page.start_position)
-            st.caption(model.HERO_NOTE)
-        with hero_place:
             show_linked_hero(
                 learned_hero_at(key, position, _page=page), key="lrn_hero", note=model.HERO_NOTE
             )
-        with answer:
+            st.caption(model.HERO_NOTE)
             if page.summary.seam is not None:  # issue 24: where a seam comes from
                 st.page_link(
                     "pages/sibling_diff.py",

@@ -51,16 +51,14 @@ if table is None:
 
 key = f"sin:{n}:{d}:{base!r}:{layout}"
 page = cached_model(model.sinusoid_page, key, table, base=float(base), layout=layout)
-with answer:  # the verdict, the hero, and under it the page's one position control (the link's)
+with answer:  # the verdict, the page's one position control (the link's), the hero it moves
     show_verdict(page.verdict)
-    hero_place = st.container()
     position = position_slider(len(table), key="sin_pos", default=model.DEFAULT_POSITION)
-    st.caption(model.HERO_NOTE)
-hero = cached_model(
-    model.sinusoid_hero, key, table, base=float(base), layout=layout, position=position
-)
-with hero_place:
+    hero = cached_model(
+        model.sinusoid_hero, key, table, base=float(base), layout=layout, position=position
+    )
     show_linked_hero(hero, key="sin_hero", note=model.HERO_NOTE)
+    st.caption(model.HERO_NOTE)
 
 st.subheader("Why sin *and* cos?")
 st.markdown(page.why_text)

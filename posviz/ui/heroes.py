@@ -34,7 +34,7 @@ def learned_hero_at(cache_key: str, position: int, *, _page: LearnedPage) -> Lin
 def show_linked_hero(hero: LinkedHero, *, key: str, note: str = "") -> None:
     """The page's linked hero in the ``st-key-hero`` box (the browser tests find it), drawn wide
     or tall as the page's width allows, each with its Export menu, ``note`` its description.
-    The page's Position slider (its one position control, in the link) follows it."""
+    The page's Position slider (its one position control, in the link) comes before it."""
     st.html(_WIDE_OR_TALL)
     with st.container(key="hero"):
         for shape, figure in (("wide", hero.wide), ("tall", hero.tall)):
