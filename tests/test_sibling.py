@@ -276,3 +276,20 @@ def test_minilm_l3s_untouched_rows_shrank_by_one_factor():
     assert why.positions.a_scaled == 1.0 and why.positions.b_scaled < 1e-3
     assert why.positions.a_moved < 1e-3 and why.positions.scaled_again < 0.01
     assert why.positions.shrunk == why.words.shrunk == "B"
+
+
+def test_share_bars_start_at_the_log_floor_and_keep_labels_inside_the_chart():
+    import pandas as pd
+
+    from posviz.charts.sibling_scale import LOG_FLOOR, percent, share_bars_figure
+
+    frame = pd.DataFrame({"item": ["on", "off"], "kind": ["evidence", "control"],
+                          "share": [1.0, 0.0], "label": ["100 %", "0 %"]})  # fmt: skip
+    spec = share_bars_figure(frame, title="t", x_title="x", name="n", log=True).chart.to_dict()
+    bars, inside, after = spec["layer"]
+    assert bars["encoding"]["x"]["scale"]["type"] == "log" and bars["encoding"]["x2"]["field"]
+    assert inside["mark"]["align"] == "right" and after["mark"]["align"] == "left"
+    data = next(iter(spec["datasets"].values()))
+    assert [row["base"] for row in data] == [LOG_FLOOR, LOG_FLOOR]
+    assert [row["inside"] for row in data] == [True, False]  # a full bar carries its label
+    assert percent(0) == "0 %" and percent(6e-6) == "0.0006 %" and percent(0.24) == "24.00 %"

@@ -32,7 +32,7 @@ from posviz.analysis.sibling import (
 )
 from posviz.charts.figure import Figure
 from posviz.charts.sibling import sibling_hero_figure, side_by_side_figures
-from posviz.charts.sibling_scale import share_bars_figure
+from posviz.charts.sibling_scale import percent, share_bars_figure
 from posviz.models import bundled_tensor
 from posviz.tables import PositionTable
 from posviz.tables.bundled import BUNDLED_MODEL_ID, MINILM_L3, verified_packaged_file
@@ -183,7 +183,8 @@ def _scale_verdict(fits: tuple[ScaleFit, ...], factor: float) -> Verdict:
     evidence = [
         (
             f.name,
-            f"{_count(f.scaled_rows)} of {_count(f.rows)} rows only scaled"
+            f"{_count(f.scaled_rows)} of {_count(f.rows)} row{'s' if f.rows != 1 else ''} only "
+            "scaled"
             + (f", by {f.scale:.5f} (left {f.residual:.1e})" if f.scaled_rows else "")
             + f"; with the rows shuffled {_count(f.control_rows)}.",
         )
@@ -239,7 +240,7 @@ def _scale_figure(fits: tuple[ScaleFit, ...], factor: float) -> Figure:
         same = f.same_factor(factor)
         rows.append(
             (
-                f"{f.name} ({_count(f.rows)} rows)",
+                f"{f.name} ({_count(f.rows)} row{'s' if f.rows != 1 else ''})",
                 "evidence",
                 f.scaled_rows / f.rows,
                 f"{_count(f.scaled_rows)}" + (f" × {f.scale:.5f}" if same else ""),
@@ -267,7 +268,7 @@ def _fp16_figure(pos: Direction, words: Direction, factor: float) -> Figure:
         ("unrelated L6 matrix (chance)", "control", pos.unrelated),
     ]
     frame = pd.DataFrame(rows, columns=["item", "kind", "share"])
-    frame["label"] = [f"{v:.2%}" for v in frame["share"]]
+    frame["label"] = [percent(v) for v in frame["share"]]
     return share_bars_figure(
         frame,
         title="Entries exactly on the float16 grid",
@@ -285,20 +286,22 @@ def _scale_caption(fits: tuple[ScaleFit, ...], factor: float) -> str:
         f"The same factor {factor:.5f} scales {_count(by['positions'].scaled_rows)} position rows, "
         f"{_count(by['word embeddings'].scaled_rows)} word rows and "
         f"{_count(by['token type'].scaled_rows)} of {by['token type'].rows} token-type rows of L3 "
-        f"against L6; with L3's rows shuffled at most {_count(shuffled)} rows of any matrix line "
-        f"up; the embedding LayerNorm has {norm_rows} "
-        "such rows. Blue: rows paired as the models pair them (a row counts when less than 1 % "
+        f"against L6; with L3's rows shuffled "
+        + (f"at most {_count(shuffled)} rows of a matrix line up" if shuffled else "none line up")
+        + f"; the embedding LayerNorm has {norm_rows} such rows."
+        " Blue: rows paired as the models pair them (a row counts when less than 1 % "
         "is left after its own best scale); grey: the shuffled control."
     )
 
 
 def _fp16_caption(pos: Direction, words: Direction, factor: float) -> str:
     return (
-        f"L6's untouched position rows are {pos.a_scaled:.0%} on the float16 grid, L3's same rows "
-        f"{pos.b_scaled:.2%} (words: {words.a_scaled:.1%} vs {words.b_scaled:.2%}); L6's rows "
-        f"× {factor:.5f} land on it {pos.scaled_again:.2%} of the time and an unrelated float32 "
-        f"matrix {pos.unrelated:.3%}: L3's rows are the ones that were multiplied. Log axis; "
-        "blue: the two models' rows, grey: the premise and the chance level."
+        f"L6's untouched position rows are {percent(pos.a_scaled)} on the float16 grid, L3's same "
+        f"rows {percent(pos.b_scaled)} (words: {percent(words.a_scaled)} vs "
+        f"{percent(words.b_scaled)}); L6's rows × {factor:.5f} land on it "
+        f"{percent(pos.scaled_again)} of the time and an unrelated float32 matrix "
+        f"{percent(pos.unrelated)}: L3's rows are the ones that were multiplied. Log axis; blue: "
+        "the two models' rows, grey: the premise and the chance level."
     )
 
 
