@@ -597,19 +597,27 @@ def inside_page(results: tuple[object, object], *, window: int | None = None) ->
             )
         )
     t_smol, t_mini = here["tails"], mhere["tails"]
-    peak = float(_distance_frame(smol).query("series == @_CONDITION_LABEL['trained']")
-                 .set_index("x")["value"].idxmax())  # fmt: skip
+    smol_frame = _distance_frame(smol).set_index(["series", "x"])["value"]
+    mini_frame = _distance_frame(mini).set_index(["series", "x"])["value"]
+    trained_label = _CONDITION_LABEL["trained"]
+    off_label = f"{ABLATIONS['smollm2']} (ablation)"
+    peak = int(smol_frame[trained_label].idxmax())
+    at_one = (smol_frame[(trained_label, 1)], smol_frame[(off_label, 1)])
+    ends = (mini_frame[(trained_label, window - 2)], mini_frame[(trained_label, -(window - 2))])
     distance_notes = (
         f"SmolLM2: mean attention of its {total} heads at each distance Δ to keys 1 … "
         f"{window - 1}; the first token (key 0) is left out: with it the curve rises at "
         f"Δ = {t_smol['distance']} to {t_smol['last_on_first']:.2f}, which is A[{window - 1}, 0] "
-        "alone, the last query on the sink, not distance. The trained curve peaks at "
-        f"Δ = {peak:.0f}; {ABLATIONS['smollm2']} flattens what the previous-token and self heads "
-        "put at Δ = 0 and 1.",
+        f"alone, the last query on the sink, not distance. The trained curve peaks at Δ = {peak}; "
+        f"with {ABLATIONS['smollm2']} the mean at Δ = 1 falls from {at_one[0]:.3f} to "
+        f"{at_one[1]:.3f}. The last points average few cells (Δ = {window - 2} is A[{window - 1}, "
+        "1] alone).",
         f"MiniLM-L6: the same for its {mtotal} heads, with [CLS] (key 0) and [SEP] (key "
         f"{window - 1}) left out: with them the ends at Δ = ±{t_mini['distance']} are one pair "
         f"each, [SEP] attending to [CLS] ({t_mini['last_on_first']:.2f}) and [CLS] to [SEP] "
-        f"({t_mini['first_on_last']:.3f}), not distance.",
+        f"({t_mini['first_on_last']:.3f}), not distance. The points left at Δ = ±{window - 2} are "
+        f"one cell each too: [SEP] on the first word ({ends[0]:.3f}) and [CLS] on the last "
+        f"({ends[1]:.3f}).",
     )
     counts_frame = pd.concat([_counts(smol), _counts(mini)], ignore_index=True)
     classes = Figure(
