@@ -152,7 +152,9 @@ def cmd_inside(args: argparse.Namespace) -> int:
             what = f", {block['what']}" if "what" in block else ""
             print(f"{found['label']} ({condition}{what}, {window}-token windows): "
                   f"{block['pooled']}")  # fmt: skip
-            if "positional" in block:
+            if "positional_kept" in block:
+                print(f"  positional heads that keep their distance: {block['positional_kept']}")
+            elif "positional" in block:
                 print(f"  positional heads: {block['positional']} (at distance: "
                       f"{block['positional_at']})")  # fmt: skip
     if "moved" in found:

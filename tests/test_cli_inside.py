@@ -73,6 +73,8 @@ def test_the_text_output_names_the_ablation(
     assert cli.main(["inside", "minilm"]) == 0
     out = capsys.readouterr().out
     assert f"ablated, {inside_models.ABLATIONS['minilm']}" in out
+    assert "positional heads: 1 (at distance: {1: 1})" in out
+    assert "positional heads that keep their distance: 0" in out
     assert "moved control ([CLS] moved to the middle slot): 1 heads on slot 0, 0 on [CLS]" in out
 
 
