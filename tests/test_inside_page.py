@@ -137,3 +137,26 @@ def test_the_distance_charts_say_what_their_ends_are_and_the_downloads_read_back
         "3 heads on slot 0, 0 on the window's first token"
         in (table.loc[("SmolLM2", 32, "moved control"), "note"])
     )
+
+
+def test_every_length_is_computed_in_turn_and_says_where_it_is(tmp_path, monkeypatch) -> None:
+    """The page's one heavy job: each missing length computed in turn (each cached when done,
+    so a second call computes nothing), its progress naming the length and its place."""
+    monkeypatch.delenv("POSVIZ_LAB_SECRET", raising=False)
+    computed: list[int] = []
+
+    def compute(progress, *, window, **_wait):
+        computed.append(window)
+        progress(0.5, "running")
+        return _heads("minilm", window, 1)
+
+    monkeypatch.setitem(inside_models._COMPUTE, "minilm", compute)
+    said: list[tuple[float, str]] = []
+    found = inside_models.inside_all_windows(
+        "minilm", root=tmp_path, progress=lambda f, what: said.append((f, what))
+    )
+    assert sorted(found) == list(inside_models.WINDOWS) == computed
+    assert (0.375, "64-token windows (2 of 4): running") in said
+    assert set(inside_models.cached_windows("minilm", root=tmp_path)) == set(found)
+    inside_models.inside_all_windows("minilm", root=tmp_path)
+    assert computed == list(inside_models.WINDOWS)  # the second time, all from the cache
