@@ -114,6 +114,25 @@ def test_a_random_rotation_keeps_the_spectrum_and_spreads_an_axis_spike() -> Non
     assert ra.massive_values(ra.pair_slot_norms(ra.dim_norms(rotated))).count == 0
 
 
+def test_post_rotation_squares_from_position_sums_equal_rotating_each_token() -> None:
+    rng = np.random.default_rng(4)
+    windows, t = 3, 9
+    x = rng.standard_normal((windows, t, HEADS * HEAD_DIM))
+    inv_freq = default_inv_freq(HEAD_DIM, 100.0)
+    sq, cross = ra.position_sums(x, HEADS, HEAD_DIM)
+    got = ra.rotated_dim_sq(sq, cross, inv_freq, np.arange(t))
+    per_head = x.reshape(windows, t, HEADS, HEAD_DIM)
+    want = np.stack([
+        sum((rope_rotate(per_head[w, :, h], np.arange(t), inv_freq) ** 2).sum(axis=0)
+            for w in range(windows))
+        for h in range(HEADS)
+    ])  # fmt: skip
+    np.testing.assert_allclose(got, want, rtol=1e-10)
+    assert not np.allclose(got, sq.sum(axis=0))  # rotation moves energy between a pair's dims
+    np.testing.assert_allclose(ra.pair_slot_norms(np.sqrt(got)),
+                               ra.pair_slot_norms(np.sqrt(sq.sum(axis=0))))  # fmt: skip
+
+
 # ---------------------------------------------------------------------- a tiny real model
 
 torch = pytest.importorskip("torch")
@@ -131,6 +150,8 @@ def _tiny_llama():
 
 
 def test_the_hooks_match_a_hand_recomputation_on_a_tiny_llama() -> None:
+    from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
+
     model = _tiny_llama()
     rows = np.random.default_rng(0).integers(0, 32, (3, 6))
     stats = ra.capture_activations(model, rows, chunk=2)  # two chunks: sums across them
@@ -149,6 +170,13 @@ def test_the_hooks_match_a_hand_recomputation_on_a_tiny_llama() -> None:
                                    rtol=1e-5)  # fmt: skip
         np.testing.assert_allclose(ra.dim_norms(stats.v_gram[li]).ravel(),
                                    np.linalg.norm(v, axis=0), rtol=1e-5)  # fmt: skip
+        # after RoPE, as transformers rotates them (position ids 0 … T−1 in every window)
+        cos, sin = model.model.rotary_emb(x, torch.arange(6)[None].expand(3, 6))
+        qh = torch.as_tensor(q).reshape(3, 6, 2, 8).transpose(1, 2)
+        kh = torch.as_tensor(k).reshape(3, 6, 1, 8).transpose(1, 2)
+        q_rot, _ = apply_rotary_pos_emb(qh, kh, cos.double(), sin.double())
+        want = (q_rot.transpose(1, 2).reshape(18, 2, 8) ** 2).sum(dim=0).numpy()
+        np.testing.assert_allclose(stats.q_dim_sq_rotated[li], want, rtol=1e-5)
     proxy = ra.weight_proxy(model)
     arrays = ra.activation_arrays(stats, proxy, geometry=ra.model_geometry(model.config),
                                   window=6, windows=3)  # fmt: skip
@@ -156,6 +184,7 @@ def test_the_hooks_match_a_hand_recomputation_on_a_tiny_llama() -> None:
     result = ra.activation_result(arrays)
     assert result.usage.share.shape == result.proxy.share.shape == (2, 2, 4)
     assert result.massive_q.slots == 16 and result.control_v.slots == 8
+    assert result.control_v_dims.slots == result.massive_q_dims.slots // 2 == 16
     found = ra.activation_findings(result)
     assert found["heads"] == 4 and found["massive"]["q_dims"]["slots"] == 32
     assert len(ra.finding_sentences(result)) == 5

@@ -14,22 +14,25 @@ largest the pair's term of ``q·R(Δ)k`` can be (Cauchy–Schwarz on the pair's 
 the share is the activation counterpart of the weight-norm proxy
 (:mod:`posviz.analysis.rope_usage`, same formula on ``‖W_q[h,i]‖·‖W_k[g(h),i]‖``).
 
-*Pre- or post-rotation?* The same: RoPE turns each pair by an angle, and a rotation keeps the
-pair's norm (``‖R(pθ_i) x_i‖ = ‖x_i‖``; tested), so every number here is the same on the rotated
-queries and keys. They are read before rotation (forward hooks on ``q_proj``/``k_proj``), where
-transformers hands them over without the position ids.
+*Pre- or post-rotation?* The same for every per-pair number here: RoPE turns each pair by an
+angle, and a rotation keeps the pair's norm (``‖R(pθ_i) x_i‖ = ‖x_i‖``; tested). They are read
+before rotation (forward hooks on ``q_proj``/``k_proj``), where transformers hands them over
+without the position ids; only the per-dimension massive values differ (a rotation moves energy
+between a pair's two dims), and those are rotated here as the model rotates them.
 
 **Massive values** (Jin, Mei, Xu, Sun, Tang, Du, Liu & Zhang, "Massive Values in Self-Attention
 Modules are the Key to Contextual Knowledge Understanding", ICML 2025,
 https://arxiv.org/abs/2502.01563, §2): per head ``h`` and dimension ``d`` the L2 norm over the
-sequence ``M[h, d] = ‖Q[:, h, d]‖₂``; a dimension holds massive values when
-``M[h, d] > λ · mean_d M[h, d]`` with ``λ = 5`` (:data:`MASSIVE_FACTOR`). Counted per dimension
-(the paper's unit) and per rotary pair (``√(M[h,a]² + M[h,b]²)`` against ``λ`` × the head's mean
-pair norm: one slot per pair, 32 per SmolLM2 head). Two controls that can fail: ``v_proj``, whose
-outputs are never rotated (Jin et al. find no concentration in V: if V showed the same slow-half
-massive values, RoPE would not be what places them), and a random rotation of each head's query
-dimensions (``O G Oᵀ`` on the head's Gram matrix, ``O`` Haar-orthogonal: if the count survived
-it, the massive values would not sit on the rotary axes at all).
+sequence ``M[h, d] = ‖Q[:, h, d]‖₂``; a dimension holds massive values when ``M[h, d] > λ · mean_d
+M[h, d]`` with ``λ = 5`` (:data:`MASSIVE_FACTOR`). Counted per dimension (the paper's unit, after
+RoPE as the authors' code takes it: ``query_states.norm(dim=1)`` after ``apply_rotary_pos_emb`` in
+``modeling_llama.py`` of https://github.com/MingyuJ666/Rope_with_LLM; :func:`rotated_dim_sq`) and
+per rotary pair (``√(M[h,a]² + M[h,b]²)`` against ``λ`` × the head's mean pair norm: one slot per
+pair, 32 per SmolLM2 head; the same before and after RoPE). Two controls that can fail: ``v_proj``,
+whose outputs are never rotated (Jin et al. find no concentration in V: if V showed the same
+slow-half massive values, RoPE would not be what places them), and a random rotation of each head's
+query dimensions (``O G Oᵀ`` on the head's Gram matrix, ``O`` Haar-orthogonal: if the count
+survived it, the massive values would not sit on the rotary axes at all).
 """
 
 from __future__ import annotations
@@ -61,7 +64,7 @@ from posviz.analysis.rope_usage import (
 )
 from posviz.data.lab_text import SHA256 as TEXT_SHA256
 from posviz.data.lab_text import lab_text
-from posviz.encodings.rope import Pairing
+from posviz.encodings.rope import Pairing, default_inv_freq
 from posviz.governor import heavy_work
 from posviz.jobs import cached_flight, job_slot
 from posviz.models import (
@@ -113,6 +116,38 @@ def head_gram(x: np.ndarray, n_heads: int, head_dim: int) -> np.ndarray:
     rotation ``O`` of the head's dims needs (``O G Oᵀ``)."""
     x = np.asarray(x, dtype=np.float64).reshape(-1, n_heads, head_dim)
     return np.einsum("thd,the->hde", x, x)
+
+
+def position_sums(x: np.ndarray, n_heads: int, head_dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per position, summed over windows: ``Σ_w x²`` ``(T, heads, head_dim)`` and each rotary
+    pair's cross term ``Σ_w x_a·x_b`` ``(T, heads, head_dim/2)`` (``rotate_half`` pairs), from
+    ``x`` ``(windows, T, heads·head_dim)``: what :func:`rotated_dim_sq` needs."""
+    x = np.asarray(x, dtype=np.float64).reshape(*x.shape[:2], n_heads, head_dim)
+    pairs = pair_index(head_dim)
+    return (x**2).sum(axis=0), (x[..., pairs[:, 0]] * x[..., pairs[:, 1]]).sum(axis=0)
+
+
+def rotated_dim_sq(
+    squares: np.ndarray, cross: np.ndarray, inv_freq: np.ndarray, positions: np.ndarray
+) -> np.ndarray:
+    """``Σ_t ((R(t·θ) x_t)_d)²`` per head and dimension, ``(heads, head_dim)``: the post-rotation
+    ``M[h, d]²`` of Jin et al. (whose code takes the norm after RoPE) from the pre-rotation
+    :func:`position_sums`. For pair ``(a, b)`` turned by ``φ = t·θ_i`` (Su et al. 2021, the
+    ``rotate_half`` layout: ``a′ = a cos φ − b sin φ``, ``b′ = b cos φ + a sin φ``)::
+
+        Σ a′² = Σ_t cos²φ·A_t + sin²φ·B_t − 2 sinφ cosφ·C_t
+        Σ b′² = Σ_t sin²φ·A_t + cos²φ·B_t + 2 sinφ cosφ·C_t
+
+    with ``A_t = Σ a²``, ``B_t = Σ b²``, ``C_t = Σ ab`` at position ``t``. A pair's sum
+    ``Σ a′² + Σ b′² = Σ A_t + B_t`` does not change (the rotation keeps norms)."""
+    phi = np.asarray(positions, np.float64)[:, None, None] * np.asarray(inv_freq)[None, None, :]
+    cos2, sin2, sc = np.cos(phi) ** 2, np.sin(phi) ** 2, np.sin(phi) * np.cos(phi)
+    pairs = pair_index(squares.shape[-1])
+    a, b = squares[..., pairs[:, 0]], squares[..., pairs[:, 1]]
+    out = np.empty(squares.shape[1:])
+    out[..., pairs[:, 0]] = (cos2 * a + sin2 * b - 2 * sc * cross).sum(axis=0)
+    out[..., pairs[:, 1]] = (sin2 * a + cos2 * b + 2 * sc * cross).sum(axis=0)
+    return out
 
 
 # --------------------------------------------------------------------------- usage per pair
@@ -259,6 +294,8 @@ class ActivationStats:
     q_gram: np.ndarray  # (layers, n_heads, head_dim, head_dim): Σ_t q qᵀ per head
     k_gram: np.ndarray  # (layers, n_kv_heads, head_dim, head_dim)
     v_gram: np.ndarray  # (layers, n_kv_heads, head_dim, head_dim): v_proj, never rotated
+    q_dim_sq_rotated: np.ndarray  # (layers, n_heads, head_dim): Σ_t (R q_t)_d², after RoPE
+    k_dim_sq_rotated: np.ndarray  # (layers, n_kv_heads, head_dim)
     tokens: int
 
 
@@ -279,19 +316,25 @@ def model_geometry(config: Any) -> dict[str, Any]:
 
 def capture_activations(model: Any, rows: np.ndarray, *, chunk: int = 8) -> ActivationStats:
     """Run a Llama-style ``transformers`` causal LM on ``rows`` ``(windows, T)`` of token ids and
-    keep, per layer, the pre-rotation queries' and keys' mean pair norms and the per-head Gram
+    keep, per layer, the pre-rotation queries' and keys' mean pair norms, the per-head Gram
     matrices of q, k and v (forward hooks on ``q_proj``, ``k_proj``, ``v_proj``; every token of
-    every window counts once). ``chunk`` windows run at a time."""
+    every window counts once) and the per-dimension squares after RoPE at positions ``0 … T−1``
+    (:func:`rotated_dim_sq`; unscaled θ_i = base^(−2i/d), as the model's default RoPE).
+    ``chunk`` windows run at a time."""
     import torch  # heavy: only here
 
     geo = model_geometry(model.config)
     n_heads, n_kv, d = geo["n_heads"], geo["n_kv_heads"], geo["head_dim"]
     layers = model.model.layers
+    rows = np.asarray(rows, dtype=np.int64)
+    t = rows.shape[1]
     sums: dict[str, list[np.ndarray]] = {
         name: [np.zeros(shape) for _ in layers]
         for name, shape in (
             ("q_pair", (n_heads, d // 2)), ("k_pair", (n_kv, d // 2)),
             ("q_gram", (n_heads, d, d)), ("k_gram", (n_kv, d, d)), ("v_gram", (n_kv, d, d)),
+            ("q_sq", (t, n_heads, d)), ("k_sq", (t, n_kv, d)),
+            ("q_cross", (t, n_heads, d // 2)), ("k_cross", (t, n_kv, d // 2)),
         )
     }  # fmt: skip
     heads = {"q": n_heads, "k": n_kv, "v": n_kv}
@@ -304,9 +347,11 @@ def capture_activations(model: Any, rows: np.ndarray, *, chunk: int = 8) -> Acti
                 sums[f"{name}_gram"][li] += head_gram(x, heads[name], d)
                 if name != "v":
                     sums[f"{name}_pair"][li] += pair_norms(x, heads[name], d).sum(axis=0)
+                    sq, cross = position_sums(x.reshape(-1, t, x.shape[-1]), heads[name], d)
+                    sums[f"{name}_sq"][li] += sq
+                    sums[f"{name}_cross"][li] += cross
 
             hooks.append(getattr(layer.self_attn, f"{name}_proj").register_forward_hook(hook))
-    rows = np.asarray(rows, dtype=np.int64)
     try:
         for start in range(0, len(rows), chunk):
             ids = torch.as_tensor(rows[start : start + chunk])
@@ -316,12 +361,20 @@ def capture_activations(model: Any, rows: np.ndarray, *, chunk: int = 8) -> Acti
         for h in hooks:
             h.remove()
     tokens = int(rows.size)
+    inv_freq, positions = default_inv_freq(d, geo["base"]), np.arange(t)
+
+    def rotated(name: str) -> np.ndarray:
+        return np.stack([rotated_dim_sq(sq, cross, inv_freq, positions) for sq, cross in
+                         zip(sums[f"{name}_sq"], sums[f"{name}_cross"], strict=True)])  # fmt: skip
+
     return ActivationStats(
         q_pair_mean=np.stack(sums["q_pair"]) / tokens,
         k_pair_mean=np.stack(sums["k_pair"]) / tokens,
         q_gram=np.stack(sums["q_gram"]),
         k_gram=np.stack(sums["k_gram"]),
         v_gram=np.stack(sums["v_gram"]),
+        q_dim_sq_rotated=rotated("q"),
+        k_dim_sq_rotated=rotated("k"),
         tokens=tokens,
     )
 
@@ -348,9 +401,10 @@ class ActivationResult:
     usage: FrequencyUsage  # real queries and keys (Barbero et al.'s measure)
     proxy: FrequencyUsage  # the weights' norms (posviz.analysis.rope_usage)
     massive_q: MassiveValues  # per pair slot
-    massive_q_dims: MassiveValues  # per dimension (Jin et al.'s unit)
+    massive_q_dims: MassiveValues  # per dimension after RoPE (Jin et al.'s unit and code)
     massive_k: MassiveValues  # per pair slot
     control_v: MassiveValues  # v_proj per slot: never rotated
+    control_v_dims: MassiveValues  # v_proj per dimension (beside massive_q_dims)
     control_rotated: MassiveValues  # q per slot after a random rotation of each head's dims
     seconds: float  # the cold computation's wall time (model load included)
     peak_mb: float  # the process's peak resident memory after it (ru_maxrss)
@@ -371,9 +425,10 @@ def activation_result(arrays: dict[str, np.ndarray]) -> ActivationResult:
         usage=usage,
         proxy=proxy,
         massive_q=massive_values(pair_slot_norms(q_dims)),
-        massive_q_dims=massive_values(q_dims, unit="dimension"),
+        massive_q_dims=massive_values(np.sqrt(arrays["q_dim_sq_rotated"]), unit="dimension"),
         massive_k=massive_values(pair_slot_norms(dim_norms(arrays["k_gram"]))),
         control_v=massive_values(pair_slot_norms(dim_norms(arrays["v_gram"]))),
+        control_v_dims=massive_values(dim_norms(arrays["v_gram"]), unit="dimension"),
         control_rotated=massive_values(pair_slot_norms(dim_norms(rotated_gram(arrays["q_gram"])))),
         seconds=float(arrays["seconds"]),
         peak_mb=float(arrays["peak_mb"]),
@@ -396,6 +451,8 @@ def activation_arrays(
         "q_gram": stats.q_gram,
         "k_gram": stats.k_gram,
         "v_gram": stats.v_gram,
+        "q_dim_sq_rotated": stats.q_dim_sq_rotated,
+        "k_dim_sq_rotated": stats.k_dim_sq_rotated,
         "tokens": np.int64(stats.tokens),
         "proxy_q_norms": proxy.q_norms,
         "proxy_k_norms": proxy.k_norms,
@@ -462,6 +519,7 @@ def activation_findings(result: ActivationResult) -> dict[str, object]:
             "q_dims": massive(result.massive_q_dims),
             "k_pairs": massive(result.massive_k),
             "control_v_pairs": massive(result.control_v),
+            "control_v_dims": massive(result.control_v_dims),
             "control_rotated_q_pairs": massive(result.control_rotated),
         },
         "seconds": result.seconds,
@@ -550,7 +608,7 @@ def massive_frame(result: ActivationResult) -> pd.DataFrame:
 # --------------------------------------------------------------- SmolLM2, computed and cached
 
 #: Bump when what is computed changes: old cache files are then ignored.
-ANALYSIS_VERSION = 1
+ANALYSIS_VERSION = 2
 _SIG = ".sig.json"
 
 
