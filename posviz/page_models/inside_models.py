@@ -451,6 +451,13 @@ def inside_page(results: tuple[object, object], *, window: int | None = None) ->
     msinks = mhere["trained"]["pooled"]["first-token (sink)"]
     lengths = ", ".join(map(str, windows))
     vanish = all(p == 0 and s == 0 for p, s in zip(prev_off, self_off, strict=True))
+    profiles = {w: _distance_frame(smol_all[w]).set_index(["series", "x"])["value"]
+                for w in windows}  # fmt: skip
+    trained_label = _CONDITION_LABEL["trained"]
+    off_label = f"{ABLATIONS['smollm2']} (ablation)"
+    peaks = [int(profiles[w][trained_label].idxmax()) for w in windows]
+    at_one = [f"{profiles[w][(trained_label, 1)]:.3f} → {profiles[w][(off_label, 1)]:.3f}"
+              for w in windows]  # fmt: skip
     evidence = (
         ("Frequencies (weight proxy)",
          f"the slowest quarter of its {pairs} rotary pairs carries {slow:.0%} of a head's q·k "
@@ -477,6 +484,9 @@ def inside_page(results: tuple[object, object], *, window: int | None = None) ->
          "its table zeroed)"),
         ("MiniLM-L6 on [CLS]",
          f"{_series(mini_all_counts, windows, mtotal)}; {mini_reading}"),
+        ("SmolLM2's attention by distance",
+         f"first token left out, it peaks at Δ = {', '.join(map(str, peaks))} at {lengths} "
+         f"tokens; with {ABLATIONS['smollm2']} the mean at Δ = 1 goes {', '.join(at_one)}"),
     )  # fmt: skip
     sentence = (
         f"{first} {sinks} of its {total} heads put over half their attention on the first "
@@ -597,10 +607,8 @@ def inside_page(results: tuple[object, object], *, window: int | None = None) ->
             )
         )
     t_smol, t_mini = here["tails"], mhere["tails"]
-    smol_frame = _distance_frame(smol).set_index(["series", "x"])["value"]
+    smol_frame = profiles[window]
     mini_frame = _distance_frame(mini).set_index(["series", "x"])["value"]
-    trained_label = _CONDITION_LABEL["trained"]
-    off_label = f"{ABLATIONS['smollm2']} (ablation)"
     peak = int(smol_frame[trained_label].idxmax())
     at_one = (smol_frame[(trained_label, 1)], smol_frame[(off_label, 1)])
     ends = (mini_frame[(trained_label, window - 2)], mini_frame[(trained_label, -(window - 2))])
