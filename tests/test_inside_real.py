@@ -17,10 +17,20 @@ def test_first_token_heads_depend_on_the_window_and_do_not_need_positions() -> N
     zeroed; 0 on [CLS] moved to the middle. Tolerances: ± 3 heads (± 2 for MiniLM), borderline
     heads flipping under another BLAS."""
     pytest.importorskip("gguf")
+    from posviz.analysis.headlines import FIRST_SENTENCE_WORDS
     from posviz.analysis.inside_models import findings, inside_all_windows
+    from posviz.page_models.inside_models import inside_page
 
-    smol = {w: findings(r) for w, r in inside_all_windows("smollm2").items()}
-    mini = {w: findings(r) for w, r in inside_all_windows("minilm").items()}
+    smol_all, mini_all = inside_all_windows("smollm2"), inside_all_windows("minilm")
+    smol = {w: findings(r) for w, r in smol_all.items()}
+    mini = {w: findings(r) for w, r in mini_all.items()}
+    # the page's answer: the 32-token "most heads" is not said; the dependence is, with numbers
+    page = inside_page((smol_all, mini_all), window=128)
+    line = page.verdict.first_line
+    assert "fall with window length" in line and len(line.split()) <= FIRST_SENTENCE_WORDS
+    assert (
+        "over half only at 32 tokens" in dict(page.verdict.evidence)["First-token heads, by window"]
+    )
     sinks = [smol[w]["trained"]["pooled"]["first-token (sink)"] for w in smol]
     for got, want in zip(sinks, (141, 112, 103, 98), strict=True):
         assert abs(got - want) <= 3, sinks
