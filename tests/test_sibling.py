@@ -289,6 +289,7 @@ def test_share_bars_start_at_the_log_floor_and_keep_labels_inside_the_chart():
     bars, inside, after = spec["layer"]
     assert bars["encoding"]["x"]["scale"]["type"] == "log" and bars["encoding"]["x2"]["field"]
     assert inside["mark"]["align"] == "right" and after["mark"]["align"] == "left"
+    assert "expr" in after["mark"]["color"]  # a label on the page's background reads in dark
     data = next(iter(spec["datasets"].values()))
     assert [row["base"] for row in data] == [LOG_FLOOR, LOG_FLOOR]
     assert [row["inside"] for row in data] == [True, False]  # a full bar carries its label

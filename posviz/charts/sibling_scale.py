@@ -7,7 +7,7 @@ import altair as alt
 import pandas as pd
 
 from posviz.charts.figure import Figure
-from posviz.charts.style import CONTROL_COLOR, FIT_WIDTH, PALETTE, chart_title
+from posviz.charts.style import ADAPTIVE_TEXT, CONTROL_COLOR, FIT_WIDTH, PALETTE, chart_title
 
 #: Shares below this are drawn at it on a log axis (a float16 grid's chance level is ~1e-4).
 LOG_FLOOR = 1e-5
@@ -48,7 +48,9 @@ def share_bars_figure(
         .transform_filter("datum.inside")
     )
     after = (
-        base.mark_text(align="left", dx=4).encode(text="label:N").transform_filter("!datum.inside")
+        base.mark_text(align="left", dx=4, color=alt.ExprRef(ADAPTIVE_TEXT["expr"]))
+        .encode(text="label:N")
+        .transform_filter("!datum.inside")
     )
     chart = alt.layer(bars, inside, after).properties(
         title=chart_title(title), height=28 * len(rows), width=520, autosize=FIT_WIDTH
