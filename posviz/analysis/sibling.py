@@ -467,6 +467,7 @@ class ScaleFit:
     residual: float  # its relative residual over those rows
     control_rows: int  # only-scaled rows with the rows (one row: its entries) shuffled
     only_scaled: np.ndarray  # (rows,) bool: which rows only scaled
+    median_left: float  # median over the rows of sin ∠(A_p, B_p): left after each row's scale
 
     def same_factor(self, factor: float, *, within: float = SAME_SCALE) -> bool:
         """Whether this matrix's only-scaled rows share ``factor`` (relative difference below
@@ -503,7 +504,8 @@ def scale_fit(a: np.ndarray, b: np.ndarray, *, name: str) -> ScaleFit:
     stats = pair_stats(a2, b2)
     control = pair_stats(a2, shuffled_pairing(b2))
     return ScaleFit(name, len(a2), stats.scaled_rows, stats.scale, stats.scale_residual,
-                    control.scaled_rows, stats.only_scaled)  # fmt: skip
+                    control.scaled_rows, stats.only_scaled,
+                    float(np.median(stats.residual)))  # fmt: skip
 
 
 def fp16_exact(x: np.ndarray) -> np.ndarray:

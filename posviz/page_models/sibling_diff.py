@@ -196,10 +196,11 @@ def _scale_verdict(fits: tuple[ScaleFit, ...], factor: float) -> Verdict:
         f"scale; \u201cthe same factor\u201d is within {SAME_SCALE:.0e} of {factor:.5f}.",
     ))  # fmt: skip
     if other:
-        names = ", ".join(f.name for f in other)
+        left = ", ".join(f"{f.name} {f.median_left:.1%}" for f in other)
         evidence.append((
             "not the factor",
-            f"{names}: no rows only scaled by it — trained, or left alone, not shrunk.",
+            f"left after each row's own best scale (median): {left}: they changed direction, "
+            "not only length, so they did not just shrink with the rest.",
         ))  # fmt: skip
     evidence.append((
         "a guess",
