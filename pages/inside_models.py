@@ -13,6 +13,7 @@ from posviz.page_models.inside_models import (
     WINDOW_OPTIONS,
     activation_view,
     inside_page,
+    shown_window,
     source_usage_view,
 )
 from posviz.ui import show_chart, url_radio, url_text, user_errors
@@ -52,6 +53,9 @@ with answer:
     if smol is None or mini is None:
         st.info(INSTALL)
         st.stop()
+    window, note = shown_window(window, [w for w in smol if w in mini])
+    if note:
+        st.info(note)
     page = cached_model(inside_page, "smollm2+minilm", (smol, mini), window=window)
     show_verdict(page.verdict)
     show_hero(page.hero, key="inside_hero", note=page.hero_note)

@@ -20,6 +20,7 @@ variable                       local     hosted   what it bounds
 ``POSVIZ_LAB_MAX_STEPS``       20000     3000     optimiser steps of one lab run
 ``POSVIZ_LAB_MAX_WIDTH``       256       128      model width of one lab run
 ``POSVIZ_LAB_MAX_LEN``         512       256      sequence length of one lab run
+``POSVIZ_INSIDE_MAX_WINDOW``   256       128      longest window Inside real models computes
 =============================  ========  =======  =========================================
 
 A value that is not a positive integer (or a yes/no word for the switches) is ignored: the default
@@ -51,6 +52,7 @@ class Settings:
     lab_max_steps: int = 20000  # optimiser steps of one lab run
     lab_max_width: int = 256  # model width of one lab run
     lab_max_len: int = 512  # sequence length of one lab run
+    inside_max_window: int = 256  # longest text window the Inside-real-models page computes
     problems: tuple[str, ...] = ()  # environment values that were ignored, and why
 
 
@@ -110,5 +112,8 @@ def settings() -> Settings:
         ),
         lab_max_width=_env_positive_int("POSVIZ_LAB_MAX_WIDTH", 128 if hosted else 256, problems),
         lab_max_len=_env_positive_int("POSVIZ_LAB_MAX_LEN", 256 if hosted else 512, problems),
+        inside_max_window=_env_positive_int(
+            "POSVIZ_INSIDE_MAX_WINDOW", 128 if hosted else 256, problems
+        ),
         problems=tuple(problems),
     )

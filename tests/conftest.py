@@ -13,6 +13,10 @@ ROOT = Path(__file__).resolve().parents[1]
 # fails fast instead of hanging on a closed network.
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# The Inside-real-models page computes 32-token windows only in tests (the page sweeps, the browser
+# servers): its 64-256-token computations are minutes of CPU cold, and tests/test_inside_real.py
+# asks for the other lengths itself. The page's handling of the cap is tested in test_inside_page.
+os.environ.setdefault("POSVIZ_INSIDE_MAX_WINDOW", "32")
 # huggingface_hub freezes HF_HUB_OFFLINE into its constants when first imported: imported here,
 # before any test sets it for itself, so an offline test cannot leave every later hub test of its
 # process (an xdist worker) offline.

@@ -160,3 +160,18 @@ def test_every_length_is_computed_in_turn_and_says_where_it_is(tmp_path, monkeyp
     assert set(inside_models.cached_windows("minilm", root=tmp_path)) == set(found)
     inside_models.inside_all_windows("minilm", root=tmp_path)
     assert computed == list(inside_models.WINDOWS)  # the second time, all from the cache
+
+
+def test_a_server_cap_on_the_window_computes_and_shows_only_lengths_under_it(monkeypatch) -> None:
+    from posviz.page_models.inside_models import shown_window
+    from posviz.settings import settings
+
+    monkeypatch.setenv("POSVIZ_INSIDE_MAX_WINDOW", "100")
+    assert inside_models.windows_up_to(settings().inside_max_window) == (32, 64)
+    assert inside_models.windows_up_to(8) == (32,)  # never none: the shortest is the page
+    monkeypatch.setenv("POSVIZ_HOSTED", "1")
+    monkeypatch.delenv("POSVIZ_INSIDE_MAX_WINDOW")
+    assert inside_models.windows_up_to(settings().inside_max_window)[-1] == 128
+    assert shown_window(64, [32, 64]) == (64, None)
+    window, note = shown_window(256, [32, 64])  # a link from a server that computes more
+    assert window == 64 and "POSVIZ_INSIDE_MAX_WINDOW" in note and "32, 64 tokens" in note

@@ -712,6 +712,12 @@ def results_npz(result: InsideResult) -> bytes:
     return buffer.getvalue()
 
 
+def windows_up_to(longest: int) -> tuple[int, ...]:
+    """The lengths of :data:`WINDOWS` a server computes: those up to ``longest`` tokens
+    (``POSVIZ_INSIDE_MAX_WINDOW``: a 256-token window of SmolLM2 needs about 2 GB), never none."""
+    return tuple(w for w in WINDOWS if w <= longest) or WINDOWS[:1]
+
+
 def cached_windows(model: str, *, root: Path | None = None) -> dict[int, InsideResult]:
     """The window lengths whose results are in the disk cache (no model is loaded)."""
     found = {w: cached_inside(model, root=root, window=w) for w in WINDOWS}

@@ -387,6 +387,19 @@ def _across(
     return figure, note, pd.DataFrame(table)
 
 
+def shown_window(window: int, computed: list[int]) -> tuple[int, str | None]:
+    """The window length the charts show: ``window`` if this server computed it, else the
+    longest computed one, with a note saying why (``POSVIZ_INSIDE_MAX_WINDOW`` caps the lengths)."""
+    if window in computed:
+        return window, None
+    longest = max(computed)
+    return longest, (
+        f"This server computes windows up to {longest} tokens (POSVIZ_INSIDE_MAX_WINDOW), so "
+        f"the charts show {longest}-token windows and the answer holds only for "
+        f"{', '.join(map(str, sorted(computed)))} tokens."
+    )
+
+
 def inside_page(results: tuple[object, object], *, window: int | None = None) -> InsidePage:
     """The page's model from ``(SmolLM2's, MiniLM-L6's)`` results — each one
     :class:`InsideResult` or a ``{window length: InsideResult}`` of several — shown at

@@ -9,7 +9,7 @@ from typing import Any
 import streamlit as st
 
 from posviz.analysis import rope_activation as ra
-from posviz.analysis.inside_models import WINDOWS, cached_windows, inside_all_windows
+from posviz.analysis.inside_models import cached_windows, inside_all_windows, windows_up_to
 from posviz.analysis.probe_numbers import queue_text
 from posviz.analysis.rope_usage import FrequencyUsage
 from posviz.analysis.rope_usage_source import source_frequency_usage
@@ -46,9 +46,10 @@ def _heavy(what: str, run: functools.partial) -> Any:
 def inside_windows(model: str, what: str) -> dict:
     """``model``'s results by window length (the disk cache, else :func:`_heavy`); ValueError:
     packages missing or files failing their check (the message says the fix)."""
-    found = cached_windows(model)
-    done = len(found) == len(WINDOWS)
-    return found if done else _heavy(what, functools.partial(inside_all_windows, model))
+    windows, found = windows_up_to(settings().inside_max_window), cached_windows(model)
+    if all(w in found for w in windows):
+        return {w: found[w] for w in windows}
+    return _heavy(what, functools.partial(inside_all_windows, model, windows=windows))
 
 
 def rope_activation(window: int, what: str) -> ra.ActivationResult:
