@@ -219,15 +219,18 @@ def _direction_verdict(pos: Direction, words: Direction, factor: float) -> Verdi
         if both
         else "The float16 grid does not tell which model's rows moved here."
     )
+    p = {name: percent(getattr(pos, name)) for name in ("a_scaled", "b_scaled", "a_moved")}
+    w = {name: percent(getattr(words, name)) for name in ("a_scaled", "b_scaled", "a_moved")}
     evidence = (
-        ("positions", f"L6's only-scaled entries on the float16 grid: {pos.a_scaled:.2%}; L3's "
-         f"same entries {pos.b_scaled:.2%}; L6's moved rows {pos.a_moved:.2%}."),
-        ("word embeddings", f"L6 {words.a_scaled:.2%}, L3 {words.b_scaled:.2%}; L6's moved rows "
-         f"{words.a_moved:.2%}."),
-        ("premise", f"L6's only-scaled entries × {factor:.5f}, in float32: {pos.scaled_again:.2%} "
-         f"on the grid (positions), {words.scaled_again:.2%} (words): scaling leaves the grid."),
+        ("positions", f"L6's only-scaled entries on the float16 grid: {p['a_scaled']}; L3's "
+         f"same entries {p['b_scaled']}; L6's moved rows {p['a_moved']}."),
+        ("word embeddings", f"L6 {w['a_scaled']}, L3 {w['b_scaled']}; L6's moved rows "
+         f"{w['a_moved']}."),
+        ("premise", f"L6's only-scaled entries × {factor:.5f}, in float32: "
+         f"{percent(pos.scaled_again)} on the grid (positions), {percent(words.scaled_again)} "
+         "(words): scaling leaves the grid."),
         ("chance level", f"an unrelated float32 matrix of L6 (layer 0's query weight): "
-         f"{pos.unrelated:.3%} on the grid."),
+         f"{percent(pos.unrelated)} on the grid."),
         ("so", "the side on the grid is the one that was not multiplied: L3 = "
          f"{factor:.5f} × L6 on those rows, not L6 = L3 / {factor:.5f}."),
     )  # fmt: skip
