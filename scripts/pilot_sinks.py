@@ -64,9 +64,15 @@ def _optimiser(model: VariantModel, lr: float, wd: float) -> torch.optim.Optimiz
     return torch.optim.AdamW(groups, lr=lr)
 
 
+BOS = False  # --bos: every window starts with one fixed token (the unused padding id)
+
+
 def _batch(config: LabConfig, rngs: list, n: int, length: int, held_out: bool) -> tuple:
     batches = [tasks.make_batch(config, rng, np.full(n, length), held_out=held_out) for rng in rngs]
-    x = torch.from_numpy(np.stack([b.inputs for b in batches]))
+    inputs = np.stack([b.inputs for b in batches])
+    if BOS:
+        inputs[..., 0] = tasks.vocab_sizes(config)[2]
+    x = torch.from_numpy(inputs)
     y = torch.from_numpy(np.stack([b.targets for b in batches]))
     return x, y
 
@@ -138,7 +144,10 @@ def main() -> None:
     parser.add_argument("--checks", type=lambda s: [float(f) for f in s.split(",")],
                         default=[0.25, 0.5, 1.0])  # fmt: skip
     parser.add_argument("--eval-n", type=int, default=100)
+    parser.add_argument("--bos", action="store_true", help="a fixed first token (a BOS)")
     args = parser.parse_args()
+    global BOS
+    BOS = args.bos
     torch.set_num_threads(1)
     t = min(SINK_LENGTH, args.len)
     print(f"# uniform causal head: alpha_1 = H_T/T = {np.sum(1 / np.arange(1, t + 1)) / t:.3f}")
