@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from conftest import app_test, assert_no_exception
 
-from posviz.analysis.headlines import FIRST_SENTENCE_WORDS, first_sentence
+from posviz.analysis.headlines import FIRST_SENTENCE_WORDS, FORMULA_CHARS, first_sentence
 from posviz.analysis.sibling import (
     COINCIDING_CONTROLS,
     MIN_SCALED_ROWS,
@@ -250,7 +250,9 @@ def test_the_explanation_on_constructed_matrices():
     assert why.factor == pytest.approx(0.9858, abs=1e-6)
     assert why.scale_verdict.first_line.startswith("One factor, 0.98580, scales L3")
     assert why.direction_verdict.first_line.startswith("L3's rows shrank")
-    assert len(first_sentence(why.scale_verdict.first_line).split()) <= FIRST_SENTENCE_WORDS
+    for verdict in (why.scale_verdict, why.direction_verdict):
+        line = verdict.first_line
+        assert len(line.split()) <= FIRST_SENTENCE_WORDS and not set(line) & FORMULA_CHARS
     fits = {f.name: f for f in why.fits}
     assert fits["positions"].scaled_rows == 48 and fits["LayerNorm weight"].scaled_rows == 0
     assert str(48) in why.scale_caption and "LayerNorm" in why.scale_caption
