@@ -173,23 +173,27 @@ def activation_usage(
 
 def top_pair_share(usage: FrequencyUsage) -> np.ndarray:
     """``(layers, heads)``: the share of the head's most used pair (single-pair concentration;
-    ``1/pairs`` for a head spread evenly, 1 for a head on one pair)."""
+    ``1/pairs`` for a head spread evenly, 1 for a head on one pair). Barbero et al. 2025 (§5,
+    Fig. 4) find Gemma's positional heads built on single high-frequency pairs; this reads how
+    far any head rests on one pair."""
     return usage.share.max(axis=-1)
 
 
 def concentrated_heads(usage: FrequencyUsage, *, above: float = CONCENTRATED_SHARE) -> int:
-    """Heads whose most used pair carries more than ``above`` of the head's usage."""
+    """Heads whose most used pair carries more than ``above`` of the head's usage
+    (:func:`top_pair_share`; the 25 % line of issue #33's independent check)."""
     return int((top_pair_share(usage) > above).sum())
 
 
 def layer_band(usage: FrequencyUsage) -> np.ndarray:
-    """``(layers,)``: each layer's peak pair, the argmax of its heads' mean share."""
+    """``(layers,)``: each layer's peak pair, the argmax of its heads' mean share (Barbero et
+    al. 2025 Fig. 3 shows usage per layer; this keeps each layer's peak)."""
     return usage.share.mean(axis=1).argmax(axis=-1)
 
 
 def share_correlation(a: FrequencyUsage, b: FrequencyUsage) -> float:
-    """Pearson correlation of two usages' shares over every (layer, head, pair); NaN when one
-    is constant."""
+    """Pearson correlation of two usages' shares over every (layer, head, pair)
+    (``numpy.corrcoef``: cov(x, y) / (σ_x σ_y), Pearson 1895); NaN when one is constant."""
     x, y = a.share.ravel(), b.share.ravel()
     if x.shape != y.shape:
         raise ValueError(f"The usages have {x.size} and {y.size} cells; compare one model's.")
