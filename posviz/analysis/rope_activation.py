@@ -173,9 +173,9 @@ def activation_usage(
 
 def top_pair_share(usage: FrequencyUsage) -> np.ndarray:
     """``(layers, heads)``: the share of the head's most used pair (single-pair concentration;
-    ``1/pairs`` for a head spread evenly, 1 for a head on one pair). Barbero et al. 2025 (§5,
-    Fig. 4) find Gemma's positional heads built on single high-frequency pairs; this reads how
-    far any head rests on one pair."""
+    ``1/pairs`` for a head spread evenly, 1 for a head on one pair). Barbero et al. 2025 find
+    Gemma's positional attention patterns built on its highest frequencies; this reads how far
+    any head rests on one pair."""
     return usage.share.max(axis=-1)
 
 
@@ -186,8 +186,8 @@ def concentrated_heads(usage: FrequencyUsage, *, above: float = CONCENTRATED_SHA
 
 
 def layer_band(usage: FrequencyUsage) -> np.ndarray:
-    """``(layers,)``: each layer's peak pair, the argmax of its heads' mean share (Barbero et
-    al. 2025 Fig. 3 shows usage per layer; this keeps each layer's peak)."""
+    """``(layers,)``: each layer's peak pair, the argmax of its heads' mean share (on Barbero
+    et al. 2025's usage per pair, as :func:`activation_usage`)."""
     return usage.share.mean(axis=1).argmax(axis=-1)
 
 
