@@ -3,7 +3,7 @@ weights), and where its "massive values" sit.
 
 **Usage per pair** (Barbero, Vitvitskyi, Perivolaropoulos, Pascanu & Veličković, "Round and
 Round We Go! What makes Rotary Positional Encodings useful?", ICLR 2025,
-https://arxiv.org/abs/2410.06205, §4 and Fig. 3: the norm of each 2-D chunk of the queries and
+https://arxiv.org/abs/2410.06205: the norm of each 2-D chunk of the queries and
 keys Gemma 7B computes on real text). Per layer ``l``, query head ``h`` and rotary pair ``i``::
 
     u[l, h, i] = mean_t ‖q_{t,h,i}‖ · mean_s ‖k_{s,g(h),i}‖      share = u / Σ_j u[l, h, j]
@@ -22,7 +22,7 @@ between a pair's two dims), and those are rotated here as the model rotates them
 
 **Massive values** (Jin, Mei, Xu, Sun, Tang, Du, Liu & Zhang, "Massive Values in Self-Attention
 Modules are the Key to Contextual Knowledge Understanding", ICML 2025,
-https://arxiv.org/abs/2502.01563, §2): per head ``h`` and dimension ``d`` the L2 norm over the
+https://arxiv.org/abs/2502.01563): per head ``h`` and dimension ``d`` the L2 norm over the
 sequence ``M[h, d] = ‖Q[:, h, d]‖₂``; a dimension holds massive values when ``M[h, d] > λ · mean_d
 M[h, d]`` with ``λ = 5`` (:data:`MASSIVE_FACTOR`). Counted per dimension (the paper's unit, after
 RoPE as the authors' code takes it: ``query_states.norm(dim=1)`` after ``apply_rotary_pos_emb`` in
@@ -78,7 +78,7 @@ from posviz.models import (
 
 Progress = Callable[[float, str], None]
 
-#: Jin et al. 2025 §2: a dimension is massive above λ = 5 times its head's mean norm.
+#: Jin et al. 2025: a dimension is massive above λ = 5 times its head's mean norm.
 MASSIVE_FACTOR = 5.0
 #: A head is "concentrated" when one rotary pair carries more than this share of its usage.
 CONCENTRATED_SHARE = 0.25
@@ -92,7 +92,7 @@ def pair_norms(
     x: np.ndarray, n_heads: int, head_dim: int, *, pairing: Pairing = "rotate_half"
 ) -> np.ndarray:
     """``‖x_{h,i}‖``: the norm of each head's rotary pair, for queries/keys as a projection
-    returns them (Barbero et al. 2025, §4: the 2-D chunks).
+    returns them (Barbero et al. 2025: the 2-D chunks).
 
     Args:
         x: ``(..., n_heads·head_dim)`` (e.g. ``(tokens, n_heads·head_dim)``).
@@ -221,7 +221,7 @@ def pair_slot_norms(m: np.ndarray, *, pairing: Pairing = "rotate_half") -> np.nd
 
 @dataclass(frozen=True)
 class MassiveValues:
-    """Where the massive values sit (Jin et al. 2025 §2: ``M > λ · mean over the head``)."""
+    """Where the massive values sit (Jin et al. 2025: ``M > λ · mean over the head``)."""
 
     mask: np.ndarray  # (layers, heads, slots) bool
     norms: np.ndarray  # (layers, heads, slots) the M (or pair) norms tested
