@@ -316,6 +316,11 @@ def test_every_stored_answer_and_card_opens_with_one_line(tiny_store) -> None:
     for cid, card in stored.items():
         view = cards.card_view(cid, card)
         check(cards.card_verdict(view), cards.card_paragraph(view), f"card {cid}")
+        shown = " ".join([*view.this_run, *view.convergence, *(p.text for p in view.sections)])
+        for arm, label in card.arm_labels.items():  # titles, never internal ids
+            if arm != label:
+                assert not re.search(rf"(?<![\w-]){re.escape(arm)}(?= \d|[:,;)])", shown), arm
+        assert not re.search(r"\b[a-z0-9]+_[a-z0-9_]+\b", " ".join(view.convergence))
 
 
 @pytest.mark.slow

@@ -9,6 +9,7 @@ criterion, caveat), so it says what will be tested before any run, and from its 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -87,10 +88,30 @@ def _shown(c: Condition, value: float) -> str:
     return f"{math.exp(value):.3f}×" if "×" in c.text else f"{value:+.3f}"
 
 
+def arm_label(card: CardResult, arm: str) -> str:
+    """An arm's label, never its internal id: a size ladder's arm (``lm_nope_width16``) is its
+    base arm's label with the size ("causal LM, no positions, width 16")."""
+    if arm in card.arm_labels:
+        return card.arm_labels[arm]
+    if found := re.fullmatch(r"(.+)_([a-z]+)(\d+)", arm):
+        base, axis, size = found.groups()
+        if base in card.arm_labels:
+            return f"{card.arm_labels[base]}, {axis} {size}"
+    return arm
+
+
+def with_labels(text: str, card: CardResult) -> str:
+    """``text`` with every arm id the judge wrote ("nope 0.058, t5 0.058") replaced by the arm's
+    label, so a card never shows an internal id."""
+    for arm in sorted(card.arm_labels, key=len, reverse=True):
+        text = re.sub(rf"(?<![\w-]){re.escape(arm)}(?= \d|[:,;)])", card.arm_labels[arm], text)
+    return text
+
+
 def differ_text(card: CardResult) -> str:
     """What it would take for the outcome to differ, from the conditions' margins."""
     if card.agrees is None:
-        return f"It cannot be judged yet: {card.reason}"
+        return f"It cannot be judged yet: {with_labels(card.reason, card)}"
     margins = [(c, _edge(c)) for c in card.conditions]
     margins = [(c, e) for c, e in margins if e is not None]
     if card.agrees and margins:
@@ -176,8 +197,7 @@ def card_view(check_id: str, card: CardResult | None) -> CardView:
         published_note=check.published_note or "",
         this_run=card.this_run if card else (),
         convergence=tuple(
-            f"{card.arm_labels.get(a, a)}: {how}"
-            for a, how in (card.convergence if card else {}).items()
+            f"{arm_label(card, a)}: {how}" for a, how in (card.convergence if card else {}).items()
         ),
         run_id=card.run_id if card else "",
         sections=_sections(check, card, conditions),
