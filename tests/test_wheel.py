@@ -43,7 +43,10 @@ def _run(cmd: list[str], *, cwd: Path, timeout: float = 240) -> subprocess.Compl
 
 
 def _pip_install(venv: Path, requirement: str, cwd: Path) -> None:
-    done = _run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", requirement], cwd=cwd)
+    # --no-compile: no .pyc for torch's thousands of modules up front (Python writes them on
+    # import); what is installed, and from where, is the same
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-compile"]
+    done = _run([*pip, requirement], cwd=cwd)
     if done.returncode != 0:
         unreachable = any(hint in done.stderr for hint in NETWORK_HINTS)
         if unreachable and os.environ.get("CI") != "true":
