@@ -37,9 +37,9 @@ ALL_DRAWN = """() => {
 COLD = """
 import json, resource, time
 t0 = time.perf_counter()
-from posviz.analysis.inside_models import inside_results
-t1 = time.perf_counter(); inside_results("smollm2")
-t2 = time.perf_counter(); inside_results("minilm")
+from posviz.analysis.inside_models import inside_all_windows
+t1 = time.perf_counter(); inside_all_windows("smollm2")
+t2 = time.perf_counter(); inside_all_windows("minilm")
 t3 = time.perf_counter()
 print(json.dumps({"import_s": t1 - t0, "smollm2_s": t2 - t1, "minilm_s": t3 - t2,
                   "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
@@ -47,10 +47,12 @@ print(json.dumps({"import_s": t1 - t0, "smollm2_s": t2 - t1, "minilm_s": t3 - t2
 
 
 def render(repeat: int) -> float:
-    from posviz.analysis.inside_models import inside_results
+    from posviz.analysis import rope_activation
+    from posviz.analysis.inside_models import inside_all_windows
 
     for model in ("smollm2", "minilm"):
-        inside_results(model)  # fill the disk cache if it is empty (not timed)
+        inside_all_windows(model)  # fill the disk cache at every length if empty (not timed)
+    rope_activation.rope_activation(32)  # the page's default length
     with server(ROOT / "app.py", cwd=ROOT) as (port, _), browser() as b:
         base = f"http://127.0.0.1:{port}"
         page = b.new_page(viewport={"width": 1280, "height": 1000})
