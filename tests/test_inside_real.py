@@ -12,8 +12,9 @@ import pytest
 LENGTHS = {"slow": (32, 64), "answers": (32, 64, 128, 256)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
-    "tier", [pytest.param(t, marks=getattr(pytest.mark, t)) for t in LENGTHS], ids=list(LENGTHS)
+    "tier", ["slow", pytest.param("answers", marks=pytest.mark.answers)], ids=list(LENGTHS)
 )
 def test_first_token_heads_depend_on_the_window_and_do_not_need_positions(tier) -> None:
     """Measured here (8 windows of the King James text): SmolLM2 141, 112, 103, 98 first-token
