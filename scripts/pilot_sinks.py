@@ -14,6 +14,22 @@ Run (one at a time, niced: the machine is shared)::
 Each line: attention, step, the members (scheme:seed), training loss, held-out loss, Sink₁ per
 member, the largest α₁ of any head and the mean α₁ over heads (per member; a uniform causal head
 has α₁ = H_T / T, printed first).
+
+Findings (2026-11-28, shared 2-core CPU; 4 heads; batch 16 at T = 128, 32 at T = 64; 100 held-out
+windows of 64 characters; Sink₁ over layers × heads; "max α₁" the largest head's score, uniform
+causal attention gives 0.074):
+
+* No fixed first token, lr 3e-3, weight decay 0.5, 4 layers, width 64, T = 128: Sink₁ = 0 at
+  250 / 500 / 1,000 / 1,500 steps for NoPE and RoPE (max α₁ NoPE 0.076 / 0.090 / 0.158 / 0.152,
+  RoPE 0.061 / 0.057 / 0.051 / 0.052; stopped at 1,500 of 2,500); NoPE at lr 1e-2 the same (2
+  seeds, 150–600 steps: max α₁ ≤ 0.11).
+* The lab's affordable size (2 layers, width 32, T = 64, lr 1e-2, wd 0.5, with a BOS, 600 steps):
+  Sink₁ = 0 for NoPE, learned and RoPE (max α₁ 0.091 / 0.058 / 0.066).
+* With a BOS, lr 3e-3, wd 0.5, 4 layers: Sink₁ = 0 at 250 / 500 / 1,000 steps (max α₁ NoPE
+  0.227 / 0.269 / 0.258, RoPE 0.090 / 0.189 / 0.110).
+* With a BOS, lr 1e-2, NoPE, 4 layers: one head of 16 (Sink₁ = 0.062, α₁ 0.36–0.40) in seed 0
+  only — at wd 0.1 from step 300 to 600, at wd 0.5 only around steps 450–495 (gone by 600, 1,005
+  and 1,500); seed 1 none (max α₁ 0.27 / 0.18).
 """
 
 from __future__ import annotations
