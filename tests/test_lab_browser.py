@@ -221,3 +221,33 @@ def _charts_fit_uncut_and_readable(page, where: str) -> None:
     assert len(charts_fit_uncut(page, where)) >= 2
     for text, ratio in page.evaluate(CONTRAST):
         assert ratio >= 4.5, f"{where}: subtitle {text!r} has contrast {ratio:.1f}:1"
+
+
+def test_every_lab_pages_answer_and_hero_fit_a_phones_first_screen(servers, store, browser):
+    """Issue 37: at 390 × 844 every lab question page opens with its one-line answer (at most 15
+    words), the evidence folded, then its hero — the page's first chart, its top inside the
+    first viewport; /lab and /lab_papers (no chart) show their one line there. One server, every
+    page in turn."""
+    pages = {**store[1], "index": "lab", "papers": "lab_papers"}
+    for name, path in pages.items():
+        page = new_page(browser, PHONE)
+        try:
+            page.goto(f"{servers['light']}/{path}")
+            wait_for_app(page, timeout_ms=300_000)
+            page.locator(".st-key-verdict").first.wait_for(timeout=60_000)
+            line = page.locator(".st-key-verdict strong").first.inner_text()
+            assert 0 < len(line.split()) <= 15, f"{name}: {line!r}"
+            assert page.locator(".st-key-verdict details").count() == 1, f"{name}: no evidence"
+            assert top_of(page, ".st-key-verdict") < PHONE[1] / 2, name
+            if name not in QUESTIONS:
+                continue
+            hero = ".st-key-hero [data-testid='stVegaLiteChart']"
+            page.locator(f"{hero} svg").first.wait_for(timeout=60_000)
+            tops = page.evaluate(
+                "() => [...document.querySelectorAll('[data-testid=\"stVegaLiteChart\"]')]"
+                ".map(c => c.getBoundingClientRect().top)"
+            )
+            assert min(tops) == top_of(page, hero), f"{name}: a chart above the hero"
+            assert 0 <= top_of(page, hero) < PHONE[1], f"{name}: hero at {top_of(page, hero)} px"
+        finally:
+            page.close()
