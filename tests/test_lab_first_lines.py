@@ -57,6 +57,8 @@ def check(verdict: Verdict, old: str, where: str) -> None:
     assert line and len(line.split()) <= FIRST_SENTENCE_WORDS, f"{where}: {line!r}"
     assert not set(line) & FORMULA_CHARS, f"{where}: a formula in the first line {line!r}"
     assert verdict.folded, f"{where}: no evidence under {line!r}"
+    for label, text in verdict.folded:  # show_verdict shows up to 80 / 400 characters whole
+        assert len(label) <= answer.MAX_LABEL and len(text) <= answer.MAX_TEXT, (where, label)
     shown = " ".join([line, *(f"{label} {text}" for label, text in verdict.folded)])
     missing = numbers_in(old) - numbers_in(shown)
     assert not missing, f"{where}: {sorted(missing)} dropped from {old!r}"

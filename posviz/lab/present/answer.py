@@ -226,12 +226,40 @@ def _merged(items: list[Evidence]) -> list[Evidence]:
     out = []
     for text, labels in by_text.items():
         suffix = " vs the control"
+        lead = labels[0].rpartition(", ")[0] + ", " if ", " in labels[0] else ""
         if len(labels) > 1 and all(label.endswith(suffix) for label in labels):
             heads = [label.removesuffix(suffix) for label in labels]
             label = names([heads[0], *(h[:1].lower() + h[1:] for h in heads[1:])]) + suffix
+        elif len(labels) > 1 and lead and all(label.startswith(lead) for label in labels):
+            label = lead + names([label.removeprefix(lead) for label in labels])  # "After 12
+            # steps, A and B"
         else:
             label = "; ".join(labels)
         out.append((label, text))
+    return out
+
+
+#: the longest label and text of one evidence item a page shows whole
+#: (:func:`posviz.ui.answer.show_verdict` cuts past these).
+MAX_LABEL, MAX_TEXT = 80, 400
+
+
+def _fitted(items: list[Evidence]) -> list[Evidence]:
+    """Every item within :data:`MAX_LABEL` / :data:`MAX_TEXT`: a long label leads its text
+    instead, a long text continues in unlabelled items cut at its ``;`` clauses."""
+    out: list[Evidence] = []
+    for label, text in items:
+        if len(label) > MAX_LABEL:
+            label, text = "", f"{label}: {text}"
+        parts, current = [], ""
+        for clause in text.split("; "):
+            joined = f"{current}; {clause}" if current else clause
+            if current and len(joined) > MAX_TEXT:
+                parts.append(current)
+                joined = clause
+            current = joined
+        parts.append(current)
+        out += [(label if i == 0 else "", part) for i, part in enumerate(parts)]
     return out
 
 
@@ -292,7 +320,7 @@ def verdict(result: LabResult) -> Verdict:
     paragraph pages showed before (:func:`headline`, then the support lines), every number of
     which the evidence holds."""
     items = [*_main_evidence(result), *_support_evidence(result)]
-    evidence = _once(_short_labels(_merged(items), result))
+    evidence = _fitted(_once(_short_labels(_merged(items), result)))
     sentence = " ".join([headline(result), *support_lines(result)])
     return Verdict(sentence, {}, plain_answer(result), tuple(evidence))
 
