@@ -30,6 +30,11 @@ causal attention gives 0.074):
 * With a BOS, lr 1e-2, NoPE, 4 layers: one head of 16 (Sink₁ = 0.062, α₁ 0.36–0.40) in seed 0
   only — at wd 0.1 from step 300 to 600, at wd 0.5 only around steps 450–495 (gone by 600, 1,005
   and 1,500); seed 1 none (max α₁ 0.27 / 0.18).
+* The same setting (BOS, lr 1e-2, wd 0.1, NoPE, seeds 0 / 1, 600 steps) with the other attentions:
+  the key-bias slot Sink₁ 0 / 0.062 (max α₁ 0.123 / 0.308; the slot keeps 7 % / 24 % of each row),
+  sigmoid without normalisation 0 / 0.062 (proxy α₁ 0.134 / 0.338; rows sum to 14.4 / 9.4);
+  softmax 0.062 / 0. One head of 16 in one seed of two, in every attention: a fluctuation at ε,
+  not a sink the three could be told apart by.
 """
 
 from __future__ import annotations
