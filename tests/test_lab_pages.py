@@ -39,6 +39,12 @@ TINY = {"seeds": 2, "steps": 4, "width": 8, "heads": 2, "layers": 1, "batch": 4,
 WAIT_S = 240  # join budget for a worker thread (a loaded CI machine is slow)
 
 
+#: one question of each study kind (the registry's first): what Run does on a page (train, store,
+#: show) depends on the kind, not on which question of it (every question's stored answer is shown
+#: on arrival below)
+ONE_PER_KIND = list({q.kind: qid for qid, q in reversed(QUESTIONS.items())}.values())
+
+
 def tiny(config, **extra):
     return dataclasses.replace(config, **{**TINY, **extra})
 
@@ -175,7 +181,7 @@ def test_arms_are_shown_by_family_and_where_positions_enter():
 # --------------------------------------------------------------------------- running
 
 
-@pytest.mark.parametrize("question_id", list(QUESTIONS))
+@pytest.mark.parametrize("question_id", ONE_PER_KIND)
 def test_run_trains_stores_and_shows_the_answer(lab_dir, question_id):
     query = {f"{prefix(question_id)}seeds": "3"}  # not the stored preset: Run trains
     at = app_test(page_path(question_id), query=query)
