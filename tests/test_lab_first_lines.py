@@ -266,7 +266,7 @@ def test_the_line_the_hero_and_the_evidence_read_one_result() -> None:
     assert line.startswith("Undecided yet: ") and "still improving" in line
     cell = answer.answer_cell(pending)
     assert cell == pending.default_cell.id
-    note = figures.hero(pending, cell).note
+    note = figures.hero(pending, cell).caption
     assert note.startswith("Not a verdict yet: ") and "still improving" in note
 
     landed = _induction_longer()
@@ -275,7 +275,7 @@ def test_the_line_the_hero_and_the_evidence_read_one_result() -> None:
     cell = landed.cell(answer.answer_cell(landed))
     assert cell.setting("budget").key in ("x6", "x18")  # the hero draws the cell that decides
     assert not cell.verdict.key.startswith("undecided")
-    assert not figures.hero(landed, cell.id).note.startswith("Not a verdict")
+    assert not figures.hero(landed, cell.id).caption.startswith("Not a verdict")
     evidence = dict(answer.verdict(landed).folded)
     assert "900 steps" in evidence["Where it differs"]
 

@@ -39,7 +39,7 @@ def show_answer(result: LabResult, cell: str, *, key_prefix: str) -> None:
             st.warning(warning, icon="⚠️")
     with right:
         hero = figures.hero(result, cell)
-        show_hero(hero.figure, key=f"{key_prefix}hero", note=hero.note)
+        show_hero(hero.figure, key=f"{key_prefix}hero", note=hero.caption)
 
 
 def pick_cell(result: LabResult, *, key_prefix: str) -> str:

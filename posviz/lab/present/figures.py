@@ -42,6 +42,13 @@ class Shown:
     key: str
     figure: Figure
     note: str = ""
+    #: what the chart must not be read as, said first (a hero beside untrained arms).
+    caveat: str = ""
+
+    @property
+    def caption(self) -> str:
+        """The caveat, then what to notice: the line under the chart."""
+        return " ".join(part for part in (self.caveat, self.note) if part)
 
 
 def arm_colors(arms: Question | LabResult) -> dict[str, str]:
@@ -376,14 +383,13 @@ def untrained_note(result: LabResult, cell: Cell) -> str:
 
 
 def hero(result: LabResult, cell_id: str) -> Shown:
-    """The chart that carries a cell's verdict (its kind's :attr:`KindView.hero`), its note
-    saying first which arms are not trained there (:func:`untrained_note`)."""
+    """The chart that carries a cell's verdict (its kind's :attr:`KindView.hero`), its caveat
+    saying which arms are not trained there (:func:`untrained_note`)."""
     q, cell = question(result.question_id), result.cell(cell_id)
     shown = FIGURES[kind_view(q.kind).hero](result, cell, arm_colors(result))
     if shown is None:
         raise ValueError(f"the {q.kind!r} hero figure draws nothing for cell {cell_id!r}.")
-    note = " ".join(n for n in (untrained_note(result, cell), shown.note) if n)
-    return Shown(shown.key, shown.figure, note)
+    return Shown(shown.key, shown.figure, shown.note, untrained_note(result, cell))
 
 
 def evidence(result: LabResult, cell_id: str) -> list[Shown]:
