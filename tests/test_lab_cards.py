@@ -148,43 +148,6 @@ def test_a_stored_card_is_judged_again_when_it_is_loaded(tiny_haviv, tmp_path: P
     assert again.claim == tiny_haviv.claim  # words are not in the run id: today's are shown
 
 
-_CARD_RUN = """
-import sys
-from dataclasses import replace
-from pathlib import Path
-from posviz.lab import RunStore
-from posviz.lab.studies import cards
-from posviz.lab.studies import papers
-check = papers.paper_check("press_2022")
-tiny = replace(check, arms=tuple(
-    replace(a, config=replace(a.config, steps=4, batch=4, eval_batch=8, seeds=2))
-    for a in check.arms))
-cards.paper_check = lambda _id: tiny
-card = cards.run_paper_check("press_2022", store=RunStore(Path(sys.argv[1])))
-print(card.run_id, card.verdict, flush=True)
-"""
-
-
-@pytest.mark.slow
-def test_replicas_asking_for_one_paper_check_train_it_once(tmp_path: Path) -> None:
-    """Three processes sharing a store run one uncached paper check at once (what three replicas
-    do when their sessions press Run): one claim, one training, one entry, the same card for
-    all."""
-    import subprocess
-    import sys
-
-    command = [sys.executable, "-c", _CARD_RUN, str(tmp_path)]
-    processes = [subprocess.Popen(command, stdout=subprocess.PIPE, text=True) for _ in range(3)]
-    answers = [process.communicate(timeout=600)[0].strip() for process in processes]
-    assert all(process.returncode == 0 for process in processes), answers
-    assert len(set(answers)) == 1 and answers[0]
-    log = (tmp_path / ".claims" / "claims.log").read_text().splitlines()
-    events = [line.split()[1] for line in log]
-    assert events.count("training") == 1 and events.count("claimed") == 1, log
-    entries = [p.name for p in tmp_path.iterdir() if p.is_dir() and not p.name.startswith(".")]
-    assert entries == [answers[0].split()[0]]
-
-
 def test_the_card_view_draws_the_size_ladder_with_untrained_sizes_in_grey(tiny_haviv, tmp_path):
     from posviz.charts.style import CONTROL_COLOR
     from posviz.lab.present.cards import card_view
