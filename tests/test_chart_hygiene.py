@@ -10,8 +10,8 @@ its data (Arrow datasets inlined) and rendered by vl-convert, Vega's own rendere
 * **no more series than colours**: a categorical colour scale has at least as many colours as
   the chart has series;
 * **subtitles read in both themes**: every subtitle takes its colour from the page background;
-* **answer first**: the page's first block after the title is its verdict sentence, then its
-  hero chart, before any widget;
+* **answer first**: the page's first block after the title is its verdict sentence, before any
+  widget, then its hero chart (with at most the hero's one control, the page's Position);
 * **tables**: no snake_case column names, no "None" cells, no sentence long enough to be cut.
 """
 
@@ -131,11 +131,22 @@ def test_the_answer_comes_first(path):
     assert verdict is not None, f"{path}: no verdict in the answer"
     assert verdict.value.startswith("**") and len(verdict.value) > 40, verdict.value
     assert verdict.value == at.markdown[0].value  # the first text on the page
-    first_widget = min(
-        (i for i, block in enumerate(blocks) if _holds_widget(block)), default=len(blocks)
-    )
-    assert first_widget > 1, f"{path}: a widget comes before the answer"
+    order = list(_elements(at.main))  # every element in reading order
+    first_widget = next((i for i, e in enumerate(order) if _holds_widget(e)), len(order))
+    assert order.index(verdict) < first_widget, f"{path}: a widget comes before the answer"
     assert _holds_chart(answer), f"{path}: no hero chart in the answer"
+    widgets_in_answer = [e for e in _elements(answer) if _holds_widget(e)]
+    assert len(widgets_in_answer) <= 1, f"{path}: more than the hero's one control in the answer"
+
+
+def _elements(block):
+    """The leaf elements under ``block`` in the order the page draws them."""
+    children = getattr(block, "children", None)
+    if not children:
+        yield block
+        return
+    for child in children.values():
+        yield from _elements(child)
 
 
 def _holds_widget(block) -> bool:

@@ -135,7 +135,7 @@ def test_the_distance_charts_say_what_their_ends_are_and_the_downloads_read_back
     assert table.loc[("SmolLM2", 32, "first-token (sink)"), "ablated"] == "3"
     assert (
         "3 heads on slot 0, 0 on the window's first token"
-        in (table.loc[("SmolLM2", 32, "moved control"), "note"])
+        in (table.loc[("SmolLM2", 32, "moved: 16 tokens of other text first"), "note"])
     )
 
 

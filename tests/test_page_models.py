@@ -228,6 +228,7 @@ def test_a_lab_link_names_a_cell_or_gets_the_presets_with_why(monkeypatch) -> No
     from posviz.page_models import lab
 
     monkeypatch.setattr(lab.answer, "cell_ids", lambda result: ("preset", "other"))
+    monkeypatch.setattr(lab.answer, "answer_cell", lambda result: "preset")  # the line's cell
     assert lab.linked_cell(object(), None, "lab_x_cell") == ("preset", "")
     assert lab.linked_cell(object(), "other", "lab_x_cell") == ("other", "")
     cell, warning = lab.linked_cell(object(), "[x](https://evil.example)", "lab_x_cell")

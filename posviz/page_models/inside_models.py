@@ -313,6 +313,11 @@ def _first_token_reading(found: dict[int, dict], model: str) -> str:
     return f"{numbers}. {per}"
 
 
+#: the moved content control's row in the ablation table (what it moved, short enough for a cell)
+_MOVED_CLASS = {"smollm2": "moved: 16 tokens of other text first",
+                "minilm": "moved: [CLS] in the middle slot"}  # fmt: skip
+
+
 def _across(
     models: dict[str, dict[int, InsideResult]], found: dict[str, dict[int, dict]]
 ) -> tuple[Figure, str, pd.DataFrame]:
@@ -346,10 +351,11 @@ def _across(
                           "trained": str(trained["positional"]), "per window (min–max)": "–",
                           "shuffled": "–", "ablated": str(ablated["positional_kept"]),
                           "note": "ablated: those that keep their Δ"})  # fmt: skip
-            table.append({"model": _SHORT[model], "window": window, "class": "moved control",
+            table.append({"model": _SHORT[model], "window": window,
+                          "class": _MOVED_CLASS[model],
                           "trained": str(trained["pooled"]["first-token (sink)"]),
                           "per window (min–max)": "–", "shuffled": "–", "ablated": "–",
-                          "note": f"{moved['what']}: {moved['on_slot_0']} heads on slot 0, "
+                          "note": f"{moved['on_slot_0']} heads on slot 0, "
                                   f"{moved['on_the_token']} on {moved['token']}"})  # fmt: skip
     frame = pd.DataFrame(rows)
     controls = sorted({s for s in frame["series"] if "control" in s})
@@ -612,7 +618,7 @@ def inside_page(results: tuple[object, object], *, window: int | None = None) ->
                     x_title="distance Δ = query − key (tokens)",
                     y_title="mean attention",
                     title=f"Attention by distance, {window} tokens",
-                    subtitle=[result.heads.label, f"{left_out}; band: quartiles over heads"],
+                    subtitle=[result.heads.label, f"{left_out}; band: head quartiles"],
                     controls=[_CONDITION_LABEL["shuffled"], _CONDITION_LABEL["untrained"]],
                 ),
                 frame,

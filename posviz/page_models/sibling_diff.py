@@ -255,7 +255,7 @@ def _scale_figure(fits: tuple[ScaleFit, ...], factor: float) -> Figure:
     frame = pd.DataFrame(rows, columns=["item", "kind", "share", "label"])
     return share_bars_figure(
         frame,
-        title="Rows of L3 that are only L6's rows scaled",
+        title="L3 rows that are L6's rows scaled",
         x_title="share of the matrix's rows",
         name="sibling_scale_rows",
     )
