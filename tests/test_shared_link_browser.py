@@ -16,6 +16,7 @@ from browser_support import (
     wait_for_app,
     wait_for_charts,
 )
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -93,20 +94,23 @@ def test_a_position_set_by_the_keyboard_reopens_from_the_link(
     control = _control(page, label)
     start = int(control.get_attribute("aria-valuetext"))
     before = page.evaluate(DRAWN, place)
-    control.focus()
-    for _ in range(7):
-        page.keyboard.press("ArrowRight")
-    page.wait_for_function(  # the control moved and the link holds what the control shows
-        """([key, start, label]) => {
+    moved = """([key, start, label]) => {
             const c = document.querySelector(
                 `[data-testid="stSlider"] input[type="range"][aria-label="${label}"]`);
             const v = c && c.getAttribute('aria-valuetext');
             return v !== null && Number(v) > start
                 && new URLSearchParams(location.search).get(key) === v;
-        }""",
-        arg=[key, start, label],
-        timeout=60_000,
-    )
+        }"""
+    for attempt in range(2):  # a rerun that redraws the slider drops its focus (Streamlit's): the
+        control.focus()  # keys go nowhere; once more on the redrawn control, then it must hold
+        for _ in range(7):
+            page.keyboard.press("ArrowRight")
+        try:  # the control moved and the link holds what the control shows
+            page.wait_for_function(moved, arg=[key, start, label], timeout=30_000)
+            break
+        except PlaywrightTimeout:
+            if attempt:
+                raise
     page.wait_for_selector(SETTLED, timeout=60_000)
     target = int(control.get_attribute("aria-valuetext"))
     wait_for_charts(page)
