@@ -181,7 +181,7 @@ def top_pair_share(usage: FrequencyUsage) -> np.ndarray:
 
 def concentrated_heads(usage: FrequencyUsage, *, above: float = CONCENTRATED_SHARE) -> int:
     """Heads whose most used pair carries more than ``above`` of the head's usage
-    (:func:`top_pair_share`; the 25 % line of issue #33's independent check)."""
+    (:func:`top_pair_share`; 25 %: eight times the even share of a 32-pair head)."""
     return int((top_pair_share(usage) > above).sum())
 
 
