@@ -421,6 +421,68 @@ def check_cache(
         _VERIFIED[label] = stamp
 
 
+#: The signed manifest beside a results file (:func:`save_signed_npz`): ``<name>.sig.json``.
+SIGNED_NPZ_SUFFIX = ".sig.json"
+
+
+def signed_npz_signature(path: Path) -> Path:
+    """Where :func:`save_signed_npz` puts ``path``'s signed manifest."""
+    return path.with_name(path.name + SIGNED_NPZ_SUFFIX)
+
+
+def save_signed_npz(path: Path, arrays: dict[str, np.ndarray], *, label: str) -> None:
+    """Write ``arrays`` (``numpy.savez``, no pickle) and their signed manifest (:func:`sign_cache`
+    under ``label``, keyed as the lab store is, on ``path``'s folder). Both go to temporary names
+    and are renamed into place, the signature last: the results count only once it is there."""
+    import json
+    import tempfile
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=".npz", dir=path.parent)
+    sig_tmp = None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            np.savez(handle, **arrays)
+        manifest = sign_cache({path.name: Path(tmp)}, label=label, key_root=path.parent)
+        sfd, sig_tmp = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=".json", dir=path.parent)
+        with os.fdopen(sfd, "w", encoding="utf-8") as handle:
+            json.dump(manifest, handle, indent=1, sort_keys=True)
+        os.replace(tmp, path)
+        os.replace(sig_tmp, signed_npz_signature(path))
+    finally:
+        for leftover in (tmp, sig_tmp):
+            if leftover is not None and os.path.exists(leftover):
+                os.unlink(leftover)
+
+
+def load_signed_npz(path: Path, *, label: str, rebuild: str) -> dict[str, np.ndarray] | None:
+    """The arrays :func:`save_signed_npz` wrote, checked against their signed manifest on every
+    load (:func:`check_cache`). ``None`` (compute again) when there is no file, no signature (an
+    older version's cache) or a signed file that cannot be read (a disk error).
+
+    Raises:
+        CacheTampered: the file or its signature was edited (the message ends with ``rebuild``).
+    """
+    import json
+    import zipfile
+
+    path = Path(path)
+    sig = signed_npz_signature(path)
+    if not path.is_file() or not sig.is_file():
+        return None
+    try:
+        manifest = json.loads(sig.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        manifest = None
+    check_cache({path.name: path}, manifest, label=label, key_root=path.parent, rebuild=rebuild)
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return {name: data[name] for name in data.files}
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+        return None
+
+
 def _cache_files(folder: Path) -> dict[str, Path]:
     return {p.name: p for p in sorted(folder.iterdir()) if p.name != CACHE_SIGNATURE}
 

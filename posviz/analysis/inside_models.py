@@ -37,9 +37,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
-import tempfile
-import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,11 +68,12 @@ from posviz.jobs import cached_flight, job_slot
 from posviz.models import (
     SMOLLM2,
     LoadedModel,
-    check_cache,
     gguf_cache_root,
     load_bundled_model,
+    load_signed_npz,
     load_smollm2,
-    sign_cache,
+    save_signed_npz,
+    signed_npz_signature,
     smollm2_dequantised,
 )
 from posviz.tables.bundled import BUNDLED_WEIGHTS_SHA256
@@ -540,61 +538,22 @@ def results_path(model: str, *, root: Path | None = None, window: int = WINDOW) 
     return (root or gguf_cache_root().parent / "inside") / name
 
 
-def _signature_path(path: Path) -> Path:
-    return path.with_name(path.name + ".sig.json")
-
-
 def _rebuild(path: Path) -> str:
     return (
-        f"Delete it (`rm '{path}' '{_signature_path(path)}'`), then open the page again or run "
-        "`python -m posviz inside <model>`: the results are computed again from verified weights."
+        f"Delete it (`rm '{path}' '{signed_npz_signature(path)}'`), then open the page again or "
+        "run `python -m posviz inside <model>`: the results are computed again from verified "
+        "weights."
     )
 
 
 def _save(path: Path, arrays: dict[str, np.ndarray]) -> None:
-    """Write the results and their signed manifest (:func:`posviz.models.sign_cache`, keyed as
-    the lab store is); the results count only once the signature is in place."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=".npz", dir=path.parent)
-    sig_tmp = None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            np.savez(handle, **arrays)
-        manifest = sign_cache({path.name: Path(tmp)}, label=f"inside/{path.name}",
-                              key_root=path.parent)  # fmt: skip
-        sfd, sig_tmp = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=".json", dir=path.parent)
-        with os.fdopen(sfd, "w", encoding="utf-8") as handle:
-            json.dump(manifest, handle, indent=1, sort_keys=True)
-        os.replace(tmp, path)
-        os.replace(sig_tmp, _signature_path(path))
-    finally:
-        for leftover in (tmp, sig_tmp):
-            if leftover is not None and os.path.exists(leftover):
-                os.unlink(leftover)
+    """Write the results and their signed manifest (:func:`posviz.models.save_signed_npz`)."""
+    save_signed_npz(path, arrays, label=f"inside/{path.name}")
 
 
 def _load(path: Path) -> dict[str, np.ndarray] | None:
-    """The cached results, verified against their signed manifest on every load.
-
-    ``None`` (computed again) when there is no file, or no signature (an older version's cache).
-
-    Raises:
-        CacheTampered: the file or its signature was edited (says how to rebuild it).
-    """
-    sig = _signature_path(path)
-    if not path.is_file() or not sig.is_file():
-        return None
-    try:
-        manifest = json.loads(sig.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        manifest = None
-    check_cache({path.name: path}, manifest, label=f"inside/{path.name}",
-                key_root=path.parent, rebuild=_rebuild(path))  # fmt: skip
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            return {name: data[name] for name in data.files}
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
-        return None  # signed yet unreadable (a disk error): computed again
+    """The cached results, verified on every load (:func:`posviz.models.load_signed_npz`)."""
+    return load_signed_npz(path, label=f"inside/{path.name}", rebuild=_rebuild(path))
 
 
 def _result(model: str, a: dict[str, np.ndarray]) -> InsideResult:

@@ -40,12 +40,9 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import resource
 import sys
-import tempfile
 import time
-import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,10 +66,11 @@ from posviz.governor import heavy_work
 from posviz.jobs import cached_flight, job_slot
 from posviz.models import (
     SMOLLM2,
-    check_cache,
     gguf_cache_root,
+    load_signed_npz,
     load_smollm2,
-    sign_cache,
+    save_signed_npz,
+    signed_npz_signature,
     smollm2_dequantised,
 )
 
@@ -613,7 +611,6 @@ def massive_frame(result: ActivationResult) -> pd.DataFrame:
 
 #: Bump when what is computed changes: old cache files are then ignored.
 ANALYSIS_VERSION = 2
-_SIG = ".sig.json"
 
 
 def cache_key(window: int) -> str:
@@ -642,59 +639,24 @@ def results_path(window: int, *, root: Path | None = None) -> Path:
 
 def _rebuild(path: Path) -> str:
     return (
-        f"Delete it (`rm '{path}' '{path}{_SIG}'`), then open the page again or run "
-        "`python -m posviz inside smollm2`: it is computed again from verified weights."
+        f"Delete it (`rm '{path}' '{signed_npz_signature(path)}'`), then open the page again or "
+        "run `python -m posviz inside smollm2`: it is computed again from verified weights."
     )
 
 
 def save_results(path: Path, arrays: dict[str, np.ndarray]) -> None:
-    """Write ``arrays`` (``numpy.savez``, no pickle) and their signed manifest
-    (:func:`posviz.models.sign_cache`, keyed as the lab store is); both are written to temporary
-    names and renamed into place, the signature last."""
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=".npz", dir=path.parent)
-    sig_tmp = None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            np.savez(handle, **arrays)
-        manifest = sign_cache({path.name: Path(tmp)}, label=f"inside/{path.name}",
-                              key_root=path.parent)  # fmt: skip
-        sfd, sig_tmp = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=".json", dir=path.parent)
-        with os.fdopen(sfd, "w", encoding="utf-8") as handle:
-            json.dump(manifest, handle, indent=1, sort_keys=True)
-        os.replace(tmp, path)
-        os.replace(sig_tmp, path.with_name(path.name + _SIG))
-    finally:
-        for leftover in (tmp, sig_tmp):
-            if leftover is not None and os.path.exists(leftover):
-                os.unlink(leftover)
+    """Write ``arrays`` and their signed manifest (:func:`posviz.models.save_signed_npz`)."""
+    save_signed_npz(Path(path), arrays, label=f"inside/{Path(path).name}")
 
 
 def load_results(path: Path) -> dict[str, np.ndarray] | None:
-    """The stored arrays, checked against their signed manifest on every load
-    (:func:`posviz.models.check_cache`); ``None`` when there is no file or no signature.
+    """The stored arrays, verified on every load (:func:`posviz.models.load_signed_npz`);
+    ``None`` when there is no file or no signature.
 
     Raises:
         posviz.models.CacheTampered: the file or its signature was edited (says how to rebuild).
     """
-
-    path = Path(path)
-    sig = path.with_name(path.name + _SIG)
-    if not path.is_file() or not sig.is_file():
-        return None
-    try:
-        manifest = json.loads(sig.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        manifest = None
-    check_cache({path.name: path}, manifest, label=f"inside/{path.name}",
-                key_root=path.parent, rebuild=_rebuild(path))  # fmt: skip
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            return {name: data[name] for name in data.files}
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
-        return None  # signed yet unreadable (a disk error): computed again
+    return load_signed_npz(Path(path), label=f"inside/{Path(path).name}", rebuild=_rebuild(path))
 
 
 def peak_memory_mb() -> float:
