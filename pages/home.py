@@ -8,6 +8,7 @@ import streamlit as st
 
 import posviz.ui  # noqa: F401  (routes a deep link through app.py on a fresh server)
 from posviz.ui.home_cards import lab_cards, more_questions, start_here_cards
+from posviz.ui.tour import tour_link
 
 st.title("Where is the position in a transformer?")
 st.markdown(
@@ -18,6 +19,7 @@ st.markdown(
     "tables), Whisper tiny.en (a learned decoder table beside a sinusoid encoder), DINOv2 "
     "ViT-S/14 (a 37 × 37 patch grid), MPNet (T5-style relative buckets) and SmolLM2-135M (RoPE)."
 )
+tour_link()  # the guided tour: three steps, each done by the reader's own action
 
 st.subheader("Start here")
 st.caption(

@@ -67,6 +67,11 @@ LAB_INDEX = "pages/lab.py"
 LAB_PAPERS = "pages/lab_papers.py"
 
 
+#: The guided tour's step (:mod:`posviz.page_models.tour`, 1-based): one parameter of the app,
+#: accepted on every page (no page declares it as its own), so a shared link reopens the step.
+TOUR = number("tour", 1, None, None)
+
+
 def study_url_path(study_id: str) -> str:
     """The URL segment (and page key) of a lab study's generated page: ``lab_<id>``."""
     return f"lab_{study_id}"

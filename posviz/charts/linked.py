@@ -10,8 +10,10 @@ with the shared parameters on top:
 * ``pos`` — the position highlighted everywhere; it rests at the page's one position control (a
   Streamlit slider kept in the URL, which redraws the chart at its value), so a copied link
   reopens what the views show. Pointing previews a position until the pointer leaves the chart;
-* ``play`` — a ▶ checkbox; while it is on a Vega ``timer`` advances ``pos``; stopped, the views
-  return to the page's position (play is a view-only animation: it never changes the link).
+* ``play`` — a ▶ checkbox, off when the chart is drawn (nothing moves until the reader asks, as
+  ``prefers-reduced-motion`` wants); while it is on a Vega ``timer`` advances ``pos``; stopped,
+  the views return to the page's position (play is a view-only animation: it never changes the
+  link). A page may put a step button beside it (:func:`next_position`: one position on).
 
 A view takes part by reading ``pos`` (a ``transform_filter("datum.position == pos")``, a rule at
 ``pos``) and by carrying a ``position`` field on its marks (pointing at one moves ``pos`` there).
@@ -126,6 +128,12 @@ def position_params(
     ]
 
 
+def next_position(current: int, *, last: int, step: int = 1) -> int:
+    """The position one ▶ play tick after ``current``: ``step`` on, wrapping to 0 after ``last``
+    (what a step button moves the page's position to, for a reader who wants no animation)."""
+    return 0 if current + step > last else current + step
+
+
 def _check_name(view: str) -> None:
     if not _NAME.fullmatch(view):
         raise ValueError(
@@ -167,8 +175,12 @@ class LinkedChart:
     whose own ``pos``/``play`` are replaced by the shared ones). ``params`` come from
     :func:`position_params`. ``direction`` ``"vertical"`` stacks the views at one width (the
     page's, on screen) and fits them to it; ``"horizontal"`` keeps each view's own fixed size.
-    ``renderer`` is asked of Vega through ``usermeta.embedOptions``.
+    ``renderer`` is asked of Vega through ``usermeta.embedOptions``. ``stepping`` is
+    ``(last, step)`` of the shared position when :func:`linked_chart` built it (``None``:
+    unknown), for a step button beside ▶ play (:func:`next_position`).
     """
+
+    stepping: tuple[int, int] | None = None
 
     def __init__(
         self,
@@ -271,9 +283,11 @@ def linked_chart(
             params = position_params(
                 current=start, last=bind["max"], step=bind["step"], rows_of=rows_of, bound=False
             )
-            return LinkedChart(
+            linked = LinkedChart(
                 views, params, direction=direction, renderer=renderer, description=description
             )
+            linked.stepping = (int(bind["max"]), int(bind["step"]))
+            return linked
     raise ValueError(
         "no view has a position slider to share; give one view its own ▶ play "
         "(unit_circle_chart(animate=True) or pca_trajectory_chart(current=…))."

@@ -20,6 +20,7 @@ from posviz.navigation import HOME, guided_path
 from posviz.ui.display import show_chart
 from posviz.ui.routes import page_link
 from posviz.ui.text import safe_md
+from posviz.ui.tour import tour_end, tour_top
 
 #: Large charts (the hero's heatmap at full width) stay this tall at most, so the verdict and the
 #: hero fit the first screen of a 1440×900 window.
@@ -34,6 +35,7 @@ def answer_slot() -> st.delta_generator.DeltaGenerator:
 def page_top(title: str, intro: str) -> st.delta_generator.DeltaGenerator:
     """A page's title, its :func:`answer_slot` (returned) and its introduction, in this order."""
     st.title(title)
+    tour_top()  # the guided tour's card, when the link holds a step
     answer = answer_slot()
     st.markdown(intro)
     return answer
@@ -88,6 +90,7 @@ def next_question(page: str) -> None:
     ``page`` is the page's key (its script, or a generated lab page's URL segment)."""
     path = guided_path()
     keys = [key for key, _ in path]
+    tour_end(page)  # the link is written: the tour's step rechecked
     st.divider()
     if page not in keys or keys.index(page) == len(keys) - 1:
         page_link(HOME, label="Back to the start", icon=":material/home:")
