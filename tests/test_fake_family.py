@@ -186,7 +186,7 @@ def _open(root, url_path: str | None = None):
 
 
 def _links(at) -> list[str]:
-    return [link.proto.label for link in at.get("page_link")]
+    return [link.proto.label for link in at.main.get("page_link")]
 
 
 @pytest.mark.slow

@@ -306,7 +306,7 @@ def test_watch_the_table_form_slider_moves_through_snapshots(lab_dir, no_trainin
     spec = f"lab:{result.run_id}/learned/0/{steps[0]}"
     links = {
         link.proto.page: urllib.parse.parse_qs(link.proto.query_string)
-        for link in at.get("page_link")
+        for link in at.main.get("page_link")
     }
     assert links["learned"] == {"lrn_a_src": ["lab"], "lrn_a_lab": [spec]}
     assert links["probing"] == {"prb_t_src": ["lab"], "prb_t_lab": [spec]}
@@ -454,7 +454,8 @@ def test_index_answers_every_question_from_the_store(lab_dir, warm, monkeypatch,
     at = app_test("pages/lab.py")
     assert_no_exception(at)
     assert f"None of the {len(QUESTIONS)} questions is answered on this server yet" in verdict(at)
-    assert all(f"lab_{qid}" in {p.proto.page for p in at.get("page_link")} for qid in QUESTIONS)
+    linked = {p.proto.page for p in at.main.get("page_link")}
+    assert all(f"lab_{qid}" in linked for qid in QUESTIONS)
     monkeypatch.setenv("POSVIZ_LAB_WARM_DIR", str(warm[0]))
     clear_caches()
     at = app_test("pages/lab.py")

@@ -152,7 +152,7 @@ def test_the_page_leads_with_the_verdict():
     assert any("One factor, 0.98580, scales L3" in m for m in lines), lines
     assert any("L3's rows shrank" in m for m in lines), lines
     assert len(at.dataframe) == 1
-    links = {link.proto.page for link in at.get("page_link")}
+    links = {link.proto.page for link in at.main.get("page_link")}
     assert {"learned", "lab_rare_rows"} <= links  # the seam's page and the lab's question
 
 
@@ -177,7 +177,7 @@ def test_the_page_says_what_to_do_with_tables_of_two_shapes():
 def test_the_learned_page_links_its_seam_here():
     at = app_test("pages/learned.py", timeout=180)
     assert_no_exception(at)
-    links = {link.proto.page: link.proto.label for link in at.get("page_link")}
+    links = {link.proto.page: link.proto.label for link in at.main.get("page_link")}
     assert links.get("sibling_diff", "").startswith("Why a seam?")  # MiniLM-L6 has a seam
 
 

@@ -52,6 +52,17 @@ def navigation_pages(draw_study: StudyPage) -> dict[str, list[st.Page]]:
     }
 
 
+def sidebar_links() -> None:
+    """The sidebar's page list, by section (app.py hides Streamlit's, whose ``ul`` holds the
+    section ``div``s: axe's ``list`` / ``listitem`` rules, serious). Plain links; Streamlit
+    draws the current page's bold on a shaded row."""
+    for section, specs in sections().items():
+        st.sidebar.markdown(f"**{section}**")
+        for spec in specs:
+            with st.sidebar:
+                page_link(spec.key, label=spec.title, icon=spec.icon)
+
+
 def page_target(key: str) -> str | st.Page:
     """What ``st.page_link`` takes for the page with this key.
 
