@@ -1,0 +1,129 @@
+"""The counting task of CoPE scaled to the lab (posviz.lab.studies.counting) and its training
+loop (posviz.lab.studies.counting_train): answers read back by an independent interpreter,
+position alone shown to be a poor predictor (with a control where it is a good one), and a tiny
+run of every scheme."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from posviz.lab.studies.counting import (
+    MAX_VALUE,
+    PAD,
+    PASS,
+    CountingConfig,
+    counting_rng,
+    last_set_error,
+    majority_error,
+    make_batch,
+    position_only_error,
+    positions_and_answers,
+    recount,
+    render,
+)
+
+SAMPLES = 1000
+
+
+def _pair(config: CountingConfig) -> tuple:
+    """Two independent samples of one task (fit / test)."""
+    fit = make_batch(config, counting_rng(0, 0, config.variables), SAMPLES)
+    test = make_batch(config, counting_rng(0, 1, config.variables), SAMPLES)
+    return fit, test
+
+
+@pytest.mark.parametrize("variables", [1, 3, 5])
+def test_every_answer_is_what_an_interpreter_reads_from_the_tokens(variables: int) -> None:
+    batch = make_batch(CountingConfig(variables=variables), counting_rng(3, 0, variables), 400)
+    positions, answers = positions_and_answers(batch)
+    assert len(answers) == 400 and (batch.mask.sum(1) == 1).all()
+    assert (positions == batch.valid.sum(1) - 1).all()  # the answer is read at the last token
+    read = np.array([recount(row) for row in batch.inputs])  # raises on a malformed program
+    np.testing.assert_array_equal(read, answers)
+    assert answers.min() >= 0 and answers.max() <= MAX_VALUE
+    assert set(np.unique(batch.inputs[~batch.valid])) <= {PAD}
+    asked = batch.inputs[np.arange(400), positions]
+    assert asked.max() < variables  # only the task's own variables appear
+    # most statements are filler, and the answers spread (not one count)
+    statements = (batch.inputs == PASS).sum() + (batch.inputs < variables).sum() - 400
+    assert (batch.inputs == PASS).sum() / statements > 0.6
+    assert len(np.unique(answers)) >= 5
+
+
+def test_the_interpreter_counts_since_the_last_set_and_refuses_a_bad_program() -> None:
+    a = 0
+    set_, inc, print_ = 5, 6, 8
+    program = [a, set_, a, inc, PASS, a, inc, a, set_, PASS, a, inc, print_, a, PAD]
+    assert recount(np.array(program)) == 1
+    assert render(np.array(program[:4])) == "a =0 a ++"
+    with pytest.raises(ValueError, match="never set"):
+        recount(np.array([1, set_, print_, a]))
+    with pytest.raises(ValueError, match="ends with PRINT"):
+        recount(np.array([a, set_, PASS]))
+
+
+def test_batches_are_a_function_of_seed_and_stream() -> None:
+    config = CountingConfig(variables=3)
+    one = make_batch(config, counting_rng(1, 0, 3), 50)
+    again = make_batch(config, counting_rng(1, 0, 3), 50)
+    held = make_batch(config, counting_rng(1, 1, 3), 50)
+    np.testing.assert_array_equal(one.inputs, again.inputs)
+    assert one.inputs.shape != held.inputs.shape or (one.inputs != held.inputs).any()
+
+
+@pytest.mark.parametrize("variables", [1, 3, 5])
+def test_position_alone_predicts_no_better_than_the_commonest_answer(variables: int) -> None:
+    fit, test = _pair(CountingConfig(variables=variables))
+    error = position_only_error(positions_and_answers(fit), positions_and_answers(test))
+    floor = majority_error(positions_and_answers(test)[1])
+    assert error > 0.6  # measured 0.67–0.70 on these samples
+    assert error > floor - 0.05  # knowing where the question is buys (almost) nothing
+
+
+def test_position_only_error_is_low_where_position_gives_the_answer() -> None:
+    """The control can fail: where the answer is a function of the question's position it finds
+    that rule (error 0), and where it is not, it does no better than the commonest answer."""
+    rng = np.random.default_rng(0)
+    fit_pos, test_pos = rng.integers(6, 60, size=(2, SAMPLES))
+    rule = lambda p: (p * 7) % (MAX_VALUE + 1)  # noqa: E731
+    assert position_only_error((fit_pos, rule(fit_pos)), (test_pos, rule(test_pos))) == 0.0
+    noise = rng.integers(0, 4, size=(2, SAMPLES))
+    blind = position_only_error((fit_pos, noise[0]), (test_pos, noise[1]))
+    assert blind > 0.7  # 4 equally likely answers: 0.75 at best
+
+
+def test_more_variables_need_the_variables_told_apart() -> None:
+    errors = {n: last_set_error(_pair(CountingConfig(variables=n))[1]) for n in (1, 3, 5)}
+    assert errors[1] == 0.0
+    assert errors[3] > 0.15 and errors[5] > errors[3] - 0.02  # measured 0.25, 0.29
+
+
+@pytest.mark.parametrize(
+    ("changes", "match"),
+    [
+        ({"variables": 6}, "variables"),
+        ({"min_statements": 5, "max_statements": 4}, "statements"),
+        ({"weights": (0, 5, 7)}, "weights"),
+        ({"weights": (1, 2)}, "weights"),
+    ],
+)
+def test_bad_settings_name_the_setting(changes: dict, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        CountingConfig(**changes)
+
+
+@pytest.mark.slow  # imports torch and builds a model: ~1.4 s CPU alone, more on a busy box
+def test_a_tiny_run_trains_every_scheme() -> None:
+    from posviz.lab.studies.counting_train import CountingRun, train_counting
+
+    run = CountingRun(
+        CountingConfig(variables=3, max_statements=8),
+        seeds=2, width=8, heads=2, layers=1, batch=8, steps=3, eval_size=16, checkpoints=3,
+    )  # fmt: skip
+    out = train_counting(run)
+    assert out.checkpoint_steps == (1, 2, 3)
+    for scheme in run.schemes:
+        error = out.error[scheme]
+        assert error.shape == (2, 3) and ((error >= 0) & (error <= 1)).all()
+        assert np.isfinite(out.loss[scheme]).all()
