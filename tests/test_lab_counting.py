@@ -127,3 +127,57 @@ def test_a_tiny_run_trains_every_scheme() -> None:
         error = out.error[scheme]
         assert error.shape == (2, 3) and ((error >= 0) & (error <= 1)).all()
         assert np.isfinite(out.loss[scheme]).all()
+
+
+# --------------------------------------------------------------------------- the card's judge
+
+FLOORS = {1: 0.66, 3: 0.69, 5: 0.69}
+
+
+def _values(absolute: dict[int, float], relative: dict[int, float], spread: float = 0.01):
+    """Per-seed errors of 4 seeds around the given means (absolute, and both relative arms)."""
+    wobble = np.array([-1.5, -0.5, 0.5, 1.5]) * spread
+    out = {"learned": {n: v + wobble for n, v in absolute.items()}}
+    for rel in ("t5", "rope"):
+        out[rel] = {n: v + wobble[::-1] for n, v in relative.items()}
+    return out
+
+
+def test_the_judge_agrees_with_the_published_shape_and_not_with_a_flat_one() -> None:
+    from posviz.lab.studies.counting_card import AGREES, DISAGREES, PUBLISHED, judge_counting
+
+    published = dict(PUBLISHED.numbers)
+    shape = _values(
+        {n: published[f"Absolute PE, {n} var"] / 100 for n in (1, 3, 5)},
+        {n: published[f"Relative PE, {n} var"] / 100 for n in (1, 3, 5)},
+    )
+    outcome = judge_counting(shape, FLOORS)
+    assert outcome.verdict == AGREES and len(outcome.conditions) == 6
+    flat = _values({1: 0.10, 3: 0.12, 5: 0.13}, {1: 0.05, 3: 0.07, 5: 0.08})  # same gap
+    outcome = judge_counting(flat, FLOORS)
+    assert outcome.verdict == DISAGREES
+    assert [c.holds for c in outcome.conditions] == [True, True, False] * 2
+
+
+def test_the_judge_refuses_untrained_or_missing_arms() -> None:
+    from posviz.lab.studies.counting_card import NOT_JUDGED, judge_counting
+
+    untrained = _values({1: 0.6, 3: 0.7, 5: 0.7}, {1: 0.05, 3: 0.5, 5: 0.5})
+    outcome = judge_counting(untrained, FLOORS)
+    assert outcome.verdict == NOT_JUDGED and "not trained" in outcome.reason
+    missing = _values({1: 0.1, 3: 0.6}, {1: 0.0, 3: 0.2, 5: 0.2})
+    assert "learned at 5" in judge_counting(missing, FLOORS).reason
+    one_seed = _values({1: 0.1, 3: 0.6, 5: 0.7}, {1: 0.0, 3: 0.2, 5: 0.2})
+    one_seed["rope"][3] = np.array([0.2])
+    assert judge_counting(one_seed, FLOORS).verdict == NOT_JUDGED
+
+
+def test_the_published_numbers_are_table_3_as_the_figure_prints_it() -> None:
+    from posviz.lab.studies.counting_card import FIGURE, PUBLISHED
+
+    assert "read from the authors' figure" in PUBLISHED.table and PUBLISHED.read_at == FIGURE
+    assert FIGURE.endswith("projects/cope/figures/counting_task.png")
+    rows = dict(PUBLISHED.numbers)
+    assert [rows[f"Absolute PE, {n} var"] for n in (1, 3, 5)] == [5.3, 67.6, 71.5]
+    assert [rows[f"Relative PE, {n} var"] for n in (1, 3, 5)] == [1.1, 17.8, 22.4]
+    assert [rows[f"CoPE, {n} var"] for n in (1, 3, 5)] == [0.0, 1.2, 7.4]

@@ -1,0 +1,123 @@
+"""Pilot: does CoPE's counting result (Golovneva et al. 2024, Table 3) show its shape in the lab?
+
+Trains the lab's tiny causal decoders (:class:`posviz.lab.engine.model.LabModel`, through
+:func:`posviz.lab.studies.counting_train.train_counting`) on the counting task
+(:mod:`posviz.lab.studies.counting`) with a learned absolute table, T5's relative buckets, RoPE
+and no positions, for 1 / 3 / 5 variables, and prints each scheme's held-out test error (mean
+over seeds, per checkpoint) with paired 95% intervals of the differences the published shape is
+about: absolute − T5 and absolute − RoPE (Table 3: absolute ≫ relative, the gap growing with the
+number of variables).
+
+Run (one at a time, niced: the machine is shared)::
+
+    nice -n 5 .venv/bin/python scripts/pilot_counting.py --variables 1 3 5 --steps 600 --seeds 3
+
+Findings: see the module's report in the session notes (``/work/coord/counting-docs.md``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import numpy as np
+
+from posviz.analysis.difference import paired_difference
+from posviz.lab.studies.counting import (
+    EVAL_STREAM,
+    CountingConfig,
+    counting_rng,
+    majority_error,
+    make_batch,
+    positions_and_answers,
+)
+from posviz.lab.studies.counting_card import judge_counting
+from posviz.lab.studies.counting_train import CountingRun, train_counting
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--variables", type=int, nargs="+", default=[1, 3, 5])
+    parser.add_argument("--schemes", default="learned,t5,rope,nope")
+    parser.add_argument("--steps", type=int, default=600)
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--first-seed", type=int, default=0)
+    parser.add_argument("--width", type=int, default=32)
+    parser.add_argument("--heads", type=int, default=4)
+    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--lr", type=float, default=3e-3)
+    parser.add_argument("--max-statements", type=int, default=32)
+    parser.add_argument("--eval-size", type=int, default=512)
+    parser.add_argument("--checkpoints", type=int, default=4)
+    parser.add_argument("--json", help="also write every number here")
+    args = parser.parse_args()
+    schemes = tuple(args.schemes.split(","))
+    report, values, floors = [], {s: {} for s in schemes}, {}
+    for n in args.variables:
+        run = CountingRun(
+            CountingConfig(variables=n, max_statements=args.max_statements),
+            schemes=schemes, seeds=args.seeds, first_seed=args.first_seed, width=args.width,
+            heads=args.heads, layers=args.layers, batch=args.batch, lr=args.lr,
+            steps=args.steps, eval_size=args.eval_size, checkpoints=args.checkpoints,
+        )  # fmt: skip
+        cpu = time.process_time()
+        out = train_counting(run)
+        cpu = time.process_time() - cpu
+        held = make_batch(run.task, counting_rng(args.first_seed, EVAL_STREAM, n), args.eval_size)
+        floors[n] = majority_error(positions_and_answers(held)[1])
+        for s in schemes:
+            values[s][n] = out.final_error(s)
+        print(
+            f"\n{n} variable(s), commonest-answer error {floors[n]:.3f}: "
+            f"{out.seconds:.0f} s wall, {cpu:.0f} s CPU for "
+            f"{len(schemes)} schemes × {args.seeds} seeds × {args.steps} steps; "
+            f"checkpoints {out.checkpoint_steps}"
+        )
+        for s in schemes:
+            e = out.error[s]
+            means = " ".join(f"{x:.3f}" for x in e.mean(0))
+            print(f"  {s:8s} test error by checkpoint {means}; final per seed {e[:, -1].round(3)}")
+        gaps = {}
+        if "learned" in schemes:
+            for other in schemes:
+                if other == "learned":
+                    continue
+                d = paired_difference(out.final_error("learned"), out.final_error(other))
+                gaps[other] = [d.estimate, d.low, d.high]
+                print(f"  learned − {other}: {d.interval_text()}")
+        report.append(
+            {
+                "variables": n,
+                "seconds": out.seconds,
+                "cpu_seconds": cpu,
+                "checkpoints": list(out.checkpoint_steps),
+                "error": {s: out.error[s].tolist() for s in schemes},
+                "loss": {s: out.loss[s].tolist() for s in schemes},
+                "learned_minus": gaps,
+                "commonest_answer_error": floors[n],
+                "settings": {k: v for k, v in vars(args).items() if k != "json"},
+            }
+        )
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as handle:
+            json.dump(report, handle, indent=1)
+    if len(report) > 1 and "learned" in schemes:
+        for other in (s for s in schemes if s != "learned"):
+            first, last = report[0], report[-1]
+            grow = paired_difference(
+                np.array(last["error"]["learned"])[:, -1] - np.array(last["error"][other])[:, -1],
+                np.array(first["error"]["learned"])[:, -1] - np.array(first["error"][other])[:, -1],
+            )
+            print(
+                f"gap learned − {other}, {last['variables']} vs {first['variables']} variables: "
+                f"{grow.interval_text()}"
+            )
+    if sorted(args.variables) == [1, 3, 5]:
+        print("\nThe card's judge (criterion fixed in posviz/lab/studies/counting_card.py):")
+        print(judge_counting(values, floors).text())
+
+
+if __name__ == "__main__":
+    main()
