@@ -10,6 +10,7 @@ import altair as alt
 import pandas as pd
 
 from posviz.charts.style import (
+    BAND_FILL_OPACITY,
     CONTROL_COLOR,
     FIT_WIDTH,
     GUIDE_COLOR,
@@ -29,7 +30,11 @@ CLASS_COLORS = {
 }
 
 
-def _series_scales(series: Sequence[str], controls: Sequence[str]) -> tuple[alt.Color, alt.Color]:
+def _series_scales(
+    series: Sequence[str], controls: Sequence[str]
+) -> tuple[alt.Color, alt.StrokeDash, alt.Stroke]:
+    """Colour (its legend's swatches the lines' strokes at full opacity: the band's translucent
+    fill read 1.2:1), dash and band-edge stroke of each series."""
     colors, dashes, k = [], [], 0
     for name in series:
         if name in controls:
@@ -42,12 +47,16 @@ def _series_scales(series: Sequence[str], controls: Sequence[str]) -> tuple[alt.
     color = (
         alt.Color("series:N", title=None, sort=list(series))
         .scale(domain=list(series), range=colors)
-        .legend(orient="bottom", direction="vertical", labelLimit=500)
-    )
+        .legend(orient="bottom", direction="vertical", labelLimit=500, symbolType="stroke",
+                symbolStrokeWidth=3, symbolOpacity=1)
+    )  # fmt: skip
     dash = alt.StrokeDash("series:N", sort=list(series), legend=None).scale(
         domain=list(series), range=dashes
     )
-    return color, dash
+    edge = alt.Stroke("series:N", sort=list(series), legend=None).scale(
+        domain=list(series), range=colors
+    )
+    return color, dash, edge
 
 
 def band_lines_chart(
@@ -63,17 +72,18 @@ def band_lines_chart(
     height: int = 280,
 ) -> alt.LayerChart:
     """One line per ``series`` (``frame``: ``x``, ``series``, ``value``, ``lo``, ``hi``) with its
-    ``lo``–``hi`` band; series named in ``controls`` grey and dashed; an optional dashed rule."""
+    ``lo``–``hi`` band (a faint fill, its edges thin lines of the series' colour: ≥ 3:1 on both
+    themes); series named in ``controls`` grey and dashed; an optional dashed rule."""
     series = list(dict.fromkeys(frame["series"]))
-    color, dash = _series_scales(series, list(controls))
+    color, dash, edge = _series_scales(series, list(controls))
     x = alt.X("x:Q", title=x_title)
     if log_x:
         x = x.scale(type="log")
     base = alt.Chart(frame).encode(x=x)
     # 6 px of padding: a line at the data's maximum (a score of 1 at Δ = 0) is not drawn on
     # the plot's top border
-    band = base.mark_area(opacity=0.18).encode(
-        y=alt.Y("lo:Q", title=y_title).scale(padding=6), y2="hi:Q", color=color
+    band = base.mark_area(fillOpacity=BAND_FILL_OPACITY, strokeWidth=0.75).encode(
+        y=alt.Y("lo:Q", title=y_title).scale(padding=6), y2="hi:Q", color=color, stroke=edge
     )
     lines = base.mark_line(strokeWidth=1.8).encode(
         y=alt.Y("value:Q", title=y_title).scale(padding=6),

@@ -19,7 +19,7 @@ import pandas as pd
 
 from posviz.charts.figure import WithParams
 from posviz.charts.linked import POSITION_PARAM, position_params
-from posviz.charts.style import ADAPTIVE_TEXT, FIT_WIDTH, GUIDE_COLOR
+from posviz.charts.style import ADAPTIVE_TEXT, BAND_FILL_OPACITY, FIT_WIDTH, GUIDE_COLOR
 
 _HEIGHT = 260
 #: characters per line of a wrapped arm label (about 170 px at Vega's 11 px font).
@@ -80,6 +80,14 @@ def _color(colors: Mapping[str, str], *, legend: bool, symbol: str = "circle") -
         orient="bottom", direction="vertical", labelLimit=0, labelExpr=wrap_expr(names),
         symbolType=symbol, symbolStrokeWidth=3, symbolOpacity=1,
     )  # fmt: skip
+
+
+def _edge(colors: Mapping[str, str]) -> alt.Stroke:
+    """A band's edges in its arm's full colour (≥ 3:1 on both themes, as the palette is)."""
+    names = list(colors)
+    return alt.Stroke("variant:N", sort=names, legend=None).scale(
+        domain=names, range=list(colors.values())
+    )
 
 
 def _dash(colors: Mapping[str, str]) -> alt.StrokeDash:
@@ -182,10 +190,11 @@ def lines_chart(
     layers = []
     if band:
         layers.append(
-            base.mark_area(opacity=0.15).encode(
+            base.mark_area(fillOpacity=BAND_FILL_OPACITY, strokeWidth=0.75).encode(
                 y=alt.Y("low:Q", title=y_title).scale(y_scale),
                 y2="high:Q",
                 color=_color(colors, legend=True, symbol="stroke"),  # None would hide the legend
+                stroke=_edge(colors),  # the band's edges: its fill alone read 1.2:1
             )
         )
     tips = ["variant:N", f"{x}:Q", alt.Tooltip(f"{y}:Q", format=".4f", title=y_title)]
@@ -211,20 +220,18 @@ def ranking_chart(
 
     ``frame``: ``variant, row, mean, low, high, in_range, ranked`` in rank order; ``row`` is the
     row's label (arm and note joined by a newline: drawn on two lines); rows of arms that are not
-    ranked (not defined, under-trained) are drawn faint or left empty.
+    ranked (not defined, under-trained) keep their colour (a faded one read 1.7–3.0:1) and are
+    drawn with a dotted interval; their note says why.
     """
     _require(frame, ("variant", "row", "mean", "low", "high", "in_range", "ranked"), "Ranking")
     order = list(frame["row"])
     y = alt.Y("row:N", title=None, sort=order).axis(
         labelLimit=0, labelExpr=wrap_expr(order), labelPadding=6
     )
-    base = alt.Chart(frame).encode(
-        y=y,
-        color=_color(colors, legend=False),
-        opacity=alt.Opacity("ranked:N").scale(domain=[True, False], range=[1.0, 0.35]).legend(None),
-    )
+    base = alt.Chart(frame).encode(y=y, color=_color(colors, legend=False))
+    unranked = alt.StrokeDash("ranked:N").scale(domain=[True, False], range=[[1, 0], [2, 3]])
     x = alt.X("low:Q", title="accuracy, unseen positions").scale(domain=[0, 1])
-    bars = base.mark_rule(strokeWidth=3).encode(x=x, x2="high:Q")
+    bars = base.mark_rule(strokeWidth=3).encode(x=x, x2="high:Q", strokeDash=unranked.legend(None))
     seen = base.mark_point(size=260, filled=False, strokeWidth=2).encode(x="in_range:Q")
     tips = [
         "variant:N",

@@ -31,6 +31,13 @@ PALETTE: tuple[str, ...] = (
     "#4c78a8", "#c66713", "#b23d32", "#378184", "#317740",
     "#9e8b3a", "#735c88", "#d42fa7", "#a57d6b", "#726168",
 )  # fmt: skip
+#: The page backgrounds every chart colour must read on (WCAG 2.1 SC 1.4.11, ≥ 3:1): Streamlit's
+#: light theme's white, its dark theme's ``gray100`` and the dark that Streamlit 1.67 paints.
+BACKGROUNDS: dict[str, tuple[str, ...]] = {"light": ("#ffffff",), "dark": ("#0e1117", "#171614")}
+#: A spread band's fill: a tint under its lines, never the only mark of the band (no opacity
+#: that leaves the fill apart from the page reads at 3:1: 0.7 gives 2.2:1), so a band's edges
+#: are drawn as thin lines in its series' full colour.
+BAND_FILL_OPACITY = 0.18
 #: Controls (random tables, shuffled labels) are grey on every page, never a palette colour
 #: (lighter than the palette's grey, and ≥ 3:1 on both backgrounds like it).
 CONTROL_COLOR = "#8c908d"
@@ -69,6 +76,47 @@ ADAPTIVE_TEXT_COLORS = (_ON_LIGHT, _ON_DARK)
 #: The page's background as a Vega expression (white in an export): the halo under a label that
 #: moves over marks (the linked position's), so it reads on dots and lines in both themes.
 PAGE_BACKGROUND = {"expr": "isValid(background) ? background : '#ffffff'"}
+
+
+def relative_luminance(color: str) -> float:
+    """WCAG 2.1 relative luminance of ``#rrggbb``: 0.2126 R + 0.7152 G + 0.0722 B of the linear
+    channels (sRGB, IEC 61966-2-1; WCAG writes the threshold 0.03928 for 0.04045, which changes
+    no 8-bit value). https://www.w3.org/TR/WCAG21/#dfn-relative-luminance"""
+    channels = [int(color[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def contrast_ratio(a: str, b: str) -> float:
+    """WCAG 2.1 contrast ratio (L_lighter + 0.05) / (L_darker + 0.05), 1 to 21.
+    https://www.w3.org/TR/WCAG21/#dfn-contrast-ratio"""
+    high, low = sorted((relative_luminance(a), relative_luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def composite(color: str, opacity: float, background: str) -> str:
+    """``color`` drawn at ``opacity`` over ``background``, as the screen shows it (Porter & Duff's
+    source-over on an opaque ground, "Compositing Digital Images", SIGGRAPH 1984: α·C + (1−α)·B
+    per 8-bit channel, as browsers blend in sRGB)."""
+    if not 0 <= opacity <= 1:
+        raise ValueError(f"opacity={opacity} must lie in [0, 1].")
+    pairs = [(int(color[i : i + 2], 16), int(background[i : i + 2], 16)) for i in (1, 3, 5)]
+    return "#" + "".join(f"{round(opacity * c + (1 - opacity) * b):02x}" for c, b in pairs)
+
+
+def on_dark(spec: dict) -> dict:
+    """A copy of a finished Vega-Lite spec drawn for the dark theme (a static picture cannot
+    follow the theme): Streamlit's dark background and its text greys (:data:`ADAPTIVE_TEXT`
+    picks the same from the background); the marks keep their colours, which read on both."""
+    dark, text = BACKGROUNDS["dark"][-1], _ON_DARK
+    config = dict(spec.get("config", {}))
+    axis = {"labelColor": text, "titleColor": text, "domainColor": text, "tickColor": text,
+            "gridColor": "#3b3f45"}  # fmt: skip
+    config["axis"] = {**config.get("axis", {}), **axis}
+    config["legend"] = {**config.get("legend", {}), "labelColor": text, "titleColor": text}
+    config["title"] = {**config.get("title", {}), "color": text, "subtitleColor": text}
+    config["view"] = {**config.get("view", {}), "stroke": None}
+    return {**spec, "background": dark, "config": config}
 
 
 def entity_color(label: str, fallback_index: int = 0) -> str:

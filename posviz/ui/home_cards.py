@@ -15,6 +15,7 @@ from typing import Any
 import streamlit as st
 
 from posviz import export
+from posviz.charts.style import on_dark
 from posviz.lab import LabResult
 from posviz.navigation import START_HERE, PageSpec, guided_path, lab_pages
 from posviz.page_models import home
@@ -44,8 +45,9 @@ def _live(page: str) -> tuple[str, Any] | None:
 
 
 @cached_resource(show_spinner=False)
-def card_thumbnail(page: str) -> bytes | None:
-    """PNG of the page's hero chart at its defaults, small (``None`` when there is none)."""
+def card_thumbnail(page: str, dark: bool = False) -> bytes | None:
+    """PNG of the page's hero chart at its defaults, small, for the light or ``dark`` theme
+    (``None`` when there is none)."""
     live = _live(page)
     if live is not None:
         spec = export.chart_spec(live[1]) if live[1] is not None else None
@@ -54,7 +56,9 @@ def card_thumbnail(page: str) -> bytes | None:
     if spec is None:
         return None
     try:
-        return export.thumbnail_png(spec, width=THUMB_WIDTH, height=THUMB_HEIGHT)
+        return export.thumbnail_png(
+            on_dark(spec) if dark else spec, width=THUMB_WIDTH, height=THUMB_HEIGHT
+        )
     except ValueError:
         return None  # a card without its picture still answers
 
@@ -74,9 +78,17 @@ def start_here_cards() -> None:
             st.caption(safe_md(card_answer(page), max_len=600))
             page_link(page, label="Open the answer", icon=":material/arrow_forward:")
     for page, question, place in pictures:  # the text first, then the pictures as they render
-        png = card_thumbnail(page)
-        if png is not None:  # alt text: screen readers announce what the picture answers
-            place.image(png, width="stretch", alt=f"The chart that answers: {question}")
+        pngs = (card_thumbnail(page), card_thumbnail(page, dark=True))
+        _picture(place, pngs, f"The chart that answers: {question}")
+
+
+def _picture(place: Any, pngs: tuple[bytes | None, ...], alt: str) -> None:
+    """A card's light and dark pictures; PAGE_STYLE shows the one of the browser's colour scheme
+    (the alt text: what the picture answers)."""
+    with place.container():
+        for theme, png in zip(("thumblight", "thumbdark"), pngs, strict=True):
+            if png is not None:
+                st.container(key=f"{theme}_{abs(hash(alt))}").image(png, width="stretch", alt=alt)
 
 
 def more_questions() -> None:
@@ -89,11 +101,12 @@ def more_questions() -> None:
 
 
 @cached_resource(show_spinner=False)
-def lab_thumbnail(run_id: str, _result: LabResult) -> bytes | None:
-    """PNG of the chart that carries a stored lab answer (its default cell's hero), small; one
-    per run id (a stored run never changes)."""
+def lab_thumbnail(run_id: str, _result: LabResult, dark: bool = False) -> bytes | None:
+    """PNG of the chart that carries a stored lab answer (its default cell's hero), small, for
+    the light or ``dark`` theme; one per run id (a stored run never changes)."""
     try:
         spec = export.chart_spec(home.lab_picture(_result).chart)
+        spec = on_dark(spec) if dark else spec
         return export.thumbnail_png(spec, width=THUMB_WIDTH, height=THUMB_HEIGHT)
     except ValueError:
         return None  # the card still answers in words
@@ -122,6 +135,5 @@ def lab_cards(*, columns: int = 2) -> None:
                 page_link(spec.key, label=spec.question or spec.title, icon=spec.icon)
                 st.caption(card_line(spec))
     for spec, result, place in pictures:  # the words first, then the pictures as they render
-        png = lab_thumbnail(result.run_id, result)
-        if png is not None:
-            place.image(png, width="stretch", alt=f"The chart that answers: {spec.title}")
+        pngs = tuple(lab_thumbnail(result.run_id, result, dark) for dark in (False, True))
+        _picture(place, pngs, f"The chart that answers: {spec.title}")
