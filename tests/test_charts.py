@@ -557,6 +557,19 @@ def test_a_chart_is_described_by_its_title_its_axes_or_what_the_page_says():
     assert own["config"]["axis"]["labelColor"] == "#123456"  # a chart's own colour stays
 
 
+def test_the_live_training_chart_is_described_like_the_others():
+    """The live loss chart is drawn from a bare spec (st.vega_lite_chart, its data swapped in
+    place), outside show_chart: its own description names what it shows and every arm."""
+    from posviz.charts.lab import live_loss_spec
+    from posviz.charts.style import ADAPTIVE_TEXT
+
+    spec = live_loss_spec({"learned table": "#4c78a8", "no positions": "#8c908d"}, title="Loss")
+    assert spec["description"].startswith("Loss: each arm's training loss")
+    assert "learned table, no positions" in spec["description"]
+    assert spec["config"]["axis"]["labelColor"] == ADAPTIVE_TEXT
+    assert "data" not in spec and "datasets" not in spec  # the page's data is swapped in
+
+
 def test_adaptive_text_reads_at_aa_contrast_on_both_themes():
     """WCAG 2.1 relative luminance (SC 1.4.3): ≥ 4.5:1 on Streamlit's white and dark grounds."""
     from posviz.charts.style import ADAPTIVE_TEXT_COLORS

@@ -17,7 +17,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from posviz.charts.figure import WithParams
+from posviz.charts.figure import WithParams, accessible_spec
 from posviz.charts.linked import POSITION_PARAM, position_params
 from posviz.charts.style import ADAPTIVE_TEXT, BAND_FILL_OPACITY, FIT_WIDTH, GUIDE_COLOR
 
@@ -268,7 +268,11 @@ def live_loss_spec(colors: Mapping[str, str], *, title: str) -> dict:
     spec = chart.to_dict(validate=False)
     for key in ("data", "datasets"):  # Altair's placeholder dataset would hide the page's data
         spec.pop(key, None)
-    return spec
+    # drawn by st.vega_lite_chart (not through posviz.ui.display.show_chart): its description is
+    # set here, or a screen reader announces "Vega visualization"
+    arms = ", ".join(colors)
+    return accessible_spec(spec, f"{title}: each arm's training loss by optimiser step, on a "
+                           f"log scale, redrawn as the run trains ({arms}).")  # fmt: skip
 
 
 def table_forming_chart(
