@@ -191,7 +191,9 @@ def test_fieller_is_unbounded_when_the_usable_information_is_not_above_zero() ->
     a = np.array([0.01, -0.02, 0.03, 0.0])
     b = np.array([0.01, -0.03, 0.04, -0.01])
     r = fc.fieller_ratio(a, b)
-    assert not r.bounded and "not distinguishable" in r.percent_text()
+    assert not r.bounded and "not above 0" in r.percent_text()
+    hurting = fc.fieller_ratio(np.array([0.01, 0.02, 0.015]), np.array([-0.1, -0.12, -0.11]))
+    assert not hurting.bounded  # the far context hurts: no share of a negative information
     with pytest.raises(ValueError):
         fc.fieller_ratio(a[:1], b[:1])
 

@@ -304,7 +304,7 @@ def range_means(per_target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 @dataclass(frozen=True)
 class Ratio:
     """``mean(a) / mean(b)`` with its 95 % Fieller interval (``low``/``high`` infinite when
-    the interval is unbounded: ``b`` not distinguishable from 0)."""
+    no share is stated: ``b`` not above 0 by its own interval)."""
 
     estimate: float
     low: float
@@ -318,7 +318,7 @@ class Ratio:
     def percent_text(self) -> str:
         """``"41 % (95 % interval 30 … 52 %)"``, or why no share is stated."""
         if not self.bounded:
-            return "no share: the usable information is not distinguishable from 0"
+            return "no share: the usable information is not above 0"
         return (
             f"{100 * self.estimate:.0f} % (95 % interval {100 * self.low:.0f} … "
             f"{100 * self.high:.0f} %)"
@@ -332,7 +332,9 @@ def fieller_ratio(a: np.ndarray, b: np.ndarray, *, confidence: float = 0.95) -> 
     the set of ``ρ`` for which the paired t-test of ``a − ρ b`` does not reject, i.e. the roots of
     ``(ā − ρ b̄)² = t² (s_aa − 2ρ s_ab + ρ² s_bb) / n`` (``s`` the sample (co)variances,
     ``t = t_{(1+c)/2, n−1}``). Bounded only when ``b̄² > t² s_bb / n`` (``b``'s own t-test
-    rejects 0); with ``s_bb = 0`` it is the paired t interval of ``a / b̄``.
+    rejects 0); with ``s_bb = 0`` it is the paired t interval of ``a / b̄``. A share of the
+    usable information needs ``b̄ > 0``: with the far context *hurting* (``b̄ < 0``) no share is
+    stated either (the interval is returned unbounded).
 
     Raises:
         ValueError: fewer than 2 pairs, unequal lengths or non-finite values.
@@ -353,7 +355,7 @@ def fieller_ratio(a: np.ndarray, b: np.ndarray, *, confidence: float = 0.95) -> 
     qb = ma * mb - t * t * sab
     qc = ma * ma - t * t * saa
     disc = qb * qb - qa * qc
-    if qa <= 0 or disc < 0:
+    if qa <= 0 or disc < 0 or mb <= 0:
         return Ratio(estimate, -math.inf, math.inf, n)
     root = math.sqrt(disc)
     return Ratio(estimate, (qb - root) / qa, (qb + root) / qa, n)
