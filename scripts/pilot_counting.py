@@ -27,13 +27,14 @@ from posviz.analysis.difference import paired_difference
 from posviz.lab.studies.counting import (
     EVAL_STREAM,
     CountingConfig,
+    CountingRun,
     counting_rng,
     majority_error,
     make_batch,
     positions_and_answers,
 )
 from posviz.lab.studies.counting_card import judge_counting
-from posviz.lab.studies.counting_train import CountingRun, train_counting
+from posviz.lab.studies.counting_train import train_counting
 
 
 def main() -> None:
@@ -51,6 +52,7 @@ def main() -> None:
     parser.add_argument("--max-statements", type=int, default=32)
     parser.add_argument("--eval-size", type=int, default=512)
     parser.add_argument("--checkpoints", type=int, default=4)
+    parser.add_argument("--train-programs", type=int, help="a fixed training set (per seed)")
     parser.add_argument("--json", help="also write every number here")
     args = parser.parse_args()
     schemes = tuple(args.schemes.split(","))
@@ -61,6 +63,7 @@ def main() -> None:
             schemes=schemes, seeds=args.seeds, first_seed=args.first_seed, width=args.width,
             heads=args.heads, layers=args.layers, batch=args.batch, lr=args.lr,
             steps=args.steps, eval_size=args.eval_size, checkpoints=args.checkpoints,
+            train_programs=args.train_programs,
         )  # fmt: skip
         cpu = time.process_time()
         out = train_counting(run)

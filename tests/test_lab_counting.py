@@ -5,6 +5,8 @@ run of every scheme."""
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 import pytest
 
@@ -26,6 +28,7 @@ from posviz.lab.studies.counting import (
 SAMPLES = 1000
 
 
+@lru_cache(maxsize=8)
 def _pair(config: CountingConfig) -> tuple:
     """Two independent samples of one task (fit / test)."""
     fit = make_batch(config, counting_rng(0, 0, config.variables), SAMPLES)
@@ -115,7 +118,8 @@ def test_bad_settings_name_the_setting(changes: dict, match: str) -> None:
 
 @pytest.mark.slow  # imports torch and builds a model: ~1.4 s CPU alone, more on a busy box
 def test_a_tiny_run_trains_every_scheme() -> None:
-    from posviz.lab.studies.counting_train import CountingRun, train_counting
+    from posviz.lab.studies.counting import CountingRun
+    from posviz.lab.studies.counting_train import train_counting
 
     run = CountingRun(
         CountingConfig(variables=3, max_statements=8),
@@ -181,3 +185,40 @@ def test_the_published_numbers_are_table_3_as_the_figure_prints_it() -> None:
     assert [rows[f"Absolute PE, {n} var"] for n in (1, 3, 5)] == [5.3, 67.6, 71.5]
     assert [rows[f"Relative PE, {n} var"] for n in (1, 3, 5)] == [1.1, 17.8, 22.4]
     assert [rows[f"CoPE, {n} var"] for n in (1, 3, 5)] == [0.0, 1.2, 7.4]
+
+
+# --------------------------------------------------------------------------- the card's run id
+
+
+def _ids_with(monkeypatch, edited: str | None) -> dict[str, str]:
+    """The counting card's run id and every registered study's, when the hashed source of the
+    file named ``edited`` has one more line (the pattern of tests/test_lab_store.py)."""
+    from posviz.lab import QUESTIONS, RunStore
+    from posviz.lab.engine import store as store_module
+    from posviz.lab.studies.cards import card_run_id
+    from posviz.lab.studies.counting_card import counting_run_id
+    from posviz.lab.studies.papers import PAPER_CHECKS
+
+    monkeypatch.undo()  # one edit at a time: never read through an earlier call's patch
+    real = store_module.read_source
+
+    def read(file):
+        text = real(file)
+        return text + b"\n# an edit\n" if edited and file.name == edited else text
+
+    monkeypatch.setattr(store_module, "read_source", read)
+    store_module.clear_code_caches()
+    try:
+        ids = {"counting": counting_run_id()}
+        ids |= {q.id: RunStore().run_id(q, q.default) for q in QUESTIONS.values()}
+        return ids | {c.id: card_run_id(c) for c in PAPER_CHECKS.values()}
+    finally:
+        store_module.clear_code_caches()
+
+
+@pytest.mark.parametrize("edited", ["counting.py", "counting_train.py"])
+def test_editing_the_task_changes_the_counting_id_and_no_other(monkeypatch, edited) -> None:
+    before = _ids_with(monkeypatch, None)
+    after = _ids_with(monkeypatch, edited)
+    assert {k for k in before if after[k] != before[k]} == {"counting"}
+    assert _ids_with(monkeypatch, "counting_card.py") == before  # words and judging: no retrain

@@ -328,3 +328,47 @@ def majority_error(answers: np.ndarray) -> float:
     from)."""
     answers = np.asarray(answers, dtype=np.int64)
     return float(1 - np.bincount(answers).max() / answers.size)
+
+
+@dataclass(frozen=True)
+class CountingRun:
+    """One training run: every scheme × seed on one counting task, at one model size."""
+
+    task: CountingConfig
+    schemes: tuple[str, ...] = ("learned", "t5", "rope", "nope")
+    seeds: int = 3
+    first_seed: int = 0
+    width: int = 32
+    heads: int = 4
+    layers: int = 2
+    batch: int = 64
+    lr: float = 3e-3
+    steps: int = 1000
+    eval_size: int = 512
+    checkpoints: int = 4  # held-out evaluations after training starts (the last at ``steps``)
+    #: ``None``: fresh programs every step; else a fixed training set of this many programs per
+    #: seed, each step a batch drawn from it without replacement (the paper trains 100 epochs
+    #: over 10,000 programs: ``projects/cope/run.sh``)
+    train_programs: int | None = None
+
+    def __post_init__(self) -> None:
+        if not self.schemes or len(set(self.schemes)) != len(self.schemes):
+            raise ValueError(f"schemes={self.schemes!r} must be distinct family ids.")
+        for name in ("seeds", "width", "heads", "layers", "batch", "steps", "eval_size"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name}={value!r} must be a whole number ≥ 1.")
+        if self.width % self.heads or (self.width // self.heads) % 2:
+            raise ValueError(
+                f"width={self.width} and heads={self.heads} must give an even head size (RoPE "
+                "rotates pairs)."
+            )
+        if not 1 <= self.checkpoints <= self.steps:
+            raise ValueError(f"checkpoints={self.checkpoints!r} must be 1 … steps.")
+        pool = self.train_programs
+        if pool is not None and (
+            isinstance(pool, bool) or not isinstance(pool, int) or pool < self.batch
+        ):
+            raise ValueError(
+                f"train_programs={pool!r} must be None or a whole number ≥ batch ({self.batch})."
+            )

@@ -24,14 +24,21 @@ changed for it here. :func:`judge_counting` judges the pilot's runs
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from posviz.analysis.difference import paired_difference
 from posviz.lab.engine.results import Condition, Published
-from posviz.lab.studies.counting import VARIABLE_COUNTS
+from posviz.lab.engine.store import _module_digest, study_run_id
+from posviz.lab.studies.counting import VARIABLE_COUNTS, CountingConfig, CountingRun
 from posviz.lab.studies.papers import AGREES, DISAGREES, NOT_JUDGED, CheckOutcome
+
+CARD_ID = "golovneva_2024"
+#: What decides the card's numbers besides the engine's source (hashed by every run id): the
+#: task and its training loop live outside the engine, so their source goes into the design.
+TASK_MODULES = ("posviz.lab.studies.counting", "posviz.lab.studies.counting_train")
 
 #: The authors' figure of Table 3, at the commit it was read at.
 FIGURE = (
@@ -145,3 +152,36 @@ def judge_counting(values: Values, floors: Mapping[int, float]) -> CheckOutcome:
         )
     verdict = AGREES if all(c.holds for c in conditions) else DISAGREES
     return CheckOutcome(verdict, tuple(conditions))
+
+
+def card_runs(run: CountingRun) -> tuple[CountingRun, ...]:
+    """The card's runs: ``run``'s settings at each of Table 3's numbers of variables."""
+    return tuple(
+        dataclasses.replace(run, task=dataclasses.replace(run.task, variables=n))
+        for n in VARIABLE_COUNTS
+    )
+
+
+#: The card's run as planned from the pilot (``scripts/pilot_counting.py``): a fixed training
+#: set of 2,000 programs of 4 … 24 statements per seed, batch 32, 800 steps, 3 seeds.
+CARD_RUN = CountingRun(
+    CountingConfig(max_statements=24), seeds=3, batch=32, steps=800, train_programs=2000
+)
+
+
+def counting_design(runs: Sequence[CountingRun]) -> dict[str, object]:
+    """What decides the card's stored numbers: every run's settings, the published numbers,
+    and the source of the task and its loop (:data:`TASK_MODULES`), so an edit of either
+    retrains this card and nothing else."""
+    return {
+        "runs": [dataclasses.asdict(r) | {"task": r.task.to_dict()} for r in runs],
+        "published": [PUBLISHED.table, PUBLISHED.numbers],
+        "task_source": [_module_digest(name) for name in TASK_MODULES],
+    }
+
+
+def counting_run_id(runs: Sequence[CountingRun] | None = None) -> str:
+    """The card's run id (:func:`posviz.lab.engine.store.study_run_id`, kind ``paper_check``)."""
+    runs = card_runs(CARD_RUN) if runs is None else runs
+    schemes = sorted({s for r in runs for s in r.schemes})
+    return study_run_id("paper_check", CARD_ID, counting_design(runs), schemes=schemes)

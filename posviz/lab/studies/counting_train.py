@@ -28,6 +28,7 @@ import torch
 from posviz.encodings.families import lab_mechanism
 from posviz.lab.engine.config import ModelConfig
 from posviz.lab.engine.model import LabModel, Member
+from posviz.lab.engine.tasks import Batch
 from posviz.lab.engine.train import masked_loss, use_one_thread
 from posviz.lab.studies.counting import (
     EVAL_STREAM,
@@ -35,43 +36,10 @@ from posviz.lab.studies.counting import (
     N_OUT,
     PAD,
     TRAIN_STREAM,
-    CountingConfig,
+    CountingRun,
     counting_rng,
     make_batch,
 )
-
-
-@dataclass(frozen=True)
-class CountingRun:
-    """One training run: every scheme × seed on one counting task, at one model size."""
-
-    task: CountingConfig
-    schemes: tuple[str, ...] = ("learned", "t5", "rope", "nope")
-    seeds: int = 3
-    first_seed: int = 0
-    width: int = 32
-    heads: int = 4
-    layers: int = 2
-    batch: int = 64
-    lr: float = 3e-3
-    steps: int = 1000
-    eval_size: int = 512
-    checkpoints: int = 4  # held-out evaluations after training starts (the last at ``steps``)
-
-    def __post_init__(self) -> None:
-        if not self.schemes or len(set(self.schemes)) != len(self.schemes):
-            raise ValueError(f"schemes={self.schemes!r} must be distinct family ids.")
-        for name in ("seeds", "width", "heads", "layers", "batch", "steps", "eval_size"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name}={value!r} must be a whole number ≥ 1.")
-        if self.width % self.heads or (self.width // self.heads) % 2:
-            raise ValueError(
-                f"width={self.width} and heads={self.heads} must give an even head size (RoPE "
-                "rotates pairs)."
-            )
-        if not 1 <= self.checkpoints <= self.steps:
-            raise ValueError(f"checkpoints={self.checkpoints!r} must be 1 … steps.")
 
 
 @dataclass(frozen=True)
@@ -118,6 +86,20 @@ def _tensors(batches: Sequence, per_member: Sequence[int]) -> tuple[torch.Tensor
     return tuple(out)
 
 
+class _Pool:
+    """A fixed training set of one seed: batches drawn from it without replacement."""
+
+    def __init__(self, run: CountingRun, rng: np.random.Generator) -> None:
+        self.data = make_batch(run.task, rng, run.train_programs)  # type: ignore[arg-type]
+        self.rng, self.batch = rng, run.batch
+
+    def next(self) -> Batch:
+        rows = self.rng.choice(self.data.inputs.shape[0], size=self.batch, replace=False)
+        t = int(self.data.valid[rows].sum(1).max())
+        d = self.data
+        return Batch(d.inputs[rows, :t], d.targets[rows, :t], d.mask[rows, :t], d.valid[rows, :t])
+
+
 def train_counting(
     run: CountingRun,
     *,
@@ -137,6 +119,7 @@ def train_counting(
     seeds = list(range(run.first_seed, run.first_seed + run.seeds))
     member_seed = [seeds.index(m.seed) for m in members]
     streams = [counting_rng(s, TRAIN_STREAM, run.task.variables) for s in seeds]
+    pools = [_Pool(run, rng) for rng in streams] if run.train_programs else None
     held = [make_batch(run.task, counting_rng(s, EVAL_STREAM, run.task.variables), run.eval_size)
             for s in seeds]  # fmt: skip
     held_tensors = _tensors(held, member_seed)
@@ -155,7 +138,10 @@ def train_counting(
     for step in range(1, run.steps + 1):
         if should_stop is not None and should_stop():
             raise RuntimeError(f"Stopped at step {step - 1} of {run.steps}.")
-        batches = [make_batch(run.task, rng, run.batch) for rng in streams]
+        if pools is None:
+            batches = [make_batch(run.task, rng, run.batch) for rng in streams]
+        else:
+            batches = [pool.next() for pool in pools]
         tokens, targets, mask, valid = _tensors(batches, member_seed)
         loss = masked_loss(model(tokens, valid), targets, mask)
         optimizer.zero_grad(set_to_none=True)
