@@ -117,13 +117,15 @@ def test_bad_settings_name_the_setting(changes: dict, match: str) -> None:
 
 
 @pytest.mark.slow  # imports torch and builds a model: ~1.4 s CPU alone, more on a busy box
-def test_a_tiny_run_trains_every_scheme() -> None:
+@pytest.mark.parametrize("pool", [None, 20])
+def test_a_tiny_run_trains_every_scheme(pool: int | None) -> None:
     from posviz.lab.studies.counting import CountingRun
     from posviz.lab.studies.counting_train import train_counting
 
     run = CountingRun(
         CountingConfig(variables=3, max_statements=8),
         seeds=2, width=8, heads=2, layers=1, batch=8, steps=3, eval_size=16, checkpoints=3,
+        train_programs=pool,
     )  # fmt: skip
     out = train_counting(run)
     assert out.checkpoint_steps == (1, 2, 3)
@@ -131,6 +133,8 @@ def test_a_tiny_run_trains_every_scheme() -> None:
         error = out.error[scheme]
         assert error.shape == (2, 3) and ((error >= 0) & (error <= 1)).all()
         assert np.isfinite(out.loss[scheme]).all()
+    with pytest.raises(ValueError, match="train_programs"):
+        CountingRun(CountingConfig(), batch=8, train_programs=4)
 
 
 # --------------------------------------------------------------------------- the card's judge
