@@ -204,6 +204,7 @@ def test_charts_fit_uncut_readable_and_a_reload_keeps_the_view(servers, store, b
         _charts_fit_uncut_and_readable(page, f"{name} at 1440")
         resize_and_reflow(page, PHONE)
         _charts_fit_uncut_and_readable(page, f"{name} at 390")
+        _tables_scroll_visibly_and_labels_wrap(page, f"{name} at 390")
         switch_to_dark(page)
         _charts_fit_uncut_and_readable(page, f"{name} at 390, dark")
 
@@ -217,6 +218,31 @@ def test_charts_fit_uncut_readable_and_a_reload_keeps_the_view(servers, store, b
         page.close()
 
 
+#: each table's grid: [its width, its content's width, sideways scrolling, scrollbar colours];
+#: each page link's label: [its text, cut (wider than its box, or on one line with "…")]
+PHONE_FIT = """() => ({
+    tables: [...document.querySelectorAll('[data-testid="stDataFrame"] .dvn-scroller')].map(s =>
+        [s.clientWidth, s.scrollWidth, getComputedStyle(s).overflowX,
+         getComputedStyle(s).scrollbarColor]),
+    links: [...document.querySelectorAll('[data-testid="stPageLink-NavLink"] p')]
+        .filter(p => p.offsetWidth > 0).map(p => [p.innerText,
+            p.scrollWidth > p.clientWidth + 1 || getComputedStyle(p).whiteSpace === 'nowrap']),
+})"""
+
+
+def _tables_scroll_visibly_and_labels_wrap(page, where: str) -> None:
+    """Issue 37: at 390 a table wider than its place scrolls sideways with a visible scrollbar
+    (Streamlit's was transparent: the cut columns looked like the table's end), and no page
+    link's label ("Next question → …", the sidebar's) is cut mid-word."""
+    found = page.evaluate(PHONE_FIT)
+    for width, content, overflow, colours in found["tables"]:
+        if content > width + 2:
+            assert overflow in ("auto", "scroll"), f"{where}: a table {content} px wide is cut"
+            thumb = colours.split(")")[0]
+            assert not thumb.endswith(", 0"), f"{where}: a wide table's scrollbar is {colours}"
+    assert not [text for text, cut in found["links"] if cut], f"{where}: cut labels {found}"
+
+
 def _charts_fit_uncut_and_readable(page, where: str) -> None:
     assert len(charts_fit_uncut(page, where)) >= 2
     for text, ratio in page.evaluate(CONTRAST):
@@ -226,8 +252,8 @@ def _charts_fit_uncut_and_readable(page, where: str) -> None:
 def test_every_lab_pages_answer_and_hero_fit_a_phones_first_screen(servers, store, browser):
     """Issue 37: at 390 × 844 every lab question page opens with its one-line answer (at most 15
     words), the evidence folded, then its hero — the page's first chart, its top inside the
-    first viewport; /lab and /lab_papers (no chart) show their one line there. One server, every
-    page in turn."""
+    first viewport; /lab and /lab_papers (no chart) show their one line there, their tables
+    and link labels whole. One server, every page in turn."""
     pages = {**store[1], "index": "lab", "papers": "lab_papers"}
     for name, path in pages.items():
         page = new_page(browser, PHONE)
@@ -240,6 +266,8 @@ def test_every_lab_pages_answer_and_hero_fit_a_phones_first_screen(servers, stor
             assert page.locator(".st-key-verdict details").count() == 1, f"{name}: no evidence"
             assert top_of(page, ".st-key-verdict") < PHONE[1] / 2, name
             if name not in QUESTIONS:
+                page.locator('[data-testid="stPageLink-NavLink"]').first.wait_for()
+                _tables_scroll_visibly_and_labels_wrap(page, f"/{path} at 390")
                 continue
             hero = ".st-key-hero [data-testid='stVegaLiteChart']"
             page.locator(f"{hero} svg").first.wait_for(timeout=60_000)

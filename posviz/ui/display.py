@@ -22,6 +22,8 @@ MAX_ERROR_CHARS = 1200
 #: colour (3.9:1 on white; WCAG AA asks 4.5:1): the body colour at 80 % opacity reads ≥ 6:1 in
 #: both themes (the theme still decides the colour). Links in captions keep
 #: the text colour and an underline; a slider's value too (the primary colour read 2.8:1 on dark).
+#: A table wider than its place (a phone) scrolls sideways with its scrollbar shown (Streamlit
+#: draws it transparent until hovered: the cut columns looked like the table's end).
 #: A card's picture, drawn once per theme, shows the browser's (a white box on a dark page).
 #: A page link's label wraps between words (Streamlit cut it mid-word with "…").
 #: A chart's toolbar drops the buttons that the Export menu
@@ -31,6 +33,8 @@ PAGE_STYLE = """<style>
   color: inherit !important; opacity: 0.8; }
 [data-testid="stCaptionContainer"] a { color: inherit !important; text-decoration: underline; }
 [data-testid="stSliderThumbValue"] { color: inherit !important; }
+[data-testid="stDataFrame"] .dvn-scroller {
+  scrollbar-color: rgba(128, 128, 128, 0.8) transparent !important; }
 @media (prefers-color-scheme: dark) { [class*="st-key-thumblight_"] { display: none; } }
 @media not (prefers-color-scheme: dark) { [class*="st-key-thumbdark_"] { display: none; } }
 [data-testid="stPageLink-NavLink"] :is(span, p, .stMarkdownEllipsis) {
