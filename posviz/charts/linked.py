@@ -128,7 +128,7 @@ def position_params(
     ]
 
 
-def next_position(current: int, *, last: int, step: int = 1) -> int:
+def next_position(current: int, last: int, step: int = 1) -> int:
     """The position one ▶ play tick after ``current``: ``step`` on, wrapping to 0 after ``last``
     (what a step button moves the page's position to, for a reader who wants no animation)."""
     return 0 if current + step > last else current + step

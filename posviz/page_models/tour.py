@@ -15,6 +15,7 @@ parameter fails ``tests/test_tour.py``, not the tour).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -59,14 +60,14 @@ class Step:
 STEPS: tuple[Step, ...] = (
     Step(
         "pages/sinusoidal.py",
-        "Drag the position past 100 and watch the clock hands.",
+        "Drag the Position slider past 100 and watch the clock hands.",
         "Each hand turns at its own speed: pair 0 fastest, each later pair slower.",
         param="sin_pos",
         at_least=100,
     ),
     Step(
         "pages/learned.py",
-        "Switch the table to MiniLM-L3.",
+        "In the Table box below the charts, pick MiniLM-L3.",
         "The answer and the hero now read MiniLM-L3's table: its similarities and its path.",
         param="lrn_a_src",
         equals="minilm-l3",
@@ -175,7 +176,9 @@ def card(number: int, page: str, query: Mapping[str, str]) -> Card:
 
 def start() -> Link:
     """The home page's way in: the first step's page with ``tour=1``."""
-    return _go(1, "Take the tour: three steps, each done by your own action")
+    return dataclasses.replace(
+        _go(1, "Take the tour: three steps, each done by your own action"), icon=":material/tour:"
+    )
 
 
 def problems() -> list[str]:

@@ -32,21 +32,18 @@ def learned_hero_at(cache_key: str, position: int, *, _page: LearnedPage) -> Lin
     return _page.hero_at(position)
 
 
-def _step(key: str, last: int, step: int) -> None:
-    st.session_state[key] = next_position(int(st.session_state[key]), last=last, step=step)
-
-
 def show_linked_hero(hero: LinkedHero, *, key: str, note: str = "") -> None:
     """The page's linked hero in the ``st-key-hero`` box (the browser tests find it), drawn wide
     or tall as the page's width allows, each with its Export menu, ``note`` its description.
-    The page's Position slider (its one position control, in the link, ``<prefix>pos``) comes
-    before it; "Next position" under ▶ play steps it, for a reader who wants no animation."""
+    The page's Position slider (``<prefix>pos``, in the link) comes before it; "Next position"
+    steps it (one ▶ play tick, for a reader who wants no animation)."""
     st.html(_WIDE_OR_TALL)
     with st.container(key="hero"):
         for shape, figure in (("wide", hero.wide), ("tall", hero.tall)):
             with st.container(key=f"hero_{shape}"):
                 show_chart(figure, key=f"{key}_{shape}", description=note)
     position, stepping = f"{key.removesuffix('hero')}pos", getattr(hero.wide.chart, "stepping", 0)
-    if position in st.session_state and stepping:  # "Next position": one step, no animation
+    if position in st.session_state and stepping:
         st.button("Next position", key=f"{position}_step", icon=":material/skip_next:",
-                  on_click=_step, args=(position, *stepping))  # fmt: skip
+                  on_click=lambda: st.session_state.update({position: next_position(
+                      st.session_state[position], *stepping)}))  # fmt: skip
