@@ -196,6 +196,19 @@ def pytest_configure(config) -> None:
     AppTest.from_file = classmethod(from_file)
 
 
+@pytest.fixture(scope="session")
+def app_server():
+    """The app on its defaults (no settings of its own), one server per test process, shared by
+    the browser modules that need nothing else: each page's first computation is then done once
+    per process, not once per module (a server's start and the sinusoid's and learned table's
+    first renders were paid by four modules)."""
+    from browser_support import start_streamlit_server, stop_process
+
+    url, process = start_streamlit_server()
+    yield url
+    stop_process(process)
+
+
 @pytest.fixture(scope="module")
 def browser():
     """A headless Chromium shared by a browser test module (skips without one; see

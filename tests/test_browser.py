@@ -6,7 +6,7 @@ tests/browser_support.py)."""
 from __future__ import annotations
 
 import pytest
-from browser_support import browser_page, start_streamlit_server, stop_process, wait_for_app
+from browser_support import browser_page, wait_for_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -28,10 +28,8 @@ def page():
 
 
 @pytest.fixture(scope="module")
-def server():
-    url, process = start_streamlit_server()
-    yield url
-    stop_process(process)
+def server(app_server):
+    return app_server
 
 
 def _slider(page, label: str):

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import json
 import re
-from functools import cache
 
 import pyarrow.ipc
 import pytest
-from conftest import app_test, assert_no_exception
+from conftest import assert_no_exception
+from page_support import rendered_page
 
 from posviz.charts.style import ADAPTIVE_TEXT
 from posviz.navigation import explorer_pages
@@ -45,9 +45,8 @@ ODD_THEME = {
 MAX_CELL_CHARS = 60  # longer text is cut to the column's width in st.dataframe
 
 
-@cache
 def _page(path: str):
-    at = app_test(path, timeout=600)
+    at = rendered_page(path).at  # the process's shared first render (page_support)
     assert_no_exception(at)
     return at
 

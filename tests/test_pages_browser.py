@@ -54,7 +54,6 @@ from browser_support import (
     charts_fit_uncut,
     new_page,
     resize_and_reflow,
-    streamlit_servers,
     switch_to_dark,
     top_of,
     wait_for_app,
@@ -85,11 +84,11 @@ CHARTS_DRAWN = (
 
 
 @pytest.fixture(scope="module")
-def servers():
-    """One server for both themes: the app follows the browser's colour scheme (no theme base in
-    .streamlit/config.toml), so each page is computed once and its dark visit is a later one."""
-    with streamlit_servers(themes=("light",)) as urls:
-        yield {"light": urls["light"], "dark": urls["light"]}
+def servers(app_server):
+    """One server for both themes (the process's shared one): the app follows the browser's
+    colour scheme (no theme base in .streamlit/config.toml), so each page is computed once and
+    its dark visit is a later one."""
+    return {"light": app_server, "dark": app_server}
 
 
 @pytest.fixture(scope="module")

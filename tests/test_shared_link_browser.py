@@ -11,8 +11,6 @@ import re
 import pytest
 from browser_support import (
     DESKTOP,
-    start_streamlit_server,
-    stop_process,
     wait_for_app,
     wait_for_charts,
 )
@@ -54,10 +52,8 @@ PAGES = [
 
 
 @pytest.fixture(scope="module")
-def server():
-    url, process = start_streamlit_server()
-    yield url
-    stop_process(process)
+def server(app_server):
+    return app_server
 
 
 def _open(browser, url: str):
