@@ -7,8 +7,8 @@ study list): a new family or study appears here without an edit.
 import streamlit as st
 
 import posviz.ui  # noqa: F401  (routes a deep link through app.py on a fresh server)
+from posviz.ui.answer import tour_link
 from posviz.ui.home_cards import lab_cards, more_questions, start_here_cards
-from posviz.ui.tour import tour_link
 
 st.title("Where is the position in a transformer?")
 st.markdown(

@@ -4,7 +4,8 @@
 be drawn once the controls below have been read; ``show_verdict`` writes the answer's first line
 and its folded evidence into a box marked ``st-key-verdict`` and ``show_hero`` the chart into
 ``st-key-hero`` (the browser tests find them by these classes); ``next_question`` ends the page
-with a link along the guided path.
+with a link along the guided path. The guided tour's card (:mod:`posviz.page_models.tour`) is
+drawn by ``page_top``; ``next_question`` reruns once when the page, writing its link, did the step.
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ import streamlit as st
 from posviz.analysis.headlines import Verdict
 from posviz.charts.figure import Figure
 from posviz.navigation import HOME, guided_path
+from posviz.page_models import tour
 from posviz.ui.display import show_chart
 from posviz.ui.routes import page_link
 from posviz.ui.text import safe_md
-from posviz.ui.tour import tour_end, tour_top
 
 #: Large charts (the hero's heatmap at full width) stay this tall at most, so the verdict and the
 #: hero fit the first screen of a 1440×900 window.
@@ -35,7 +36,7 @@ def answer_slot() -> st.delta_generator.DeltaGenerator:
 def page_top(title: str, intro: str) -> st.delta_generator.DeltaGenerator:
     """A page's title, its :func:`answer_slot` (returned) and its introduction, in this order."""
     st.title(title)
-    tour_top()  # the guided tour's card, when the link holds a step
+    _tour_top()  # the guided tour's card, when the link holds a step
     answer = answer_slot()
     st.markdown(intro)
     return answer
@@ -90,10 +91,45 @@ def next_question(page: str) -> None:
     ``page`` is the page's key (its script, or a generated lab page's URL segment)."""
     path = guided_path()
     keys = [key for key, _ in path]
-    tour_end(page)  # the link is written: the tour's step rechecked
+    _tour_end(page)  # the link is written: the tour's step rechecked
     st.divider()
     if page not in keys or keys.index(page) == len(keys) - 1:
         page_link(HOME, label="Back to the start", icon=":material/home:")
         return
     key, question = path[keys.index(page) + 1]
     page_link(key, label=f"Next question → {question}", icon=":material/arrow_forward:")
+
+
+_SHOWN = "tour_shown"  # (page, done) as the top of the page drew them in this run
+
+
+def tour_link(link: tour.Link | None = None) -> None:
+    """A tour link: by default the home page's way in (the first step's page, ``tour=1``)."""
+    link = link or tour.start()
+    page_link(link.page, label=link.label, icon=link.icon, query_params=link.query)
+
+
+def _tour_top() -> None:
+    """The step's card at the top of the page (page_top's part)."""
+    reading = tour.read(st.query_params.to_dict(), url=st.context.url or "")
+    st.session_state[_SHOWN] = (reading.page, reading.card and reading.card.done)
+    if reading.warning:
+        st.warning(reading.warning, icon=":material/link:")
+    if (card := reading.card) is not None:
+        with st.container(border=True, key="tour"):
+            st.markdown(card.markdown)
+            with st.container(horizontal=True):
+                for link in card.links:
+                    tour_link(link)
+                st.button("End tour", key="tour_end", icon=":material/close:",  # keeps the view
+                          on_click=st.query_params.pop, args=(tour.TOUR.name, None))  # fmt: skip
+
+
+def _tour_end(page: str) -> None:
+    """next_question's part: once the page wrote its link, a rerun if that changed the step."""
+    shown = st.session_state.pop(_SHOWN, None)
+    card = tour.read(st.query_params.to_dict(), page=page).card
+    if shown and shown[0] == page and card is not None and card.done != shown[1]:
+        if card.done:  # seen wherever the reader scrolled to act
+            st.toast(f"{card.heading} done: the card at the top leads on.", icon="✅")
+        st.rerun()
