@@ -2,7 +2,7 @@
 done by the reader's own action (the keyboard on the Position slider, the Table box, a page link)
 and its card says "Done" only once the page's link holds what the step asks, at 1440 × 900 and at
 390 × 844, where the reader also asks for reduced motion: ▶ play is off and "Next position" steps
-the position, in the link. One server for the module; needs Chromium (see
+the position, in the link. On the process's shared default server; needs Chromium (see
 tests/browser_support.py)."""
 
 from __future__ import annotations
@@ -15,8 +15,6 @@ from browser_support import (
     DESKTOP,
     PHONE,
     new_page,
-    start_streamlit_server,
-    stop_process,
     wait_for_app,
     wait_for_charts,
 )
@@ -39,10 +37,8 @@ HERO_LABELS = """() => [...document.querySelectorAll('.st-key-hero [data-testid=
 
 
 @pytest.fixture(scope="module")
-def server():
-    url, process = start_streamlit_server()
-    yield url
-    stop_process(process)
+def server(app_server):
+    return app_server  # the process's shared default server (tests/conftest.py)
 
 
 def _query(page) -> dict[str, str]:
