@@ -38,7 +38,8 @@ PAGE_STYLE = """<style>
 @media (prefers-color-scheme: dark) { [class*="st-key-thumblight_"] { display: none; } }
 @media not (prefers-color-scheme: dark) { [class*="st-key-thumbdark_"] { display: none; } }
 [data-testid="stPageLink-NavLink"] :is(span, p, .stMarkdownEllipsis) {
-  white-space: normal !important; overflow: visible !important; text-overflow: clip !important; }
+  white-space: normal !important; overflow: visible !important; text-overflow: clip !important;
+  line-height: 1.4; }
 .stElementContainer:has([data-testid="stVegaLiteChart"]) [data-testid="stElementToolbar"]
   button:is([aria-label="Show data"], [aria-label="Download as PNG"],
   [aria-label="Copy Vega-Lite spec"]) { display: none !important; }
