@@ -97,11 +97,13 @@ def test_the_spec_reader_sees_a_faded_mark_and_a_bare_translucent_band():
     frame = pd.DataFrame({"x": [0, 1], "lo": [0, 0], "hi": [1, 1], "s": ["a", "a"]})
     color = alt.Color("s:N").scale(domain=["a"], range=[PALETTE[0]])
     bare = alt.Chart(frame).mark_area(opacity=0.18).encode(x="x", y="lo", y2="hi", color=color)
-    assert low_contrast(bare.to_dict())
+    assert low_contrast(bare.to_dict(validate=False))
     faded = alt.Chart(frame).mark_point(opacity=0.35).encode(x="x", y="hi", color=color)
-    assert low_contrast(faded.to_dict())
+    assert low_contrast(faded.to_dict(validate=False))
     solid = alt.Chart(frame).mark_line().encode(x="x", y="hi", color=color)
-    assert graphics(solid.to_dict()) and not low_contrast(solid.to_dict())
+    assert graphics(solid.to_dict(validate=False)) and not low_contrast(
+        solid.to_dict(validate=False)
+    )
 
 
 def test_inside_real_models_bands_and_legend_read_on_both_themes():
@@ -115,7 +117,7 @@ def test_inside_real_models_bands_and_legend_read_on_both_themes():
     chart = band_lines_chart(
         frame, x_title="Δ", y_title="score", title="t", controls=("shuffled positions",)
     )
-    spec = chart.to_dict()
+    spec = chart.to_dict(validate=False)
     assert any(what == "legend swatch" for what, _, _ in graphics(spec))
     assert any(what == "area edge" for what, _, _ in graphics(spec))
     assert not low_contrast(spec)
@@ -130,7 +132,7 @@ def test_the_labs_bands_and_not_ranked_rows_read_on_both_themes():
          "mean": [0.9, 0.2], "low": [0.8, 0.1], "high": [0.95, 0.3], "in_range": [1.0, 0.9],
          "ranked": [True, False]}
     )  # fmt: skip
-    ranking = ranking_chart(rows, colors=colors, title="t").to_dict()
+    ranking = ranking_chart(rows, colors=colors, title="t").to_dict(validate=False)
     assert not low_contrast(ranking)
     curves = pd.DataFrame(
         {"variant": np.repeat(list(colors), 3), "x": np.tile([0, 1, 2], 2), "y": 0.5,
@@ -139,7 +141,7 @@ def test_the_labs_bands_and_not_ranked_rows_read_on_both_themes():
     band = lines_chart(
         curves, x="x", y="y", x_title="step", y_title="accuracy", colors=colors, title="t",
         band=True,
-    ).to_dict()  # fmt: skip
+    ).to_dict(validate=False)  # fmt: skip
     assert any(what == "area edge" for what, _, _ in graphics(band))
     assert not low_contrast(band)
 
@@ -155,7 +157,7 @@ def test_a_cards_dark_picture_is_drawn_on_the_dark_page_with_readable_text():
     )
     light = lines_chart(
         curves, x="x", y="y", x_title="step", y_title="acc", colors=colors, title="t"
-    ).to_dict()
+    ).to_dict(validate=False)
     dark = on_dark(light)
     assert "background" not in light  # the light one is left as it was
     ground = dark["background"]
