@@ -38,7 +38,7 @@ nats per character; intervals paired 95 %, shares Fieller 95 %):
   (72 … 187 %) at 1,200 (O'Connor & Andreas: 41 %). Evaluation only, the same shuffle costs the
   full model +0.166 (+0.124 … +0.209), twice the trained model's +0.081 (their Fig. 4 vs 2:
   +0.22 vs +0.10 bits). Within-sentence shuffle +0.153 (+0.069 … +0.238), sentence shuffle
-  +0.046 (+0.031 … +0.061) evaluation only (a sentence shuffle changes 11 % of 32-character far
+  +0.046 (+0.031 … +0.060) evaluation only (a sentence shuffle changes 11 % of 32-character far
   contexts: the text's sentences average 142 characters).
 * **Learned table: undecided** (mid +0.077 (−0.050 … +0.204) at 1,200), although its full model
   reads the far part (evaluation-only shuffle-all +0.159 (+0.145 … +0.173)).
