@@ -27,6 +27,8 @@ On the drawn page:
   and e-mail addresses *after* backslash escapes are resolved, so this looks at what Chromium
   drew, not at the escaped text; the hosted profile's extra step (server paths hidden) is
   ``tests/test_hostile_links.py``'s;
+* **the sidebar** (every page, 1440): one link per page of the registry (app.py draws them as
+  plain page links), the shown page's marked;
 * **accessibility** (every page, 1440, light and dark): axe-core (``axe-playwright-python``
   bundles it) finds no serious or critical violation, nothing set aside (the sidebar's page list
   included); every chart is announced by its finding,
