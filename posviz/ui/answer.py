@@ -100,7 +100,7 @@ def next_question(page: str) -> None:
     page_link(key, label=f"Next question → {question}", icon=":material/arrow_forward:")
 
 
-_SHOWN = "tour_shown"  # (page, done) as the top of the page drew them in this run
+_SHOWN = "tour_shown"  # (page, done) as the top drew them this run; "End tour" keeps the view
 
 
 def tour_link(link: tour.Link | None = None) -> None:
@@ -118,10 +118,10 @@ def _tour_top() -> None:
     if (card := reading.card) is not None:
         with st.container(border=True, key="tour"):
             st.markdown(card.markdown)
-            with st.container(horizontal=True):
+            with st.container(horizontal=True, vertical_alignment="center"):
                 for link in card.links:
                     tour_link(link)
-                st.button("End tour", key="tour_end", icon=":material/close:",  # keeps the view
+                st.button("End tour", key="tour_end", icon=":material/close:", type="tertiary",
                           on_click=st.query_params.pop, args=(tour.TOUR.name, None))  # fmt: skip
 
 
