@@ -1,5 +1,5 @@
 """End to end: the real server, the table pages in headless Chromium: a slider moved with the
-keyboard, a shared link opened cold, and the linked hero views (pointing at a position in one view
+keyboard, and the linked hero views (pointing at a position in one view
 moves it in the other; ▶ play moves both, with no script rerun). Needs Chromium (see
 tests/browser_support.py)."""
 
@@ -69,24 +69,6 @@ def test_keyboard_slider_redraws_the_heatmap_and_updates_the_link(page, server):
     assert _drawing(page, 0) != before
     assert slider.get_attribute("aria-valuetext") == "129"
     page.wait_for_function("() => location.search.includes('sin_n=129')", timeout=10_000)
-
-
-def test_shared_link_opens_the_same_view(page, server):
-    _open(page, f"{server}/sinusoidal?sin_n=64&sin_d=32&sin_layout=split&sin_pos=5&sin_pair=2")
-    assert _slider(page, "Positions (sequence length)").get_attribute("aria-valuetext") == "64"
-    assert _slider(page, "Width d_model (even)").get_attribute("aria-valuetext") == "32"
-    assert page.evaluate(CHART_TEXT, [-1, "64×32 table"])
-    assert page.evaluate(CHART_TEXT, [-1, "Position 5 on the circle"])
-    assert page.evaluate(CHART_TEXT, [-1, "pair 2 (dims 2, 18)"])  # split: sin i, cos d/2+i
-    assert page.get_by_role("radio", name="split").is_checked()
-
-
-def test_hostile_link_shows_a_message_not_a_traceback(page, server):
-    _open(page, f"{server}/sinusoidal?sin_n=-5&sin_base=1e400", charts=4)  # 1 position: no k
-    alerts = page.locator('[data-testid="stAlert"]').all_inner_texts()
-    assert any("outside 1…8192" in text for text in alerts), alerts
-    assert any("not a finite number" in text for text in alerts), alerts
-    assert page.locator('[data-testid="stException"]').count() == 0
 
 
 def test_canvas_heatmap_shows_block_tooltips_on_hover(page, server):
