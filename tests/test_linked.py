@@ -269,17 +269,17 @@ def test_linked_views_keep_their_own_colours(heroes):
     assert {"cosine", "position"} <= set(titles), titles
 
 
-def test_play_starts_still_and_a_step_moves_one_position_as_play_would() -> None:
+def test_play_starts_still_and_a_step_moves_one_position_as_play_would(heroes) -> None:
     """Nothing moves until the reader asks (``prefers-reduced-motion``): every ▶ play switch,
     the heroes' and the lab's table-forming chart's, is off when drawn; the step button's move
     is play's tick (``step`` on, 0 after ``last``), and a linked hero knows its ``(last, step)``."""
     from posviz.charts.lab import table_forming_chart
 
-    sin = sinusoid_linked(sinusoidal(N, D), base=10000.0, layout="interleaved", current=START)
     forming = table_forming_chart(np.zeros((3, 4, 2)), [0, 10, 20], title="t")
-    for chart in (sin.wide.chart, sin.tall.chart, forming):
-        play = next(p for p in chart.to_dict()["params"] if p["name"] == PLAY_PARAM)
+    for params in (*(spec["params"] for spec in heroes.values()), forming.params):
+        play = next(p for p in params if p["name"] == PLAY_PARAM)
         assert play["value"] is False and play["bind"]["input"] == "checkbox"
+    sin = sinusoid_linked(sinusoidal(N, D), base=10000.0, layout="interleaved", current=START)
     assert sin.wide.chart.stepping == sin.tall.chart.stepping == (N - 1, 1)
     assert LinkedChart([("a", sin.wide.chart.views[0][1])], []).stepping is None
     assert [next_position(p, last=5, step=2) for p in (0, 2, 3, 4, 5)] == [2, 4, 5, 0, 0]
