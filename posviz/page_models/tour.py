@@ -8,9 +8,9 @@ nothing is sent anywhere: the check reads the query parameters the page itself w
 
 The tour's own state is the link too: ``tour=<step>`` (:data:`posviz.navigation.TOUR`, 1-based),
 so a shared link reopens the same step. :func:`card` says what the page shows for it: the step,
-whether it is done, and the links on (the next step's page, with the next ``tour``), to skip
-it, or to end the tour. :func:`problems` checks every step against the page registry (a renamed
-parameter fails ``tests/test_tour.py``, not the tour).
+whether it is done, and the links on (the next step's page with the next ``tour``, or a skip);
+the page adds "End tour" (``posviz.ui.answer``). :func:`problems` checks every step against the
+page registry (a renamed parameter fails ``tests/test_tour.py``, not the tour).
 """
 
 from __future__ import annotations
