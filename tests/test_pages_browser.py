@@ -29,7 +29,8 @@ On the drawn page:
   drew, not at the escaped text; the hosted profile's extra step (server paths hidden) is
   ``tests/test_hostile_links.py``'s;
 * **the sidebar** (every page, 1440): one link per page of the registry (app.py draws them as
-  plain page links), the shown page's marked;
+  plain page links), the shown page's marked; a card's picture is the one drawn for the theme
+  (the home page's were white boxes on the dark page);
 * **accessibility** (every page, 1440, light and dark): axe-core (``axe-playwright-python``
   bundles it) finds no serious or critical violation, nothing set aside (the sidebar's page list
   included); every chart is announced by its finding,
@@ -154,6 +155,11 @@ QUIET = """() => !!document.querySelector(
     && !document.querySelector('[data-stale="true"]')"""
 
 
+#: whether each card picture drawn for the light and for the dark theme is shown
+CARD_PICTURES = """() => Object.fromEntries(['light', 'dark'].map(t => [t, [...document
+    .querySelectorAll(`[class*="st-key-thumb${t}_"] img`)].map(i => i.offsetWidth > 0)]))"""
+
+
 def _check_view(page, axe, name: str, view: str, explorer: bool) -> None:
     """Every check of one view on the page as it is now drawn."""
     theme = "dark" if view == "dark" else "light"
@@ -161,6 +167,10 @@ def _check_view(page, axe, name: str, view: str, explorer: bool) -> None:
     if explorer:
         _charts_fit_uncut_round_and_square(page, f"/{name} at {view}")  # once drawn and laid out
         _charts_are_whole_and_honest(page, f"/{name} at {view}")
+    pictures = page.evaluate(CARD_PICTURES)  # a card's picture: the one drawn for this theme
+    other = "light" if theme == "dark" else "dark"
+    assert all(pictures[theme]) and not any(pictures[other]), f"/{name} {view}: {pictures}"
+    assert pictures[theme] or name != page_spec(HOME).url_path, "the home cards have no picture"
     if view != "390":
         found = _blocking(axe.run(page).response["violations"])
         found += _chart_problems(page.evaluate(CHART_CHECKS))

@@ -22,10 +22,8 @@ MAX_ERROR_CHARS = 1200
 #: colour (3.9:1 on white; WCAG AA asks 4.5:1): the body colour at 80 % opacity reads ≥ 6:1 in
 #: both themes (the theme still decides the colour). Links in captions keep
 #: the text colour and an underline; a slider's value too (the primary colour read 2.8:1 on dark).
-#: A table wider than its place (a phone) scrolls sideways with its scrollbar shown (Streamlit
-#: draws it transparent until hovered: the cut columns looked like the table's end).
-#: A card's picture, drawn once per theme, shows the browser's (a white box on a dark page).
-#: A page link's label wraps between words (Streamlit cut it mid-word with "…").
+#: A wide table's sideways scrollbar shows (Streamlit's was transparent); a card shows its
+#: picture for the browser's theme; a page link's label wraps (Streamlit cut it with "…").
 #: A chart's toolbar drops the buttons that the Export menu
 #: already offers (data, PNG, spec): each was one more Tab stop per chart; Fullscreen stays.
 PAGE_STYLE = """<style>

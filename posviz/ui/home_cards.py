@@ -78,17 +78,17 @@ def start_here_cards() -> None:
             st.caption(safe_md(card_answer(page), max_len=600))
             page_link(page, label="Open the answer", icon=":material/arrow_forward:")
     for page, question, place in pictures:  # the text first, then the pictures as they render
-        pngs = (card_thumbnail(page), card_thumbnail(page, dark=True))
-        _picture(place, pngs, f"The chart that answers: {question}")
+        pngs, key = (card_thumbnail(page), card_thumbnail(page, dark=True)), page.split("/")[-1]
+        _picture(place, pngs, f"The chart that answers: {question}", key=key.removesuffix(".py"))
 
 
-def _picture(place: Any, pngs: tuple[bytes | None, ...], alt: str) -> None:
+def _picture(place: Any, pngs: tuple[bytes | None, ...], alt: str, *, key: str) -> None:
     """A card's light and dark pictures; PAGE_STYLE shows the one of the browser's colour scheme
     (the alt text: what the picture answers)."""
     with place.container():
         for theme, png in zip(("thumblight", "thumbdark"), pngs, strict=True):
             if png is not None:
-                st.container(key=f"{theme}_{abs(hash(alt))}").image(png, width="stretch", alt=alt)
+                st.container(key=f"{theme}_{key}").image(png, width="stretch", alt=alt)
 
 
 def more_questions() -> None:
@@ -136,4 +136,4 @@ def lab_cards(*, columns: int = 2) -> None:
                 st.caption(card_line(spec))
     for spec, result, place in pictures:  # the words first, then the pictures as they render
         pngs = tuple(lab_thumbnail(result.run_id, result, dark) for dark in (False, True))
-        _picture(place, pngs, f"The chart that answers: {spec.title}")
+        _picture(place, pngs, f"The chart that answers: {spec.title}", key=spec.url_path)
