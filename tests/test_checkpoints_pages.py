@@ -40,6 +40,7 @@ def test_the_sinusoid_section_states_the_match_and_turns_with_it():
     assert "to within 0.01" in sinusoidal.whisper_section((noisy, decoder)).lead
 
 
+@pytest.mark.slow  # over 2 s on 2 quiet cores (the DINOv2 table read and its grid checks)
 def test_the_dinov2_section_states_the_cross_and_turns_with_it():
     grid = load_table("bundled:dinov2-vit-s14")
     section = vit_grid.dinov2_section(grid)

@@ -30,6 +30,7 @@ def tiny_haviv(monkeypatch: pytest.MonkeyPatch):
     return check
 
 
+@pytest.mark.slow  # over 2 s on 2 quiet cores (a run of every arm and its size ladder)
 def test_a_paper_check_runs_judges_and_is_stored(tiny_haviv, tmp_path: Path) -> None:
     store = RunStore(tmp_path)
     card = cards.run_paper_check("haviv_2022", store=store)
@@ -48,6 +49,7 @@ def test_a_paper_check_runs_judges_and_is_stored(tiny_haviv, tmp_path: Path) -> 
     assert again == card and cards.stored_cards(store=store) == {"haviv_2022": card}
 
 
+@pytest.mark.slow  # over 2 s on 2 quiet cores (a run of every arm and its size ladder)
 def test_a_card_is_not_read_as_a_question_run(tiny_haviv, tmp_path: Path) -> None:
     from posviz.labfiles import CorruptEntry
 
@@ -131,6 +133,7 @@ def test_the_size_ladders_are_what_the_readme_says(check_id, gaps, readiness, tm
     assert all(r.untrained for r in outcome.rungs)  # NoPE untrained at every depth: no trend
 
 
+@pytest.mark.slow  # over 2 s on 2 quiet cores (a run of every arm and its size ladder)
 def test_a_stored_card_is_judged_again_when_it_is_loaded(tiny_haviv, tmp_path: Path) -> None:
     """The judge is not in the run id: a stored verdict is recomputed from the stored numbers."""
     store = RunStore(tmp_path)
