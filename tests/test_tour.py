@@ -104,7 +104,8 @@ def test_the_link_names_the_page_and_step_and_a_bad_step_is_said() -> None:
     assert tour.open_page(f"{base}/sinusoidal") == SIN
     assert tour.open_page(f"{base}/posviz/learned/") == LRN  # behind a proxy's path prefix
     assert tour.open_page(f"{base}/") is None and tour.open_page(f"{base}/nowhere") is None
-    assert tour.read({}, url=f"{base}/sinusoidal") == tour.Reading(SIN)
+    assert tour.read({}, url=f"{base}/sinusoidal") == tour.Reading(None)  # no tour, no look-up
+    assert tour.read({}, page=SIN) == tour.Reading(SIN)
     reading = tour.read({"tour": "1", "sin_pos": "100"}, url=f"{base}/sinusoidal")
     assert reading.card is not None and reading.card.done and not reading.warning
     assert tour.read({"tour": "1"}, url=f"{base}/").card is None  # no page known: no card

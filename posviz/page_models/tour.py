@@ -131,9 +131,11 @@ def open_page(url: str) -> str | None:
 
 def read(query: Mapping[str, str], *, page: str | None = None, url: str = "") -> Reading:
     """The tour on ``page`` (a key; else the page at ``url``) with the link ``query``."""
-    page = page or open_page(url)
     raw = query.get(TOUR.name)
-    if page is None or raw is None:
+    if raw is None:  # no tour: the page is not even looked up (every page's run reads this)
+        return Reading(page)
+    page = page or open_page(url)
+    if page is None:
         return Reading(page)
     try:
         number = step_number(raw)
