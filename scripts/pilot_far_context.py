@@ -45,6 +45,14 @@ nats per character; intervals paired 95 %, shares Fieller 95 %):
 * **Long range: no scheme gains anything** (RoPE −0.042 (−0.127 … +0.044), learned −0.026
   (−0.080 … +0.028) at 1,200): what the far context gives is the characters next to the
   near part's first targets, not anything farther.
+* **far = near = 16 characters** (1,200 steps, checks at 600): the learned table and RoPE gain in
+  the mid range already at 600 steps (learned +0.126 (+0.063 … +0.189), RoPE +0.132 (+0.039 …
+  +0.225); 1,200: +0.162 (+0.102 … +0.223), +0.162 (+0.054 … +0.270)); NoPE is hurt (−0.076
+  (−0.096 … −0.057) at 1,200). Trained shuffle-all removes learned 89 % (84 … 101 %) / RoPE 89 %
+  (52 … 295 %) at 600, 74 % (54 … 90 %) / 78 % (67 … 137 %) at 1,200; evaluation only it costs
+  +0.233 (+0.186 … +0.281) / +0.235 (+0.156 … +0.314) against +0.119 / +0.127 trained. Long range:
+  nothing (learned −0.037, RoPE −0.025, NoPE −0.172 (−0.197 … −0.147)). 67.7 s per far + near arm
+  of 3 seeds (0.019 s per member-step), 40.7 s per no-information arm, loaded machine.
 * Time (this loaded machine, one torch thread): 0.026–0.042 s per member-step for a far + near
   arm (T = 64), 0.012–0.020 s for a no-information arm (T = 32): 31.6 s / 14.7 s per arm of 3
   seeds at 400 steps, 150 s / 74 s at 1,200. The engine's estimate for T = 64 is 0.0128 s.
