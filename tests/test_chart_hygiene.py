@@ -130,6 +130,8 @@ def test_the_answer_comes_first(path):
     assert verdict is not None, f"{path}: no verdict in the answer"
     assert verdict.value.startswith("**") and len(verdict.value) > 40, verdict.value
     assert verdict.value == at.markdown[0].value  # the first text on the page
+    # where its numbers come from, badged beside it (posviz.analysis.provenance)
+    assert ":gray-badge[" in verdict.value, f"{path}: the answer names no source: {verdict.value}"
     order = list(_elements(at.main))  # every element in reading order
     first_widget = next((i for i, e in enumerate(order) if _holds_widget(e)), len(order))
     assert order.index(verdict) < first_widget, f"{path}: a widget comes before the answer"

@@ -303,7 +303,8 @@ def test_a_page_shows_the_line_then_its_evidence_folded_and_a_plain_string_whole
     verdict = _layers()[0]
     at = AppTest.from_function(_show, args=(verdict,)).run(timeout=30)
     assert not at.exception
-    assert at.markdown[0].value == f"**{verdict.first_line}**"
+    badge = " :gray-badge[measured here: control, the same probe with the positions shuffled]"
+    assert at.markdown[0].value == f"**{verdict.first_line}**{badge}"  # its source beside it
     (folded,) = at.expander
     assert folded.label == "Evidence"
     listed = folded.markdown[0].value.replace("\\", "")

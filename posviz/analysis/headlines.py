@@ -22,6 +22,8 @@ from posviz.analysis.add_concat import ConcatReport
 from posviz.analysis.evidence import Spread
 from posviz.analysis.permutation import PermutationResult
 from posviz.analysis.probes import ProbeReport
+from posviz.analysis.provenance import Provenance, formula
+from posviz.analysis.provenance import measured as measured_beside
 from posviz.analysis.sincos import rotation_check_of
 from posviz.analysis.stats import cosine_similarity_matrix, shift_similarity
 from posviz.encodings.rope import pair_regimes
@@ -84,12 +86,15 @@ class Verdict:
             no :data:`FORMULA_CHARS`); empty: the paragraph's first sentence.
         evidence: ``(label, text)`` items holding every number of the paragraph, each clause once,
             shown folded under the line; empty: the paragraph's other clauses, unlabelled.
+        sources: where its numbers come from (:mod:`posviz.analysis.provenance`), set by the
+            code that computed them; a page adds what only it knows (a checkpoint's hash).
     """
 
     sentence: str
     numbers: dict[str, float] = field(default_factory=dict)
     line: str = ""
     evidence: tuple[Evidence, ...] = ()
+    sources: tuple[Provenance, ...] = ()
 
     @property
     def first_sentence(self) -> str:
@@ -193,7 +198,7 @@ def sinusoid_verdict(
          "the same value); its cosine tells them apart"),
     )  # fmt: skip
     line = "Each position gets its own clock hands, so only distance sets similarity."
-    return Verdict(sentence + ".", numbers, line, evidence)
+    return Verdict(sentence + ".", numbers, line, evidence, (formula("vaswani_2017", "§3.5"),))
 
 
 # --------------------------------------------------------------------------- learned tables
@@ -379,7 +384,8 @@ def probe_verdict(name: str, report: ProbeReport) -> Verdict:
             f"The probe is {pair}, no difference within the spread."
         )
         evidence += (("Difference", "none within the spread"),)
-    return Verdict(sentence, numbers, first_sentence(sentence), evidence)
+    return Verdict(sentence, numbers, first_sentence(sentence), evidence,
+                   (measured_beside("a random table probed the same way"),))  # fmt: skip
 
 
 def concat_verdict(report: ConcatReport, *, name: str, n_positions: int) -> Verdict:
@@ -404,6 +410,7 @@ def concat_verdict(report: ConcatReport, *, name: str, n_positions: int) -> Verd
             f"{'More' if inside > chance else 'Less'} of the position signal lies along the "
             "words' main directions than chance.",
             evidence,
+            (measured_beside("a random subspace of that size"),),
         )
     numbers |= {"random_mean": random.mean, "random_std": random.std}
     against = f"{random.mean:.1%} ± {random.std:.1%} for random subspaces of that size"
@@ -430,6 +437,7 @@ def concat_verdict(report: ConcatReport, *, name: str, n_positions: int) -> Verd
             ("Control", against),
             ("Reading", tail.removeprefix("so ")),
         ),
+        (measured_beside("random subspaces of that size"),),
     )  # fmt: skip
 
 
@@ -462,6 +470,7 @@ def permutation_verdict(result: PermutationResult) -> Verdict:
             ("With positions", f"the same token differs by up to {result.max_diff_with:.2f} "
              "(largest single element)"),
         ),
+        (measured_beside("the same model with its position table zeroed"),),
     )  # fmt: skip
 
 
@@ -496,6 +505,7 @@ def layers_verdict(scores: Any) -> Verdict:
              "positions shuffled"),
             ("Probe", "a leak-free linear probe reads each token's position"),
         ),
+        (measured_beside("the same probe with the positions shuffled"),),
     )  # fmt: skip
 
 
@@ -521,6 +531,7 @@ def lookup_verdict(max_abs_diff: float, changes: Any) -> Verdict:
             ("Rows looked up", f"{len(moved)} moved, by at least {numbers['moved_min']:.2g}"),
             ("Other rows", f"{len(still)} moved by exactly {numbers['unused_max']:g}"),
         ),
+        (measured_beside("the rows never looked up"),),
     )
 
 
@@ -638,7 +649,7 @@ def rope_verdict(freqs: Any, *, name: str) -> Verdict:
              f"{regimes['smoothed']}, interpolates {regimes['interpolated']}")
         )  # fmt: skip
     line = "Into rotations: each query and key is turned by an angle growing with position."
-    return Verdict(sentence + ".", numbers, line, tuple(evidence))
+    return Verdict(sentence + ".", numbers, line, tuple(evidence), (formula("su_2021", "eq. 15"),))
 
 
 def alibi_verdict(slopes: np.ndarray) -> Verdict:
@@ -663,6 +674,7 @@ def alibi_verdict(slopes: np.ndarray) -> Verdict:
             ("Gentlest head", f"m = {_sig(values.min())}: halves every "
              f"{_sig(halves.max())} tokens"),
         ),
+        (formula("press_2022", "§3"),),
     )  # fmt: skip
 
 
@@ -693,6 +705,7 @@ def t5_verdict(relative: np.ndarray, buckets: np.ndarray, *, max_distance: int) 
             ("Farthest", f"from {max_distance} tokens on, all distances share one bucket"),
             ("Learned", "one bias per bucket, per head"),
         ),
+        (formula("raffel_2020", "§2.1"),),
     )
 
 
@@ -726,6 +739,7 @@ def nope_verdict(positions: np.ndarray, norms: dict[str, np.ndarray]) -> Verdict
              f"{int(positions[-1])}, so the position can be read back from it"),
             ("Control", "without the mask every position gets the same vector"),
         ),
+        (measured_beside("the same attention without the causal mask"),),
     )  # fmt: skip
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -26,9 +26,11 @@ from posviz.analysis.comparison import (
 )
 from posviz.analysis.family_inputs import learned_comparison_table
 from posviz.analysis.headlines import Verdict, compare_verdict, shown_table
+from posviz.analysis.provenance import Provenance, formula
 from posviz.charts.families import lines_figure, rows_figure
 from posviz.charts.figure import Figure
 from posviz.encodings.alibi import MAX_HEADS, MIN_HEADS
+from posviz.encodings.families import FAMILIES
 from posviz.encodings.t5 import MAX_BUCKETS, MAX_DISTANCE, MIN_BUCKETS, MIN_MAX_DISTANCE
 from posviz.references import cite
 
@@ -93,6 +95,16 @@ class ComparePage:
     summary: object | None  # the summary table, styled (numbers typed, verdict columns first)
 
 
+def _formulas(summary: pd.DataFrame) -> tuple[Provenance, ...]:
+    """Each compared family's formula, cited from its registry entry (the families shown)."""
+    shown = set(summary["family"]) if "family" in summary else set()
+    return tuple(
+        formula(spec.references[0])
+        for spec in FAMILIES.values()
+        if spec.label in shown and spec.references
+    )
+
+
 def compare_page(result: FamilyComparison, *, trained: int) -> ComparePage:
     """The page's model of ``result`` with the trained length ``trained`` marked."""
     rule = {"rule_x": trained, "rule_label": f"L = {trained}", "dashed": True}
@@ -139,7 +151,7 @@ def compare_page(result: FamilyComparison, *, trained: int) -> ComparePage:
     )
     summary: pd.DataFrame = result.summary
     return ComparePage(
-        verdict=compare_verdict(summary, trained=trained),
+        verdict=replace(compare_verdict(summary, trained=trained), sources=_formulas(summary)),
         hero=hero,
         similarity=similarity,
         margin_text=margin_text,

@@ -34,6 +34,7 @@ from posviz.analysis.inside_models import (
     findings,
     results_npz,
 )
+from posviz.analysis.provenance import MINILM, checkpoint, measured
 from posviz.analysis.rope_usage import UNUSED_FRACTION_OF_UNIFORM, FrequencyUsage
 from posviz.charts.figure import Figure
 from posviz.charts.inside import (
@@ -406,6 +407,15 @@ def shown_window(window: int, computed: list[int]) -> tuple[int, str | None]:
     )
 
 
+#: where the page's numbers come from: both checkpoints by their checked SHA-256, measured here
+#: beside its ablations (RoPE off, MiniLM's table zeroed, the first token moved)
+_SOURCES = (
+    checkpoint("SmolLM2-135M", SMOLLM2.sha256),
+    MINILM,
+    measured("RoPE off, the table zeroed, the first token moved"),
+)
+
+
 def inside_page(results: tuple[object, object], *, window: int | None = None) -> InsidePage:
     """The page's model from ``(SmolLM2's, MiniLM-L6's)`` results — each one
     :class:`InsideResult` or a ``{window length: InsideResult}`` of several — shown at
@@ -542,7 +552,7 @@ def inside_page(results: tuple[object, object], *, window: int | None = None) ->
         },
         **{f"positional_heads_{w}": float(n) for w, n in zip(windows, positional, strict=True)},
     }
-    verdict = Verdict(sentence, numbers, line=first, evidence=evidence)
+    verdict = Verdict(sentence, numbers, line=first, evidence=evidence, sources=_SOURCES)
 
     usage_frame = _usage_frame(smol)
     hero = Figure(

@@ -8,12 +8,13 @@ the three metrics, the error chart, the story and the table.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
 from posviz.analysis.headlines import Verdict, layers_verdict, plain_table
 from posviz.analysis.layer_numbers import layer_frames
+from posviz.analysis.provenance import MINILM
 from posviz.charts.experiments import layer_chart
 from posviz.charts.figure import Figure
 from posviz.data.texts import ALL_TEXTS, TEXTS, corpus
@@ -47,6 +48,11 @@ class LayersPage:
     errors: Figure  # mean absolute error per layer, against chance
     story: str  # what it shows, with its sources
     table: pd.DataFrame  # every number, one row per layer (and run)
+
+
+def _with_minilm(verdict: Verdict) -> Verdict:
+    """The probe's verdict with the model it read (the bundled MiniLM-L6, by its hash)."""
+    return replace(verdict, sources=(*verdict.sources, MINILM))
 
 
 def layers_page(scores: pd.DataFrame, *, zeroed: pd.DataFrame | None, window: int) -> LayersPage:
@@ -104,7 +110,7 @@ def layers_page(scores: pd.DataFrame, *, zeroed: pd.DataFrame | None, window: in
             "is."
         )
     return LayersPage(
-        verdict=layers_verdict(scores),
+        verdict=_with_minilm(layers_verdict(scores)),
         hero=Figure(
             layer_chart(both, metric="r2"), plain_table(both[["layer", "r2", "mae"]]), "layer_probe"
         ),

@@ -9,7 +9,7 @@ numbers, so moving the position computes nothing again.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -23,6 +23,7 @@ from posviz.analysis.echo import (
     shuffled_rows,
 )
 from posviz.analysis.headlines import Verdict, learned_verdict
+from posviz.analysis.provenance import of_table
 from posviz.charts.families import lines_figure
 from posviz.charts.figure import Figure
 from posviz.charts.heroes import LinkedHero
@@ -95,7 +96,9 @@ def learned_page(table: PositionTable) -> LearnedPage:
     matrix = table.matrix
     return LearnedPage(
         n=len(matrix),
-        verdict=learned_verdict(matrix, name=table_name(table)),
+        verdict=replace(
+            learned_verdict(matrix, name=table_name(table)), sources=(of_table(table),)
+        ),
         summary=figures.table_summary(matrix),
     )
 

@@ -8,13 +8,14 @@ key against distance.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
 from posviz.analysis import p_rope_numbers as numbers
 from posviz.analysis.headlines import Verdict
+from posviz.analysis.provenance import formula
 from posviz.analysis.rope_numbers import MAX_SCORE_DISTANCE, probe_vectors, score_distances
 from posviz.charts.families import lines_figure
 from posviz.charts.figure import Figure
@@ -112,7 +113,7 @@ def p_rope_page(config: PRopeConfig, *, max_distance: int) -> PRopePage:
         description=numbers.describe(config),
         context=context,
         distances=distances,
-        verdict=Verdict.fold(numbers.answer(config)),
+        verdict=replace(Verdict.fold(numbers.answer(config)), sources=(formula("barbero_2025"),)),
         hero=hero,
         pairs=numbers.pair_table(config),
     )

@@ -14,6 +14,7 @@ import pandas as pd
 
 from posviz.analysis.headlines import Verdict, plain_table
 from posviz.analysis.permutation import PermutationResult
+from posviz.analysis.provenance import MINILM
 from posviz.charts.experiments import similarity_chart
 from posviz.charts.figure import Figure
 from posviz.figures import permutation_hero
@@ -84,7 +85,7 @@ def hero_verdict(result: PermutationResult, verdict: Verdict) -> Verdict:
         f"(Euclidean distance; largest single element {result.max_diff_with:.2f})."
     )
     numbers = {**verdict.numbers, "distance_without": without, "distance_with": with_}
-    return Verdict(sentence, numbers, verdict.line, evidence)
+    return Verdict(sentence, numbers, verdict.line, evidence, (*verdict.sources, MINILM))
 
 
 def permutation_page(result: PermutationResult) -> PermutationPage:

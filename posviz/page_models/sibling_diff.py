@@ -13,12 +13,13 @@ the float16 grid (:func:`posviz.analysis.sibling.direction`). The page caches bo
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
 from posviz.analysis.headlines import Verdict
+from posviz.analysis.provenance import MINILM, checkpoint, of_table
 from posviz.analysis.sibling import (
     HERO_SERIES,
     ONLY_SCALED,
@@ -35,7 +36,7 @@ from posviz.charts.sibling import sibling_hero_figure, side_by_side_figures
 from posviz.charts.sibling_scale import percent, share_bars_figure
 from posviz.models import bundled_tensor
 from posviz.tables import PositionTable
-from posviz.tables.bundled import BUNDLED_MODEL_ID, MINILM_L3, verified_packaged_file
+from posviz.tables.bundled import BUNDLED_MODEL_ID, MINILM_L3, PACKAGED, verified_packaged_file
 from posviz.tables.onnx_format import onnx_initializer
 from posviz.tables.picker import table_cache_key
 
@@ -71,6 +72,15 @@ class SiblingPage:
     tables: tuple[Figure, Figure]
 
 
+def _sources():
+    """Both checkpoints the page compares, by the SHA-256 each file was checked against."""
+    l3 = PACKAGED["paraphrase-MiniLM-L3-v2"]
+    return (MINILM, checkpoint(l3.name, l3.sha256))
+
+
+_SOURCES = _sources()
+
+
 def sibling_name(table: PositionTable) -> str:
     """A table named by what it is: the bundled one by its model, packaged ones by theirs."""
     if table.source == "bundled":
@@ -95,6 +105,8 @@ def sibling_page(tables: tuple[PositionTable, PositionTable]) -> SiblingPage:
     names = (sibling_name(first), sibling_name(second))
     a, b = np.asarray(first.matrix), np.asarray(second.matrix)
     diff = sibling_diff(a, b, names=names)
+    sources = (of_table(first), of_table(second))
+    diff = replace(diff, verdict=replace(diff.verdict, sources=sources))
     hero = sibling_hero_figure(
         diff.rows,
         series=HERO_SERIES,
@@ -209,7 +221,8 @@ def _scale_verdict(fits: tuple[ScaleFit, ...], factor: float) -> Verdict:
         "the training logs are not shipped, so this stays a guess the numbers agree with.",
     ))  # fmt: skip
     numbers = {f"{f.name} scaled rows": float(f.scaled_rows) for f in fits} | {"factor": factor}
-    return Verdict(line + " " + " ".join(t for _, t in evidence), numbers, line, tuple(evidence))
+    return Verdict(line + " " + " ".join(t for _, t in evidence), numbers, line, tuple(evidence),
+                   _SOURCES)  # fmt: skip
 
 
 def _direction_verdict(pos: Direction, words: Direction, factor: float) -> Verdict:
@@ -235,7 +248,7 @@ def _direction_verdict(pos: Direction, words: Direction, factor: float) -> Verdi
          f"{factor:.5f} × L6 on those rows, not L6 = L3 / {factor:.5f}."),
     )  # fmt: skip
     numbers = {"L6 on grid": pos.a_scaled, "L3 on grid": pos.b_scaled}
-    return Verdict(line + " " + " ".join(t for _, t in evidence), numbers, line, evidence)
+    return Verdict(line + " " + " ".join(t for _, t in evidence), numbers, line, evidence, _SOURCES)
 
 
 def _scale_figure(fits: tuple[ScaleFit, ...], factor: float) -> Figure:

@@ -7,13 +7,14 @@ and the caption when tiles are thinned; :meth:`VitPage.patch` draws one patch's 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from posviz.analysis.echo import shuffled_rows
 from posviz.analysis.grid_cross import MATCHED_DISTANCES, cubic_resize, grid_cross
 from posviz.analysis.headlines import Verdict, vit_verdict
+from posviz.analysis.provenance import of_table
 from posviz.analysis.vit import MAX_GRID_SIDE, display_tiles, patch_similarity_grid
 from posviz.charts.families import heatmap_figure, lines_figure, patch_grid_figure
 from posviz.charts.figure import Figure
@@ -110,7 +111,7 @@ def vit_page(table: PositionTable, *, name: str) -> VitPage:
     return VitPage(
         grid=(h, w),
         similarity=similarity,
-        verdict=vit_verdict(similarity, name=name),
+        verdict=replace(vit_verdict(similarity, name=name), sources=(of_table(table),)),
         hero=patch_grid_figure(similarity, tiles),
         thinned=thinned,
     )

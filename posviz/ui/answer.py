@@ -16,6 +16,7 @@ from collections.abc import Iterator
 import streamlit as st
 
 from posviz.analysis.headlines import Verdict
+from posviz.analysis.provenance import badges
 from posviz.charts.figure import Figure
 from posviz.navigation import HOME, guided_path
 from posviz.page_models import tour
@@ -54,9 +55,11 @@ def show_verdict(verdict: Verdict | str) -> None:
         line, evidence, terms = verdict.first_line, verdict.folded, verdict.terms
     else:
         line, evidence, terms = verdict, (), Verdict(verdict).terms
+    sources = badges(verdict.sources) if isinstance(verdict, Verdict) else []
     with st.container(key="verdict"):
         st.markdown(
-            f"**{safe_md(line, max_len=900)}**",
+            f"**{safe_md(line, max_len=900)}**"
+            + "".join(f" :gray-badge[{safe_md(b)}]" for b in sources),
             help="\n\n".join(terms) if terms else None,
         )
         if evidence:
