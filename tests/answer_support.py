@@ -23,8 +23,10 @@ def page_answer(at: Any) -> dict[str, Any]:
 
 
 def verdict_text(markdown: str) -> str:
-    """The plain sentence inside the verdict's Markdown (bold, escaped by ``safe_md``)."""
-    return re.sub(r"\\(.)", r"\1", markdown.strip().removeprefix("**").removesuffix("**"))
+    """The plain sentence inside the verdict's Markdown (bold, escaped by ``safe_md``), without
+    the provenance badges drawn after it (``:gray-badge[…]``, posviz.analysis.provenance)."""
+    line = re.sub(r"(\s:gray-badge\[(?:\\.|[^\]\\])*\])+$", "", markdown.strip())
+    return re.sub(r"\\(.)", r"\1", line.removeprefix("**").removesuffix("**"))
 
 
 def inline_spec(proto: Any) -> dict[str, Any]:
