@@ -87,6 +87,23 @@ class RunResult:
         return digest.hexdigest()[:16]
 
 
+def _placeholders_filled(deltas: list[ForwardMsg]) -> list[ForwardMsg]:
+    """``deltas`` without an element that a later block replaces at the same place (an
+    ``st.empty()`` filled with a container, as home's card pictures are): Streamlit's tree parser
+    keeps a placeholder's children only when it is a block, and fails on an element there."""
+    filled: set[tuple[int, ...]] = set()
+    kept: list[ForwardMsg] = []
+    for msg in reversed(deltas):
+        path = tuple(msg.metadata.delta_path)
+        kind = msg.delta.WhichOneof("type")
+        if kind == "add_block":
+            filled.add(path)
+        elif kind == "new_element" and path in filled:
+            continue
+        kept.append(msg)
+    return kept[::-1]
+
+
 class StreamlitSession:
     """One browser-less session of a running Streamlit app (``async with`` it)."""
 
@@ -195,7 +212,7 @@ class StreamlitSession:
                 if msg.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
                     continue  # superseded; the rerun's messages follow
                 break
-        tree = parse_tree_from_messages(deltas)
+        tree = parse_tree_from_messages(_placeholders_filled(deltas))
         self.tree = tree
         return RunResult(
             tree=tree,
