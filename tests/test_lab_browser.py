@@ -17,6 +17,7 @@ them by their run links, as a shared link would.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 
 import pytest
@@ -233,7 +234,15 @@ PHONE_FIT = """() => ({
 def _tables_scroll_visibly_and_labels_wrap(page, where: str) -> None:
     """Issue 37: at 390 a table wider than its place scrolls sideways with a visible scrollbar
     (Streamlit's was transparent: the cut columns looked like the table's end), and no page
-    link's label ("Next question → …", the sidebar's) is cut mid-word."""
+    link's label ("Next question → …", the sidebar's) is cut mid-word. Read once no label is cut
+    or after 15 s: a label drawn mid-rerun, before the page's style applies to it, was measured cut
+    once in a full run (the page settles; a label that stays cut fails with what was found)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    with contextlib.suppress(PlaywrightTimeout):
+        page.wait_for_function(
+            f"() => ({PHONE_FIT})().links.every(([text, cut]) => !cut)", timeout=15_000
+        )
     found = page.evaluate(PHONE_FIT)
     for width, content, overflow, colours in found["tables"]:
         if content > width + 2:
