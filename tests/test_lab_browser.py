@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import re
 
 import pytest
 from browser_support import (
@@ -125,7 +126,8 @@ def test_run_progress_result_and_reload(servers, browser):
         assert progress.inner_text() != said  # the one count moved on
         assert page.locator("svg.marks[data-first='yes']").count() == 1  # the same chart
         grid = page.get_by_role("heading", name="The sweep at a glance")
-        failed = page.get_by_text("The run failed").or_(page.get_by_text("Stopped"))
+        # the run's own end messages, anchored: a folded evidence line may say "stopped improving"
+        failed = page.get_by_text(re.compile(r"^The run failed: |^Stopped: "))
         grid.or_(failed).first.wait_for(timeout=TRAIN_TIMEOUT_MS)
         assert grid.count() == 1, page.locator('[data-testid="stAlert"]').all_inner_texts()
         page.wait_for_function("() => location.search.includes('lab_learned_cell=')")
