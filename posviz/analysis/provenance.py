@@ -112,7 +112,7 @@ def of_table(table) -> Provenance:
     by the SHA-256 of the rows as read, so two people can tell they saw the same table."""
     text = str(table.source).strip()
     if text == BUNDLED:
-        return checkpoint(BUNDLED_MODEL_ID.split("/")[-1], BUNDLED_WEIGHTS_SHA256)
+        return MINILM
     if text.startswith(BUNDLED_PREFIX) and text[len(BUNDLED_PREFIX) :] in PACKAGED:
         packaged = PACKAGED[text[len(BUNDLED_PREFIX) :]]
         return checkpoint(packaged.name, packaged.sha256)
@@ -123,9 +123,5 @@ def of_table(table) -> Provenance:
     return Provenance("checkpoint", f"{text[:60]}, rows as read SHA-256 {digest[:8]}…")
 
 
-def _bundled_minilm() -> Provenance:
-    return checkpoint(BUNDLED_MODEL_ID.split("/")[-1], BUNDLED_WEIGHTS_SHA256)
-
-
 #: the bundled MiniLM-L6 (the model the experiment pages run), by its checked SHA-256
-MINILM = _bundled_minilm()
+MINILM = checkpoint(BUNDLED_MODEL_ID.split("/")[-1], BUNDLED_WEIGHTS_SHA256)

@@ -72,13 +72,9 @@ class SiblingPage:
     tables: tuple[Figure, Figure]
 
 
-def _sources():
-    """Both checkpoints the page compares, by the SHA-256 each file was checked against."""
-    l3 = PACKAGED["paraphrase-MiniLM-L3-v2"]
-    return (MINILM, checkpoint(l3.name, l3.sha256))
-
-
-_SOURCES = _sources()
+#: the two checkpoints the global-scale explanation reads, by the SHA-256 each was checked against
+_L3 = PACKAGED["paraphrase-MiniLM-L3-v2"]
+_SOURCES = (MINILM, checkpoint(_L3.name, _L3.sha256))
 
 
 def sibling_name(table: PositionTable) -> str:
