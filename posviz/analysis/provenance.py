@@ -120,7 +120,8 @@ def of_table(table) -> Provenance:
         return formula("vaswani_2017", "§3.5")
     rows = np.ascontiguousarray(np.asarray(table.matrix, dtype=np.float32)).tobytes()
     digest = hashlib.sha256(rows).hexdigest()
-    return Provenance("checkpoint", f"{text[:60]}, rows as read SHA-256 {digest[:8]}…")
+    # the page names the table; its source text (a path on the server) is not repeated here
+    return Provenance("checkpoint", f"the rows as read, SHA-256 {digest[:8]}…")
 
 
 #: the bundled MiniLM-L6 (the model the experiment pages run), by its checked SHA-256
