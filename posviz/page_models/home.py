@@ -41,13 +41,14 @@ def _sinusoid() -> tuple[np.ndarray, float, str]:
 
 
 def answer(page: str, table: np.ndarray | None = None, *, name: str = "") -> str:
-    """The verdict ``page`` shows at its defaults ("" when none is known); the learned page's
-    needs its default ``table`` (and its ``name``). Builds no chart."""
+    """The line ``page`` opens with at its defaults, as the stored cards show theirs ("" when
+    none is known); the learned page's needs its default ``table`` (and its ``name``). Builds no
+    chart."""
     if page == SINUSOID:
         matrix, base, layout = _sinusoid()
-        return sinusoid_verdict(matrix, base=base, layout=layout).sentence
+        return sinusoid_verdict(matrix, base=base, layout=layout).first_line
     if page == LEARNED and table is not None:
-        return learned_verdict(table, name=name).sentence
+        return learned_verdict(table, name=name).first_line
     return str(ANSWERS.get(page, {}).get("verdict", ""))
 
 
