@@ -120,6 +120,10 @@ def test_a_position_set_by_the_keyboard_reopens_from_the_link(
 
     fresh = _open(browser, link)  # a fresh context: only the link carries the state
     assert _control(fresh, label).get_attribute("aria-valuetext") == str(target)
+    # the hero drawn (wait_for_charts waits for any chart: one CI run read /learned's reopened
+    # page while only its other views were drawn, and the hero's svg was not there yet)
+    fresh.wait_for_function(f"place => ({DRAWN})(place) !== null", arg=place, timeout=60_000)
+    wait_for_charts(fresh)
     again = fresh.evaluate(DRAWN, place)
     assert again == shown  # the same drawing, mark for mark
     assert _linked(fresh.url, key) == target
