@@ -3,7 +3,8 @@ built into its result and stored, by :func:`run_study`.
 
 A study (:class:`Study`) says what it trains (:class:`Unit`: members of one task shape trained as
 one batched model by :func:`posviz.lab.engine.train.train_arms`, with their held-out
-checkpoints), how its run id is keyed (:func:`posviz.lab.engine.store.study_run_id`) and how the
+checkpoints — or by the study's own trainer, :attr:`Unit.train`, for a task the engine does not
+draw), how its run id is keyed (:func:`posviz.lab.engine.store.study_run_id`) and how the
 trained outputs become its result; the runner does the rest the same way for every kind: the
 stored result at once, else one training per run id across replicas sharing the store
 (:func:`posviz.jobs.claim`), a job slot (:func:`posviz.jobs.job_slot`), the units balanced over
@@ -54,13 +55,36 @@ CPU_S_TOKEN = 8.3e-8
 PARTS = ("default", "panel")
 
 
+class Trainer(Protocol):
+    """A study's own trainer (:attr:`Unit.train`), called as ``train_arms`` is: every member for
+    ``steps``, evaluated at ``checkpoints``, ``on_step(done, total, losses)`` with ``done /
+    total`` its share of the call's work, ``should_stop()`` polled before every step (then it
+    raises :class:`~posviz.lab.engine.results.LabStopped`). Returns member id → an object with
+    ``heldout`` (what the study's ``build`` reads). It must train each member alone (a member's
+    numbers may not depend on which others share its call: :func:`balance` splits units), and
+    be a module-level function (it is named in the run id, ``module:qualname``)."""
+
+    def __call__(
+        self,
+        members: tuple[Any, ...],
+        *,
+        steps: int,
+        checkpoints: list[int],
+        on_step: Callable[[int, int, dict[str, float]], None] | None,
+        should_stop: Callable[[], bool] | None,
+    ) -> Any: ...
+
+
 @dataclass(frozen=True)
 class Unit:
     """One ``train_arms`` call: members of one task shape (same steps and checkpoints).
 
     ``members`` have ``id``, ``model`` and ``config`` (:class:`posviz.lab.engine.sweep.Planned`,
     :class:`posviz.lab.studies.papers.CardArm`); ``probe``: the member whose hidden states are read
-    after training (its id, the sequence length), or None.
+    after training (its id, the sequence length), or None. ``train``: the study's own trainer
+    (:class:`Trainer`) for a task the engine does not draw, called instead of ``train_arms``
+    with the same progress and stop contract (no probe or head scores then); None: the engine's.
+    A member's ``config`` needs ``seeds``, ``steps`` and what :func:`step_cpu_s` reads.
     """
 
     group: str
@@ -69,6 +93,14 @@ class Unit:
     checkpoints: tuple[int, ...]
     probe: tuple[str, int] | None = None
     head_scores: tuple[tuple[str, str], ...] = ()  # (member id, label): prefix-matching scores
+    train: Trainer | None = None
+
+    def __post_init__(self) -> None:
+        if self.train is not None and (self.probe is not None or self.head_scores):
+            raise ValueError(
+                f"unit {self.group!r}: a study's own trainer reads no probe or head scores; "
+                "leave them unset."
+            )
 
     @property
     def cost(self) -> float:
@@ -267,9 +299,19 @@ def train_units(
 def _train_unit(
     unit: Unit, progress: _Progress, should_stop: Callable[[], bool] | None
 ) -> UnitOutput:
-    """One ``train_arms`` call (in a worker thread), and the probed member's hidden states."""
+    """One ``train_arms`` call (in a worker thread), and the probed member's hidden states; or
+    the study's own trainer (:attr:`Unit.train`), with the same progress and stop contract."""
     train = train_module()
     train.use_one_thread()
+    if unit.train is not None:
+        outputs = unit.train(
+            unit.members,
+            steps=unit.steps,
+            checkpoints=list(unit.checkpoints),
+            on_step=progress.reporter(unit),
+            should_stop=should_stop,
+        )
+        return UnitOutput(unit, outputs, {})
     arms = [train.Arm(m.id, m.model, m.config) for m in unit.members]
     outputs = train.train_arms(
         arms,

@@ -69,7 +69,7 @@ class CardStudy:
     def units(self) -> list[Unit]:
         # every budget of the ladder is a checkpoint; the one before the last is PLATEAU_AT
         marks = ladder_steps(self.steps)
-        return [Unit(self.check.id, self.check.all_arms, self.steps, marks)]
+        return [Unit(self.check.id, self.check.all_arms, self.steps, marks, train=self.check.train)]
 
     def build(self, trained: list[UnitOutput], run_id: str, wall: float) -> CardResult:
         outputs = {k: v for part in trained for k, v in part.outputs.items()}

@@ -46,6 +46,7 @@ from posviz.lab.engine.card_inputs import (
 )
 from posviz.lab.engine.config import LabConfig, ModelConfig
 from posviz.lab.engine.results import Condition, Published  # the card types live with the results
+from posviz.lab.engine.store import _module_digest
 
 AGREES = "agrees in shape"
 DISAGREES = "does not agree in shape"
@@ -131,6 +132,11 @@ class PaperCheck:
             the training budget (:class:`Ladder`), or None.
         sizes: how the same gap moves as the model grows (:class:`SizeLadder`: its arms are
             trained in the same run, :attr:`all_arms`), or None.
+        train: for a task the engine does not draw, the check's own trainer
+            (:class:`posviz.lab.engine.run.Trainer`, a module-level function), or None for the
+            engine's; its arms' ``config`` then belongs to that task.
+        source: modules outside the engine that decide the run's numbers (the task and the
+            trainer's loop): their source is hashed into the run id.
     """
 
     id: str
@@ -147,6 +153,8 @@ class PaperCheck:
     extract: Callable[[CardArm, Mapping[int, Any]], dict[str, np.ndarray]] = field(repr=False)
     ladder: Ladder | None = None
     sizes: SizeLadder | None = None
+    train: Callable[..., Any] | None = field(default=None, repr=False)
+    source: tuple[str, ...] = ()
 
     @property
     def all_arms(self) -> tuple[CardArm, ...]:
@@ -163,7 +171,7 @@ class PaperCheck:
         arm's model and settings, the checkpoints, the inputs and the extractor that takes them
         (by name, with its settings), and the published numbers it is set against. Not its
         claim sentence, criterion, caveat or judge: those are words or judging, redone on load."""
-        return {
+        design: dict[str, object] = {
             "arms": [[a.id, a.model.to_dict(), a.config.to_dict()] for a in self.all_arms],
             # the checkpoints are part of what is stored (the budget ladder reads them)
             "checkpoints": list(ladder_steps(max(a.config.steps for a in self.all_arms))),
@@ -171,6 +179,10 @@ class PaperCheck:
             "extract": self.extract,
             "published": [(p.table, p.numbers) for p in self.published],
         }
+        if self.train is not None:  # only a check with its own task: no other id changes
+            design["train"] = self.train
+            design["source"] = [_module_digest(name) for name in self.source]
+        return design
 
     def check(self, values: Values) -> CheckOutcome:
         """The verdict on one run: ``values[arm id][input name]`` = ``(E,)`` per-seed numbers.
