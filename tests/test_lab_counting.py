@@ -5,6 +5,7 @@ run of every scheme."""
 
 from __future__ import annotations
 
+import dataclasses
 from functools import lru_cache
 
 import numpy as np
@@ -180,6 +181,75 @@ def test_the_judge_refuses_untrained_or_missing_arms() -> None:
     assert judge_counting(one_seed, FLOORS).verdict == NOT_JUDGED
 
 
+def test_the_registered_card_judges_its_stored_numbers_by_arm_with_the_same_judge() -> None:
+    from posviz.lab.studies.counting_card import AGREES, NOT_JUDGED, PUBLISHED, arm_id
+    from posviz.lab.studies.papers import GOLOVNEVA_2024
+
+    published = dict(PUBLISHED.numbers)
+    shape = _values(
+        {n: published[f"Absolute PE, {n} var"] / 100 for n in (1, 3, 5)},
+        {n: published[f"Relative PE, {n} var"] / 100 for n in (1, 3, 5)},
+    )
+    shape["nope"] = shape["learned"]  # trained and shown, not judged
+    values = {
+        arm_id(scheme, n): {"test_error": errors, "majority_error": np.full(4, FLOORS[n])}
+        for scheme, by_n in shape.items()
+        for n, errors in by_n.items()
+    }
+    assert GOLOVNEVA_2024.check(values).verdict == AGREES
+    assert {a.id for a in GOLOVNEVA_2024.arms} == set(values)
+    del values["learned_3v"]
+    assert GOLOVNEVA_2024.check(values).verdict == NOT_JUDGED
+
+
+def test_the_cards_arms_keep_the_pilot_e_setting_and_weigh_what_they_train() -> None:
+    from posviz.lab.engine.run import step_cpu_s
+    from posviz.lab.studies.counting_card import CARD_RUN
+    from posviz.lab.studies.papers import GOLOVNEVA_2024
+
+    assert (CARD_RUN.train_programs, CARD_RUN.seeds, CARD_RUN.first_seed) == (500, 5, 3)
+    assert len(GOLOVNEVA_2024.arms) == len(CARD_RUN.schemes) * 3
+    for arm in GOLOVNEVA_2024.arms:
+        run = arm.config.run
+        assert run.schemes == (arm.model.scheme,) and arm.id.endswith(f"_{run.task.variables}v")
+        assert arm.config.max_len == run.task.max_tokens == 50
+        assert step_cpu_s(arm.config) > 0
+    with pytest.raises(ValueError, match="width"):
+        dataclasses.replace(GOLOVNEVA_2024.arms[0].config, width=30)
+
+
+@pytest.mark.slow
+def test_the_card_trains_through_the_one_runner_and_is_judged_again_on_load(
+    tmp_path, monkeypatch
+) -> None:
+    """A tiny card through :func:`run_paper_check`: the runner splits its arms over two
+    threads, and every number is the one :func:`train_counting` gives the same run alone."""
+    from posviz.lab.engine.store import RunStore
+    from posviz.lab.studies import cards, papers
+    from posviz.lab.studies.counting_train import train_counting
+
+    tiny = {"seeds": 2, "steps": 4, "width": 8, "heads": 2, "layers": 1, "batch": 8}
+    arms = tuple(
+        dataclasses.replace(a, config=dataclasses.replace(a.config, eval_batch=16, **tiny))
+        for a in papers.GOLOVNEVA_2024.arms
+    )
+    check = dataclasses.replace(papers.GOLOVNEVA_2024, arms=arms)
+    monkeypatch.setitem(papers.PAPER_CHECKS, check.id, check)
+    reports = []
+    card = cards.run_paper_check(check.id, store=RunStore(tmp_path), on_progress=reports.append)
+    assert card.run_id == cards.card_run_id(check) != cards.card_run_id(papers.GOLOVNEVA_2024)
+    assert set(card.inputs) == {a.id for a in arms} and reports[-1].step == 4
+    assert card.verdict in (papers.AGREES, papers.DISAGREES, papers.NOT_JUDGED)
+    alone = train_counting(
+        dataclasses.replace(arms[0].config.run, schemes=("learned", "t5", "rope", "nope")),
+        marks=(1, 2, 3, 4),
+    )
+    assert card.inputs["t5_1v"]["test_error"] == tuple(alone.error["t5"][:, -1])
+    assert card.inputs["rope_1v"]["majority_error"] == tuple(alone.majority)
+    again = RunStore(tmp_path).load_card(card.run_id, judge=cards.rejudge_card)
+    assert (again.verdict, again.reason, again.inputs) == (card.verdict, card.reason, card.inputs)
+
+
 def test_the_published_numbers_are_table_3_as_the_figure_prints_it() -> None:
     from posviz.lab.studies.counting_card import FIGURE, PUBLISHED
 
@@ -213,7 +283,7 @@ def _ids_with(monkeypatch, edited: str | None) -> dict[str, str]:
     monkeypatch.setattr(store_module, "read_source", read)
     store_module.clear_code_caches()
     try:
-        ids = {"counting": counting_run_id()}
+        ids = {"counting": counting_run_id()}  # the registered card's, by its own function
         ids |= {q.id: RunStore().run_id(q, q.default) for q in QUESTIONS.values()}
         return ids | {c.id: card_run_id(c) for c in PAPER_CHECKS.values()}
     finally:
@@ -224,5 +294,7 @@ def _ids_with(monkeypatch, edited: str | None) -> dict[str, str]:
 def test_editing_the_task_changes_the_counting_id_and_no_other(monkeypatch, edited) -> None:
     before = _ids_with(monkeypatch, None)
     after = _ids_with(monkeypatch, edited)
-    assert {k for k in before if after[k] != before[k]} == {"counting"}
-    assert _ids_with(monkeypatch, "counting_card.py") == before  # words and judging: no retrain
+    assert {k for k in before if after[k] != before[k]} == {"counting", "golovneva_2024"}
+    assert before["counting"] == before["golovneva_2024"]
+    for words in ("counting_card.py", "papers.py"):  # claim, criterion, judge: no retrain
+        assert _ids_with(monkeypatch, words) == before

@@ -29,7 +29,7 @@ import pandas as pd
 
 from posviz import jobs
 from posviz.charts.lab import live_loss_spec
-from posviz.charts.style import series_colors
+from posviz.charts.style import PALETTE, series_colors
 from posviz.lab.engine import sweep
 from posviz.lab.engine.config import LabConfig
 from posviz.lab.engine.results import Progress
@@ -205,6 +205,12 @@ def card_plan(check_id: str) -> RunPlan:
     check = paper_check(check_id)
     arms = check.all_arms  # the size ladder's arms train in the same run (drawn: the check's)
     labels = [a.label for a in check.arms]
+    if len(labels) > len(PALETTE):  # more arms than colours (a scheme at several tasks):
+        schemes = list(dict.fromkeys(a.model.scheme for a in check.arms))  # one per scheme
+        by_scheme = dict(zip(schemes, series_colors(schemes), strict=True))
+        colors = {a.label: by_scheme[a.model.scheme] for a in check.arms}
+    else:
+        colors = dict(zip(labels, series_colors(labels), strict=True))
     return RunPlan(
         models=sum(a.config.seeds for a in arms),
         instances=len(arms),
@@ -213,7 +219,7 @@ def card_plan(check_id: str) -> RunPlan:
         estimate_s=_estimate([a.config for a in arms]),
         work=_work([a.config for a in arms]),
         steps=max(a.config.steps for a in arms),
-        colors=dict(zip(labels, series_colors(labels), strict=True)),
+        colors=colors,
     )
 
 

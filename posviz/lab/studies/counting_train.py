@@ -18,9 +18,11 @@ The model is a causal decoder; only the answer counts (the paper's ``--train-on 
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import torch
@@ -28,6 +30,7 @@ import torch
 from posviz.encodings.families import lab_mechanism
 from posviz.lab.engine.config import ModelConfig
 from posviz.lab.engine.model import LabModel, Member
+from posviz.lab.engine.results import LabStopped
 from posviz.lab.engine.tasks import Batch
 from posviz.lab.engine.train import masked_loss, use_one_thread
 from posviz.lab.studies.counting import (
@@ -38,19 +41,23 @@ from posviz.lab.studies.counting import (
     TRAIN_STREAM,
     CountingRun,
     counting_rng,
+    majority_error,
     make_batch,
+    positions_and_answers,
 )
 
 
 @dataclass(frozen=True)
 class CountingOutput:
-    """Held-out test error and loss per scheme, ``(seeds, checkpoints)``, and the wall time."""
+    """Held-out test error and loss per scheme, ``(seeds, checkpoints)``, the commonest-answer
+    error of each seed's held-out programs ``(seeds,)``, and the wall time."""
 
     run: CountingRun
     checkpoint_steps: tuple[int, ...]
     error: dict[str, np.ndarray]
     loss: dict[str, np.ndarray]
     seconds: float
+    majority: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     def final_error(self, scheme: str) -> np.ndarray:
         """``(seeds,)`` test error at the last checkpoint."""
@@ -103,14 +110,18 @@ class _Pool:
 def train_counting(
     run: CountingRun,
     *,
-    on_step: Callable[[int, int], None] | None = None,
+    on_step: Callable[[int, int, dict[str, float]], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
+    marks: Sequence[int] | None = None,
 ) -> CountingOutput:
-    """Train every scheme × seed of ``run`` and read the held-out error at the checkpoints.
+    """Train every scheme × seed of ``run`` and read the held-out error at the checkpoints
+    (``marks``: these steps; default ``run.checkpoints`` evenly spaced, the last at the end).
+    ``on_step(step, steps, losses)`` after every step, ``losses`` each scheme's training loss
+    (mean over its seeds).
 
     Raises:
         ValueError: a bad run (the message names the setting).
-        RuntimeError: ``should_stop()`` returned true (nothing is returned).
+        LabStopped: ``should_stop()`` returned true (nothing is returned).
     """
     use_one_thread()  # as every lab run: on a shared 2-core box a second thread is ruinous
     members, slices = _members(run)
@@ -123,7 +134,11 @@ def train_counting(
     held = [make_batch(run.task, counting_rng(s, EVAL_STREAM, run.task.variables), run.eval_size)
             for s in seeds]  # fmt: skip
     held_tensors = _tensors(held, member_seed)
-    marks = sorted({round(run.steps * (i + 1) / run.checkpoints) for i in range(run.checkpoints)})
+    if marks is None:
+        marks = [round(run.steps * (i + 1) / run.checkpoints) for i in range(run.checkpoints)]
+    marks = sorted(set(marks))
+    if not marks or marks[0] < 1 or marks[-1] > run.steps:
+        raise ValueError(f"checkpoints {marks} must lie in 1 … {run.steps}.")
     errors, losses = [], []
     start = time.perf_counter()
 
@@ -137,7 +152,7 @@ def train_counting(
 
     for step in range(1, run.steps + 1):
         if should_stop is not None and should_stop():
-            raise RuntimeError(f"Stopped at step {step - 1} of {run.steps}.")
+            raise LabStopped(f"Stopped at step {step - 1} of {run.steps}.")
         if pools is None:
             batches = [make_batch(run.task, rng, run.batch) for rng in streams]
         else:
@@ -150,7 +165,8 @@ def train_counting(
         if step in marks:
             evaluate()
         if on_step is not None:
-            on_step(step, run.steps)
+            per_member = loss.detach().numpy()
+            on_step(step, run.steps, {k: float(per_member[v].mean()) for k, v in slices.items()})
     error, heldout_loss = np.stack(errors, axis=1), np.stack(losses, axis=1)
     return CountingOutput(
         run=run,
@@ -158,4 +174,77 @@ def train_counting(
         error={s: error[slices[s]] for s in run.schemes},
         loss={s: heldout_loss[slices[s]] for s in run.schemes},
         seconds=time.perf_counter() - start,
+        majority=np.array([majority_error(positions_and_answers(b)[1]) for b in held]),
     )
+
+
+@dataclass(frozen=True)
+class CardHeldOut:
+    """One card arm's held-out numbers at its programs' length: ``error``, ``loss`` and
+    ``accuracy`` (1 − error) ``(seeds, checkpoints)``, ``majority`` ``(seeds,)``."""
+
+    error: np.ndarray
+    loss: np.ndarray
+    accuracy: np.ndarray
+    majority: np.ndarray
+
+
+@dataclass(frozen=True)
+class CardArmOutput:
+    """What the one runner's card build reads of an arm: ``heldout[length]``."""
+
+    heldout: dict[int, CardHeldOut]
+
+
+def train_card_arms(
+    members: Sequence[Any],
+    *,
+    steps: int,
+    checkpoints: Sequence[int],
+    on_step: Callable[[int, int, dict[str, float]], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> dict[str, CardArmOutput]:
+    """The counting card's trainer for the lab's one runner (:attr:`posviz.lab.engine.run.Unit.
+    train`): the members (card arms whose ``config.run`` is a one-scheme :class:`CountingRun`)
+    grouped by task, each group one :func:`train_counting` call, in order. A member's numbers do
+    not depend on the group it shares (each scheme × seed is its own member: own weights, its
+    seed's batches), so the runner may split the members between threads.
+
+    Raises:
+        ValueError: members of one task whose runs differ in anything but the scheme.
+        LabStopped: ``should_stop()`` returned true.
+    """
+    groups: dict[CountingRun, list[Any]] = {}
+    for member in members:
+        run = member.config.run
+        key = dataclasses.replace(run, schemes=("learned",))  # the group: all but the scheme
+        groups.setdefault(key, []).append(member)
+    total = sum(len(g) * key.seeds for key, g in groups.items()) * steps
+    done, out = 0, {}
+    for key, group in groups.items():
+        run = dataclasses.replace(
+            key, schemes=tuple(m.config.run.schemes[0] for m in group), steps=steps
+        )
+        size = len(group) * run.seeds
+        ids = {m.config.run.schemes[0]: m.id for m in group}
+
+        def step_done(
+            step: int,
+            _total: int,
+            losses: dict[str, float],
+            base: int = done,
+            size: int = size,
+            ids: dict[str, str] = ids,
+        ) -> None:
+            if on_step is not None:
+                on_step(base + step * size, total, {ids[k]: v for k, v in losses.items()})
+
+        trained = train_counting(run, on_step=step_done, should_stop=should_stop, marks=checkpoints)
+        done += steps * size
+        length = run.task.max_tokens
+        for member in group:
+            scheme = member.config.run.schemes[0]
+            error = trained.error[scheme]
+            held = CardHeldOut(error, trained.loss[scheme], 1.0 - error, trained.majority)
+            out[member.id] = CardArmOutput({length: held})
+    return out
