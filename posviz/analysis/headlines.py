@@ -26,6 +26,7 @@ from posviz.analysis.provenance import Provenance, formula
 from posviz.analysis.provenance import measured as measured_beside
 from posviz.analysis.sincos import rotation_check_of
 from posviz.analysis.stats import cosine_similarity_matrix, shift_similarity
+from posviz.analysis.table_numbers import SHIFT_BUDGET
 from posviz.encodings.rope import pair_regimes
 from posviz.encodings.sinusoidal import Layout, sinusoid_wavelengths
 from posviz.encodings.t5 import t5_relative_bucket
@@ -159,9 +160,11 @@ def sinusoid_verdict(
 
     The rotation is checked for ``k = 1`` on every consecutive pair of the ``n_positions`` rows
     shown (:func:`~posviz.analysis.sincos.rotation_check_of`); the similarity's dependence on
-    ``p`` is the widest spread over ``p`` of ``cos(PE(p), PE(p+k))`` for ``k < n`` (0 up to float
-    rounding for a sinusoid). Why both sin and cos: ``sin a = sin(π − a)`` (Vaswani et al. 2017,
-    §3.5 for the rotation; :mod:`posviz.analysis.sincos`).
+    ``p`` is the widest spread over ``p`` of ``cos(PE(p), PE(p+k))``, for ``k`` up to 64 (fewer
+    where that would pass :data:`~posviz.analysis.table_numbers.SHIFT_BUDGET` multiply-adds:
+    ``k ≤ 2`` on an 8192 × 8192 table; 0 up to float rounding for a sinusoid). Why both sin and
+    cos: ``sin a = sin(π − a)`` (Vaswani et al. 2017, §3.5 for the rotation;
+    :mod:`posviz.analysis.sincos`).
     """
     n_positions = len(table) if n_positions is None else int(n_positions)
     d_model = np.shape(table)[1]
@@ -176,7 +179,8 @@ def sinusoid_verdict(
         "rotation_error": check.pair_error,
     }
     if n_positions >= 2:
-        shifts = shift_similarity(table[:n_positions], min(n_positions - 1, 64))
+        reach = min(n_positions - 1, 64, max(1, SHIFT_BUDGET // (n_positions * d_model)))
+        shifts = shift_similarity(table[:n_positions], reach)
         numbers["similarity_spread_over_p"] = float(np.nanmax(shifts.max - shifts.min))
     sentence = (
         "Every position gets its own set of clock hands, so only distance sets similarity. "

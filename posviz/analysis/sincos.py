@@ -72,15 +72,21 @@ def rotation_matrix(omega: np.ndarray, shift: float) -> np.ndarray:
 def shift_by_rotation(
     table: np.ndarray, shift: int, *, base: float = 10000.0, layout: Layout = "interleaved"
 ) -> np.ndarray:
-    """``R(k) · PE(p)`` for every row ``p`` of a sinusoid ``table`` (same shape, float64)."""
+    """``R(k) · PE(p)`` for every row ``p`` of a sinusoid ``table`` (same shape, float64).
+
+    Each pair turns by ``ω_i k``: ``sin' = cos(ω_i k)·sin + sin(ω_i k)·cos`` and
+    ``cos' = −sin(ω_i k)·sin + cos(ω_i k)·cos`` (:func:`rotation_matrix`'s rows, applied column
+    by column: no ``(n, pairs, 2)`` stack, so an 8192 × 8192 table needs no extra copies of it).
+    """
     table = np.asarray(table, dtype=np.float64)
     d = table.shape[1]
     sin_cols, cos_cols = pair_columns(d, layout=layout)
     rotation = rotation_matrix(sinusoid_frequencies(d, base=base, layout=layout), shift)
-    pairs = np.stack([table[:, sin_cols], table[:, cos_cols]], axis=-1)  # (n, pairs, 2)
-    turned = np.einsum("kij,nkj->nki", rotation, pairs)
+    c, s = rotation[:, 0, 0], rotation[:, 0, 1]
+    sines, cosines = table[:, sin_cols], table[:, cos_cols]
     out = np.empty_like(table)
-    out[:, sin_cols], out[:, cos_cols] = turned[..., 0], turned[..., 1]
+    out[:, sin_cols] = c * sines + s * cosines
+    out[:, cos_cols] = c * cosines - s * sines
     return out
 
 
