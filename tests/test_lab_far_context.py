@@ -207,3 +207,122 @@ def test_fieller_endpoints_are_where_the_paired_test_of_a_minus_rho_b_just_rejec
     for rho in (r.low, r.high):
         d = paired_difference(a - rho * b, np.zeros(6))
         assert math.isclose(d.p_value, 0.05, abs_tol=1e-6)
+
+
+# --------------------------------------------------------------------------- the paper card
+
+WOBBLE = np.array([-1.0, 0.0, 1.0]) * 0.01
+
+
+def _card_values(usable: dict[str, float], lost: float, evaluation_only: float) -> dict:
+    """Per-seed mid-range losses of every card arm (3 seeds): full 4.19, no information
+    ``4.19 + usable``, trained-shuffled ``full + lost``, evaluation-only ``full + evaluation_only``
+    (the paper's Fig. 2a / 4a in bits: usable 0.26, lost 0.10, evaluation-only 0.22)."""
+    from posviz.lab.studies.far_context_card import arm_id
+
+    out = {}
+    for scheme, gain in usable.items():
+        full = 4.19 + WOBBLE
+        own = {"full": full, "noinfo": full + gain + WOBBLE[::-1],
+               "shuffle_all": full + (lost if gain > 0 else 0.0)}  # fmt: skip
+        for condition, mid in own.items():
+            shuffled = full + evaluation_only if condition == "full" else mid
+            out[arm_id(scheme, condition)] = {"mid": mid, "long": mid, "mid_shuffled": shuffled}
+    return out
+
+
+def test_the_card_agrees_with_the_papers_own_numbers_and_leaves_out_a_scheme_without_any() -> None:
+    from posviz.lab.studies.papers import AGREES, OCONNOR_2021
+
+    values = _card_values({"nope": -0.08, "learned": 0.26, "rope": 0.26}, 0.10, 0.22)
+    outcome = OCONNOR_2021.check(values)
+    assert outcome.verdict == AGREES, outcome.text()
+    judged = [c for c in outcome.conditions if c.numbers]
+    assert len(judged) == 6 and all(c.holds for c in judged)
+    assert "38 %" in judged[0].text  # 0.10 of 0.26 (the rounded bars; the paper's 41 % unrounded)
+    assert any(c.text.startswith("no positions (NoPE) is left out") for c in outcome.conditions)
+
+
+@pytest.mark.parametrize(
+    ("lost", "evaluation_only", "fails"),
+    [(0.26, 0.30, 1), (0.0, 0.22, 0), (0.10, 0.10, 2)],  # loses all / none / eval-only no worse
+)
+def test_the_card_fails_each_condition_it_states(lost, evaluation_only, fails) -> None:
+    from posviz.lab.studies.papers import DISAGREES, OCONNOR_2021
+
+    values = _card_values({"nope": 0.26, "learned": 0.26, "rope": 0.26}, lost, evaluation_only)
+    outcome = OCONNOR_2021.check(values)
+    assert outcome.verdict == DISAGREES
+    assert [not c.holds for c in outcome.conditions[:3]] == [i == fails for i in range(3)]
+
+
+def test_the_card_is_not_judged_when_the_far_context_gives_nothing() -> None:
+    from posviz.lab.studies.papers import NOT_JUDGED, OCONNOR_2021
+
+    values = _card_values({"nope": -0.08, "learned": 0.0, "rope": 0.001}, 0.10, 0.22)
+    outcome = OCONNOR_2021.check(values)
+    assert outcome.verdict == NOT_JUDGED and "no scheme usable information" in outcome.reason
+    del values["rope_noinfo"]
+    assert OCONNOR_2021.check(values).verdict == NOT_JUDGED
+
+
+def _ids_with(monkeypatch, edited: str | None) -> dict[str, str]:
+    """Every registered study's run id when the hashed source of ``edited`` has one more line."""
+    from posviz.lab import QUESTIONS, RunStore
+    from posviz.lab.engine import store as store_module
+    from posviz.lab.studies.cards import card_run_id
+    from posviz.lab.studies.papers import PAPER_CHECKS
+
+    monkeypatch.undo()
+    real = store_module.read_source
+
+    def read(file):
+        text = real(file)
+        return text + b"\n# an edit\n" if edited and file.name == edited else text
+
+    monkeypatch.setattr(store_module, "read_source", read)
+    store_module.clear_code_caches()
+    try:
+        ids = {q.id: RunStore().run_id(q, q.default) for q in QUESTIONS.values()}
+        return ids | {c.id: card_run_id(c) for c in PAPER_CHECKS.values()}
+    finally:
+        store_module.clear_code_caches()
+
+
+@pytest.mark.parametrize("edited", ["far_context.py", "far_context_train.py"])
+def test_editing_the_windows_or_the_loop_retrains_this_card_and_nothing_else(monkeypatch, edited):
+    before = _ids_with(monkeypatch, None)
+    after = _ids_with(monkeypatch, edited)
+    assert {k for k in before if after[k] != before[k]} == {"oconnor_2021"}
+    assert _ids_with(monkeypatch, "far_context_card.py") == before  # words and judging
+
+
+@pytest.mark.slow
+def test_the_card_trains_through_the_one_runner_and_a_split_changes_no_number(
+    tmp_path, monkeypatch
+) -> None:
+    import dataclasses
+
+    from posviz.lab.engine.store import RunStore
+    from posviz.lab.studies import cards, papers
+    from posviz.lab.studies.far_context_train import train_card_arms
+
+    tiny = {"seeds": 2, "steps": 4, "width": 8, "batch": 4, "eval_batch": 8, "far": 8, "near": 8}
+    arms = tuple(
+        dataclasses.replace(a, config=dataclasses.replace(a.config, **tiny))
+        for a in papers.OCONNOR_2021.arms
+    )
+    check = dataclasses.replace(papers.OCONNOR_2021, arms=arms)
+    monkeypatch.setitem(papers.PAPER_CHECKS, check.id, check)
+    reports = []
+    card = cards.run_paper_check(check.id, store=RunStore(tmp_path), on_progress=reports.append)
+    assert set(card.inputs) == {a.id for a in arms} and reports[-1].step == 4
+    alone = train_card_arms(arms, steps=4, checkpoints=(1, 2, 3, 4))  # one call, no split
+    for arm in ("rope_full", "nope_noinfo", "learned_shuffle_all"):
+        assert card.inputs[arm]["mid"] == tuple(alone[arm].heldout[16].mid[:, -1])
+    full = alone["rope_full"].heldout[16]
+    assert not np.array_equal(full.mid, full.mid_shuffled)  # the far context is read
+    none = alone["rope_noinfo"].heldout[16]
+    assert np.array_equal(none.mid, none.mid_shuffled)  # no far context: nothing to shuffle
+    again = RunStore(tmp_path).load_card(card.run_id, judge=cards.rejudge_card)
+    assert (again.verdict, again.inputs) == (card.verdict, card.inputs)

@@ -47,7 +47,7 @@ from posviz.lab.engine.card_inputs import (
 from posviz.lab.engine.config import LabConfig, ModelConfig
 from posviz.lab.engine.results import Condition, Published  # the card types live with the results
 from posviz.lab.engine.store import _module_digest
-from posviz.lab.studies import counting_card
+from posviz.lab.studies import counting_card, far_context, far_context_card
 
 AGREES = "agrees in shape"
 DISAGREES = "does not agree in shape"
@@ -1123,8 +1123,50 @@ GOLOVNEVA_2024 = PaperCheck(
     source=counting_card.TASK_MODULES,
 )
 
+OCONNOR_2021 = PaperCheck(
+    id=far_context_card.CARD_ID,
+    reference="oconnor_2021",
+    claim=(
+        "A language model trained with its far context's words shuffled loses part, not all, "
+        "of the information that context gives (41% in the mid range), and the same shuffle "
+        "applied at evaluation time only to a model trained on intact text costs more."
+    ),
+    claim_read_at=far_context.PDF,
+    published=far_context.FIGURE_2 + far_context.FIGURE_4,
+    published_note=None,
+    arms=tuple(
+        CardArm(arm_id, label, ModelConfig(kind="decoder", scheme=scheme), config)  # type: ignore[arg-type]
+        for arm_id, label, scheme, config in far_context_card.card_arms()
+    ),
+    inputs=far_context_card.INPUTS,
+    criterion=far_context_card.CRITERION,
+    caveat=(
+        "The lab's run is far smaller than the paper's: 2-layer, width-32 character LMs on the "
+        "KJV text with 16 far and 16 near characters (the paper: GPT-2-sized models on "
+        "WikiText-103, 512 + 512 tokens). At this scale the far context's 16 characters sit "
+        'right before the near part\'s first targets, so "far" is not far, and the long range '
+        "gains nothing in the pilot (scripts/pilot_far_context.py), so the paper's long-range "
+        "84% cannot be tested. The evaluation-only model is the full model itself (the paper "
+        "trained it with random padding). Losses are in nats per character, the paper's in "
+        "bits per token: only the shape is compared."
+    ),
+    judge=far_context_card.judge_card,
+    extract=far_context_card.far_inputs,
+    ladder=Ladder(
+        what="RoPE's usable information in the mid range (no information − full), by budget",
+        a="rope_noinfo",
+        b="rope_full",
+        name="mid",
+        ratio=False,
+        toward=1,
+        published_trend="The paper reports trained models only, not a budget series.",
+    ),
+    train=far_context_card.train_card_arms,
+    source=far_context_card.TASK_MODULES,
+)
+
 PAPER_CHECKS: dict[str, PaperCheck] = {
-    c.id: c for c in (PRESS_2022, HAVIV_2022, KAZEMNEJAD_2023, GOLOVNEVA_2024)
+    c.id: c for c in (PRESS_2022, HAVIV_2022, KAZEMNEJAD_2023, GOLOVNEVA_2024, OCONNOR_2021)
 }
 
 
