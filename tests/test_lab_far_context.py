@@ -326,3 +326,32 @@ def test_the_card_trains_through_the_one_runner_and_a_split_changes_no_number(
     assert np.array_equal(none.mid, none.mid_shuffled)  # no far context: nothing to shuffle
     again = RunStore(tmp_path).load_card(card.run_id, judge=cards.rejudge_card)
     assert (again.verdict, again.inputs) == (card.verdict, card.inputs)
+
+
+def check_card_numbers(card) -> None:
+    """The registered far-context card's numbers as docs/benchmarks.md quotes them (3 seeds,
+    1,200 steps, far = near = 16): the learned table meets all three conditions, RoPE keeps
+    none of the far context once trained shuffled (by its interval), NoPE is left out."""
+    from posviz.lab.studies.papers import OCONNOR_2021
+
+    values = {a: {k: np.asarray(v) for k, v in by.items()} for a, by in card.inputs.items()}
+    usable = {
+        s: float(np.mean(values[f"{s}_noinfo"]["mid"] - values[f"{s}_full"]["mid"]))
+        for s in ("nope", "learned", "rope")
+    }
+    assert np.allclose(list(usable.values()), [-0.076, 0.162, 0.162], atol=0.0015), usable
+    outcome = OCONNOR_2021.check(values)
+    assert [c.holds for c in outcome.conditions] == [True, True, True, True, False, True, True]
+    estimates = [c.numbers["estimate"] for c in outcome.conditions if c.numbers]
+    assert np.allclose(estimates, [0.114, 0.048, 0.128, 0.142, 0.020, 0.107], atol=0.0015)
+    assert card.verdict == "does not agree in shape"
+
+
+@pytest.mark.slow
+@pytest.mark.answers
+def test_the_far_context_card_is_what_the_docs_say(tmp_path) -> None:
+    """About 100 s on 2 quiet cores (140 CPU-s)."""
+    from posviz.lab.engine.store import RunStore
+    from posviz.lab.studies.cards import run_paper_check
+
+    check_card_numbers(run_paper_check("oconnor_2021", store=RunStore(tmp_path)))
