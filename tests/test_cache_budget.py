@@ -96,13 +96,14 @@ def test_value_nbytes_counts_shared_buffers_once_and_views_by_base() -> None:
 
 # --- a real server under the issue's attack ---------------------------------------------------
 
-BUDGET_MB = 40
+BUDGET_MB = 20
 #: What one run may still hold when it ends, on top of the cache: the session's last table and
 #: chart while Streamlit keeps the session, allocator slack, imported modules warmed by the run.
-SLACK_MB = 60
-#: 6 links of 38 MB: without the budget they would keep about 226 MB, 2.3× the 100 MB allowed
+SLACK_MB = 50
+ROWS = 4096
+#: 7 links of 19 MB: without the budget they would keep about 130 MB, 1.9× the 70 MB allowed
 #: below (the budget plus the slack), so the test fails for a cache that keeps every table.
-LINKS = 6
+LINKS = 7
 
 
 def _rss_mb(pid: int) -> float:
@@ -116,13 +117,13 @@ def heavy_link(i: int) -> str:
     """The issue's link (hub box, synthetic table, a new revision each time), with a new shape.
 
     A new shape defeats any cache (a new revision alone no longer makes a new entry); each table
-    is 8192 × (1152 − 2i) float32 ≈ 38 MB. The server runs with a fixed 1-MB mmap threshold
+    is 4096 × (1152 − 2i) float32 ≈ 19 MB. The server runs with a fixed 1-MB mmap threshold
     (see :func:`measure_attack`), so a freed table goes back to the system and RSS measures what
-    is kept: +29 MB with the 40-MB budget, +245 MB with a 4,000-MB one (this test fails).
+    is kept: +33 MB with the 20-MB budget, +161 MB with a 4,000-MB one (this test fails).
     """
     return (
         "lrn_cmp=false&lrn_a_src=hub&lrn_a_hub=other%E2%80%A6"
-        f"&lrn_a_id=sinusoidal%3A8192x{1152 - 2 * i}&lrn_a_rev=r{i}&lrn_view=heatmap"
+        f"&lrn_a_id=sinusoidal%3A{ROWS}x{1152 - 2 * i}&lrn_a_rev=r{i}&lrn_view=heatmap"
     )
 
 
@@ -176,7 +177,7 @@ def test_heavy_links_stay_within_the_byte_budget():
     report = measure_attack(ROOT, budget_mb=BUDGET_MB, links=LINKS)
     print(report)
     assert report["problems"] == 0, report
-    # before the byte budget, each link kept its table: 6 × 38 MB ≈ 226 MB on top of the baseline
+    # before the byte budget, each link kept its table: 7 × 19 MB ≈ 130 MB on top of the baseline
     assert report["after_mb"] < report["baseline_mb"] + BUDGET_MB + SLACK_MB, report
 
 
