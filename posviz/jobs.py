@@ -81,6 +81,38 @@ def running() -> int:
         return len(_running)
 
 
+#: a running job's share done before its remaining time is extrapolated from its pace so far
+ESTIMATE_AFTER = 0.05
+
+
+def wait_text(step: str, fraction: float, elapsed: float, *, beside: int | None = None) -> str:
+    """What a page shows while its heavy job runs: the step, the time elapsed, the time left at
+    the pace so far (once :data:`ESTIMATE_AFTER` of it is done), the other heavy jobs sharing
+    the cores (``beside``, default :func:`running` − 1: the lab's warm-up or another page's
+    computation) and, when the 1-minute load average is above the cores, that the machine is
+    busy — so a promise made before the job started is not the last word on a slow visit."""
+    parts = [f"{elapsed:.0f} s elapsed"]
+    if fraction >= ESTIMATE_AFTER and elapsed >= 1:
+        left = elapsed * (1 - min(fraction, 1.0)) / fraction
+        minutes = f"about {left / 60:.0f} min left"
+        parts.append(f"about {left:.0f} s left" if left < 120 else minutes)
+    others = max(running() - 1, 0) if beside is None else beside
+    if others:
+        parts.append(f"{others} other heavy job{'s' * (others > 1)} (the lab's warm-up or another "
+                     "page) share the cores")  # fmt: skip
+    cores, load = os.cpu_count() or 1, _load_average()
+    if load > cores:
+        parts.append(f"slower than usual: the machine is busy (load {load:.1f} on {cores} cores)")
+    return f"{step} ({'; '.join(parts)})"
+
+
+def _load_average() -> float:
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return 0.0
+
+
 @contextmanager
 def job_slot(
     kind: str,

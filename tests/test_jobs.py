@@ -592,3 +592,21 @@ def test_replicas_asking_for_one_lab_run_train_it_once(tmp_path: Path) -> None:
     assert events.count("training") == 1 and events.count("claimed") == 1, events
     entries = [p for p in tmp_path.iterdir() if p.is_dir() and not p.name.startswith(".")]
     assert [p.name for p in entries] == [answers[0].split()[0]]
+
+
+def test_a_running_jobs_wait_text_says_time_left_what_shares_the_cores_and_a_busy_machine(
+    monkeypatch,
+):
+    monkeypatch.setattr(jobs.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(jobs.os, "getloadavg", lambda: (1.0, 1.0, 1.0))
+    early = jobs.wait_text("Dequantising", 0.01, 30.0, beside=0)
+    assert early == "Dequantising (30 s elapsed)"  # too little done to extrapolate a pace
+    quarter = jobs.wait_text("Window 64", 0.25, 40.0, beside=0)
+    assert "about 120 s left" not in quarter and "about 2 min left" in quarter  # 40 × 3
+    assert "about 30 s left" in jobs.wait_text("Window 64", 0.5, 30.0, beside=0)
+    shared = jobs.wait_text("Window 64", 0.5, 30.0, beside=2)
+    assert "2 other heavy jobs (the lab's warm-up or another page) share the cores" in shared
+    assert "busy" not in shared
+    monkeypatch.setattr(jobs.os, "getloadavg", lambda: (4.5, 4.0, 3.0))
+    busy = jobs.wait_text("Window 64", 0.5, 30.0, beside=0)
+    assert busy.endswith("slower than usual: the machine is busy (load 4.5 on 2 cores))")

@@ -13,7 +13,7 @@ from posviz.analysis.inside_models import cached_windows, inside_all_windows, wi
 from posviz.analysis.probe_numbers import queue_text
 from posviz.analysis.rope_usage import FrequencyUsage
 from posviz.analysis.rope_usage_source import source_frequency_usage
-from posviz.jobs import JobCancelled
+from posviz.jobs import JobCancelled, wait_text
 from posviz.settings import settings
 from posviz.ui.cache import cached_data
 from posviz.ui.compat import this_session_gone
@@ -30,8 +30,8 @@ def _heavy(what: str, run: functools.partial) -> Any:
         slot.info(queue_text(position, what=f"Computing {what}", slots=settings().max_jobs))
 
     def progress(fraction: float, step: str) -> None:
-        elapsed = f"{time.monotonic() - start:.0f} s elapsed"
-        bar.progress(min(max(fraction, 0.0), 1.0), text=f"{step} ({elapsed})")
+        text = wait_text(step, fraction, time.monotonic() - start)
+        bar.progress(min(max(fraction, 0.0), 1.0), text=text)
 
     try:
         return run(on_wait=on_wait, should_stop=this_session_gone, progress=progress)
