@@ -66,6 +66,8 @@ class LabJob:
     run_id: str
     plan: RunPlan
     store_root: str
+    #: whether a visitor may stop it (not the server's own warm-up: its answers are everyone's)
+    stoppable: bool = True
     lock: threading.Lock = field(default_factory=threading.Lock)
     stop_event: threading.Event = field(default_factory=threading.Event)
     state: str = STARTING
@@ -181,8 +183,10 @@ def start_job(
     *,
     store_root: str,
     work: Callable[[LabJob], None],
+    stoppable: bool = True,
 ) -> LabJob:
-    """Start a worker running ``work(job)`` for ``run_id``, or join the one already running.
+    """Start a worker running ``work(job)`` for ``run_id``, or join the one already running
+    (``stoppable``: whether a page shows its Stop button; the warm-up's runs have none).
 
     A finished or stopped job of the same id is replaced by a fresh one (the store decides
     whether that means training again or loading the stored result).
@@ -193,7 +197,7 @@ def start_job(
             del _JOBS[key]  # their results live on in the store
         job = _JOBS.get((store_root, run_id))
         if job is None or job.finished:
-            job = LabJob(run_id, plan, store_root)
+            job = LabJob(run_id, plan, store_root, stoppable=stoppable)
             _JOBS[(store_root, run_id)] = job
             job.thread = threading.Thread(
                 target=work, args=(job,), name=f"posviz-lab-{run_id[:12]}", daemon=True
@@ -339,7 +343,10 @@ class Warmup:
                 continue
             with self.lock:
                 self.current = study
-            job = start_job(study.run_id, study.plan, store_root=self.store_root, work=study.work)
+            job = start_job(
+                study.run_id, study.plan, store_root=self.store_root, work=study.work,
+                stoppable=False,
+            )  # fmt: skip
             if job.thread is not None:
                 job.thread.join()
             view = job.snapshot()

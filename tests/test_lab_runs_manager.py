@@ -82,6 +82,7 @@ def test_stop_stops_a_run_and_nothing_is_stored(tmp_path, pace) -> None:
         work=runs._work(train),
     )  # fmt: skip
     assert trained.wait(WAIT_S)
+    assert job.stoppable  # a visitor's run: its page shows Stop
     job.stop()
     job.thread.join(WAIT_S)
     view = job.snapshot()
@@ -114,6 +115,8 @@ def test_the_warm_up_stores_every_study_cheapest_first_and_says_how_far_it_is(
     assert (after.stored, after.total, after.failed, after.text()) == (2, 2, {}, "")
     store = RunStore(tmp_path)
     assert all(store.exists(s.run_id) for s in studies)
+    # the warm-up's answers are everyone's: no visitor gets a Stop button for them
+    assert not any(runs.get_job(str(tmp_path), s.run_id).stoppable for s in studies)
 
 
 def test_the_real_warm_up_covers_every_default_answer_and_paper_check() -> None:

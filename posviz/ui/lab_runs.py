@@ -36,7 +36,7 @@ def watch(store_root: str, run_id: str, key_prefix: str) -> None:
     if snap.state in (DONE, STOPPED, FAILED):
         st.rerun(scope="app")  # the whole page now shows the result (or why there is none)
     st.progress(snap.live.fraction, text=snap.live.text(job.plan))
-    if st.button("Stop", key=f"{key_prefix}stop", icon=":material/stop:"):
+    if job.stoppable and st.button("Stop", key=f"{key_prefix}stop", icon=":material/stop:"):
         job.stop()
         st.info("Stopping after the current step…")
     if len(snap.live.curves):
