@@ -111,6 +111,7 @@ def judge_counting(values: Values, floors: Mapping[int, float]) -> CheckOutcome:
     ``floors[variables]`` the commonest-answer error of that task's held-out programs
     (:func:`posviz.lab.studies.counting.majority_error`). Never raises for bad numbers: a
     missing arm, one seed or NaN gives :data:`NOT_JUDGED` with the reason."""
+    # lazy: papers imports this module (a cycle at import time)
     from posviz.lab.studies.papers import CheckOutcome
 
     for scheme in (ABSOLUTE, *RELATIVE):
@@ -275,6 +276,7 @@ def card_arms(run: CountingRun = CARD_RUN) -> tuple[tuple[str, str, str, ArmConf
 def train_card_arms(members, **kwargs):
     """The card's trainer (:func:`posviz.lab.studies.counting_train.train_card_arms`), imported
     when it trains (torch is heavy; listing and judging cards needs none)."""
+    # lazy: torch, only when the card trains
     from posviz.lab.studies import counting_train
 
     return counting_train.train_card_arms(members, **kwargs)
@@ -320,6 +322,7 @@ def judge_card(values: Mapping[str, Mapping[str, np.ndarray]]) -> CheckOutcome:
         if arm_id(ABSOLUTE, n) in values
     }
     if len(floors) < len(VARIABLE_COUNTS):
+        # lazy: papers imports this module (a cycle at import time)
         from posviz.lab.studies.papers import CheckOutcome
 
         return CheckOutcome(NOT_JUDGED, reason="the learned table's arms are missing.")
@@ -328,7 +331,8 @@ def judge_card(values: Mapping[str, Mapping[str, np.ndarray]]) -> CheckOutcome:
 
 def counting_run_id() -> str:
     """The registered card's run id (:func:`posviz.lab.studies.cards.card_run_id`)."""
+    # lazy: papers imports this module (a cycle at import time)
     from posviz.lab.studies.cards import card_run_id
-    from posviz.lab.studies.papers import GOLOVNEVA_2024
+    from posviz.lab.studies.papers import GOLOVNEVA_2024  # lazy: the same cycle
 
     return card_run_id(GOLOVNEVA_2024)

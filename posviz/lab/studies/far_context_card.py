@@ -126,6 +126,7 @@ def card_arms(config: FarConfig = CARD_CONFIG) -> tuple[tuple[str, str, str, Far
 def train_card_arms(members, **kwargs):
     """The card's trainer (:func:`posviz.lab.studies.far_context_train.train_card_arms`),
     imported when it trains (torch is heavy; listing and judging cards needs none)."""
+    # lazy: torch, only when the card trains
     from posviz.lab.studies import far_context_train
 
     return far_context_train.train_card_arms(members, **kwargs)
@@ -180,6 +181,7 @@ def judge_card(values: Mapping[str, Mapping[str, np.ndarray]]) -> CheckOutcome:
     """The verdict on the card's per-seed numbers (``values[arm id][input]``), by
     :data:`CRITERION`; never raises for bad numbers (the check's own test for missing or
     non-finite inputs runs first)."""
+    # lazy: papers imports this module (a cycle at import time)
     from posviz.lab.studies.papers import AGREES, DISAGREES, NOT_JUDGED, CheckOutcome
 
     def v(scheme: str, condition: str, name: str = "mid") -> np.ndarray:
