@@ -42,13 +42,10 @@ echo "ruff (lint + format) and import-linter (layers) ..."
   echo "Lint, format or layering failed: run '.venv/bin/ruff check .', '.venv/bin/ruff format .' and '.venv/bin/lint-imports'." >&2
   exit 1
 }
-# Workers (pytest-xdist), a test file per worker at a time (its module fixtures, such as a
-# browser's servers, start once). The fast tier is CPU-bound: two. The other tiers mostly wait
-# on a server, a browser or a training thread (one worker on the browser sweep used 0.4 of a
-# core), so three keep two cores busy. POSVIZ_TEST_WORKERS=0 runs everything in this process.
-default_workers=3
-if [ "${tier[1]}" = "fast" ]; then default_workers=2; fi
-workers="${POSVIZ_TEST_WORKERS:-$default_workers}"
+# Two workers (pytest-xdist), a test file per worker at a time (its module fixtures, such as a
+# browser's servers, start once): most tests wait on a server, a browser or one training thread,
+# so two at once use both cores. POSVIZ_TEST_WORKERS=0 runs everything in this process.
+workers="${POSVIZ_TEST_WORKERS:-2}"
 parallel=()
 # --no-loadscope-reorder: files in the order tests/conftest.py gives them (browser and slow ones
 # first), not xdist's most-tests-first, which left one-test modules (the load test) to the end.
