@@ -43,9 +43,11 @@ echo "ruff (lint + format) and import-linter (layers) ..."
   exit 1
 }
 # Workers (pytest-xdist), a test file per worker at a time (its module fixtures, such as a
-# browser's servers, start once). The fast tier: two. The other tiers: three, which on the same
-# 2,517 tests took 988 s of pytest against 1,132 s for two (quiet clean clones, 2 cores; while one
-# worker waits on a server or a browser, another computes). POSVIZ_TEST_WORKERS=0: one process.
+# browser's servers, start once; the three modules that read every page's first render are one
+# unit of work, tests/conftest.py, so those renders are paid once). The fast tier: two. The other
+# tiers: three, which on the same 2,517 tests took 988 s of pytest against 1,132 s for two (quiet
+# clean clones, 2 cores; while one worker waits on a server or a browser, another computes).
+# POSVIZ_TEST_WORKERS=0: one process.
 default_workers=3
 if [ "${tier[1]}" = "fast" ]; then default_workers=2; fi
 workers="${POSVIZ_TEST_WORKERS:-$default_workers}"

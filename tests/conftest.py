@@ -126,22 +126,32 @@ def _reaches_a_page(func, seen: set[int]) -> bool:
     return False
 
 
-#: Tests that pin findings of the lab's stored answers as the judging stood before this wave's
-#: rules (trained = learned per seed and stopped improving; ranks against the best; "no difference"
-#: only inside a margin; never-indexed rows no longer a check). Open at the stop that changed the
-#: rules: re-pin them from the answers recomputed under the new rules, then delete this list.
-REPIN_AFTER_NEW_JUDGING: tuple[str, ...] = ()
+#: the modules that read every page's shared first render (tests/page_support.py caches it per
+#: process): one xdist group, so the renders are paid once per run, not once per module's worker
+SHARED_RENDERS = ("test_pages.py", "test_exports.py", "test_chart_hygiene.py")
+
+
+def _group(path: str) -> str:
+    """A test file's unit of work for the xdist workers: its own, or the shared renders'."""
+    return "page_renders" if path.rsplit("/", 1)[-1] in SHARED_RENDERS else path
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile`` (scripts/test.sh), with :data:`SHARED_RENDERS` one unit: a file's tests
+    stay on one worker (its module fixtures, such as a browser's servers, start once)."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByFile(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _group(nodeid.split("::")[0])
+
+    return ByFile(config, log)
 
 
 def pytest_collection_modifyitems(config, items) -> None:
-    repin = pytest.mark.xfail(
-        reason="pins the lab's findings under the judging before this wave (see "
-        "REPIN_AFTER_NEW_JUDGING in tests/conftest.py)",
-        strict=False,
-    )
-    for item in items:
-        if any(item.nodeid.split("tests/")[-1].startswith(n) for n in REPIN_AFTER_NEW_JUDGING):
-            item.add_marker(repin)
     for item in items:
         if any(item.get_closest_marker(tier) for tier in ("page", "slow", "browser")):
             continue

@@ -282,6 +282,7 @@ class SessionLog:
     scenario: str
     affinity: str = ""  # the proxy's affinity cookie (one value per replica)
     errors: int = 0
+    checked: int = 0  # runs whose chart was compared with the reference
     disconnects: int = 0
     reconnect_seconds: list[float] = field(default_factory=list)
     rebuilt_same: int = 0  # after a reconnect, the view from the URL equals the reference
@@ -568,6 +569,7 @@ def _judge(
         stats.lab_runs["finished" if result.charts() else "unfinished"] += 1
     elif check and value in refs:
         stats.checked += 1
+        log.checked += 1
         if result.chart_digest() != refs[value]:
             want = REFERENCE_PARTS.get((sc.name, value))
             how = f" ({chart_difference(result.chart_parts(), want)})" if want else ""
@@ -621,8 +623,10 @@ async def one_session(
     log: SessionLog,
     *,
     reconnect: bool = False,
+    checks: int | None = None,
 ) -> None:
-    """Cycle through the scenario's values until the deadline; check every chart.
+    """Cycle through the scenario's values until the deadline (or, with ``checks``, until that
+    many charts were checked); check every chart.
 
     With ``reconnect`` a lost connection is not the end: the session reconnects (as a browser
     does), the rebuilt view is checked, and the session goes on; the loss is logged, and judged by
@@ -641,8 +645,10 @@ async def one_session(
             if not reconnect:
                 raise
             await _recover(session, sc, (), refs, stats, log)
+        # the first time through the values only draws (a chart is checked from the second on)
+        last_step = None if checks is None else len(sc.values) + checks
         for step in itertools.count():
-            if time.monotonic() >= deadline:
+            if time.monotonic() >= deadline or step == last_step:
                 break
             value = sc.values[(offset + step) % len(sc.values)]
             try:
@@ -674,11 +680,12 @@ async def one_session(
 
 
 async def sample_rss(pids, until: float, peak: list[float], timeline: list,
-                     peaks: list[float] | None = None) -> None:  # fmt: skip
-    """Peak RSS (sampled each second) and a coarse timeline (every 10 s), summed over ``pids``;
-    ``peaks`` gets each pid's own peak (by position)."""
+                     peaks: list[float] | None = None,
+                     finished: asyncio.Event | None = None) -> None:  # fmt: skip
+    """Peak RSS (sampled each second) and a coarse timeline (every 10 s), summed over ``pids``,
+    until ``until`` or ``finished``; ``peaks`` gets each pid's own peak (by position)."""
     start = time.monotonic()
-    while time.monotonic() < until:
+    while time.monotonic() < until and not (finished and finished.is_set()):
         current = [rss_mb(p) if p is not None else 0.0 for p in pids()]
         if peaks is not None:
             peaks[:] = [
@@ -708,9 +715,12 @@ async def run_load(
     fault=None,
     reconnect: bool = False,
     known: dict | None = None,
+    checks: int | None = None,
 ) -> dict:
     """Load ``url`` with ``sessions`` sessions for ``seconds``; ``pid``: one pid, or a callable
-    returning the replicas' pids. ``fault``: an async callable run alongside (e.g. a kill)."""
+    returning the replicas' pids. ``fault``: an async callable run alongside (e.g. a kill).
+    ``checks``: each session ends once it has checked that many charts (the condition;
+    ``seconds`` is then the limit)."""
     print(f"server {url}, {sessions} sessions for {seconds:.0f} s")
     skipped: dict[str, str] = {}
     if known is not None:  # scenarios and references from an earlier run (no checks here)
@@ -736,14 +746,21 @@ async def run_load(
     tasks = []
     for i, sc in enumerate(_assign(usable, sessions)):
         stats.sessions[i] = SessionLog(sc.name)
-        tasks.append(
-            one_session(
-                url, sc, refs[sc], i, deadline, stats, stats.sessions[i], reconnect=reconnect
-            )
-        )
+        log = stats.sessions[i]
+        session = one_session(url, sc, refs[sc], i, deadline, stats, log, reconnect=reconnect,
+                              checks=checks)  # fmt: skip
+        tasks.append(session)
     extra = [fault(stats)] if fault else []
     peaks: list[float] = []
-    await asyncio.gather(sample_rss(pids, deadline, peak, timeline, peaks), *tasks, *extra)
+    finished = asyncio.Event()
+
+    async def sessions_then_done() -> None:
+        await asyncio.gather(*tasks)
+        finished.set()
+
+    await asyncio.gather(
+        sample_rss(pids, deadline, peak, timeline, peaks, finished), sessions_then_done(), *extra
+    )
     took = time.monotonic() - start
     rss_after = sum(rss_mb(p) for p in pids() if p is not None)
     lat = sorted(stats.latencies) or [float("nan")]
