@@ -9,18 +9,19 @@ from posviz.page_models.inside_models import (
     INSTALL,
     MEMORY_NOTE,
     THRESHOLD_NOTE,
-    WAIT,
     WINDOW_OPTIONS,
     activation_view,
+    coming_note,
     inside_page,
     shown_window,
     source_usage_view,
+    wait_for,
 )
 from posviz.ui import show_chart, url_radio, url_text, user_errors
 from posviz.ui.answer import next_question, page_top, show_hero, show_verdict, waiting
 from posviz.ui.cache import cached_model
 from posviz.ui.display import show_charts_side_by_side
-from posviz.ui.inside import inside_windows, rope_activation, source_usage
+from posviz.ui.inside import inside_plan, inside_windows, rope_activation, source_usage
 
 # the answer slot: the verdict and the hero, drawn once both models' results are here
 answer = page_top(
@@ -43,21 +44,26 @@ window = int(
     )
 )
 
+# the lengths both models have cached (else the shortest alone) now; the others after drawing
+first, coming = inside_plan()
 smol = mini = None
 with answer:
     with user_errors("SmolLM2"):
-        smol = inside_windows("smollm2", WAIT["smollm2"])
+        smol = inside_windows("smollm2", wait_for("smollm2", first), first)
     if smol is not None:  # MiniLM-L6 is computed only for the page SmolLM2 can have
         with user_errors("MiniLM-L6"):
-            mini = inside_windows("minilm", WAIT["minilm"])
+            mini = inside_windows("minilm", wait_for("minilm", first), first)
     if smol is None or mini is None:
         st.info(INSTALL)
         st.stop()
-    window, note = shown_window(window, [w for w in smol if w in mini])
+    window, note = shown_window(window, list(first), coming=coming)
     if note:
         st.info(note)
-    page = cached_model(inside_page, "smollm2+minilm", (smol, mini), window=window)
+    key = "smollm2+minilm@" + ",".join(map(str, first))
+    page = cached_model(inside_page, key, (smol, mini), window=window)
     show_verdict(page.verdict)
+    if coming:
+        st.caption(f":material/hourglass_top: {coming_note(first, coming)}")
     show_hero(page.hero, key="inside_hero", note=page.hero_note)
 
 st.caption(MEMORY_NOTE)
@@ -68,9 +74,11 @@ st.markdown(
     "Barbero et al. measured the pairs on the queries and keys the model actually computes: "
     "here, on the same text windows."
 )
-activation = None
-with user_errors("SmolLM2's real queries and keys"):
-    activation = rope_activation(window, ACTIVATION_WAIT.format(window=window))
+activation, measuring = None, ACTIVATION_WAIT.format(window=window)
+with user_errors("SmolLM2's real queries and keys"):  # a first visit: after the page is drawn
+    activation = rope_activation(window, None if coming else measuring)
+if activation is None and coming:
+    st.caption(f":material/hourglass_top: Computed at the bottom of the page: {measuring}.")
 if activation is not None:
     view = cached_model(activation_view, f"rope-activation-{window}", activation)
     show_chart(view.usage, key="inside_act_usage", description=view.usage_note)
@@ -144,3 +152,18 @@ if source:
         st.caption(caption)
 
 next_question("pages/inside_models.py")
+
+# The page is drawn: what it still lacks now, each part cached as it is done, then the page
+# again with it (a visitor who leaves cancels; the next one finds the parts done). The page
+# reruns only once the cache holds them: a cache folder it cannot write never loops.
+if coming and activation is None:
+    with user_errors("SmolLM2's real queries and keys"):
+        rope_activation(window, measuring)
+        if rope_activation(window, None) is not None:
+            st.rerun()
+if coming:
+    with user_errors("The longer windows"):
+        for model in ("smollm2", "minilm"):
+            inside_windows(model, wait_for(model, coming, later=True), coming)
+        if not inside_plan()[1]:
+            st.rerun()

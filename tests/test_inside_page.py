@@ -175,3 +175,59 @@ def test_a_server_cap_on_the_window_computes_and_shows_only_lengths_under_it(mon
     assert shown_window(64, [32, 64]) == (64, None)
     window, note = shown_window(256, [32, 64])  # a link from a server that computes more
     assert window == 64 and "POSVIZ_INSIDE_MAX_WINDOW" in note and "32, 64 tokens" in note
+
+
+def test_a_first_visit_draws_from_the_cached_length_then_computes_the_other_below(
+    monkeypatch,
+) -> None:
+    """Two lengths wanted, only 32 tokens cached: the page draws its answer from 32 tokens with
+    a line saying 64 is computed below, asks for 64 only once everything is drawn (a visitor
+    who leaves then keeps the drawn page), and once 64 is done draws the page from both."""
+    from conftest import app_test
+
+    import posviz.ui.answer
+    import posviz.ui.inside as glue
+    from posviz.jobs import JobCancelled
+
+    monkeypatch.setenv("POSVIZ_INSIDE_MAX_WINDOW", "64")
+    results = dict(zip(("smollm2", "minilm"), _results([3, 2, 1, 1], [2, 1, 0, 0]), strict=True))
+    cached = {"smollm2": {32}, "minilm": {32}}
+    events: list[object] = []
+    leaves = True
+
+    def compute(model, *, windows, progress, **_wait):
+        events.append((model, windows))
+        progress(0.5, f"{windows[0]}-token windows (1 of 1): running")
+        if leaves:
+            raise JobCancelled("the visitor left")
+        cached[model] |= set(windows)
+        return {w: results[model][w] for w in windows}
+
+    drawn = posviz.ui.answer.next_question
+    monkeypatch.setattr(posviz.ui.answer, "next_question", lambda p: events.append(drawn(p)))
+    monkeypatch.setattr(glue, "cached_windows", lambda m: {w: results[m][w] for w in cached[m]})
+    monkeypatch.setattr(glue, "inside_all_windows", compute)
+    monkeypatch.setattr(glue, "rope_activation", lambda window, what: None)  # not this test's
+
+    at = app_test("pages/inside_models.py")
+    assert not at.exception, [e.value for e in at.exception]
+    assert events == [None, ("smollm2", (64,))]  # the page drawn, then 64 asked for
+    alone = inside_page((results["smollm2"][32], results["minilm"][32]))
+    assert alone.verdict.first_line.endswith("3 of 4 at 32 tokens.")
+    assert any(alone.verdict.first_line in m.value for m in at.markdown)
+    captions = [c.value for c in at.caption]
+    assert alone.hero_note in captions
+    assert any(
+        "rests on windows of 32 tokens. Windows of 64 tokens are being computed at the bottom" in c
+        for c in captions
+    ), captions
+
+    events.clear()
+    leaves = False  # a visitor who stays: 64 computed, then the page from both lengths
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert events == [None, ("smollm2", (64,)), ("minilm", (64,)), None]
+    both = inside_page((results["smollm2"], results["minilm"]))
+    assert "fall with window length" in both.verdict.first_line
+    assert any(both.verdict.first_line in m.value for m in at.markdown)
+    assert not any("being computed" in c.value for c in at.caption)

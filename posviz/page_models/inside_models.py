@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import json
 import warnings
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +25,7 @@ from posviz.analysis.heads import CLASSES, POSITIONAL_PEAK, THRESHOLDS, class_co
 from posviz.analysis.inside_models import (
     ABLATIONS,
     CONDITIONS,
+    MODELS,
     MOVED,
     N_WINDOWS,
     OFFSET,
@@ -33,6 +35,7 @@ from posviz.analysis.inside_models import (
     InsideResult,
     findings,
     results_npz,
+    windows_up_to,
 )
 from posviz.analysis.provenance import MINILM, checkpoint, measured
 from posviz.analysis.rope_usage import UNUSED_FRACTION_OF_UNIFORM, FrequencyUsage
@@ -52,13 +55,15 @@ __all__ = [
     "INSTALL",
     "MEMORY_NOTE",
     "THRESHOLD_NOTE",
-    "WAIT",
     "WINDOW_OPTIONS",
     "ActivationView",
     "InsidePage",
     "activation_view",
+    "coming_note",
+    "first_windows",
     "inside_page",
     "source_usage_view",
+    "wait_for",
 ]
 
 INSTALL = (
@@ -89,13 +94,15 @@ THRESHOLD_NOTE = (
     next=THRESHOLDS["next-token"],
     last=THRESHOLDS["last-token"],
 )
-#: What the page says while each heavy job runs (measured here, 2 shared cores: SmolLM2 45 s at
-#: 32 tokens to 2¼ min at 256, MiniLM-L6 3–60 s; the real-q/k pass 26–140 s).
-WAIT = {
-    "smollm2": "SmolLM2-135M at 32, 64, 128 and 256 tokens (the first time: hash check, one-time "
-    "dequantisation, then five passes per length; about 5 minutes on two cores)",
-    "minilm": "MiniLM-L6 at 32, 64, 128 and 256 tokens (five passes per length; about a minute)",
+#: Seconds one window length took cold, five passes (docs/benchmarks.md, 2026-11-28: 2 shared
+#: cores, load 7–9; SmolLM2's float32 copy already made).
+_MEASURED_S = {
+    "smollm2": {32: 45, 64: 47, 128: 89, 256: 134},
+    "minilm": {32: 36, 64: 19, 128: 21, 256: 60},
 }
+#: SmolLM2's first computation also checks the GGUF's hash and dequantises it once: 92 s at load
+#: 9 (docs/benchmarks.md), 166 s on a fresh server at load 3–6 (issue 37).
+_FIRST_TIME = "the first time up to 3 minutes more for a hash check and a one-time dequantisation"
 ACTIVATION_WAIT = "SmolLM2's real queries and keys at {window} tokens (about half a minute)"
 #: The window lengths a visitor can pick (the URL's ``inside_window``).
 WINDOW_OPTIONS = tuple(str(w) for w in WINDOWS)
@@ -394,12 +401,58 @@ def _across(
     return figure, note, pd.DataFrame(table)
 
 
-def shown_window(window: int, computed: list[int]) -> tuple[int, str | None]:
+def _and(values: tuple[int, ...] | list[int]) -> str:
+    """``"32"``, ``"32 and 64"``, ``"64, 128 and 256"``."""
+    words = list(map(str, values))
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+
+
+def first_windows(
+    longest: int, cached: Callable[[str], Mapping[int, object]]
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(the window lengths the page draws first, those it computes after drawing), of those up
+    to ``longest`` tokens (:func:`posviz.analysis.inside_models.windows_up_to`): the ones every
+    model has in the disk cache (``cached(model)``), else the shortest alone, so a first visit
+    waits for one length, not all of them."""
+    wanted, found = windows_up_to(longest), [set(cached(model)) for model in MODELS]
+    first = tuple(w for w in wanted if all(w in lengths for lengths in found)) or wanted[:1]
+    return first, tuple(w for w in wanted if w not in first)
+
+
+def wait_for(model: str, windows: tuple[int, ...], *, later: bool = False) -> str:
+    """What the page says while ``model`` is computed at ``windows``: the lengths, the steps
+    and the time they took here (:data:`_MEASURED_S`); ``later``: after the page's first
+    lengths, so SmolLM2's one-time steps are done."""
+    seconds = sum(_MEASURED_S[model][w] for w in windows)
+    took = f"about {seconds / 60:.0f} minutes" if seconds >= 90 else f"about {seconds} s"
+    extra = f"; {_FIRST_TIME}" if model == "smollm2" and not later else ""
+    name = "SmolLM2-135M" if model == "smollm2" else "MiniLM-L6"
+    return f"{name} at {_and(windows)} tokens (five passes per length: {took} on two cores{extra})"
+
+
+def coming_note(first: tuple[int, ...], coming: tuple[int, ...]) -> str:
+    """The line a page drawn from the ``first`` lengths shows while the others are computed."""
+    return (
+        f"So far the answer rests on windows of {_and(first)} tokens. Windows of {_and(coming)} "
+        "tokens are being computed at the bottom of the page; the answer may change when they "
+        "are done."
+    )
+
+
+def shown_window(
+    window: int, computed: list[int], *, coming: tuple[int, ...] = ()
+) -> tuple[int, str | None]:
     """The window length the charts show: ``window`` if this server computed it, else the
-    longest computed one, with a note saying why (``POSVIZ_INSIDE_MAX_WINDOW`` caps the lengths)."""
+    longest computed one, with a note saying why (still ``coming``, or
+    ``POSVIZ_INSIDE_MAX_WINDOW`` caps the lengths)."""
     if window in computed:
         return window, None
     longest = max(computed)
+    if window in coming:
+        return (
+            longest,
+            f"The charts show {longest} tokens until the {window}-token windows are done.",
+        )
     return longest, (
         f"This server computes windows up to {longest} tokens (POSVIZ_INSIDE_MAX_WINDOW), so "
         f"the charts show {longest}-token windows and the answer holds only for "

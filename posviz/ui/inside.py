@@ -9,21 +9,19 @@ from typing import Any
 import streamlit as st
 
 from posviz.analysis import rope_activation as ra
-from posviz.analysis.inside_models import cached_windows, inside_all_windows, windows_up_to
+from posviz.analysis.inside_models import cached_windows, inside_all_windows
 from posviz.analysis.probe_numbers import queue_text
-from posviz.analysis.rope_usage import FrequencyUsage
 from posviz.analysis.rope_usage_source import source_frequency_usage
 from posviz.jobs import JobCancelled, wait_text
+from posviz.page_models.inside_models import first_windows
 from posviz.settings import settings
 from posviz.ui.cache import cached_data
 from posviz.ui.compat import this_session_gone
 
 
 def _heavy(what: str, run: functools.partial) -> Any:
-    """``run(on_wait=, should_stop=, progress=)`` with its queue place, step and elapsed time
-    shown until it is done (a visitor who leaves cancels it while it is queued)."""
-    start, slot = time.monotonic(), st.empty()
-    bar = st.progress(0.0, text=f"Waiting to start {what} …")
+    """``run(on_wait=, should_stop=, progress=)`` with its queue place, step and time shown."""
+    start, slot, bar = time.monotonic(), st.empty(), st.progress(0.0, f"Waiting to start {what} …")
     slot.info(f"Computing {what} …")
 
     def on_wait(position: int) -> None:
@@ -35,30 +33,31 @@ def _heavy(what: str, run: functools.partial) -> Any:
 
     try:
         return run(on_wait=on_wait, should_stop=this_session_gone, progress=progress)
-    except JobCancelled:
+    except JobCancelled:  # the visitor left
         st.stop()
-        raise
     finally:
         slot.empty()
         bar.empty()
 
 
-def inside_windows(model: str, what: str) -> dict:
-    """``model``'s results by window length (the disk cache, else :func:`_heavy`); ValueError:
-    packages missing or files failing their check (the message says the fix)."""
-    windows, found = windows_up_to(settings().inside_max_window), cached_windows(model)
+def inside_plan() -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """:func:`posviz.page_models.inside_models.first_windows` on the disk cache."""
+    return first_windows(settings().inside_max_window, cached_windows)
+
+
+def inside_windows(model: str, what: str, windows: tuple[int, ...]) -> dict:
+    """``model``'s results at ``windows``: the disk cache, else :func:`_heavy` (ValueError)."""
+    found = cached_windows(model)
     if all(w in found for w in windows):
         return {w: found[w] for w in windows}
     return _heavy(what, functools.partial(inside_all_windows, model, windows=windows))
 
 
-def rope_activation(window: int, what: str) -> ra.ActivationResult:
-    """SmolLM2's real-q/k frequency usage at ``window`` tokens (the disk cache, else a job)."""
+def rope_activation(window: int, what: str | None) -> ra.ActivationResult | None:
+    """SmolLM2's real-q/k frequency usage at ``window``: the cache, else a job if ``what``."""
     found = ra.cached_rope_activation(window)
-    return found or _heavy(what, functools.partial(ra.rope_activation, window))
+    return found or (what and _heavy(what, functools.partial(ra.rope_activation, window)))
 
 
-@cached_data()
-def source_usage(source: str) -> tuple[FrequencyUsage, list[int]]:
-    """:func:`posviz.analysis.rope_usage_source.source_frequency_usage`, cached."""
-    return source_frequency_usage(source)
+#: :func:`posviz.analysis.rope_usage_source.source_frequency_usage`, cached
+source_usage = cached_data()(source_frequency_usage)
