@@ -182,6 +182,11 @@ class LabScenario:
     button: str  # e.g. "lab_learned_go"
     values: tuple[int, ...] = (0,)
     limit_s: float = 120
+    #: seconds between the waiting session's reruns: a browser reruns the live view's fragment
+    #: every POLL_S (1 s); this client can only rerun the whole page, about ten times the work,
+    #: so a burst of many sessions polls less often (cluster smoke: the replicas' full reruns
+    #: took 0.95 of a core and starved the training)
+    poll_s: float = 1.0
 
     @property
     def name(self) -> str:
@@ -204,7 +209,7 @@ class LabScenario:
         while {b.key for b in result.tree.get("button")} & {self.button, self.stop_key}:
             if time.monotonic() > deadline or result.exceptions or result.errors:
                 break
-            await asyncio.sleep(1)  # the live view's own refresh period (POLL_S)
+            await asyncio.sleep(self.poll_s)  # the refresh period (see poll_s)
             result = await session.run()
         return result
 
@@ -968,6 +973,10 @@ async def _kill_and_restart(
     events["victim_cookies"] = broken
 
 
+#: a burst's sessions rerun the whole page this often while they wait (see LabScenario.poll_s)
+POLL_BURST_S = 10.0
+
+
 async def lab_burst(
     url: str,
     page: str,
@@ -983,7 +992,7 @@ async def lab_burst(
     job per replica, the store's claim across replicas). Counts this burst's trainings and claims
     in the claims log and the store's new entries, and compares what every session shows at the
     end."""
-    scenario = LabScenario(page, button or f"{page}_go", limit_s=limit_s)
+    scenario = LabScenario(page, button or f"{page}_go", limit_s=limit_s, poll_s=POLL_BURST_S)
     clients = [StreamlitSession(url, page, query, timeout=limit_s + 60) for _ in range(sessions)]
     log = lab_dir / ".claims" / "claims.log"
     before = len(log.read_text().splitlines()) if log.exists() else 0
