@@ -149,8 +149,8 @@ def _the_sidebar_lists_every_page_and_marks_this_one(page, name: str) -> None:
 
 
 #: the script has finished and nothing is drawn faded: not marked stale (Streamlit fades a
-#: rerun's old elements) and no element, or what holds it, below full opacity (a fade still
-#: running; axe would read faded text as low-contrast: seen once, at load 6.6, on /lab_learned)
+#: rerun's old elements) and no element, or what holds it, below full opacity (axe reads faded
+#: text as low-contrast; this did not explain the /lab_* failures noted in _watch_the_load)
 QUIET = """() => !!document.querySelector(
         '[data-testid="stApp"][data-test-script-state="notRunning"]')
     && !document.querySelector('[data-stale="true"]')
