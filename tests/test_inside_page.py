@@ -188,6 +188,7 @@ def test_a_first_visit_draws_from_the_cached_length_then_computes_the_other_belo
     import posviz.ui.answer
     import posviz.ui.inside as glue
     from posviz.jobs import JobCancelled
+    from posviz.ui.cache import clear_caches
 
     monkeypatch.setenv("POSVIZ_INSIDE_MAX_WINDOW", "64")
     results = dict(zip(("smollm2", "minilm"), _results([3, 2, 1, 1], [2, 1, 0, 0]), strict=True))
@@ -209,6 +210,8 @@ def test_a_first_visit_draws_from_the_cached_length_then_computes_the_other_belo
     monkeypatch.setattr(glue, "inside_all_windows", compute)
     monkeypatch.setattr(glue, "rope_activation", lambda window, what: None)  # not this test's
 
+    clear_caches()  # a page model cached in this process by an earlier render of the real
+    # results has the same key ("smollm2+minilm@32") and would be drawn instead of these
     at = app_test("pages/inside_models.py")
     assert not at.exception, [e.value for e in at.exception]
     assert events == [None, ("smollm2", (64,))]  # the page drawn, then 64 asked for
