@@ -41,16 +41,29 @@ PROBE_SEQUENCES = 48
 #: training threads of one run: its work units (a task's instances, or halves of them) train on
 #: this many cores at once, one torch thread each (no intra-op barrier to stall on a busy box).
 TRAIN_THREADS = 2
-#: CPU seconds of one model's training step, evaluation and judging included, per unit of
-#: batch × length² × layers × width (attention) and of batch × length × layers × width (every
-#: other op: at these widths the small matrix products cost what their inputs' size does, not
-#: width²). Fitted (least squares on relative error) to the measured wall times of all 17 stored
-#: studies, every default, paper check and panel, on 2 quiet cores: each took 0.83–1.38× what
-#: these estimate (docs/benchmarks.md, "Estimates"). The single constant before, per unit of
-#: batch × length × layers × (width + heads × length), put the long-sequence studies at up to
-#: 2.9× their time. Balancing and the pages' estimates share this one model (:func:`step_cpu_s`).
-CPU_S_ATTENTION = 1.75e-9
-CPU_S_TOKEN = 8.3e-8
+#: The one work model (:func:`step_cpu_s`, :func:`eval_cpu_s`, :attr:`Unit.cost`): CPU seconds of
+#: one pass of ``sequences × length`` tokens through a model's ``layers`` blocks, on an idle core:
+#: every token × layer costs :data:`CPU_S_TOKEN` per unit of width (at widths 16–64 the small
+#: matrix products cost what their inputs' size does, not width²); every attention score (token ×
+#: key × layer, the keys padded to a multiple of 16 as :data:`posviz.lab.engine.model.KEY_ALIGN`
+#: pads them) costs :data:`CPU_S_KEY_WIDTH` per unit of width (the query-key and value products)
+#: plus :data:`CPU_S_KEY_HEAD` per head (masking, biases and softmax act on every head's scores,
+#: whatever the head size). A training step is one such pass (forward, backward, Adam); a held-out
+#: evaluation at a checkpoint is a forward pass over ``eval_batch`` sequences at every evaluation
+#: length, at :data:`EVAL_SHARE` of a training pass's cost per token. Fitted (least squares on
+#: relative error) to the measured wall times of the 17 studies on 2 quiet cores and the ten runs
+#: at load ≈ 4 (their pace a free factor): 0.88–1.19× and 0.94–1.11× of these estimates
+#: (docs/benchmarks.md, "Estimates"). The model before counted training steps only, with
+#: attention per unit of width: it put the studies that evaluate at long lengths (extrapolation,
+#: the Press check's length ladder) at 0.72–0.77 of their time and charged a two-head model at
+#: length 32 (rare_rows) like an eight-head one. Balancing and the pages' estimates share it.
+CPU_S_TOKEN = 8.6e-8
+CPU_S_KEY_WIDTH = 5.4e-10
+CPU_S_KEY_HEAD = 8.7e-9
+EVAL_SHARE = 0.2
+#: attention keys are padded to a multiple of this (:data:`posviz.lab.engine.model.KEY_ALIGN`;
+#: not imported: that module imports torch, and estimates need none).
+KEY_ALIGN = 16
 #: the parts of a study, in the order they are computed (``panel``: extra settings, later).
 PARTS = ("default", "panel")
 
@@ -84,7 +97,8 @@ class Unit:
     after training (its id, the sequence length), or None. ``train``: the study's own trainer
     (:class:`Trainer`) for a task the engine does not draw, called instead of ``train_arms``
     with the same progress and stop contract (no probe or head scores then); None: the engine's.
-    A member's ``config`` needs ``seeds``, ``steps`` and what :func:`step_cpu_s` reads.
+    A member's ``config`` needs ``seeds``, ``steps`` and what :func:`step_cpu_s` and
+    :func:`eval_cpu_s` read.
     """
 
     group: str
@@ -104,9 +118,15 @@ class Unit:
 
     @property
     def cost(self) -> float:
-        """The unit's training work: every member's seeds × steps × :func:`step_cpu_s`."""
-        return float(
-            sum(m.config.seeds * m.config.steps * step_cpu_s(m.config) for m in self.members)
+        """The unit's work in CPU seconds on an idle core: every member's (:meth:`member_cost`)."""
+        return float(sum(self.member_cost(m) for m in self.members))
+
+    def member_cost(self, member: Any) -> float:
+        """CPU seconds of one member's seeds in this unit: :attr:`steps` training steps
+        (:func:`step_cpu_s`) and a held-out evaluation at every checkpoint (:func:`eval_cpu_s`)."""
+        config = member.config
+        return config.seeds * (
+            self.steps * step_cpu_s(config) + len(self.checkpoints) * eval_cpu_s(config)
         )
 
     @property
@@ -222,13 +242,27 @@ def train_module() -> ModuleType:
     return train
 
 
+def pass_cpu_s(config: LabConfig, sequences: int, length: int) -> float:
+    """CPU seconds of one training pass of ``sequences × length`` tokens through a model of
+    ``config``'s width, heads and layers on an idle core (:data:`CPU_S_TOKEN`,
+    :data:`CPU_S_KEY_WIDTH`, :data:`CPU_S_KEY_HEAD`; keys padded to :data:`KEY_ALIGN`)."""
+    keys = -(-length // KEY_ALIGN) * KEY_ALIGN
+    per_key = CPU_S_KEY_WIDTH * config.width + CPU_S_KEY_HEAD * config.heads
+    return sequences * length * config.layers * (CPU_S_TOKEN * config.width + keys * per_key)
+
+
 def step_cpu_s(config: LabConfig) -> float:
-    """CPU seconds of one model's training step under ``config`` on an idle core
-    (:data:`CPU_S_ATTENTION`, :data:`CPU_S_TOKEN`): the one work model, for balancing the
-    training threads (:func:`balance`) and for the pages' time estimates
-    (:mod:`posviz.lab.present.live`)."""
-    tokens = config.batch * config.max_len * config.layers * config.width
-    return tokens * (CPU_S_TOKEN + CPU_S_ATTENTION * config.max_len)
+    """CPU seconds of one model's training step under ``config`` on an idle core: a pass of
+    ``batch`` sequences at the longest training length (:func:`pass_cpu_s`; a batch is padded
+    to its longest sequence)."""
+    return pass_cpu_s(config, config.batch, config.max_len)
+
+
+def eval_cpu_s(config: LabConfig) -> float:
+    """CPU seconds of one model's held-out evaluation at one checkpoint on an idle core: a
+    forward pass of ``eval_batch`` sequences at every length of ``eval_lengths``, at
+    :data:`EVAL_SHARE` of a training pass per token (:func:`pass_cpu_s`)."""
+    return EVAL_SHARE * sum(pass_cpu_s(config, config.eval_batch, n) for n in config.eval_lengths)
 
 
 def makespan(units: Sequence[Unit], *, threads: int) -> float:
@@ -243,12 +277,10 @@ def makespan(units: Sequence[Unit], *, threads: int) -> float:
 def _halves(unit: Unit) -> tuple[Unit, Unit]:
     """``unit``'s members in two halves of about equal work (greedy, heaviest first); the probe
     and the head scores go with their member."""
-    ordered = sorted(unit.members, key=lambda m: -m.config.seeds * step_cpu_s(m.config))
+    ordered = sorted(unit.members, key=lambda m: -unit.member_cost(m))
     halves: tuple[list[Any], list[Any]] = ([], [])
     for member in ordered:  # each member to the lighter half
-        min(halves, key=lambda h: sum(m.config.seeds * step_cpu_s(m.config) for m in h)).append(
-            member
-        )
+        min(halves, key=lambda h: sum(unit.member_cost(m) for m in h)).append(member)
     out = []
     for half in halves:
         ids = {m.id for m in half}

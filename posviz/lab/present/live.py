@@ -30,14 +30,14 @@ import pandas as pd
 from posviz import jobs
 from posviz.charts.lab import live_loss_spec
 from posviz.charts.style import PALETTE, series_colors
-from posviz.lab.engine import sweep
 from posviz.lab.engine.config import LabConfig
 from posviz.lab.engine.results import Progress
-from posviz.lab.engine.run import TRAIN_THREADS, step_cpu_s
+from posviz.lab.engine.run import TRAIN_THREADS, Unit
 from posviz.lab.present.figures import arm_colors
+from posviz.lab.studies.cards import CardStudy
 from posviz.lab.studies.papers import paper_check
 from posviz.lab.studies.presets import question
-from posviz.lab.studies.questions import question_part
+from posviz.lab.studies.questions import QuestionStudy
 
 #: points kept per arm for the live loss curve (older points are thinned, not dropped).
 MAX_CURVE_POINTS = 400
@@ -52,10 +52,11 @@ PACE_AFTER = 0.02
 
 class _Pace:
     """The measured pace of training on this server: wall seconds per CPU second of
-    :func:`step_cpu_s` work (``1 / TRAIN_THREADS`` on idle cores), for the two training threads
-    together (thread-safe). Pooled over every run measured in the last :data:`PACE_FRESH_S`
-    seconds (total training seconds ÷ total work), so one study's error in the work model does
-    not become the estimate of every other study; each run counts once, with its latest report."""
+    :attr:`~posviz.lab.engine.run.Unit.cost` work (``1 / TRAIN_THREADS`` on idle cores), for the
+    two training threads together (thread-safe). Pooled over every run measured in the last
+    :data:`PACE_FRESH_S` seconds (total training seconds ÷ total work), so one study's error in
+    the work model does not become the estimate of every other study; each run counts once, with
+    its latest report."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -94,8 +95,8 @@ def _load() -> float:
 
 
 def measured_pace() -> tuple[float, str]:
-    """Wall seconds per CPU second of :func:`step_cpu_s` work now, and where that number comes
-    from (in words)."""
+    """Wall seconds per CPU second of :attr:`~posviz.lab.engine.run.Unit.cost` work now, and
+    where that number comes from (in words)."""
     measured = PACE.get()
     if measured is not None:
         return measured, "at the pace measured on this server by its latest runs"
@@ -119,8 +120,9 @@ class RunPlan:
         models: small models trained (every instance × its seeds).
         instances: arm settings trained (an arm under one task and initial scale).
         model_steps: training steps of all models together (the one count a run reports).
-        work: the run's training work in CPU seconds on an idle core (:func:`step_cpu_s`; the
-            measured pace turns it into wall seconds).
+        work: the run's work in CPU seconds on an idle core, training and held-out evaluation
+            (:attr:`posviz.lab.engine.run.Unit.cost` of the study's units, the one work model;
+            the measured pace turns it into wall seconds).
         steps: optimiser steps of each model (the longest, where budgets differ).
         labels: ``instance id → label`` of the instances drawn live (one per arm: the preset's
             own task and initial scale), in the arms' order.
@@ -161,15 +163,16 @@ def duration_text(seconds: float) -> str:
     return f"~{seconds / 60:.0f} min" if seconds < 7200 else f"~{seconds / 3600:.1f} h"
 
 
-def _work(configs: list[LabConfig]) -> float:
-    """CPU seconds to train every model of ``configs`` on an idle core (:func:`step_cpu_s`)."""
-    return float(sum(c.seeds * c.steps * step_cpu_s(c) for c in configs))
+def _work(units: list[Unit]) -> float:
+    """CPU seconds of a study's ``units`` on an idle core: training and held-out evaluation
+    (:attr:`~posviz.lab.engine.run.Unit.cost`, what the runner balances its threads by)."""
+    return float(sum(u.cost for u in units))
 
 
-def _estimate(configs: list[LabConfig]) -> float:
-    """Wall seconds to train every model of ``configs`` (one per model) on
-    :data:`~posviz.lab.engine.run.TRAIN_THREADS` threads of an idle machine."""
-    return START_S + _work(configs) / TRAIN_THREADS
+def _estimate(work: float) -> float:
+    """Wall seconds of ``work`` CPU seconds on :data:`~posviz.lab.engine.run.TRAIN_THREADS`
+    threads of an idle machine, the models' build included."""
+    return START_S + work / TRAIN_THREADS
 
 
 def question_plan(question_id: str, config: LabConfig, *, part: str = "default") -> RunPlan:
@@ -180,18 +183,19 @@ def question_plan(question_id: str, config: LabConfig, *, part: str = "default")
         ValueError: unknown question or part, or a config the sweep cannot train (names the
             setting).
     """
-    q = question_part(question(question_id), part)
-    groups = sweep.plan(q.arm_specs(), q.sweep, config)
-    planned = [p for group in groups.values() for p in group]
+    study = QuestionStudy(question(question_id), config, part)
+    q = study.swept
+    units = study.units()  # the runner's own: one work model for its threads and this estimate
+    planned = [p for unit in units for p in unit.members]
     labels = {p.id: q.variant(p.arm).label for p in planned if p.id == p.arm}
     return RunPlan(
         models=sum(p.config.seeds for p in planned),
         instances=len(planned),
         model_steps=sum(p.config.seeds * p.config.steps for p in planned),
         labels=labels,
-        estimate_s=_estimate([p.config for p in planned]),
+        estimate_s=_estimate(_work(units)),
         colors=arm_colors(q),
-        work=_work([p.config for p in planned]),
+        work=_work(units),
         steps=max(p.config.steps for p in planned),
     )
 
@@ -203,6 +207,7 @@ def card_plan(check_id: str) -> RunPlan:
         ValueError: unknown check id.
     """
     check = paper_check(check_id)
+    work = _work(CardStudy(check).units())
     arms = check.all_arms  # the size ladder's arms train in the same run (drawn: the check's)
     labels = [a.label for a in check.arms]
     if len(labels) > len(PALETTE):  # more arms than colours (a scheme at several tasks):
@@ -216,8 +221,8 @@ def card_plan(check_id: str) -> RunPlan:
         instances=len(arms),
         model_steps=sum(a.config.seeds * a.config.steps for a in arms),
         labels={a.id: a.label for a in check.arms},
-        estimate_s=_estimate([a.config for a in arms]),
-        work=_work([a.config for a in arms]),
+        estimate_s=_estimate(work),
+        work=work,
         steps=max(a.config.steps for a in arms),
         colors=colors,
     )
