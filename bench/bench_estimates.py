@@ -8,8 +8,8 @@ other into an empty store: every question's default, the cheapest paper check (P
 custom runs (a Run with other settings, as a reader presses it). Before each run it reads the
 estimate a page would show for it now (:meth:`posviz.lab.present.live.RunPlan.estimate_now`:
 the load average on the first run, then the pace pooled over the runs measured so far, as the
-app's live view records it), and prints ``study  load  estimate  measured  measured/estimate
-source``. The last line says how many ratios fall within 1.25×.
+app's live view records it), and prints ``study  load (at the start → at the end)  estimate
+measured  measured/estimate  source``. The last line says how many ratios fall within 1.25×.
 """
 
 from __future__ import annotations
@@ -80,6 +80,7 @@ def main() -> int:
                 else:
                     run_paper_check(study, store=store)
                 took = time.perf_counter() - began
+                after = os.getloadavg()[0]
                 # what the live view records once a run is under way: its training seconds
                 # against its work (the models' build, START_S, not counted)
                 live.PACE.record(number, max(took - live.START_S, 0.0), plan.work)
@@ -87,7 +88,8 @@ def main() -> int:
                 within += 1 / WITHIN <= ratio <= WITHIN
                 name = study + ("" if config is None else " (custom)")
                 print(
-                    f"{name:22} load {load:4.1f}  est {estimate:6.1f} s  took {took:6.1f} s  "
+                    f"{name:22} load {load:4.1f}→{after:4.1f}  est {estimate:6.1f} s  "
+                    f"took {took:6.1f} s  "
                     f"{ratio:4.2f}×  {source}",
                     flush=True,
                 )

@@ -1,6 +1,6 @@
 """A fresh clone's first start, timed: every default lab answer and paper check trained into an
 empty store (what the app's background warm-up does), one line each with the time so far and
-the page's estimate for it on idle cores (:func:`posviz.lab.views.live.step_cpu_s`), so the
+the page's estimate for it on idle cores (:attr:`posviz.lab.engine.run.Unit.cost`), so the
 estimate's error is measured in the same run.
 
     taskset -c 0,1 python bench/bench_lab_warmup.py            # two cores (the README's goal)
