@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from posviz.lab.engine.results import Cell, LabResult
 from posviz.lab.present import clauses
+from posviz.lab.studies import far_context_question
 
 #: ``(result, cell, arm labels, head) → the cell's verdict in words`` (lower case, no stop).
 Clause = Callable[[LabResult, Cell, dict[str, str], bool], str]
@@ -81,6 +82,13 @@ VIEWS: dict[str, KindView] = {
             lambda result, cell, labels: clauses.need_positions_plain(cell),
             hero="loss",
             evidence=("layers", "curves"),
+        ),
+        KindView(
+            "far_context",
+            lambda result, cell, labels, head: far_context_question.clause(cell),
+            lambda result, cell, labels: far_context_question.plain(cell),
+            hero="loss_mid",
+            evidence=("loss_long", "curves"),
         ),
     )
 }

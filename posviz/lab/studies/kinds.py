@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from posviz.lab.engine.config import LabConfig
 from posviz.lab.engine.measure import Extra, extrapolation, rare_rows
 from posviz.lab.engine.results import Bound, Cell, Finding
-from posviz.lab.studies import judging, topics
+from posviz.lab.engine.run import Trainer
+from posviz.lab.studies import far_context_question, judging, topics
 from posviz.lab.studies.presets import Question
 
 #: ``(question, cells, bounds by task, base config) → findings``, the question's own first.
@@ -41,6 +42,10 @@ class StudyKind:
             (:func:`posviz.lab.engine.measure.measure`); its run ids hash them as engine code.
         measured_as_it_stands: arms judged as they stand at each budget, trained or not (their
             lag *is* the finding), never left out as untrained.
+        train: the kind's own trainer (:class:`posviz.lab.engine.run.Trainer`) for a task the
+            engine does not draw; its members carry their variant's ``condition``
+            (:class:`posviz.lab.studies.questions.Conditioned`). Its question lists the trainer's
+            modules in ``Question.source`` (hashed into its run ids). None: the engine's.
     """
 
     name: str
@@ -49,6 +54,7 @@ class StudyKind:
     lines: Lines = _no_lines
     measures: tuple[Extra, ...] = ()
     measured_as_it_stands: tuple[str, ...] = ()
+    train: Trainer | None = None
 
 
 def _pair(q: Question, cells: tuple[Cell, ...], bounds: dict, config: LabConfig) -> list:
@@ -95,6 +101,13 @@ KINDS: dict[str, StudyKind] = {
             measures=(rare_rows,), measured_as_it_stands=("short",),
         ),
         StudyKind("need_positions", judging.judge_need_positions, _need_positions),
+        StudyKind(
+            "far_context", far_context_question.judge_far_context,
+            far_context_question.far_context_findings, lines=far_context_question.far_context_lines,
+            measures=(far_context_question.far_context_losses,),
+            measured_as_it_stands=far_context_question.AS_IT_STANDS,
+            train=far_context_question.train_question_arms,
+        ),
     )
 }  # fmt: skip
 

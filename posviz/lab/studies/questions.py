@@ -68,9 +68,14 @@ class QuestionStudy:
         q = self.swept
         groups = sweep.plan(q.arm_specs(), q.sweep, self.config)
         units = []
+        trainer = study_kind(q.kind).train  # its own loop, for a task the engine does not draw
         for task, planned in groups.items():
             steps = planned[0].config.steps
             marks = tuple(sweep.checkpoints(steps // q.sweep.longest, q.sweep))
+            if trainer is not None:
+                members = tuple(Conditioned.of(p, q.variant(p.arm).condition) for p in planned)
+                units.append(Unit(task, members, steps, marks, train=trainer))
+                continue
             probe = None
             if q.layer_probe and task == q.sweep.tasks[0].key:
                 probe_id = sweep.instance_id(q.layer_probe, task, None, sweep=q.sweep)
@@ -92,6 +97,18 @@ class QuestionStudy:
 
     def load(self, store: RunStore, run_id: str) -> LabResult | None:
         return store.load(run_id, judge=rejudge)
+
+
+@dataclass(frozen=True)
+class Conditioned(sweep.Planned):
+    """A planned instance with its variant's ``condition``, for a kind's own trainer."""
+
+    condition: str = ""
+
+    @classmethod
+    def of(cls, planned: sweep.Planned, condition: str) -> Conditioned:
+        fields = {f.name: getattr(planned, f.name) for f in dataclasses.fields(planned)}
+        return cls(**fields, condition=condition)
 
 
 def question_part(q: Question, part: str) -> Question:

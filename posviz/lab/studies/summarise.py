@@ -55,12 +55,25 @@ def findings_and_answer(
         # it stands at each budget (its lag is the finding), so it is not "left out"
         if not ok and a != q.control and a not in study_kind(q.kind).measured_as_it_stands
     ]
-    lines.extend(
-        f"{labels[a]} is still training at the preset's budget ({default.convergence[a]}): how "
-        "far its rows got by then is what this question measures, so it is judged as it stands."
+    standing = [
+        a
         for a in study_kind(q.kind).measured_as_it_stands
         if a in default.converged and not default.converged[a]
-    )
+    ]
+    if len(standing) == 1:
+        a = standing[0]
+        lines.append(
+            f"{labels[a]} is still training at the preset's budget ({default.convergence[a]}): "
+            "how far its rows got by then is what this question measures, so it is judged as it "
+            "stands."
+        )
+    elif standing:
+        lines.append(
+            "Still improving at the preset's budget, compared as they stand there (the budget "
+            "axis says whether more training changes a verdict): "
+            + "; ".join(labels[a] for a in standing)
+            + "."
+        )
     if under:
         lines.append(
             "Not trained with the preset's settings, left out of its verdict: "
