@@ -52,7 +52,8 @@ default_workers=3
 if [ "${tier[1]}" = "fast" ]; then default_workers=2; fi
 workers="${POSVIZ_TEST_WORKERS:-$default_workers}"
 parallel=()
-# --no-loadscope-reorder: files in the order tests/conftest.py gives them (browser and slow ones
-# first), not xdist's most-tests-first, which left one-test modules (the load test) to the end.
+# --no-loadscope-reorder: files in the order tests/conftest.py gives them (longest first, from the
+# last recorded run's tests/durations.json), not xdist's most-tests-first, which left one-test
+# modules (the load test) to the end. POSVIZ_RECORD_DURATIONS=1 rewrites tests/durations.json.
 if [ "$workers" != "0" ]; then parallel=(-n "$workers" --dist loadfile --no-loadscope-reorder); fi
 exec .venv/bin/python -m pytest "${parallel[@]}" "${tier[@]}" "$@"

@@ -163,17 +163,60 @@ def pytest_collection_modifyitems(config, items) -> None:
             item.add_marker(pytest.mark.page)
         else:
             item.add_marker(pytest.mark.fast)
-    # Longest work first: files with a browser test, then with a slow one, a page one, then the
-    # rest (a file's tests stay together, in their order). The xdist workers take whole files in
-    # this order, so a long module never runs alone at the end while the other worker idles.
-    rank: dict[str, int] = {}
+    # Longest work first, one unit of work (a file, or the shared renders) at a time: the xdist
+    # workers take units in this order, so the last ones to start are short and no worker runs
+    # alone at the end. A unit's length is what it took in the last recorded run
+    # (tests/durations.json), else a guess from its tests' tiers.
+    work = _work_units(items)
+    items.sort(key=lambda item: -work[_group(item.nodeid.split("::")[0])])  # stable
+
+
+#: the last recorded run's seconds per test file (``POSVIZ_RECORD_DURATIONS=1 ./scripts/test.sh``)
+DURATIONS = ROOT / "tests" / "durations.json"
+#: a file missing from :data:`DURATIONS`: seconds guessed per test of each tier
+_GUESS_S = {"browser": 20.0, "slow": 5.0, "page": 2.0, "fast": 0.05}
+
+
+def _work_units(items) -> dict[str, float]:
+    """Seconds of each unit of work (:func:`_group`) of ``items``."""
+    import json
+
+    try:
+        known = json.loads(DURATIONS.read_text())
+    except (OSError, ValueError):
+        known = {}
+    files: dict[str, float] = {}
     for item in items:
-        tier = next(
-            (i for i, m in enumerate(("browser", "slow", "page")) if item.get_closest_marker(m)), 3
-        )
         path = item.nodeid.split("::")[0]
-        rank[path] = min(rank.get(path, 3), tier)
-    items.sort(key=lambda item: rank[item.nodeid.split("::")[0]])  # stable
+        tier = next((t for t in _GUESS_S if item.get_closest_marker(t)), "fast")
+        files[path] = files.get(path, 0.0) + _GUESS_S[tier]
+    work: dict[str, float] = {}
+    for path, guess in files.items():
+        group = _group(path)
+        work[group] = work.get(group, 0.0) + float(known.get(path, guess))
+    return work
+
+
+_SPENT: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report) -> None:
+    """Sum each file's seconds (setup, call, teardown) for ``POSVIZ_RECORD_DURATIONS``."""
+    recording = os.environ.get("POSVIZ_RECORD_DURATIONS") == "1"
+    if recording and not os.environ.get("PYTEST_XDIST_WORKER"):
+        path = report.nodeid.split("::")[0]
+        _SPENT[path] = _SPENT.get(path, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    """Write :data:`DURATIONS` after a run with ``POSVIZ_RECORD_DURATIONS=1`` (the controller's
+    or the one process's view: every report reaches it)."""
+    import json
+
+    if os.environ.get("POSVIZ_RECORD_DURATIONS") != "1" or not _SPENT:
+        return
+    rounded = {path: round(seconds, 1) for path, seconds in sorted(_SPENT.items())}
+    DURATIONS.write_text(json.dumps(rounded, indent=0) + "\n")
 
 
 _RUNNING: dict[str, object] = {}
