@@ -289,12 +289,23 @@ def _ids_with(monkeypatch, edited: str | None) -> dict[str, str]:
         store_module.clear_code_caches()
 
 
-@pytest.mark.parametrize("edited", ["far_context.py", "far_context_train.py"])
-def test_editing_the_windows_or_the_loop_retrains_this_card_and_nothing_else(monkeypatch, edited):
+@pytest.mark.parametrize(
+    ("edited", "retrained"),
+    [
+        ("far_context.py", {"oconnor_2021", "far_context"}),  # the windows: card and question
+        ("far_context_train.py", {"oconnor_2021"}),
+        ("far_context_question_train.py", {"far_context"}),
+        ("far_context_arms.py", {"far_context"}),
+    ],
+)
+def test_editing_the_windows_or_the_loop_retrains_this_card_and_nothing_else(
+    monkeypatch, edited, retrained
+):
     before = _ids_with(monkeypatch, None)
     after = _ids_with(monkeypatch, edited)
-    assert {k for k in before if after[k] != before[k]} == {"oconnor_2021"}
-    assert _ids_with(monkeypatch, "far_context_card.py") == before  # words and judging
+    assert {k for k in before if after[k] != before[k]} == retrained
+    for words in ("far_context_card.py", "far_context_question.py"):  # words and judging
+        assert _ids_with(monkeypatch, words) == before
 
 
 @pytest.mark.slow

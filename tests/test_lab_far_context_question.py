@@ -141,3 +141,19 @@ def test_every_first_line_fits_fifteen_words() -> None:
         line = fq.plain(cell)
         assert len(line.split()) <= 15, line
         assert judging.undecided_key(key) == all(k == "undecided" for k in keys)
+
+
+def test_the_training_calls_keep_each_evaluation_only_arm_with_its_intact_arm() -> None:
+    from posviz.lab.engine.run import TRAIN_THREADS, balance
+    from posviz.lab.studies.questions import QuestionStudy
+
+    units = balance(QuestionStudy(FAR_CONTEXT, FAR_CONTEXT.default).units(), threads=TRAIN_THREADS)
+    assert len(units) == 2 and sum(len(u.members) for u in units) == len(FAR_CONTEXT.variants)
+    for unit in units:  # the runner leaves them whole: every pair trains its model once
+        ids = {m.id for m in unit.members}
+        for scheme in arms.SCHEMES:
+            pair = {arms.arm_id(scheme, "full"), arms.arm_id(scheme, "eval_shuffled")}
+            assert pair <= ids or not pair & ids
+    windows = [sum(1 if m.condition == "noinfo" else 2 for m in unit.members
+                   if m.condition != "eval_shuffled") for unit in units]  # fmt: skip
+    assert max(windows) <= 8  # of 15: no call trains more than about half the work

@@ -89,6 +89,7 @@ VIEWS: dict[str, KindView] = {
             lambda result, cell, labels: far_context_question.plain(cell),
             hero="loss_mid",
             evidence=("loss_long", "curves"),
+            depends=far_context_question.sides,
         ),
     )
 }

@@ -82,6 +82,42 @@ def train_question_arms(members: Any, **kw: Any) -> Any:
     return train(members, **kw)
 
 
+SIDES = (True, False)
+
+
+def training_calls(members: tuple[Any, ...]) -> tuple[tuple[Any, ...], ...]:
+    """The members in two training calls, each evaluation-only arm with the intact arm of its
+    scheme (they train one model, so it trains once): of every cut of these bundles into two
+    calls, the one with equal numbers of members (the runner's estimate weighs members alike,
+    so it leaves such calls whole, :func:`posviz.lab.engine.run.balance`) whose heavier call
+    trains the least (a window with the far context costs about twice one without); the
+    first such cut in the variants' order. One call for a single bundle."""
+    bundles: dict[tuple, list[Any]] = {}
+    for member in members:
+        trains_as = "full" if member.condition == "eval_shuffled" else member.condition
+        bundles.setdefault((repr(member.model), trains_as, member.config), []).append(member)
+    keys = list(bundles)
+    if len(keys) < 2 or len(keys) > 16:
+        return (tuple(members),)
+    weight = [1 if k[1] == "noinfo" else 2 for k in keys]
+    size = [len(bundles[k]) for k in keys]
+
+    def score(mask: int) -> tuple[int, int]:
+        picked = [bool(mask >> i & 1) for i in range(len(keys))]
+        counts = [sum(n for n, p in zip(size, picked, strict=True) if p == side) for side in (1, 0)]
+        loads = [
+            sum(w for w, p in zip(weight, picked, strict=True) if p == side) for side in (1, 0)
+        ]
+        return abs(counts[0] - counts[1]), max(loads)
+
+    best = min(range(1, 2 ** len(keys) - 1), key=score)
+    calls = (
+        [m for i, k in enumerate(keys) if best >> i & 1 for m in bundles[k]],
+        [m for i, k in enumerate(keys) if not best >> i & 1 for m in bundles[k]],
+    )
+    return tuple(tuple(call) for call in calls)
+
+
 def far_context_losses(
     inst: Instance, config: LabConfig, at: Reading
 ) -> tuple[dict[str, np.ndarray], dict[str, str]]:
@@ -297,6 +333,27 @@ def capital(text: str) -> str:
 
 
 def clause(cell: Cell) -> str:
-    """The cell's verdict in words (lower case, no final stop)."""
-    text = cell.verdict.text.rstrip(".")
-    return text[:1].lower() + text[1:]
+    """The cell's verdict in words (no final stop; it opens with a scheme's name, kept as
+    written: "NoPE: …")."""
+    return cell.verdict.text.rstrip(".")
+
+
+def _keys(cell: Cell) -> dict[str, str]:
+    return dict(p.split(":", 1) for p in cell.verdict.key.split("|") if ":" in p)
+
+
+def sides(cell: Cell, other: Cell, labels: dict[str, str]) -> str:
+    """Where the verdict depends on the budget, each scheme that differs, at both budgets
+    (``"learned: undecided at 300 steps, order partly needed at 900"``); "" when the cells
+    differ in anything but their budget (the first line then names the setting only)."""
+    if [s.key for s in cell.settings if s.axis != "budget"] != [
+        s.key for s in other.settings if s.axis != "budget"
+    ]:
+        return ""
+    here, there = _keys(cell), _keys(other)
+    return "; ".join(
+        f"{SHORT_NAMES.get(s, s)} {PHRASES.get(k, k)} at {cell.steps:,} steps, "
+        f"{PHRASES.get(there.get(s, ''), 'undecided')} at {other.steps:,}"
+        for s, k in here.items()
+        if there.get(s) != k
+    )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from posviz.lab.engine.config import LabConfig
 from posviz.lab.engine.measure import Extra, extrapolation, rare_rows
@@ -46,6 +47,9 @@ class StudyKind:
             engine does not draw; its members carry their variant's ``condition``
             (:class:`posviz.lab.studies.questions.Conditioned`). Its question lists the trainer's
             modules in ``Question.source`` (hashed into its run ids). None: the engine's.
+        calls: how that trainer's members of one task are cut into training calls (members
+            that share their training stay in one call, so it runs once); None: one call,
+            which the runner may split (:func:`posviz.lab.engine.run.balance`).
     """
 
     name: str
@@ -55,6 +59,7 @@ class StudyKind:
     measures: tuple[Extra, ...] = ()
     measured_as_it_stands: tuple[str, ...] = ()
     train: Trainer | None = None
+    calls: Callable[[tuple[Any, ...]], tuple[tuple[Any, ...], ...]] | None = None
 
 
 def _pair(q: Question, cells: tuple[Cell, ...], bounds: dict, config: LabConfig) -> list:
@@ -107,6 +112,7 @@ KINDS: dict[str, StudyKind] = {
             measures=(far_context_question.far_context_losses,),
             measured_as_it_stands=far_context_question.AS_IT_STANDS,
             train=far_context_question.train_question_arms,
+            calls=far_context_question.training_calls,
         ),
     )
 }  # fmt: skip

@@ -616,7 +616,7 @@ INDUCTION_HEADS = Question(
 # 3× fit the sweep in the minute; the paper card (oconnor_2021) measured this setting at 1,200.
 _FAR_CONDITIONS = {
     "full": "far context intact",
-    "shuffle_all": "far context shuffled (trained so)",
+    "shuffle_all": "far context shuffled in training",
     "noinfo": "no far context",
     "eval_shuffled": "far context shuffled at evaluation only",
 }
@@ -637,6 +637,7 @@ FAR_CONTEXT = Question(
             f"{name}, {words}",
             _dec(scheme),
             condition=condition,
+            role="control" if condition == "noinfo" else "arm",  # the one that can fail
         )
         for scheme, name in _FAR_SCHEMES.items()
         for condition, words in _FAR_CONDITIONS.items()

@@ -68,13 +68,15 @@ class QuestionStudy:
         q = self.swept
         groups = sweep.plan(q.arm_specs(), q.sweep, self.config)
         units = []
-        trainer = study_kind(q.kind).train  # its own loop, for a task the engine does not draw
+        kind = study_kind(q.kind)
+        trainer = kind.train  # its own loop, for a task the engine does not draw
         for task, planned in groups.items():
             steps = planned[0].config.steps
             marks = tuple(sweep.checkpoints(steps // q.sweep.longest, q.sweep))
             if trainer is not None:
                 members = tuple(Conditioned.of(p, q.variant(p.arm).condition) for p in planned)
-                units.append(Unit(task, members, steps, marks, train=trainer))
+                calls = kind.calls(members) if kind.calls is not None else (members,)
+                units.extend(Unit(task, call, steps, marks, train=trainer) for call in calls)
                 continue
             probe = None
             if q.layer_probe and task == q.sweep.tasks[0].key:
