@@ -9,7 +9,8 @@
   load of the chart test);
 * at 1440×900, then narrowed to 390×844 (a phone), then in the dark theme (one load, as a reader
   resizes and switches): charts fit their place, no chart text is cut with "…", subtitles read
-  on the background, and a reload shows the same view.
+  on the background, and a reload shows the same view; at 390 every lab page opens with its
+  one-line answer and a question page's hero is its first chart, inside the first viewport.
 
 The server's store holds tiny runs of every question (trained here, a few seconds each); pages open
 them by their run links, as a shared link would.
@@ -184,6 +185,14 @@ def test_first_screen_shows_the_verdict_above_the_widgets(servers, browser, name
     page = _open(browser, f"{servers['light']}/{path}", DESKTOP, charts=False)
     try:
         _first_screen_shows_the_verdict_above_the_widgets(page, hero=False)
+        page.set_viewport_size({"width": PHONE[0], "height": PHONE[1]})  # no chart to reflow
+        page.wait_for_function(
+            f"() => document.querySelector('.st-key-verdict').getBoundingClientRect().width"
+            f" < {PHONE[0]}"
+        )
+        _a_phones_first_screen_answers_in_one_line(page, f"/{path}")
+        page.locator('[data-testid="stPageLink-NavLink"]').first.wait_for()
+        _tables_scroll_visibly_and_labels_wrap(page, f"/{path} at 390")
     finally:
         page.close()
 
@@ -206,6 +215,8 @@ def test_charts_fit_uncut_readable_and_a_reload_keeps_the_view(servers, store, b
         )
         _charts_fit_uncut_and_readable(page, f"{name} at 1440")
         resize_and_reflow(page, PHONE)
+        _a_phones_first_screen_answers_in_one_line(page, name)
+        _the_hero_is_the_first_chart_inside_a_phones_first_screen(page, name)
         _charts_fit_uncut_and_readable(page, f"{name} at 390")
         _tables_scroll_visibly_and_labels_wrap(page, f"{name} at 390")
         switch_to_dark(page)
@@ -260,33 +271,27 @@ def _charts_fit_uncut_and_readable(page, where: str) -> None:
         assert ratio >= 4.5, f"{where}: subtitle {text!r} has contrast {ratio:.1f}:1"
 
 
-def test_every_lab_pages_answer_and_hero_fit_a_phones_first_screen(servers, store, browser):
-    """Issue 37: at 390 × 844 every lab question page opens with its one-line answer (at most 15
-    words), the evidence folded, then its hero — the page's first chart, its top inside the
-    first viewport; /lab and /lab_papers (no chart) show their one line there, their tables
-    and link labels whole. One server, every page in turn."""
-    pages = {**store[1], "index": "lab", "papers": "lab_papers"}
-    for name, path in pages.items():
-        page = new_page(browser, PHONE)
-        try:
-            page.goto(f"{servers['light']}/{path}")
-            wait_for_app(page, timeout_ms=300_000)
-            page.locator(".st-key-verdict").first.wait_for(timeout=60_000)
-            line = page.locator(".st-key-verdict strong").first.inner_text()
-            assert 0 < len(line.split()) <= 15, f"{name}: {line!r}"
-            assert page.locator(".st-key-verdict details").count() == 1, f"{name}: no evidence"
-            assert top_of(page, ".st-key-verdict") < PHONE[1] / 2, name
-            if name not in QUESTIONS:
-                page.locator('[data-testid="stPageLink-NavLink"]').first.wait_for()
-                _tables_scroll_visibly_and_labels_wrap(page, f"/{path} at 390")
-                continue
-            hero = ".st-key-hero [data-testid='stVegaLiteChart']"
-            page.locator(f"{hero} svg").first.wait_for(timeout=60_000)
-            tops = page.evaluate(
-                "() => [...document.querySelectorAll('[data-testid=\"stVegaLiteChart\"]')]"
-                ".map(c => c.getBoundingClientRect().top)"
-            )
-            assert min(tops) == top_of(page, hero), f"{name}: a chart above the hero"
-            assert 0 <= top_of(page, hero) < PHONE[1], f"{name}: hero at {top_of(page, hero)} px"
-        finally:
-            page.close()
+def _a_phones_first_screen_answers_in_one_line(page, name: str) -> None:
+    """Issue 37: at 390 × 844 a lab page opens with its one-line answer (at most 15 words), the
+    evidence folded, in the first half of the first viewport (read on the page's own load,
+    narrowed to the phone's width: the same layout a phone's first load gets)."""
+    page.evaluate(
+        "() => { window.scrollTo(0, 0);"
+        " document.querySelector('[data-testid=\"stMain\"]').scrollTo(0, 0); }"
+    )
+    line = page.locator(".st-key-verdict strong").first.inner_text()
+    assert 0 < len(line.split()) <= 15, f"{name}: {line!r}"
+    assert page.locator(".st-key-verdict details").count() == 1, f"{name}: no evidence"
+    assert top_of(page, ".st-key-verdict") < PHONE[1] / 2, name
+
+
+def _the_hero_is_the_first_chart_inside_a_phones_first_screen(page, name: str) -> None:
+    """Issue 37: a question page's hero is its first chart, its top inside the first viewport."""
+    hero = ".st-key-hero [data-testid='stVegaLiteChart']"
+    page.locator(f"{hero} svg").first.wait_for(timeout=60_000)
+    tops = page.evaluate(
+        "() => [...document.querySelectorAll('[data-testid=\"stVegaLiteChart\"]')]"
+        ".map(c => c.getBoundingClientRect().top)"
+    )
+    assert min(tops) == top_of(page, hero), f"{name}: a chart above the hero"
+    assert 0 <= top_of(page, hero) < PHONE[1], f"{name}: hero at {top_of(page, hero)} px"
