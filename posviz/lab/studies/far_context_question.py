@@ -77,6 +77,7 @@ SHORT_NAMES = {"nope": "NoPE", "learned": "learned", "rope": "RoPE"}
 def train_question_arms(members: Any, **kw: Any) -> Any:
     """The kind's trainer (:func:`posviz.lab.studies.far_context_question_train.
     train_question_arms`), imported when a run trains (it needs torch)."""
+    # lazy: the loop imports torch, which judging and the pages never need
     from posviz.lab.studies.far_context_question_train import train_question_arms as train
 
     return train(members, **kw)
