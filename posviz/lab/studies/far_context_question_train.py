@@ -37,6 +37,7 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
+from posviz.encodings.families import lab_mechanism
 from posviz.lab.engine import tasks
 from posviz.lab.engine.config import LabConfig
 from posviz.lab.engine.model import LabModel, Member
@@ -129,7 +130,7 @@ def _trained_keys(group: list[Any]) -> list[tuple[str, str]]:
     rotary ones first (the engine's model rotates a leading block of members)."""
     keys = dict.fromkeys((repr(m.model), _training(m)) for m in group)
     by_key = {(repr(m.model), _training(m)): m for m in group}
-    rotary = [k for k in keys if by_key[k].model.scheme == "rope"]
+    rotary = [k for k in keys if lab_mechanism(by_key[k].model.scheme).kind == "rotary"]
     return rotary + [k for k in keys if k not in rotary]
 
 
