@@ -9,7 +9,9 @@ custom runs (a Run with other settings, as a reader presses it). Before each run
 estimate a page would show for it now (:meth:`posviz.lab.present.live.RunPlan.estimate_now`:
 the load average on the first run, then the pace pooled over the runs measured so far, as the
 app's live view records it), and prints ``study  load (at the start → at the end)  estimate
-measured  measured/estimate  source``. The last line says how many ratios fall within 1.25×.
+measured  measured/estimate  source``, then how many ratios fall within 1.25×, then each run's
+CPU seconds per unit of work against all runs' (the work model's own error, apart from changes
+in the load while the runs went on: on a shared machine other tenants' work comes and goes).
 """
 
 from __future__ import annotations
@@ -66,7 +68,7 @@ def main() -> int:
                     ("question", qid, dataclasses.replace(QUESTIONS[qid].default, **change))
                 )
             print(f"load average before: {_wait_for_load(args.busy):.1f}", flush=True)
-            within = 0
+            within, cpu = 0, []
             for number, (kind, study, config) in enumerate(jobs):
                 if kind == "question":
                     plan = live.question_plan(study, config or QUESTIONS[study].default)
@@ -74,12 +76,14 @@ def main() -> int:
                     plan = live.card_plan(study)
                 load = os.getloadavg()[0]
                 estimate, source = plan.estimate_now()
-                began = time.perf_counter()
+                began, cpu_began = time.perf_counter(), time.process_time()
                 if kind == "question":
                     run_question(study, config=config, store=store)
                 else:
                     run_paper_check(study, store=store)
                 took = time.perf_counter() - began
+                cpu.append((study + ("" if config is None else " (custom)"),
+                            time.process_time() - cpu_began, plan.work))  # fmt: skip
                 after = os.getloadavg()[0]
                 # what the live view records once a run is under way: its training seconds
                 # against its work (the models' build, START_S, not counted)
@@ -94,6 +98,12 @@ def main() -> int:
                     flush=True,
                 )
             print(f"{within} of {len(jobs)} within {WITHIN}× either way", flush=True)
+            # the work model alone, whatever the load did: each run's CPU seconds per unit of
+            # work against all runs' (a run whose work the model counts right reads 1.00)
+            pooled = sum(c for _, c, _ in cpu) / sum(w for _, _, w in cpu)
+            for name, seconds, work in cpu:
+                print(f"{name:22} CPU {seconds:6.1f} s  CPU/work ÷ pooled "
+                      f"{seconds / work / pooled:4.2f}", flush=True)  # fmt: skip
     finally:
         for process in busy:
             process.kill()
