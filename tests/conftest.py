@@ -131,24 +131,65 @@ def _reaches_a_page(func, seen: set[int]) -> bool:
 SHARED_RENDERS = ("test_pages.py", "test_exports.py", "test_chart_hygiene.py")
 
 
+#: files split into this many units of work, their tests dealt out by their last recorded
+#: seconds (a file longer than a third of the run would otherwise end it alone); each unit starts
+#: the file's module fixtures (its servers, its browser) on the worker that takes it
+SPLIT = {"test_pages_browser.py": 2}
+
+
 def _group(path: str) -> str:
     """A test file's unit of work for the xdist workers: its own, or the shared renders'."""
     return "page_renders" if path.rsplit("/", 1)[-1] in SHARED_RENDERS else path
 
 
+def _known() -> dict[str, float]:
+    """The last recorded run's seconds per file and per test of a :data:`SPLIT` file."""
+    import json
+
+    try:
+        return json.loads(DURATIONS.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _units(nodeids: list[str]) -> dict[str, str]:
+    """Each test's unit of work: its file's (:func:`_group`), or for a :data:`SPLIT` file one of
+    its parts, the tests dealt longest first to the part with the least work so far."""
+    known, units, split = _known(), {}, {}
+    for nodeid in nodeids:
+        path = nodeid.split("::")[0]
+        if path.rsplit("/", 1)[-1] in SPLIT:
+            split.setdefault(path, []).append(nodeid)
+        else:
+            units[nodeid] = _group(path)
+    for path, ids in split.items():
+        parts = [0.0] * SPLIT[path.rsplit("/", 1)[-1]]
+        typical = sorted(known.get(i, 0.0) for i in ids)[len(ids) // 2] or 1.0
+        for nodeid in sorted(ids, key=lambda i: (-known.get(i, typical), i)):
+            part = parts.index(min(parts))
+            parts[part] += known.get(nodeid, typical)
+            units[nodeid] = f"{path} (part {part + 1} of {len(parts)})"
+    return units
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
-    """``--dist loadfile`` (scripts/test.sh), with :data:`SHARED_RENDERS` one unit: a file's tests
-    stay on one worker (its module fixtures, such as a browser's servers, start once)."""
+    """``--dist loadfile`` (scripts/test.sh), with :data:`SHARED_RENDERS` one unit and
+    :data:`SPLIT` files in parts: a unit's tests stay on one worker (its module fixtures, such as a
+    browser's servers, start once per unit)."""
     if config.getvalue("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadScopeScheduling
 
-    class ByFile(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            return _group(nodeid.split("::")[0])
+    class ByUnit(LoadScopeScheduling):
+        units: dict[str, str] | None = None
 
-    return ByFile(config, log)
+        def _split_scope(self, nodeid: str) -> str:
+            if self.units is None and self.collection:
+                self.units = _units(list(self.collection))
+            return (self.units or {}).get(nodeid) or _group(nodeid.split("::")[0])
+
+    return ByUnit(config, log)
 
 
 def pytest_collection_modifyitems(config, items) -> None:
@@ -167,8 +208,9 @@ def pytest_collection_modifyitems(config, items) -> None:
     # workers take units in this order, so the last ones to start are short and no worker runs
     # alone at the end. A unit's length is what it took in the last recorded run
     # (tests/durations.json), else a guess from its tests' tiers.
-    work = _work_units(items)
-    items.sort(key=lambda item: -work[_group(item.nodeid.split("::")[0])])  # stable
+    units = _units([item.nodeid for item in items])
+    work = _work_units(items, units)
+    items.sort(key=lambda item: -work[units[item.nodeid]])  # stable
 
 
 #: the last recorded run's seconds per test file (``POSVIZ_RECORD_DURATIONS=1 ./scripts/test.sh``)
@@ -177,23 +219,21 @@ DURATIONS = ROOT / "tests" / "durations.json"
 _GUESS_S = {"browser": 20.0, "slow": 5.0, "page": 2.0, "fast": 0.05}
 
 
-def _work_units(items) -> dict[str, float]:
-    """Seconds of each unit of work (:func:`_group`) of ``items``."""
-    import json
-
-    try:
-        known = json.loads(DURATIONS.read_text())
-    except (OSError, ValueError):
-        known = {}
-    files: dict[str, float] = {}
+def _work_units(items, units: dict[str, str]) -> dict[str, float]:
+    """Seconds of each unit of work (``units``: test → unit) of ``items``."""
+    known = _known()
+    files: dict[str, list] = {}
     for item in items:
-        path = item.nodeid.split("::")[0]
-        tier = next((t for t in _GUESS_S if item.get_closest_marker(t)), "fast")
-        files[path] = files.get(path, 0.0) + _GUESS_S[tier]
+        files.setdefault(item.nodeid.split("::")[0], []).append(item)
     work: dict[str, float] = {}
-    for path, guess in files.items():
-        group = _group(path)
-        work[group] = work.get(group, 0.0) + float(known.get(path, guess))
+    for path, tests in files.items():
+        guesses = [
+            _GUESS_S[next((t for t in _GUESS_S if i.get_closest_marker(t)), "fast")] for i in tests
+        ]
+        share = float(known.get(path, sum(guesses))) / len(tests)  # a file's seconds, per test
+        for item in tests:
+            unit = units[item.nodeid]
+            work[unit] = work.get(unit, 0.0) + known.get(item.nodeid, share)
     return work
 
 
@@ -206,6 +246,8 @@ def pytest_runtest_logreport(report) -> None:
     if recording and not os.environ.get("PYTEST_XDIST_WORKER"):
         path = report.nodeid.split("::")[0]
         _SPENT[path] = _SPENT.get(path, 0.0) + report.duration
+        if path.rsplit("/", 1)[-1] in SPLIT:
+            _SPENT[report.nodeid] = _SPENT.get(report.nodeid, 0.0) + report.duration
 
 
 def pytest_sessionfinish(session, exitstatus) -> None:
