@@ -55,8 +55,9 @@ TRAIN_THREADS = 2
 #: at load ≈ 4 (their pace a free factor): 0.88–1.19× and 0.94–1.11× of these estimates
 #: (docs/benchmarks.md, "Estimates"). The model before counted training steps only, with
 #: attention per unit of width: it put the studies that evaluate at long lengths (extrapolation,
-#: the Press check's length ladder) at 0.72–0.77 of their time and charged a two-head model at
-#: length 32 (rare_rows) like an eight-head one. Balancing and the pages' estimates share it.
+#: the Press check's length ladder) at 0.72–0.77 of their time and, attention's cost not growing
+#: with the heads, over-charged rare_rows (2 heads, length 32) against the 8-head studies.
+#: Balancing and the pages' estimates share it.
 CPU_S_TOKEN = 8.6e-8
 CPU_S_KEY_WIDTH = 5.4e-10
 CPU_S_KEY_HEAD = 8.7e-9
