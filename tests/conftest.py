@@ -289,6 +289,25 @@ def pytest_configure(config) -> None:
         return original(cls, *args, **kwargs)
 
     AppTest.from_file = classmethod(from_file)
+    _scan_components_once()
+
+
+def _scan_components_once() -> None:
+    """AppTest scans every installed distribution for Streamlit components (v2 manifests) on each
+    run, rerun included (with its thread pool: 4.4 of 45 CPU-s for tests/test_hostile_links.py's
+    102 tests). The installed packages do not change while the tests run, so each test process
+    scans once. (A server scans once, at its start; this is AppTest's cost alone.)"""
+    from streamlit.components.v2 import manifest_scanner
+
+    scan = manifest_scanner.scan_component_manifests
+    found: list = []
+
+    def scan_once(max_workers=None):
+        if not found:
+            found.append(scan(max_workers))
+        return list(found[0])
+
+    manifest_scanner.scan_component_manifests = scan_once
 
 
 @pytest.fixture(scope="session")
