@@ -157,3 +157,29 @@ def test_the_training_calls_keep_each_evaluation_only_arm_with_its_intact_arm() 
     windows = [sum(1 if m.condition == "noinfo" else 2 for m in unit.members
                    if m.condition != "eval_shuffled") for unit in units]  # fmt: skip
     assert max(windows) <= 8  # of 15: no call trains more than about half the work
+
+
+def test_the_work_model_charges_each_arm_what_it_trains_and_never_splits_a_call() -> None:
+    """An evaluation-only arm trains nothing (its intact arm's model is read), a no-information
+    arm trains on the near window alone: the estimate charges them so (it charged every member
+    the whole window: 133.7 CPU-s of work against 97.6 measured), and a call cut by the kind
+    stays whole even where halving it would even out the threads."""
+    from posviz.lab.engine.run import Unit, balance, eval_cpu_s, pass_cpu_s, step_cpu_s
+    from posviz.lab.studies.questions import QuestionStudy
+
+    units = QuestionStudy(FAR_CONTEXT, FAR_CONTEXT.default).units()
+    by_condition = {m.condition: (u, m) for u in units for m in u.members}
+    evaluation = {}
+    for condition, (unit, member) in by_condition.items():
+        c = member.config
+        evaluation[condition] = c.seeds * len(unit.checkpoints) * eval_cpu_s(c)
+        trained = unit.member_cost(member) - evaluation[condition]
+        near = pass_cpu_s(c, c.batch, arms.NEAR)
+        expected = {"eval_shuffled": 0.0, "noinfo": c.seeds * unit.steps * near}
+        full = c.seeds * unit.steps * step_cpu_s(c)
+        assert trained == pytest.approx(expected.get(condition, full)), condition
+    assert 0 < expected["noinfo"] < full
+    lopsided = Unit("lm", units[0].members + units[1].members, units[0].steps,
+                    units[0].checkpoints, train=units[0].train, whole=True)  # fmt: skip
+    assert balance([lopsided], threads=2) == [lopsided]
+    assert len(balance([dataclasses.replace(lopsided, whole=False)], threads=2)) == 2

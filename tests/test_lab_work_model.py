@@ -77,6 +77,14 @@ def test_the_key_padding_is_the_models() -> None:
     assert values == [run.KEY_ALIGN]
 
 
+def _trained(member) -> float:
+    """CPU seconds of one training step of ``member``: its config's, or a pass at its own
+    ``train_length`` (a study's arms that train on less, or nothing)."""
+    length = getattr(member, "train_length", None)
+    c = member.config
+    return step_cpu_s(c) if length is None else run.pass_cpu_s(c, c.batch, length)
+
+
 def test_the_pages_estimates_count_the_runners_own_work() -> None:
     """One work model: a plan's work is its study's units' cost (what the runner balances its
     threads by), evaluation included, for every question part and paper check."""
@@ -86,9 +94,7 @@ def test_the_pages_estimates_count_the_runners_own_work() -> None:
             plan = live.question_plan(q.id, q.default, part=part)
             assert plan.work == pytest.approx(sum(u.cost for u in units))
             assert plan.estimate_s == pytest.approx(live.START_S + plan.work / run.TRAIN_THREADS)
-            training = sum(
-                m.config.seeds * u.steps * step_cpu_s(m.config) for u in units for m in u.members
-            )
+            training = sum(m.config.seeds * u.steps * _trained(m) for u in units for m in u.members)
             assert plan.work > training  # the held-out evaluations are counted
     for check_id, check in PAPER_CHECKS.items():
         units = CardStudy(check).units()

@@ -99,7 +99,10 @@ class Unit:
     (:class:`Trainer`) for a task the engine does not draw, called instead of ``train_arms``
     with the same progress and stop contract (no probe or head scores then); None: the engine's.
     A member's ``config`` needs ``seeds``, ``steps`` and what :func:`step_cpu_s` and
-    :func:`eval_cpu_s` read.
+    :func:`eval_cpu_s` read; a member may also say it trains on shorter windows than its
+    config's (``train_length``: tokens a sequence; 0: it trains nothing, another member's model
+    is read for it). ``whole``: the members share their training (one call), so
+    :func:`balance` never splits the unit.
     """
 
     group: str
@@ -109,6 +112,7 @@ class Unit:
     probe: tuple[str, int] | None = None
     head_scores: tuple[tuple[str, str], ...] = ()  # (member id, label): prefix-matching scores
     train: Trainer | None = None
+    whole: bool = False
 
     def __post_init__(self) -> None:
         if self.train is not None and (self.probe is not None or self.head_scores):
@@ -124,11 +128,12 @@ class Unit:
 
     def member_cost(self, member: Any) -> float:
         """CPU seconds of one member's seeds in this unit: :attr:`steps` training steps
-        (:func:`step_cpu_s`) and a held-out evaluation at every checkpoint (:func:`eval_cpu_s`)."""
+        (:func:`step_cpu_s`, or a pass at the member's own ``train_length``) and a held-out
+        evaluation at every checkpoint (:func:`eval_cpu_s`)."""
         config = member.config
-        return config.seeds * (
-            self.steps * step_cpu_s(config) + len(self.checkpoints) * eval_cpu_s(config)
-        )
+        length = getattr(member, "train_length", None)
+        step = step_cpu_s(config) if length is None else pass_cpu_s(config, config.batch, length)
+        return config.seeds * (self.steps * step + len(self.checkpoints) * eval_cpu_s(config))
 
     @property
     def model_steps(self) -> int:
@@ -304,7 +309,7 @@ def balance(units: Sequence[Unit], *, threads: int) -> list[Unit]:
     units = list(units)
     while True:
         largest = max(units, key=lambda u: u.cost)
-        if len(largest.members) < 2:
+        if len(largest.members) < 2 or largest.whole:
             break
         split = [u for u in units if u is not largest] + list(_halves(largest))
         if makespan(split, threads=threads) >= makespan(units, threads=threads):

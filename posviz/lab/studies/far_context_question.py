@@ -86,6 +86,16 @@ def train_question_arms(members: Any, **kw: Any) -> Any:
 SIDES = (True, False)
 
 
+def train_length(condition: str, config: LabConfig) -> int | None:
+    """Tokens a training sequence of a member with ``condition`` has, where that is not the
+    config's ``max_len`` (far + near): the near window alone (SEP + near[:-1]) without the far
+    context; none for an evaluation-only arm, which reads the intact arm's model
+    (:func:`training_calls` keeps them in one call)."""
+    if condition == "noinfo":
+        return split(config)[1]
+    return 0 if condition == "eval_shuffled" else None
+
+
 def training_calls(members: tuple[Any, ...]) -> tuple[tuple[Any, ...], ...]:
     """The members in two training calls, each evaluation-only arm with the intact arm of its
     scheme (they train one model, so it trains once): of every cut of these bundles into two

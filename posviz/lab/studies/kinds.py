@@ -49,7 +49,12 @@ class StudyKind:
             modules in ``Question.source`` (hashed into its run ids). None: the engine's.
         calls: how that trainer's members of one task are cut into training calls (members
             that share their training stay in one call, so it runs once); None: one call,
-            which the runner may split (:func:`posviz.lab.engine.run.balance`).
+            which the runner may split (:func:`posviz.lab.engine.run.balance`); calls it cuts
+            are never split.
+        train_length: tokens a sequence of a member with this ``condition`` and config trains
+            on, where that is not the config's ``max_len`` (0: it trains nothing, its call's
+            model is read for it); None: the config's. The work model reads it
+            (:meth:`posviz.lab.engine.run.Unit.member_cost`).
     """
 
     name: str
@@ -60,6 +65,7 @@ class StudyKind:
     measured_as_it_stands: tuple[str, ...] = ()
     train: Trainer | None = None
     calls: Callable[[tuple[Any, ...]], tuple[tuple[Any, ...], ...]] | None = None
+    train_length: Callable[[str, Any], int | None] | None = None
 
 
 def _pair(q: Question, cells: tuple[Cell, ...], bounds: dict, config: LabConfig) -> list:
@@ -113,6 +119,7 @@ KINDS: dict[str, StudyKind] = {
             measured_as_it_stands=far_context_question.AS_IT_STANDS,
             train=far_context_question.train_question_arms,
             calls=far_context_question.training_calls,
+            train_length=far_context_question.train_length,
         ),
     )
 }  # fmt: skip

@@ -74,9 +74,17 @@ class QuestionStudy:
             steps = planned[0].config.steps
             marks = tuple(sweep.checkpoints(steps // q.sweep.longest, q.sweep))
             if trainer is not None:
-                members = tuple(Conditioned.of(p, q.variant(p.arm).condition) for p in planned)
-                calls = kind.calls(members) if kind.calls is not None else (members,)
-                units.extend(Unit(task, call, steps, marks, train=trainer) for call in calls)
+                length = kind.train_length or (lambda condition, config: None)
+                members = tuple(
+                    Conditioned.of(p, c, length(c, p.config))
+                    for p in planned
+                    for c in (q.variant(p.arm).condition,)
+                )
+                cut = kind.calls is not None
+                calls = kind.calls(members) if cut else (members,)
+                units.extend(
+                    Unit(task, call, steps, marks, train=trainer, whole=cut) for call in calls
+                )
                 continue
             probe = None
             if q.layer_probe and task == q.sweep.tasks[0].key:
@@ -103,14 +111,18 @@ class QuestionStudy:
 
 @dataclass(frozen=True)
 class Conditioned(sweep.Planned):
-    """A planned instance with its variant's ``condition``, for a kind's own trainer."""
+    """A planned instance with its variant's ``condition``, for a kind's own trainer, and the
+    tokens a sequence it trains on where that is not its config's (``StudyKind.train_length``)."""
 
     condition: str = ""
+    train_length: int | None = None
 
     @classmethod
-    def of(cls, planned: sweep.Planned, condition: str) -> Conditioned:
+    def of(
+        cls, planned: sweep.Planned, condition: str, train_length: int | None = None
+    ) -> Conditioned:
         fields = {f.name: getattr(planned, f.name) for f in dataclasses.fields(planned)}
-        return cls(**fields, condition=condition)
+        return cls(**fields, condition=condition, train_length=train_length)
 
 
 def question_part(q: Question, part: str) -> Question:
