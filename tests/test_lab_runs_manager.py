@@ -151,6 +151,13 @@ def test_estimates_follow_the_pace_measured_on_this_machine(pace, monkeypatch) -
     monkeypatch.setattr(live, "_load", lambda: 3.0)  # two of them this server's own jobs
     monkeypatch.setattr(live.jobs, "running", lambda: 2)
     assert plan.estimate_now()[0] == pytest.approx(idle)
+    # two other busy threads: the run's two get half the cores each, and a unit of work costs
+    # more CPU on cores shared by four threads than on idle ones
+    monkeypatch.setattr(live, "_load", lambda: 2.0)
+    monkeypatch.setattr(live.jobs, "running", lambda: 0)
+    shared = live.START_S + plan.work * live.CONTENTION
+    assert plan.estimate_now()[0] == pytest.approx(shared)
+    monkeypatch.setattr(live, "_load", lambda: 3.0)
     monkeypatch.setattr(live.jobs, "running", lambda: 0)
     unmeasured = plan.estimate_now()[0]
     progress = live.LiveProgress(plan)

@@ -48,6 +48,12 @@ PACE_FRESH_S = 900.0
 #: a run's pace is recorded once this share of it is done after its first report (its first
 #: steps, not counting the time to build its models).
 PACE_AFTER = 0.02
+#: CPU seconds a unit of work takes when more threads are runnable than there are cores, per CPU
+#: second on idle cores (the threads share the cores' caches and parts): at load ≈ 4 on 2 cores
+#: (bench/bench_estimates.py --busy 2) the runs took 1.17 wall-s per unit of work on 2026-11-28
+#: where a fair share of the cores predicts 0.97, and 1.21 CPU-s per unit on 2026-11-29
+#: (docs/benchmarks.md, "Estimates"). Used until this server has measured its own pace.
+CONTENTION = 1.2
 
 
 class _Pace:
@@ -108,7 +114,7 @@ def measured_pace() -> tuple[float, str]:
     others = max(0.0, load - jobs.running() * TRAIN_THREADS)
     busy = others + TRAIN_THREADS
     usable = min(TRAIN_THREADS if busy <= cores else cores * TRAIN_THREADS / busy, cores)
-    pace = 1.0 / usable
+    pace = (1.0 if busy <= cores else CONTENTION) / usable
     return pace, f"on this machine's current load (load average {load:.1f} on {cores} cores)"
 
 
