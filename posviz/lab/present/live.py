@@ -123,9 +123,10 @@ class RunPlan:
     """What one run trains.
 
     Attributes:
-        models: small models trained (every instance × its seeds).
+        models: small models trained (every trained instance × its seeds).
         instances: arm settings trained (an arm under one task and initial scale).
-        model_steps: training steps of all models together (the one count a run reports).
+        model_steps: training steps of the trained models together (the one count a run
+            reports).
         work: the run's work in CPU seconds on an idle core, training and held-out evaluation
             (:attr:`posviz.lab.engine.run.Unit.cost` of the study's units, the one work model;
             the measured pace turns it into wall seconds).
@@ -134,6 +135,9 @@ class RunPlan:
             own task and initial scale), in the arms' order.
         estimate_s: seconds the run is expected to take on two idle cores.
         colors: ``arm label → colour``, as on every chart of the page.
+        read_only: arm settings that train nothing: each reads another arm's trained models
+            (an evaluation-only arm, ``train_length`` 0); their held-out evaluations are in
+            ``work``, their seeds are not in ``models``.
     """
 
     models: int
@@ -144,6 +148,7 @@ class RunPlan:
     colors: dict[str, str]
     work: float = 0.0
     steps: int = 0
+    read_only: int = 0
 
     def estimate_now(self) -> tuple[float, str]:
         """Seconds the run would take if it started now (:func:`measured_pace`), and why."""
@@ -194,16 +199,24 @@ def question_plan(question_id: str, config: LabConfig, *, part: str = "default")
     units = study.units()  # the runner's own: one work model for its threads and this estimate
     planned = [p for unit in units for p in unit.members]
     labels = {p.id: q.variant(p.arm).label for p in planned if p.id == p.arm}
+    trained = [p for p in planned if _trains(p)]  # an evaluation-only arm reads another's models
     return RunPlan(
-        models=sum(p.config.seeds for p in planned),
-        instances=len(planned),
-        model_steps=sum(p.config.seeds * p.config.steps for p in planned),
+        models=sum(p.config.seeds for p in trained),
+        instances=len(trained),
+        model_steps=sum(p.config.seeds * p.config.steps for p in trained),
         labels=labels,
         estimate_s=_estimate(_work(units)),
         colors=arm_colors(q),
         work=_work(units),
         steps=max(p.config.steps for p in planned),
+        read_only=len(planned) - len(trained),
     )
+
+
+def _trains(member: object) -> bool:
+    """Whether a unit's member trains models of its own (``train_length`` 0: it trains nothing,
+    its call's model is read for it; :class:`~posviz.lab.engine.run.Unit`)."""
+    return getattr(member, "train_length", None) != 0
 
 
 def card_plan(check_id: str) -> RunPlan:
@@ -266,9 +279,10 @@ class LiveView:
             else ""
         )
         each = f"each model takes {plan.steps:,} optimiser steps; " if plan.steps else ""
+        read = f"; {plan.read_only} more are evaluated on them" if plan.read_only else ""
         return (
-            f"Training {plan.models} models ({plan.instances} arm settings × their seeds) side "
-            f"by side: {self.done:,} of {self.total:,} in all, counted in model-steps ({each}"
+            f"Training {plan.models} models ({plan.instances} arm settings × their seeds{read}) "
+            f"side by side: {self.done:,} of {self.total:,} in all, counted in model-steps ({each}"
             f"model-steps add up every model's steps); {self.elapsed_s:.0f} s so far{eta}. The "
             "run finishes and is stored even if this tab is closed."
         )
