@@ -24,6 +24,7 @@ from posviz.lab.attention_variants import (
 from posviz.lab.engine.config import ModelConfig
 from posviz.lab.engine.induction import attention_maps
 from posviz.lab.engine.model import LabModel, Member
+from posviz.lab.sink_task import backcopy_batch, bigram_chain
 
 
 def _causal_scores(seed: int, n: int = 3, t: int = 7, tk: int = 16) -> torch.Tensor:
@@ -157,3 +158,54 @@ def test_the_other_variants_change_the_model_and_the_slot_learns() -> None:
     assert all(block.slot.grad.abs().sum() > 0 for block in model.blocks)
     with pytest.raises(ValueError, match="choose one of"):
         VariantModel(members, **shape, attention="linear")
+
+
+# ---- the bigram-backcopy task (posviz.lab.sink_task) ----
+
+
+def test_the_chain_is_fixed_row_stochastic_and_sparse() -> None:
+    chain = bigram_chain(n_plain=10, n_triggers=2, successors=3)
+    np.testing.assert_allclose(chain.probs.sum(1), 1.0)
+    assert np.all((chain.probs > 0).sum(1) == 3)
+    np.testing.assert_array_equal(bigram_chain(10, 2, 3).probs, chain.probs)  # a fixed draw
+    assert chain.n_tokens == 12 and chain.bos == 12
+    assert chain.is_trigger(np.array([9, 10, 11, 12])).tolist() == [False, True, True, False]
+    with pytest.raises(ValueError, match="successors"):
+        bigram_chain(n_plain=4, successors=5)
+    with pytest.raises(ValueError, match="p_trigger"):
+        bigram_chain(p_trigger=1.0)
+
+
+def test_backcopy_sequences_follow_their_rules() -> None:
+    chain = bigram_chain(n_plain=12, n_triggers=3, successors=3, p_trigger=0.2)
+    batch = backcopy_batch(chain, np.random.default_rng(0), 400, 40)
+    x, y = batch.inputs, batch.targets
+    assert x.shape == y.shape == (400, 40)
+    np.testing.assert_array_equal(x[:, 1:], y[:, :-1])  # targets are the next inputs
+    assert np.all(x[:, 0] == chain.bos) and not np.any(x[:, 1:] == chain.bos)
+    # the token after a trigger is the token before it, and it is never a trigger
+    rows, cols = np.nonzero(batch.copy)
+    assert np.all(cols >= 2) and np.all(chain.is_trigger(x[rows, cols]))
+    np.testing.assert_array_equal(y[rows, cols], x[rows, cols - 1])
+    assert not np.any(chain.is_trigger(y[rows, cols]))
+    # every other plain → plain step is one the chain allows
+    plain = ~batch.copy & ~chain.is_trigger(y) & (x != chain.bos)
+    assert np.all(chain.probs[x[plain], y[plain]] > 0)
+    # after a plain token, a trigger comes with chance p_trigger (binomial, ≥ 3 000 draws)
+    after_plain = (x < chain.n_plain) & (x != chain.bos)
+    share = chain.is_trigger(y[after_plain]).mean()
+    assert abs(share - 0.2) < 4 * math.sqrt(0.2 * 0.8 / after_plain.sum())
+
+
+def test_a_copy_needs_the_previous_token_the_trigger_alone_does_not_tell_it() -> None:
+    chain = bigram_chain()
+    batch = backcopy_batch(chain, np.random.default_rng(1), 500, 64)
+    x, y = batch.inputs[batch.copy], batch.targets[batch.copy]
+    # the best guess from the trigger alone: the most common copy per trigger
+    best = sum(np.bincount(y[x == trig]).max() for trig in np.unique(x))
+    assert best / len(y) < 0.25
+    # without a BOS the sequence starts on a plain token and no BOS appears
+    bare = backcopy_batch(chain, np.random.default_rng(1), 50, 64, bos=False)
+    assert np.all(bare.inputs[:, 0] < chain.n_plain) and not np.any(bare.inputs == chain.bos)
+    with pytest.raises(ValueError, match="length"):
+        backcopy_batch(chain, np.random.default_rng(1), 5, 1)
