@@ -85,13 +85,24 @@ def running() -> int:
 ESTIMATE_AFTER = 0.05
 
 
-def wait_text(step: str, fraction: float, elapsed: float, *, beside: int | None = None) -> str:
-    """What a page shows while its heavy job runs: the step, the time elapsed, the time left at
+def wait_text(
+    step: str,
+    fraction: float,
+    elapsed: float,
+    *,
+    beside: int | None = None,
+    step_s: float | None = None,
+) -> str:
+    """What a page shows while its heavy job runs: the step (with ``step_s``, the seconds it has
+    taken so far, once that is a few seconds less than the whole: a long step is seen
+    advancing), the time elapsed, the time left at
     the pace so far (once :data:`ESTIMATE_AFTER` of it is done), the other heavy jobs sharing
     the cores (``beside``, default :func:`running` − 1: the lab's warm-up or another page's
     computation) and, when the 1-minute load average is above the cores, that the machine is
     busy — so a promise made before the job started is not the last word on a slow visit."""
     parts = [f"{elapsed:.0f} s elapsed"]
+    if step_s is not None and 2 <= step_s <= elapsed - 2:
+        parts.insert(0, f"this step {step_s:.0f} s so far")
     if fraction >= ESTIMATE_AFTER and elapsed >= 1:
         left = elapsed * (1 - min(fraction, 1.0)) / fraction
         minutes = f"about {left / 60:.0f} min left"
@@ -130,6 +141,7 @@ def job_slot(
         ticket = _next_ticket
         _next_ticket += 1
         _queue.append(ticket)
+        _about[ticket] = _described_now(kind)
     try:
         while True:
             with _lock:
@@ -148,6 +160,7 @@ def job_slot(
                 _lock.wait(POLL_SECONDS)
     except BaseException:
         with _lock:
+            _about.pop(ticket, None)
             if ticket in _queue:
                 _queue.remove(ticket)
                 _lock.notify_all()
@@ -158,7 +171,124 @@ def job_slot(
     finally:
         with _lock:
             _running.pop(ticket, None)
+            _about.pop(ticket, None)
             _lock.notify_all()
+
+
+# ------------------------------------------------------------------- what a queue waits for
+#
+# A job may say what it is and how long it has left (:func:`described` around the code that takes
+# its slot); a computation waiting in the queue then says what it waits for and about how long
+# (:func:`queue_ahead`, :func:`queue_wait_text`), not only its place.
+
+#: how a job that did not describe itself is named in a waiter's queue line, by slot kind
+KIND_WORDS = {
+    "lab": "a lab training run",
+    "model": "a model being prepared for another page",
+    "probe": "another page's computation",
+}
+
+
+@dataclass(frozen=True)
+class About:
+    """What a job is (``what``, plain words) and its seconds left (``remaining()``: None while
+    unknown); for a queued job, ``remaining`` is its whole expected duration."""
+
+    what: str
+    remaining: Callable[[], float | None] | None = None
+
+    def seconds_left(self) -> float | None:
+        if self.remaining is None:
+            return None
+        try:
+            left = self.remaining()
+        except (ArithmeticError, ValueError):  # an estimate that cannot be made is unknown
+            return None
+        return None if left is None or not left >= 0 or left == float("inf") else float(left)
+
+
+_about: dict[int, About] = {}  # ticket -> what it is, for the tickets queued or running
+_describing = threading.local()
+
+
+@contextmanager
+def described(what: str, remaining: Callable[[], float | None] | None = None) -> Iterator[None]:
+    """Jobs this thread queues for in the ``with`` block are ``what`` with ``remaining()`` seconds
+    left, in other waiters' queue lines (:func:`queue_wait_text`)."""
+    stack: list[About] = _describing.__dict__.setdefault("stack", [])
+    stack.append(About(what, remaining))
+    try:
+        yield
+    finally:
+        stack.pop()
+
+
+def _described_now(kind: str) -> About:
+    stack = getattr(_describing, "stack", None)
+    return stack[-1] if stack else About(KIND_WORDS.get(kind, f"a {kind} job"))
+
+
+@dataclass(frozen=True)
+class QueueAhead:
+    """What a job at one queue place waits for: the jobs ``running`` now and those queued
+    ``ahead`` of it, each ``(what, seconds left or None)``; ``slots`` run at once."""
+
+    running: tuple[tuple[str, float | None], ...]
+    ahead: tuple[tuple[str, float | None], ...]
+    slots: int
+
+    def start_in(self) -> float | None:
+        """Seconds until a job at this place starts: every job ahead takes the first slot to
+        free up, in queue order; None when a time needed is unknown."""
+        free = sorted(left for _, left in self.running if left is not None)
+        if len(free) < len(self.running) or any(left is None for _, left in self.ahead):
+            return None
+        free = sorted([0.0] * max(self.slots - len(free), 0) + free)  # slots idle now first
+        for _, duration in self.ahead:
+            free = sorted([*free[1:], free[0] + float(duration or 0.0)])
+        return free[0]
+
+
+def queue_ahead(position: int) -> QueueAhead:
+    """What a job at queue ``position`` (1 = next) waits for now."""
+    with _lock:
+        running = [_about.get(t, About(KIND_WORDS.get(k, k))) for t, k in _running.items()]
+        ahead = [_about.get(t, About("another computation")) for t in list(_queue)[: position - 1]]
+    return QueueAhead(
+        tuple((a.what, a.seconds_left()) for a in running),
+        tuple((a.what, a.seconds_left()) for a in ahead),
+        settings().max_jobs,
+    )
+
+
+def _about_time(seconds: float) -> str:
+    return f"about {seconds:.0f} s" if seconds < 90 else f"about {seconds / 60:.0f} min"
+
+
+def queue_wait_text(position: int, *, what: str, ahead: QueueAhead | None = None) -> str:
+    """What a page says while its computation ``what`` waits at queue ``position``: what runs
+    now and for about how long, how many wait ahead of it, and when it should start."""
+    ahead = queue_ahead(position) if ahead is None else ahead
+    slots = ahead.slots
+    at_once = (
+        f"{slots} heavy computations at once" if slots > 1 else "one heavy computation at a time"
+    )
+    busy = [f"{name} ({_about_time(left)} left)" if left is not None else name
+            for name, left in ahead.running]  # fmt: skip
+    now = f": {_listing(busy)} {'is' if len(busy) == 1 else 'are'} running" if busy else ""
+    queued = len(ahead.ahead)
+    before = f"; {queued} more wait{'s' * (queued == 1)} ahead of it" if queued else ""
+    start = ahead.start_in()
+    when = (
+        f"It should start in {_about_time(start)}."
+        if start is not None
+        else "When it starts depends on how long those take, which is not known yet."
+    )
+    return f"{what} waits for its turn. This server runs {at_once}{now}{before}. {when}"
+
+
+def _listing(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 # --------------------------------------------------------------------------- reporting a wait
@@ -587,3 +717,172 @@ def release_held_claims() -> int:
     for each in held:
         each.release()
     return len(held)
+
+
+# ------------------------------------------------------------- computations pages follow
+#
+# A page's heavy computation runs in a thread of its own, not in the page's script run: a
+# Streamlit rerun (the visitor changed a control) stops the script at its next Streamlit call,
+# which used to abandon the computation half done and start it again from nothing. Detached,
+# it goes on; the rerun finds it by its key and follows it again. It leaves the job queue only
+# when nobody has followed it for DETACHED_IDLE_S (every visitor left) or the server stops.
+
+#: seconds a detached computation waits in the job queue without a follower before it leaves
+#: (a rerun follows it again within a few seconds; a closed tab never does).
+DETACHED_IDLE_S = 30.0
+
+
+@dataclass(frozen=True)
+class DetachedView:
+    """A consistent copy of a detached computation's state, for drawing.
+
+    ``position``: its place in the job queue (0: not queued); ``fraction`` in [0, 1] and
+    ``step``: the latest progress report; ``elapsed_s``: seconds it has computed (time queued
+    left out); ``step_s``: seconds since ``step`` began.
+    """
+
+    what: str
+    position: int
+    fraction: float
+    step: str
+    elapsed_s: float
+    step_s: float
+    started: bool
+
+
+class Detached:
+    """One heavy computation in its own daemon thread (:func:`detached`): its progress, queue
+    place and result, for every page that follows it (thread-safe)."""
+
+    def __init__(self, key: Hashable, what: str, *, idle_s: float) -> None:
+        self.key, self.what, self.idle_s = key, what, idle_s
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+        now = time.monotonic()
+        self._seen = now  # the last time a follower looked
+        self._start = now
+        self._queued_s = 0.0  # seconds spent in the job queue so far
+        self._queued_at: float | None = None  # since when it waits now (None: not queued)
+        self._position = 0
+        self._fraction, self._step, self._step_at = 0.0, "", now
+        self._started = False  # a progress report came
+        self._value: Any = None
+        self._error: BaseException | None = None
+
+    def on_wait(self, position: int) -> None:
+        """A queue report (``0``: it left the queue or runs)."""
+        now = time.monotonic()
+        with self._lock:
+            if position and self._queued_at is None:
+                self._queued_at = now
+            elif not position:
+                self._leave_queue(now)
+            self._position = int(position)
+
+    def progress(self, fraction: float, step: str) -> None:
+        """A progress report: it runs (not queued), ``fraction`` done, doing ``step``."""
+        now = time.monotonic()
+        with self._lock:
+            self._leave_queue(now)
+            self._position, self._started = 0, True
+            self._fraction = max(self._fraction, min(max(float(fraction), 0.0), 1.0))
+            if step != self._step:
+                self._step, self._step_at = step, now
+
+    def _leave_queue(self, now: float) -> None:
+        if self._queued_at is not None:
+            self._queued_s += now - self._queued_at
+            self._queued_at = None
+
+    def should_stop(self) -> bool:
+        """Whether it should leave the queue: the server stops, or nobody followed it for
+        ``idle_s`` seconds."""
+        with self._lock:
+            idle = time.monotonic() - self._seen > self.idle_s
+        return _shutdown.is_set() or idle
+
+    def view(self) -> DetachedView:
+        """Its state now (a follower's look, which keeps it wanted)."""
+        with self._lock:
+            self._seen = time.monotonic()
+        return self.view_quietly()
+
+    def view_quietly(self) -> DetachedView:
+        """Its state now, without counting as a follower's look."""
+        now = time.monotonic()
+        with self._lock:
+            queued = self._queued_s + (now - self._queued_at if self._queued_at else 0.0)
+            return DetachedView(
+                what=self.what,
+                position=self._position,
+                fraction=self._fraction,
+                step=self._step,
+                elapsed_s=max(now - self._start - queued, 0.0),
+                step_s=now - self._step_at,
+                started=self._started,
+            )
+
+    def wait(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the result; whether it is there (a follower's
+        look, which keeps it wanted)."""
+        with self._lock:
+            self._seen = time.monotonic()
+        return self._done.wait(timeout)
+
+    def result(self) -> Any:
+        """The value, or the exception the computation raised (raised again here)."""
+        if not self._done.is_set():
+            raise RuntimeError(f"{self.what} is still being computed; wait() for it first.")
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+    def seconds_left(self) -> float | None:
+        """Seconds left at its pace so far (once :data:`ESTIMATE_AFTER` of it is done), else
+        None."""
+        view = self.view_quietly()
+        if view.fraction < ESTIMATE_AFTER or view.elapsed_s < 1:
+            return None
+        return view.elapsed_s * (1 - min(view.fraction, 1.0)) / view.fraction
+
+    def _run(self, run: Callable[..., Any], about: str) -> None:
+        try:
+            with described(about, self.seconds_left):
+                self._value = run(
+                    on_wait=self.on_wait, should_stop=self.should_stop, progress=self.progress
+                )
+        except BaseException as error:  # handed to every follower, raised in their threads
+            self._error = error
+        finally:
+            with _detached_lock:
+                if _detached.get(self.key) is self:
+                    del _detached[self.key]
+            self._done.set()
+
+
+_detached: dict[Hashable, Detached] = {}
+_detached_lock = threading.Lock()
+
+
+def detached(
+    key: Hashable,
+    what: str,
+    run: Callable[..., Any],
+    *,
+    about: str = "",
+    idle_s: float = DETACHED_IDLE_S,
+) -> Detached:
+    """The computation of ``key``: the one running now in this process, else ``run(on_wait=,
+    should_stop=, progress=)`` started in a daemon thread. Follow it with
+    :meth:`Detached.wait` / :meth:`Detached.view` and take :meth:`Detached.result`; a follower
+    that stops following (a rerun, a closed tab) does not stop it. ``run`` should cache its
+    result (the computation is forgotten once it ends). ``about``: how other computations'
+    queue lines name it (default ``what``)."""
+    with _detached_lock:
+        job = _detached.get(key)
+        if job is not None:
+            return job
+        job = _detached[key] = Detached(key, what, idle_s=idle_s)
+    name = f"posviz-detached-{str(key)[:40]}"
+    threading.Thread(target=job._run, args=(run, about or what), name=name, daemon=True).start()
+    return job

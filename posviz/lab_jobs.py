@@ -68,6 +68,8 @@ class LabJob:
     store_root: str
     #: whether a visitor may stop it (not the server's own warm-up: its answers are everyone's)
     stoppable: bool = True
+    #: what it trains (a question's or paper check's title), for other computations' queue lines
+    title: str = ""
     lock: threading.Lock = field(default_factory=threading.Lock)
     stop_event: threading.Event = field(default_factory=threading.Event)
     state: str = STARTING
@@ -108,6 +110,20 @@ class LabJob:
             return JobView(self.state, self.message, self.result, live)
 
     @property
+    def about(self) -> str:
+        """How a computation queued behind this run names it (plain words)."""
+        if self.stoppable:
+            return f"a visitor's lab run of “{self.title}”" if self.title else "a visitor's lab run"
+        return f"the lab's warm-up, training “{self.title}”" if self.title else "the lab's warm-up"
+
+    def seconds_left(self) -> float | None:
+        """Seconds it has left: at its measured pace once it trains, else its plan's estimate."""
+        live = self.progress.view()
+        if live.started and live.eta_s is not None:
+            return live.eta_s
+        return self.plan.estimate_now()[0]
+
+    @property
     def finished(self) -> bool:
         with self.lock:
             return self.state in (DONE, STOPPED, FAILED)
@@ -118,7 +134,8 @@ def _work(compute: Callable[[LabJob], Any]) -> Callable[[LabJob], None]:
 
     def work(job: LabJob) -> None:
         try:
-            result = compute(job)
+            with jobs.described(job.about, job.seconds_left):  # for pages queued behind it
+                result = compute(job)
         except (lab.LabStopped, JobCancelled):
             live = job.snapshot().live
             reached = (
@@ -184,9 +201,11 @@ def start_job(
     store_root: str,
     work: Callable[[LabJob], None],
     stoppable: bool = True,
+    title: str = "",
 ) -> LabJob:
     """Start a worker running ``work(job)`` for ``run_id``, or join the one already running
-    (``stoppable``: whether a page shows its Stop button; the warm-up's runs have none).
+    (``stoppable``: whether a page shows its Stop button; the warm-up's runs have none;
+    ``title``: what it trains, for the queue lines of computations waiting behind it).
 
     A finished or stopped job of the same id is replaced by a fresh one (the store decides
     whether that means training again or loading the stored result).
@@ -197,7 +216,7 @@ def start_job(
             del _JOBS[key]  # their results live on in the store
         job = _JOBS.get((store_root, run_id))
         if job is None or job.finished:
-            job = LabJob(run_id, plan, store_root, stoppable=stoppable)
+            job = LabJob(run_id, plan, store_root, stoppable=stoppable, title=title)
             _JOBS[(store_root, run_id)] = job
             job.thread = threading.Thread(
                 target=work, args=(job,), name=f"posviz-lab-{run_id[:12]}", daemon=True
@@ -345,7 +364,7 @@ class Warmup:
                 self.current = study
             job = start_job(
                 study.run_id, study.plan, store_root=self.store_root, work=study.work,
-                stoppable=False,
+                stoppable=False, title=study.title,
             )  # fmt: skip
             if job.thread is not None:
                 job.thread.join()
