@@ -92,6 +92,7 @@ def wait_text(
     *,
     beside: int | None = None,
     step_s: float | None = None,
+    left_s: float | str | None = "pace",
 ) -> str:
     """What a page shows while its heavy job runs: the step (with ``step_s``, the seconds it has
     taken so far, once that is a few seconds less than the whole: a long step is seen
@@ -99,12 +100,13 @@ def wait_text(
     the pace so far (once :data:`ESTIMATE_AFTER` of it is done), the other heavy jobs sharing
     the cores (``beside``, default :func:`running` − 1: the lab's warm-up or another page's
     computation) and, when the 1-minute load average is above the cores, that the machine is
-    busy — so a promise made before the job started is not the last word on a slow visit."""
+    busy — so a promise made before the job started is not the last word on a slow visit.
+    ``left_s``: the seconds left where the caller knows them better (None: not known now)."""
     parts = [f"{elapsed:.0f} s elapsed"]
     if step_s is not None and 2 <= step_s <= elapsed - 2:
         parts.insert(0, f"this step {step_s:.0f} s so far")
-    if fraction >= ESTIMATE_AFTER and elapsed >= 1:
-        left = elapsed * (1 - min(fraction, 1.0)) / fraction
+    left = left_s if not isinstance(left_s, str) else _pace_left(fraction, elapsed)
+    if left is not None:
         minutes = f"about {left / 60:.0f} min left"
         parts.append(f"about {left:.0f} s left" if left < 120 else minutes)
     others = max(running() - 1, 0) if beside is None else beside
@@ -115,6 +117,13 @@ def wait_text(
     if load > cores:
         parts.append(f"slower than usual: the machine is busy (load {load:.1f} on {cores} cores)")
     return f"{step} ({'; '.join(parts)})"
+
+
+def _pace_left(fraction: float, elapsed: float) -> float | None:
+    """Seconds left at the pace so far, once :data:`ESTIMATE_AFTER` is done (else None)."""
+    if fraction < ESTIMATE_AFTER or elapsed < 1:
+        return None
+    return elapsed * (1 - min(fraction, 1.0)) / fraction
 
 
 def _load_average() -> float:
@@ -738,7 +747,9 @@ class DetachedView:
 
     ``position``: its place in the job queue (0: not queued); ``fraction`` in [0, 1] and
     ``step``: the latest progress report; ``elapsed_s``: seconds it has computed (time queued
-    left out); ``step_s``: seconds since ``step`` began.
+    left out); ``step_s``: seconds since ``step`` began; ``left_s``: seconds left at the pace of
+    the latest report, counted down since (None before :data:`ESTIMATE_AFTER` is done, or once a
+    step outlasts it: a long step must not make the estimate grow without bound).
     """
 
     what: str
@@ -748,6 +759,7 @@ class DetachedView:
     elapsed_s: float
     step_s: float
     started: bool
+    left_s: float | None = None
 
 
 class Detached:
@@ -766,6 +778,8 @@ class Detached:
         self._position = 0
         self._fraction, self._step, self._step_at = 0.0, "", now
         self._started = False  # a progress report came
+        self._left: float | None = None  # seconds left at the latest report's pace
+        self._report_at = now
         self._value: Any = None
         self._error: BaseException | None = None
 
@@ -788,6 +802,9 @@ class Detached:
             self._fraction = max(self._fraction, min(max(float(fraction), 0.0), 1.0))
             if step != self._step:
                 self._step, self._step_at = step, now
+            elapsed = now - self._start - self._queued_s
+            self._left = _pace_left(self._fraction, elapsed)  # counted down until the next report
+            self._report_at = now
 
     def _leave_queue(self, now: float) -> None:
         if self._queued_at is not None:
@@ -812,7 +829,9 @@ class Detached:
         now = time.monotonic()
         with self._lock:
             queued = self._queued_s + (now - self._queued_at if self._queued_at else 0.0)
+            left = None if self._left is None else self._left - (now - self._report_at)
             return DetachedView(
+                left_s=left if left is not None and left > 0 else None,
                 what=self.what,
                 position=self._position,
                 fraction=self._fraction,
@@ -838,12 +857,8 @@ class Detached:
         return self._value
 
     def seconds_left(self) -> float | None:
-        """Seconds left at its pace so far (once :data:`ESTIMATE_AFTER` of it is done), else
-        None."""
-        view = self.view_quietly()
-        if view.fraction < ESTIMATE_AFTER or view.elapsed_s < 1:
-            return None
-        return view.elapsed_s * (1 - min(view.fraction, 1.0)) / view.fraction
+        """Seconds left (:attr:`DetachedView.left_s`), None while not known."""
+        return self.view_quietly().left_s
 
     def _run(self, run: Callable[..., Any], about: str) -> None:
         try:

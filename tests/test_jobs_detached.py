@@ -146,3 +146,32 @@ def test_a_start_time_counts_every_job_ahead_on_the_first_slot_to_free_up() -> N
     assert many.start_in() == 235.0
     assert "2 more wait ahead of it" in jobs.queue_wait_text(3, what="X", ahead=many)
     assert "about 4 min" in jobs.queue_wait_text(3, what="X", ahead=many)
+
+
+def test_the_time_left_counts_down_between_reports_and_never_grows(monkeypatch) -> None:
+    clock, reported, release = [100.0], threading.Event(), threading.Event()
+    monkeypatch.setattr(jobs.time, "monotonic", lambda: clock[0])
+
+    def run(*, on_wait, should_stop, progress):
+        clock[0] = 110.0
+        progress(0.5, "half of the passes")  # 10 s for half: about 10 s left
+        reported.set()
+        release.wait(10)
+        return 1
+
+    job = jobs.detached(("test", "countdown"), "a test computation", run)
+    assert reported.wait(10)
+    assert job.view().left_s == pytest.approx(10.0)
+    clock[0] = 113.0
+    view = job.view()
+    assert view.left_s == pytest.approx(7.0) and view.elapsed_s == pytest.approx(13.0)
+    assert "about 7 s left" in jobs.wait_text(view.step, view.fraction, view.elapsed_s,
+                                              left_s=view.left_s)  # fmt: skip
+    clock[0] = 125.0  # the step outlasts its estimate: no time left is claimed, none grows
+    view = job.view()
+    assert view.left_s is None and view.step_s == pytest.approx(15.0)
+    text = jobs.wait_text(view.step, view.fraction, view.elapsed_s, left_s=view.left_s,
+                          step_s=view.step_s)  # fmt: skip
+    assert "left" not in text and "this step 15 s so far; 25 s elapsed" in text
+    release.set()
+    assert job.wait(10)

@@ -25,7 +25,9 @@ def progress_line(view: jobs.DetachedView) -> tuple[str, str]:
         return jobs.queue_wait_text(view.position, what=f"Computing {view.what}"), "Queued …"
     if not view.started:
         return f"Computing {view.what} …", f"Starting ({view.elapsed_s:.0f} s elapsed) …"
-    text = jobs.wait_text(view.step, view.fraction, view.elapsed_s, step_s=view.step_s)
+    text = jobs.wait_text(
+        view.step, view.fraction, view.elapsed_s, step_s=view.step_s, left_s=view.left_s
+    )
     return f"Computing {view.what} …", text
 
 
