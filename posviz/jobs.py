@@ -760,6 +760,7 @@ class DetachedView:
     step_s: float
     started: bool
     left_s: float | None = None
+    queued_s: float = 0.0  # seconds spent in the job queue so far
 
 
 class Detached:
@@ -832,6 +833,7 @@ class Detached:
             left = None if self._left is None else self._left - (now - self._report_at)
             return DetachedView(
                 left_s=left if left is not None and left > 0 else None,
+                queued_s=queued,
                 what=self.what,
                 position=self._position,
                 fraction=self._fraction,

@@ -22,7 +22,9 @@ POLL_S = 0.5
 def progress_line(view: jobs.DetachedView) -> tuple[str, str]:
     """``(the line above the bar, the bar's text)`` for a followed computation's state."""
     if view.position:
-        return jobs.queue_wait_text(view.position, what=f"Computing {view.what}"), "Queued …"
+        name = view.what.split(" (")[0]  # its name, without the duration it promises once running
+        line = jobs.queue_wait_text(view.position, what=f"Computing {name}")
+        return line, f"Waiting for its turn ({view.queued_s:.0f} s so far) …"
     if not view.started:
         return f"Computing {view.what} …", f"Starting ({view.elapsed_s:.0f} s elapsed) …"
     text = jobs.wait_text(
