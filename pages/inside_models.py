@@ -68,7 +68,7 @@ with answer:
 
 st.caption(MEMORY_NOTE)
 show_chart(page.by_layer, key="inside_by_layer")
-st.subheader(f"Barbero et al.'s measure: frequency use on real queries and keys, {window} tokens")
+st.header(f"Barbero et al.'s measure: frequency use on real queries and keys, {window} tokens")
 st.markdown(
     "The chart above reads the weights alone (an upper bound on each pair's part of q·k). "
     "Barbero et al. measured the pairs on the queries and keys the model actually computes: "
@@ -89,18 +89,18 @@ if activation is not None:
     st.caption(view.massive_note)
     with st.expander("How this was measured"):
         st.markdown(view.definitions)
-st.subheader("RoPE's decay with the model's own queries and keys")
+st.header("RoPE's decay with the model's own queries and keys")
 show_chart(page.decay, key="inside_decay", description=page.decay_note)
 st.markdown(page.decay_note)
 
-st.subheader("Head classes at every window length")
+st.header("Head classes at every window length")
 show_chart(page.across, key="inside_across", description=page.across_note)
 st.caption(page.across_note)
-st.subheader("Ablations, and a content control that can fail")
+st.header("Ablations, and a content control that can fail")
 st.markdown(page.ablation_note)
 st.dataframe(page.ablations, hide_index=True, width="stretch")
 
-st.subheader(f"Attention by distance on real text, {window} tokens")
+st.header(f"Attention by distance on real text, {window} tokens")
 for column, figure, key, note in zip(
     st.columns(2),
     page.distance,
@@ -112,7 +112,7 @@ for column, figure, key, note in zip(
         show_chart(figure, key=key, description=note)
         st.caption(note)
 
-st.subheader(f"Head classes, {window} tokens: RoPE and learned-absolute, side by side")
+st.header(f"Head classes, {window} tokens: RoPE and learned-absolute, side by side")
 st.caption(THRESHOLD_NOTE)
 show_chart(page.classes, key="inside_classes")
 show_charts_side_by_side(
@@ -121,7 +121,7 @@ show_charts_side_by_side(
 st.dataframe(page.counts, hide_index=True, width="stretch")
 st.markdown(page.story)
 
-st.subheader("Download the arrays")
+st.header("Download the arrays")
 st.markdown(
     f"The findings at every length (what `python -m posviz inside MODEL --window N --json` "
     f"prints) and every array behind the {window}-token views, as `.npz` (a zip of `.npy` "
@@ -133,7 +133,7 @@ for column, (name, data, mime) in zip(st.columns(3), page.downloads, strict=True
                            key=f"inside_dl_{name}", on_click="ignore",
                            icon=":material/download:")  # fmt: skip
 
-st.subheader("Any RoPE model: frequency usage from its weights alone")
+st.header("Any RoPE model: frequency usage from its weights alone")
 st.markdown(
     "The frequency usage needs only each layer's `q_proj` and `k_proj` weights and the head "
     "geometry in `config.json`, read by byte range: no model is built, so it works for models "

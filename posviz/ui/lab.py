@@ -185,6 +185,6 @@ def index_page() -> None:
     st.caption(answer.caps_text())
     links = model.stored_run_links()
     if links:
-        st.subheader("Runs stored on this server")
+        st.header("Runs stored on this server")
         for page, label, query in links:
             page_link(page, label=label, query_params=query)

@@ -49,7 +49,7 @@ def pick_cell(result: LabResult, *, key_prefix: str) -> str:
     # cell the answer's line speaks of (answer.answer_cell), so the hero draws what it says
     if warning:
         st.warning(warning, icon=":material/link:")
-    st.subheader("The sweep at a glance")
+    st.header("The sweep at a glance")
     st.caption(model.GRID_CAPTION)
     event = st.dataframe(
         answer.grid(result), hide_index=True, on_select="rerun",
@@ -81,7 +81,7 @@ def show_cell(result: LabResult, cell_id: str) -> None:
 
 def show_question(question: Question, config: LabConfig) -> None:
     """The question in words, its sources, how it is measured and what a run trains."""
-    st.subheader("The question")
+    st.header("The question")
     st.markdown(f"> {question.question}")
     st.markdown(model.asked_in(question.source_keys, "**Sources:** "))
     st.markdown(f"**How it is measured.** {question.explain}")
@@ -94,7 +94,7 @@ def show_question(question: Question, config: LabConfig) -> None:
 
 def show_evidence(result: LabResult, cell: str, *, key_prefix: str) -> None:
     """The selected cell's other charts, and the answer in full."""
-    st.subheader("More evidence for this cell")
+    st.header("More evidence for this cell")
     shown = figures.evidence(result, cell)
     columns = st.columns(min(len(shown), 2) or 1)
     for index, item in enumerate(shown):
