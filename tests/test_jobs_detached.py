@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 import time
+from types import SimpleNamespace
 
 import pytest
 
@@ -150,7 +151,9 @@ def test_a_start_time_counts_every_job_ahead_on_the_first_slot_to_free_up() -> N
 
 def test_the_time_left_counts_down_between_reports_and_never_grows(monkeypatch) -> None:
     clock, reported, release = [100.0], threading.Event(), threading.Event()
-    monkeypatch.setattr(jobs.time, "monotonic", lambda: clock[0])
+    fake = SimpleNamespace(monotonic=lambda: clock[0], time=time.time, sleep=time.sleep,
+                           strftime=time.strftime)  # fmt: skip
+    monkeypatch.setattr(jobs, "time", fake)  # this module's clock only
 
     def run(*, on_wait, should_stop, progress):
         clock[0] = 110.0
