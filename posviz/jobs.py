@@ -864,7 +864,9 @@ class Detached:
 
     def _run(self, run: Callable[..., Any], about: str) -> None:
         try:
-            with described(about, self.seconds_left):
+            # _reporting: a slot taken without a progress report after it (a checkpoint's
+            # one-time conversion) still tells its followers that it left the queue
+            with described(about, self.seconds_left), _reporting(self.on_wait):
                 self._value = run(
                     on_wait=self.on_wait, should_stop=self.should_stop, progress=self.progress
                 )

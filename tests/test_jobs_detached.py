@@ -52,7 +52,7 @@ def test_a_rerun_follows_the_same_computation_instead_of_starting_it_again() -> 
 
 def test_elapsed_time_runs_between_progress_reports_and_leaves_out_the_queue(one_slot) -> None:
     holding, release, step_started = threading.Event(), threading.Event(), threading.Event()
-    finish = threading.Event()
+    finish, acquired, go = threading.Event(), threading.Event(), threading.Event()
 
     def hold() -> None:
         with jobs.job_slot("probe"):
@@ -61,6 +61,8 @@ def test_elapsed_time_runs_between_progress_reports_and_leaves_out_the_queue(one
 
     def run(*, on_wait, should_stop, progress):
         with jobs.job_slot("probe", on_wait=on_wait, should_stop=should_stop):
+            acquired.set()
+            go.wait(10)  # no report yet: the slot alone says it left the queue
             progress(0.02, "Dequantising the checkpoint (once) …")  # one long step
             step_started.set()
             finish.wait(10)
@@ -75,6 +77,9 @@ def test_elapsed_time_runs_between_progress_reports_and_leaves_out_the_queue(one
     _wait_until(lambda: time.monotonic() - queued_since > 0.3)
     release.set()
     holder.join(10)
+    assert acquired.wait(10)
+    assert job.view().position == 0
+    go.set()
     assert step_started.wait(10)
     at_start = job.view()
     assert at_start.position == 0 and at_start.elapsed_s < 0.3  # the queue's 0.3 s left out
