@@ -63,6 +63,18 @@ def test_sigmoid_attention_weighs_each_key_alone_and_rows_are_not_normalised() -
     assert torch.all(sums < torch.arange(1, 8)) and torch.all(sums > 0)
 
 
+def test_sigmoid_with_the_log_length_bias_is_sigmoid_of_shifted_scores() -> None:
+    scores = _causal_scores(4)  # T = 7 queries, keys padded to 16
+    weights = attend(scores, "sigmoid_bias", length=7)
+    torch.testing.assert_close(weights, torch.sigmoid(scores - math.log(7)))
+    # zero logits: each seen key weighs 1/(1 + T), so the last row (T keys) sums to T/(T + 1)
+    flat = attend(torch.zeros(7, 7).masked_fill(torch.ones(7, 7).triu(1).bool(), -math.inf),
+                  "sigmoid_bias", length=7)  # fmt: skip
+    assert float(flat[-1].sum()) == pytest.approx(7 / 8)
+    with pytest.raises(ValueError, match="length"):
+        attend(scores, "sigmoid_bias")
+
+
 def test_attend_rejects_unknown_kinds_and_a_missing_slot() -> None:
     with pytest.raises(ValueError, match="choose one of"):
         attend(_causal_scores(0), "relu")

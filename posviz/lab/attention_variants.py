@@ -11,6 +11,10 @@ key may not be seen; :data:`ATTENTIONS`):
 * ``softmax`` — ``A = softmax(scores)`` (Vaswani et al. 2017, eq. 1); rows sum to 1.
 * ``sigmoid`` — ``A = sigmoid(scores)``, ``Z_i = 1`` (Gu et al. §7.4, Table 6 row 2, p. 10):
   every key is weighed on its own, rows are not normalised (a masked key gets sigmoid(−inf) = 0).
+* ``sigmoid_bias`` — ``A = sigmoid(scores − log T)`` for a sequence of ``T`` tokens, rows not
+  normalised: sigmoid attention with Ramapuram et al.'s bias ``b = −log n`` ("Theory, Analysis,
+  and Best Practices for Sigmoid Self-Attention", ICLR 2025, https://arxiv.org/abs/2409.04431,
+  §3 and §5), which keeps a row's total near 1 at the start (plain ``sigmoid`` starts near T/2).
 * ``key_bias`` — softmax over one extra key per head and layer, a learnable ``k^s`` whose value is
   ``0`` (Gu et al. §7.3, Table 4 row 4, "K biases", p. 9):
   ``A' = softmax([q·k^sᵀ/√d_h, scores])``, ``A`` = ``A'`` without the slot's column; the slot
@@ -43,7 +47,9 @@ from torch.nn import functional as F
 
 from posviz.lab.engine.model import Block, LabModel, Member, _norm_linear, _rotate_leading
 
-ATTENTIONS: tuple[str, ...] = ("softmax", "sigmoid", "key_bias")
+ATTENTIONS: tuple[str, ...] = ("softmax", "sigmoid", "sigmoid_bias", "key_bias")
+#: the attentions whose rows are not normalised (scored on Gu et al.'s proxy weights)
+UNNORMALISED: tuple[str, ...] = ("sigmoid", "sigmoid_bias")
 #: Gu et al.'s threshold (§3.2, p. 5: strict, and least sensitive to the sequence length).
 SINK_EPSILON = 0.3
 #: Gu et al.'s sequence length for the metric (§3.2, p. 5; §4, p. 6: 100 sequences of T = 64).
@@ -57,20 +63,31 @@ def _check_attention(attention: str) -> str:
     return attention
 
 
-def attend(scores: torch.Tensor, attention: str, slot: torch.Tensor | None = None) -> torch.Tensor:
+def attend(
+    scores: torch.Tensor,
+    attention: str,
+    slot: torch.Tensor | None = None,
+    length: int | None = None,
+) -> torch.Tensor:
     """Attention weights ``(…, T, Tk)`` from logits ``scores`` ``(…, T, Tk)`` (−inf: unseen keys).
 
     ``slot`` ``(…, T, 1)``: the logit ``q·k^sᵀ/√d_h`` of the key-bias slot (``key_bias`` only);
-    its column is dropped from the result (its value is 0).
+    its column is dropped from the result (its value is 0). ``length``: the sequence's ``T``
+    (``sigmoid_bias`` only; keys padded past it do not count).
 
     Raises:
-        ValueError: an unknown ``attention``, or ``key_bias`` without ``slot``.
+        ValueError: an unknown ``attention``, ``key_bias`` without ``slot``, or ``sigmoid_bias``
+            without a positive ``length``.
     """
     _check_attention(attention)
     if attention == "softmax":
         return scores.softmax(-1)
     if attention == "sigmoid":
         return torch.sigmoid(scores)
+    if attention == "sigmoid_bias":
+        if length is None or length < 1:
+            raise ValueError(f"attention='sigmoid_bias' needs the sequence length, not {length!r}.")
+        return torch.sigmoid(scores - math.log(length))
     if slot is None:
         raise ValueError("attention='key_bias' needs the slot's logits (…, T, 1).")
     return torch.cat([slot, scores], dim=-1).softmax(-1)[..., 1:]
@@ -108,13 +125,13 @@ def sink_metrics(maps: np.ndarray, attention: str) -> dict[str, np.ndarray]:
     """The sink readings of maps ``(…, layers, heads, B, T, T)`` of one attention kind.
 
     Returns ``alpha`` ``(…, layers, heads)`` (α₁ averaged over the ``B`` sequences, on proxy
-    weights for ``sigmoid``), ``sink`` ``(…)`` (Sink₁^0.3 of those) and ``row_sum`` ``(…)``
+    weights for the sigmoids), ``sink`` ``(…)`` (Sink₁^0.3 of those) and ``row_sum`` ``(…)``
     (the mean total attention a query spends on tokens: 1 for softmax, < 1 with a key-bias slot,
     anything for sigmoid).
     """
     _check_attention(attention)
     a = np.asarray(maps, dtype=np.float64)
-    scored = proxy_weights(a) if attention == "sigmoid" else a
+    scored = proxy_weights(a) if attention in UNNORMALISED else a
     alpha = first_token_score(scored).mean(-1)
     return {
         "alpha": alpha,
@@ -165,7 +182,7 @@ class VariantBlock(Block):
         q = q.reshape(e * b * h, t, hd)
         k, v = k.reshape(e * b * h, tk, hd), v.reshape(e * b * h, tk, hd)
         scores = torch.baddbmm(bias, q, k.transpose(1, 2), alpha=1 / math.sqrt(hd))
-        weights = attend(scores, self.attention, slot)
+        weights = attend(scores, self.attention, slot, length=t)
         if self.keep:
             self.maps = weights.detach()[..., :t].reshape(e, b, h, t, t)
         mixed = torch.bmm(weights, v)
