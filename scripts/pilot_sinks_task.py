@@ -13,7 +13,8 @@ Run (one at a time, niced: the machine is shared)::
         --steps 400 --schemes nope,learned,rope --attentions softmax,sigmoid,key_bias --seeds 3
 
 Each line is JSON: attention, step, members (scheme:seed), Sink₁, max/mean α₁ and row sums per
-member, copy accuracy and other accuracy per member, losses, cpu_s (process CPU, one thread);
+member (``raw_max_alpha``: the largest head's α₁ on the weights as they are, not the proxy),
+copy accuracy and other accuracy per member, losses, cpu_s (process CPU, one thread);
 after each arm, ``#`` markdown rows per scheme (Sink₁ mean [min, max] over seeds, mean α₁ ± sd).
 
 Findings (2026-11-29, shared 2-core CPU, one thread; 1 layer, width 32, 2 heads, T = 64, BOS;
@@ -28,6 +29,9 @@ the full table is in ``docs/benchmarks.md``, the sinks section):
 * sigmoid without normalisation: with NoPE / the learned table it does not learn the copies
   (0.18, softmax 0.81), so its Sink₁* = 0 says nothing; with RoPE its rows go quiet (sum 0.1–0.2)
   and the proxy Sink₁* swings with the seed (0.33 [0, 1]).
+* sigmoid with the −log T bias (``sigmoid_bias``), seeds 0–5: learns the task (loss 1.46), its
+  RoPE / learned heads go quiet (rows sum 0.05–0.26, raw α₁ ≤ 0.004 in seeds 3–5), yet the proxy
+  Sink₁* counts a sink in 5 of 6 learned-table members (0.83 [0, 1]; RoPE 0.33 [0, 1]).
 * Less reliable: lr ≤ 1e-2 or 400 steps (the learned table's sink in one seed of three), 4 heads
   (Sink₁ ≤ 0.5), weight decay 0.5 (lower).
 """
@@ -42,7 +46,13 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from posviz.lab.attention_variants import ATTENTIONS, SINK_LENGTH, VariantModel, sink_metrics
+from posviz.lab.attention_variants import (
+    ATTENTIONS,
+    SINK_LENGTH,
+    VariantModel,
+    first_token_score,
+    sink_metrics,
+)
 from posviz.lab.engine.config import ModelConfig
 from posviz.lab.engine.model import Member
 from posviz.lab.sink_task import backcopy_batch, bigram_chain
@@ -99,12 +109,14 @@ def _evaluate(model: VariantModel, chain, args: argparse.Namespace) -> dict:
     )
     found = sink_metrics(maps, model.attention)
     alpha = found["alpha"].reshape(e, -1)
+    raw = first_token_score(maps).mean(-1).reshape(e, -1)  # on the weights as they are
     return {
         "members": [f"{m.model.scheme}:{m.seed}" for m in model.members],
         "heldout_loss": round(loss, 3),
         "sink": found["sink"].round(3).tolist(),
         "max_alpha": alpha.max(1).round(3).tolist(),
         "mean_alpha": alpha.mean(1).round(3).tolist(),
+        "raw_max_alpha": raw.max(1).round(3).tolist(),
         "row_sum": found["row_sum"].round(3).tolist(),
         "copy_acc": [round(float(hit[i][copy[i]].mean()), 3) for i in range(e)],
         "other_acc": [round(float(hit[i][~copy[i]].mean()), 3) for i in range(e)],
