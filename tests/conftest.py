@@ -311,14 +311,21 @@ def _scan_components_once() -> None:
 
 
 @pytest.fixture(scope="session")
-def app_server():
-    """The app on its defaults (no settings of its own), one server per test process, shared by
-    the browser modules that need nothing else: each page's first computation is then done once
-    per process, not once per module (a server's start and the sinusoid's and learned table's
-    first renders were paid by four modules)."""
+def app_lab_dir(tmp_path_factory):
+    """The lab store of :func:`app_server`: empty at the start (as on a newcomer's machine), never
+    the machine's own ``~/.cache/posviz/lab``."""
+    return tmp_path_factory.mktemp("app_lab")
+
+
+@pytest.fixture(scope="session")
+def app_server(app_lab_dir):
+    """The app on its defaults (no settings of its own but an empty lab store), one server per
+    test process, shared by the browser modules that need nothing else: each page's first
+    computation is then done once per process, not once per module (a server's start and the
+    sinusoid's and learned table's first renders were paid by four modules)."""
     from browser_support import start_streamlit_server, stop_process
 
-    url, process = start_streamlit_server()
+    url, process = start_streamlit_server(env={"POSVIZ_LAB_DIR": str(app_lab_dir)})
     yield url
     stop_process(process)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from browser_support import browser_page, start_streamlit_server, stop_process, wait_for_app
+from browser_support import new_page, wait_for_app
 
 from posviz.lab import QUESTIONS, RunStore
 from posviz.lab.studies.questions import QuestionStudy
@@ -20,21 +20,15 @@ SETTINGS = {"seeds": 2, "steps": 150, "width": 8, "heads": 2, "layers": 1, "batc
 TRAIN_TIMEOUT_MS = 400_000  # generous: test machines share their cores
 
 
-@pytest.fixture
-def server(tmp_path):
-    url, process = start_streamlit_server(env={"POSVIZ_LAB_DIR": str(tmp_path / "lab")})
-    try:
-        yield url, tmp_path / "lab"
-    finally:
-        stop_process(process)
-
-
-def test_a_run_whose_tab_closed_finishes_and_is_stored(server) -> None:
-    url, root = server
+def test_a_run_whose_tab_closed_finishes_and_is_stored(app_server, app_lab_dir, browser) -> None:
+    """On the process's shared server (its store is a fresh temporary directory); the second
+    visit is a new browser context: nothing of the first tab survives but the server's run."""
+    url, root = app_server, app_lab_dir
     q = QUESTIONS["learned"]
     run_id = QuestionStudy(q, dataclasses.replace(q.default, **SETTINGS)).run_id
     address = f"{url}/lab_learned?" + "&".join(f"lab_learned_{k}={v}" for k, v in SETTINGS.items())
-    with browser_page(1440, 900) as page:
+    page = new_page(browser)
+    try:
         # A fresh server's first visitor on a lab link gets Streamlit's "Page not found" dialog
         # over the page (test_lab_browser's first-visitor test, an open defect): come second.
         page.goto(url)
@@ -44,13 +38,17 @@ def test_a_run_whose_tab_closed_finishes_and_is_stored(server) -> None:
         page.get_by_role("button", name="Run to reproduce").click()
         page.get_by_role("button", name="Stop").wait_for(timeout=120_000)  # it trains now
         assert not RunStore(root).exists(run_id)
+    finally:
         page.close()  # the tab is gone mid-run
-    with browser_page(1440, 900) as again:  # the same visitor returning, or the next one
+    again = new_page(browser)  # the same visitor returning, or the next one
+    try:
         again.goto(address)
         wait_for_app(again)
         again.get_by_role("heading", name="The sweep at a glance").wait_for(
             timeout=TRAIN_TIMEOUT_MS
         )
         assert again.get_by_role("button", name="Run to reproduce").count() == 0
+    finally:
+        again.close()
     assert RunStore(root).exists(run_id)
     assert RunStore(root).load(run_id).question_id == "learned"

@@ -148,12 +148,20 @@ def _the_sidebar_lists_every_page_and_marks_this_one(page, name: str) -> None:
     assert marked == [name], f"/{name}: the sidebar marks {marked} as the current page"
 
 
-#: the script has finished and nothing is drawn faded: not marked stale (Streamlit fades a
-#: rerun's old elements) and no element, or what holds it, below full opacity (axe reads faded
-#: text as low-contrast; this did not explain the /lab_* failures noted in _watch_the_load)
+#: the script has finished and everything is drawn, still and unfaded: not marked stale (Streamlit
+#: fades a rerun's old elements); no skeleton (the placeholder Streamlit draws while an element's
+#: code is still loading: under load it outlives the run by seconds); no finite animation or CSS
+#: transition running (a fade back in); no element, or what holds it, below full opacity. Axe
+#: reads half-drawn or faded text as low-contrast: checked from the run's end without the
+#: skeleton and animation conditions, /lab_induction failed axe's contrast rule on its captions
+#: in 1 of 2 runs of the lab pages at load 10-17; with them 0 of 4 failed at load 9-19 (the
+#: 5-s minimum per page this replaces had hidden it).
 QUIET = """() => !!document.querySelector(
         '[data-testid="stApp"][data-test-script-state="notRunning"]')
     && !document.querySelector('[data-stale="true"]')
+    && !document.querySelector('[data-testid="stSkeleton"]')
+    && document.getAnimations().every(a => a.playState !== 'running'
+        || a.effect.getComputedTiming().iterations === Infinity)
     && [...document.querySelectorAll('[data-testid="stElementContainer"]')].every(e => {
         for (let n = e; n && n.nodeType === 1; n = n.parentElement)
             if (Number(getComputedStyle(n).opacity) < 1) return false;
@@ -283,7 +291,6 @@ def _watch_the_load(page, name: str) -> None:
     stalled, seen, deadline = 0, None, time.monotonic() + 300
     while time.monotonic() < deadline:
         state = page.evaluate(EMPTY_SECTION)
-        now = time.monotonic()
         if state["empty"] and state["running"]:
             progress = (state["heading"], state["drawn"])
             stalled = stalled + 1 if progress == seen else 1
@@ -296,12 +303,8 @@ def _watch_the_load(page, name: str) -> None:
             stalled, seen = 0, None
         hits = page.evaluate(OVERPRINT)["hits"]
         assert not hits, f"{name}: a spinner is drawn over {hits}"
-        if not state["running"] and now > deadline - 295:
-            # at least 5 s: ending at the run's end instead, /lab_* pages failed axe's contrast
-            # rule on the text of their closed "Run your own settings" expander under load (two
-            # runs of two, at load 6.6 and 14; cause not named; not seen at load 5-9 with busy
-            # loops)
-            break
+        if not state["running"] and state["drawn"]:
+            break  # the run has drawn and ended (before the first run: nothing drawn yet)
         page.wait_for_timeout(100)  # a poll's interval: the condition is the run's end
 
 
