@@ -83,11 +83,11 @@ if words is None:
     st.stop()
 st.caption(f"Token {safe_md(piece)} = id {token_id}; {words.sizes}")
 
-st.subheader("The word, moved by each position")
+st.header("The word, moved by each position")
 show_chart(words.cloud, key="avc_cloud")
 st.markdown(model.CLOUD_NOTE)
 
-st.subheader("How big is each part, dimension by dimension?")
+st.header("How big is each part, dimension by dimension?")
 show_chart(words.magnitudes, key="avc_mag")
 st.markdown(words.magnitudes_text)
 
@@ -102,11 +102,11 @@ with (
         concat_results(int(n), float(fraction), kinds), fraction=float(fraction)
     )
 if report is not None:
-    st.subheader("Is the sum effectively a concatenation?")
+    st.header("Is the sum effectively a concatenation?")
     st.table(report, border="horizontal", hide_index=True)
     st.markdown(how_to_read)
 
-st.subheader("tensor2tensor #1591's table: how much do the last sinusoid dimensions move?")
+st.header("tensor2tensor #1591's table: how much do the last sinusoid dimensions move?")
 st.markdown(model.T2T)
 st.dataframe(
     words.t2t_table,

@@ -10,7 +10,7 @@ from posviz.ui.model_experiments import lookup_check, training_demo
 # the answer slot: the verdict and the hero, drawn once both checks below have run
 answer = page_top("nn.Embedding is a table", model.INTRO)
 
-st.subheader("Lookup = one-hot × matrix, on a real table")
+st.header("Lookup = one-hot × matrix, on a real table")
 c1, c2 = st.columns(2)
 with c1:
     which = url_select(
@@ -30,7 +30,7 @@ with user_errors():
     check = lookup_check("learned" if which == model.LEARNED else "sinusoid", tuple(ids))
 lookup_area = st.container()  # filled once the model below has both checks
 
-st.subheader('What "trained" changes')
+st.header('What "trained" changes')
 st.markdown(model.TRAINING)
 c1, c2 = st.columns(2)
 with c1:

@@ -21,17 +21,17 @@ st.markdown(
 )
 tour_link()  # the guided tour: three steps, each done by the reader's own action
 
-st.subheader("Start here")
+st.header("Start here")
 st.caption(
     "Five questions in reading order. Each card's answer is what its page computes with its "
     "default settings; the picture is that page's first chart."
 )
 start_here_cards()
 
-st.subheader("More questions")
+st.header("More questions")
 more_questions()
 
-st.subheader("Questions only training can answer")
+st.header("Questions only training can answer")
 st.markdown(
     "What if the model had a learned table instead of a sinusoid, concatenated instead of added, "
     "re-injected position at every layer, or met longer sequences than it trained on? The lab "

@@ -75,8 +75,8 @@ for place, table, side in zip(places, (first, second), ("a", "b"), strict=False)
     with place:
         if table is None:
             continue
-        if stacked and compare:
-            st.markdown(f"#### {safe_md(table.label, max_len=120)}")
+        # each table a section (h2) holding its view (h3): no heading level skipped
+        st.header(safe_md(table.label, max_len=120))
         show_view(table, view, options, key_prefix=f"lrn_{side}_", position=position)
 
 # a real model's table with an echo (offline, hash-checked), with the controls it must beat

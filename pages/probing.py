@@ -107,7 +107,7 @@ with answer:
         show_hero(page.hero, key="prb_hero", note=model.HERO_NOTE)
 if page is None:
     st.stop()
-st.subheader("Results, each beside a random table probed the same way")
+st.header("Results, each beside a random table probed the same way")
 st.dataframe(page.results, hide_index=True, width="stretch")
 bullets(page.verdicts, max_len=400)
 if train == "all":

@@ -33,7 +33,7 @@ with answer, user_errors("Sibling diff"):
         show_hero(page.hero, key="sib_hero", note=safe_md(page.diff.captions["hero"], max_len=900))
 
 if page is not None:
-    st.subheader("Against unrelated tables")
+    st.header("Against unrelated tables")
     st.dataframe(page.diff.evidence, hide_index=True)
     st.caption(safe_md(page.diff.captions["evidence"], max_len=900))
     if model.is_minilm_pair(first, second, page):
@@ -53,7 +53,7 @@ if page is not None:
                     st.markdown("\n".join(items))
                 show_chart(figure, key=key, description=caption)
                 st.caption(caption)
-    st.subheader("The two tables side by side")
+    st.header("The two tables side by side")
     show_charts_side_by_side(*zip(page.tables, ("sib_table_a", "sib_table_b"), strict=True))
     st.caption(
         f"A = {safe_md(page.diff.names[0], max_len=80)} and B = "

@@ -60,7 +60,7 @@ with answer:  # the verdict, the page's one position control (the link's), the h
     show_linked_hero(hero, key="sin_hero", note=model.HERO_NOTE)
     st.caption(model.HERO_NOTE)
 
-st.subheader("Why sin *and* cos?")
+st.header("Why sin *and* cos?")
 st.markdown(page.why_text)
 show_charts_side_by_side(
     (page.why_alone, "sin_why_alone"), (page.why_both, "sin_why_both"), spec=[3, 2], gap="medium"
