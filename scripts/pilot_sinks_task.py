@@ -28,6 +28,9 @@ the full table is in ``docs/benchmarks.md``, the sinks section):
 * ``--steps 400 --batch 16 --lr 3e-2`` (≈ 20–29 CPU-s per arm), seeds 0–5: the same in every
   seed (softmax RoPE / learned Sink₁ = 1, α₁ 0.64; key-bias slot 0), less converged (loss 1.50,
   learned-table copies 0.72 against 0.81).
+* Around the chosen setting (softmax, seeds 0–2): width 64 keeps it (Sink₁ = 1 in all 9
+  members, NoPE included; 70 CPU-s); lr 6.7e-3 and 6e-2 do not keep "every seed" (seed 1 near a
+  uniform head at 6.7e-3; RoPE seed 1 α₁ 0.23 and NoPE 0.18 at 6e-2).
 * ``--no-bos``: Sink₁ = 0 everywhere, α₁ at the uniform head's 0.07 — the sink is on the BOS.
 * sigmoid without normalisation: with NoPE / the learned table it does not learn the copies
   (0.18, softmax 0.81), so its Sink₁* = 0 says nothing; with RoPE its rows go quiet (sum 0.1–0.2)
