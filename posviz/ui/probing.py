@@ -1,6 +1,7 @@
 """The Probing and Position-through-layers pages' glue: cached probes that queue for a job slot
-when large (:mod:`posviz.analysis.heavy_probes`), with their place in the queue and their
-progress shown, and the results table."""
+when large (:mod:`posviz.analysis.heavy_probes`), saying while they wait what runs ahead of them
+and when they should start (:func:`posviz.jobs.queue_wait_text`, as every heavy computation
+does), with their progress shown, and the results table."""
 
 from __future__ import annotations
 
@@ -12,11 +13,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from posviz import jobs
 from posviz.analysis.heavy_probes import queued_layer_probe, queued_probe
-from posviz.analysis.probe_numbers import Reports, queue_text
+from posviz.analysis.probe_numbers import Reports
 from posviz.analysis.probes import ProbeReport
 from posviz.jobs import JobCancelled
-from posviz.settings import settings
 from posviz.ui.cache import cached_data
 from posviz.ui.compat import this_session_gone
 from posviz.ui.display import user_errors
@@ -43,15 +44,26 @@ def probe_report(
     )
 
 
+def wait_line(position: int, what: str, *, ahead: jobs.QueueAhead | None = None) -> str:
+    """What the computation ``what`` says while it waits at job-queue ``position`` (1 = next):
+    what runs ahead of it and when it should start (:func:`posviz.jobs.queue_wait_text`;
+    ``ahead``: the queue as it stands, read now when None); 0: another visitor's identical
+    computation runs, whose result this one shows."""
+    if not position:
+        return f"{what} is being computed for another visitor; its result shows here."
+    return jobs.queue_wait_text(position, what=what, ahead=ahead)
+
+
 @contextlib.contextmanager
 def queued(what: str) -> Iterator[tuple[Any, Callable[[int], None]]]:
-    """A slot and an ``on_wait(position)`` showing in it where ``what`` waits in the job queue
-    (the slot may then show the job's progress); cleared when the job is done. A job given up
-    because the browser left stops the script: nobody is there to show it to."""
+    """A slot and an ``on_wait(position)`` saying in it what ``what`` waits for in the job queue
+    and when it should start (the slot may then show the job's progress); cleared when the job
+    is done. A job given up because the browser left stops the script: nobody is there to show
+    it to."""
     slot = st.empty()
 
     def on_wait(position: int) -> None:
-        slot.info(queue_text(position, what=what, slots=settings().max_jobs))
+        slot.info(wait_line(position, what))
 
     try:
         yield slot, on_wait
@@ -67,12 +79,18 @@ def run_probe_reports(
     """Probe each named ``(matrix, labels)`` beside its random table (``options``: train, test,
     folds, alpha, seed and hold_out, as for :func:`probe_report`), showing queue and progress.
 
-    A probe that waits for a job slot shows its place in the queue; a running one shows a
-    progress bar (both disappear when it is done). Errors are shown per table (``user_errors``).
+    A probe that waits for a job slot says what runs ahead of it and when it should start; a
+    running one shows a progress bar (both disappear when it is done). Errors are shown per
+    table (``user_errors``).
     """
     reports = []
     for index, (name, (matrix, labels)) in enumerate(matrices.items()):
-        with user_errors(name), queued(f"{safe_md(name)}: a large probe") as (slot, on_wait):
+        shown = safe_md(name)
+        with (
+            user_errors(name),
+            queued(f"The large probe of {shown}") as (slot, on_wait),
+            jobs.described(f"the probing page's large probe of {shown}"),  # for those behind it
+        ):
 
             def progress(fraction: float, what: str, index: int = index, slot: Any = slot) -> None:
                 slot.progress(
@@ -116,8 +134,13 @@ def layer_probe(
 
 
 def layer_probe_queued(model_id: str, text: str, window: int, zero_positions: bool) -> pd.DataFrame:
-    """:func:`layer_probe` with its place in the job queue shown while it waits."""
-    with queued("This probe") as (_slot, on_wait):
+    """:func:`layer_probe`, saying while it waits what runs ahead of it and when it should start
+    (and naming itself in the waits of the pages behind it)."""
+    shown = "MiniLM-L6 (bundled)" if model_id == "bundled" else safe_md(model_id)
+    with (
+        queued("This probe") as (_slot, on_wait),
+        jobs.described(f"a probe of {shown} through its layers"),  # for the pages behind it
+    ):
         return layer_probe(
             model_id, text, window, zero_positions, _on_wait=on_wait, _should_stop=this_session_gone
         )
