@@ -1,6 +1,6 @@
-"""The probing pages' wait line: what runs ahead and when the probe should start, in the words
-every heavy computation uses (:func:`posviz.jobs.queue_wait_text`), and a probe that runs names
-itself in the waits of the computations behind it."""
+"""The probing pages' wait: a queued probe says what runs ahead of it and when it should start, in
+the words every heavy computation uses (:func:`posviz.jobs.queue_wait_text`), and a running
+probe names itself in the waits of the computations queued behind it."""
 
 from __future__ import annotations
 
@@ -9,47 +9,77 @@ import threading
 import pytest
 
 from posviz import jobs
-from posviz.ui.probing import wait_line
+from posviz.ui import probing
+
+
+class _Slot:
+    """Stands in for ``st.empty()``: keeps what was drawn in it."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def info(self, text: str) -> None:
+        self.lines.append(text)
+
+    def empty(self) -> None:
+        self.lines.append("")
 
 
 @pytest.fixture
-def one_slot(monkeypatch: pytest.MonkeyPatch) -> None:
+def one_slot(monkeypatch: pytest.MonkeyPatch) -> _Slot:
     monkeypatch.setenv("POSVIZ_MAX_JOBS", "1")
+    slot = _Slot()
+    monkeypatch.setattr(probing.st, "empty", lambda: slot)
+    return slot
 
 
-def test_a_queued_probe_says_what_runs_ahead_and_when_it_starts() -> None:
-    ahead = jobs.QueueAhead(
-        running=(("the lab's warm-up, training “Q”", 70.0),), ahead=(("a", 15.0),), slots=1
-    )
-    line = wait_line(2, "The large probe of MiniLM-L6", ahead=ahead)
-    assert line == jobs.queue_wait_text(2, what="The large probe of MiniLM-L6", ahead=ahead)
-    assert line.startswith("The large probe of MiniLM-L6 waits for its turn.")
-    assert "the lab's warm-up, training “Q” (about 70 s left) is running" in line
-    assert "1 more waits ahead of it" in line
-    assert line.endswith("It should start in about 85 s.")  # 70 s, then a's 15 s
-    assert "slot" not in line and "place" not in line  # the old "free slot / place N" words
-
-
-def test_a_probe_computed_for_another_visitor_says_so() -> None:
-    line = wait_line(0, "This probe")
-    assert line == "This probe is being computed for another visitor; its result shows here."
-
-
-def test_a_running_probe_names_itself_to_those_queued_behind_it(one_slot) -> None:
+def _holding(about: str, left: float):
+    """A thread holding the one job slot as ``about`` (``left`` seconds to go); its events."""
     holding, release = threading.Event(), threading.Event()
 
-    def probe() -> None:  # as run_probe_reports holds its slot
-        with jobs.described("the probing page's large probe of MiniLM-L6"), jobs.job_slot("probe"):
+    def hold() -> None:
+        with jobs.described(about, lambda: left), jobs.job_slot("lab"):
             holding.set()
             release.wait(10)
 
-    holder = threading.Thread(target=probe)
-    holder.start()
+    thread = threading.Thread(target=hold)
+    thread.start()
+    assert holding.wait(10)
+    return thread, release
+
+
+def test_a_queued_probe_says_what_runs_ahead_and_when_it_starts(one_slot) -> None:
+    thread, release = _holding("the lab's warm-up, training “Q”", left=70.0)
     try:
-        assert holding.wait(10)
-        line = wait_line(1, "Computing SmolLM2")
+        with probing.queued("The large probe of MiniLM-L6", "a probe") as (_slot, on_wait):
+            on_wait(1)  # as job_slot reports it: next in the queue
     finally:
         release.set()
-        holder.join(10)
-    assert "one heavy computation at a time: the probing page's large probe of MiniLM-L6 is" in line
-    assert line.endswith("not known yet.")  # a probe reports no time left: none is promised
+        thread.join(10)
+    line = one_slot.lines[0]
+    assert line.startswith("The large probe of MiniLM-L6 waits for its turn.")
+    assert "one heavy computation at a time: the lab's warm-up, training “Q” (about 70 s" in line
+    assert line.endswith("It should start in about 70 s.")
+    assert "slot" not in line and "place" not in line  # the old "free slot / place N" words
+    assert one_slot.lines[-1] == ""  # cleared once the probe is done
+
+
+def test_a_running_probe_names_itself_to_those_queued_behind_it(one_slot) -> None:
+    about = "the probing page's large probe of MiniLM-L6"
+    holding, release = threading.Event(), threading.Event()
+
+    def probe() -> None:  # the probe takes its slot inside queued(), as heavy_probes does
+        with probing.queued("The large probe of MiniLM-L6", about), jobs.job_slot("probe"):
+            holding.set()
+            release.wait(10)
+
+    thread = threading.Thread(target=probe)
+    thread.start()
+    try:
+        assert holding.wait(10)
+        line = jobs.queue_wait_text(1, what="Computing SmolLM2")
+    finally:
+        release.set()
+        thread.join(10)
+    assert f"one heavy computation at a time: {about} is running" in line
+    assert line.endswith("not known yet.")  # a probe promises no time left

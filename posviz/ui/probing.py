@@ -1,7 +1,6 @@
 """The Probing and Position-through-layers pages' glue: cached probes that queue for a job slot
-when large (:mod:`posviz.analysis.heavy_probes`), saying while they wait what runs ahead of them
-and when they should start (:func:`posviz.jobs.queue_wait_text`, as every heavy computation
-does), with their progress shown, and the results table."""
+when large (:mod:`posviz.analysis.heavy_probes`), saying what they wait for (as every heavy
+computation does: :func:`posviz.jobs.queue_wait_text`) and their progress, and the results table."""
 
 from __future__ import annotations
 
@@ -44,29 +43,19 @@ def probe_report(
     )
 
 
-def wait_line(position: int, what: str, *, ahead: jobs.QueueAhead | None = None) -> str:
-    """What the computation ``what`` says while it waits at job-queue ``position`` (1 = next):
-    what runs ahead of it and when it should start (:func:`posviz.jobs.queue_wait_text`;
-    ``ahead``: the queue as it stands, read now when None); 0: another visitor's identical
-    computation runs, whose result this one shows."""
-    if not position:
-        return f"{what} is being computed for another visitor; its result shows here."
-    return jobs.queue_wait_text(position, what=what, ahead=ahead)
-
-
 @contextlib.contextmanager
-def queued(what: str) -> Iterator[tuple[Any, Callable[[int], None]]]:
-    """A slot and an ``on_wait(position)`` saying in it what ``what`` waits for in the job queue
-    and when it should start (the slot may then show the job's progress); cleared when the job
-    is done. A job given up because the browser left stops the script: nobody is there to show
-    it to."""
+def queued(what: str, about: str) -> Iterator[tuple[Any, Callable[[int], None]]]:
+    """A slot (for the job's progress) and an ``on_wait(position)`` saying in it what ``what``
+    waits for; cleared when done. The job is ``about`` to those queued behind it. A job given up
+    because the browser left stops the script: nobody is there to show it to."""
     slot = st.empty()
 
     def on_wait(position: int) -> None:
-        slot.info(wait_line(position, what))
+        slot.info(jobs.queue_wait_text(position, what=what))
 
     try:
-        yield slot, on_wait
+        with jobs.described(about):
+            yield slot, on_wait
     except JobCancelled:
         st.stop()
     finally:
@@ -86,11 +75,8 @@ def run_probe_reports(
     reports = []
     for index, (name, (matrix, labels)) in enumerate(matrices.items()):
         shown = safe_md(name)
-        with (
-            user_errors(name),
-            queued(f"The large probe of {shown}") as (slot, on_wait),
-            jobs.described(f"the probing page's large probe of {shown}"),  # for those behind it
-        ):
+        about = f"the probing page's large probe of {shown}"
+        with user_errors(name), queued(f"The large probe of {shown}", about) as (slot, on_wait):
 
             def progress(fraction: float, what: str, index: int = index, slot: Any = slot) -> None:
                 slot.progress(
@@ -134,13 +120,9 @@ def layer_probe(
 
 
 def layer_probe_queued(model_id: str, text: str, window: int, zero_positions: bool) -> pd.DataFrame:
-    """:func:`layer_probe`, saying while it waits what runs ahead of it and when it should start
-    (and naming itself in the waits of the pages behind it)."""
+    """:func:`layer_probe`, saying while it waits what runs ahead of it and when it should start."""
     shown = "MiniLM-L6 (bundled)" if model_id == "bundled" else safe_md(model_id)
-    with (
-        queued("This probe") as (_slot, on_wait),
-        jobs.described(f"a probe of {shown} through its layers"),  # for the pages behind it
-    ):
+    with queued("This probe", f"a probe of {shown} through its layers") as (_slot, on_wait):
         return layer_probe(
             model_id, text, window, zero_positions, _on_wait=on_wait, _should_stop=this_session_gone
         )
