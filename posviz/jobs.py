@@ -762,6 +762,19 @@ class DetachedView:
     left_s: float | None = None
     queued_s: float = 0.0  # seconds spent in the job queue so far
 
+    def lines(self) -> tuple[str, str]:
+        """``(the line above the progress bar, the bar's text)`` a page shows for this state."""
+        if self.position:
+            name = self.what.split(" (")[0]  # its name, without the duration it promises
+            line = queue_wait_text(self.position, what=f"Computing {name}")
+            return line, f"Waiting for its turn ({self.queued_s:.0f} s so far) …"
+        if not self.started:
+            return f"Computing {self.what} …", f"Starting ({self.elapsed_s:.0f} s elapsed) …"
+        text = wait_text(
+            self.step, self.fraction, self.elapsed_s, step_s=self.step_s, left_s=self.left_s
+        )
+        return f"Computing {self.what} …", text
+
 
 class Detached:
     """One heavy computation in its own daemon thread (:func:`detached`): its progress, queue
