@@ -13,8 +13,10 @@ from typing import Any
 
 import numpy as np
 
+from posviz import export
 from posviz.analysis.headlines import learned_verdict, sinusoid_verdict
 from posviz.charts.figure import Figure
+from posviz.charts.style import on_dark
 from posviz.data.answers import ANSWERS
 from posviz.encodings.sinusoidal import sinusoidal
 from posviz.figures import learned_card, sinusoid_card
@@ -104,6 +106,31 @@ def lab_card_line(study: str, result: Any) -> str:
 def lab_picture(result: Any) -> Figure:
     """The chart that carries a stored lab answer: its default cell's hero."""
     return lab_figures.hero(result, lab_answer.cell_ids(result)[0]).figure
+
+
+#: A card picture's size in CSS pixels (rendered at 2× for sharp screens).
+THUMB_WIDTH, THUMB_HEIGHT = 360, 170
+
+
+def card_spec(page: str, *, height: int) -> dict[str, Any] | None:
+    """The Vega-Lite spec of a card's picture: the hero computed at the page's defaults (the two
+    table pages, ``height`` px tall), else the stored one (``None``: there is none)."""
+    if page not in (SINUSOID, LEARNED):
+        return stored_picture(page)
+    figure = picture(page, default_table(page)[0], height=height)
+    return None if figure is None else export.chart_spec(figure.chart)
+
+
+def thumbnail(spec: dict[str, Any] | None, *, dark: bool) -> bytes | None:
+    """A card's picture as a small PNG for the light or ``dark`` theme (``None``: no spec, or it
+    cannot be drawn: the card still answers in words)."""
+    if spec is None:
+        return None
+    try:
+        spec = on_dark(spec) if dark else spec
+        return export.thumbnail_png(spec, width=THUMB_WIDTH, height=THUMB_HEIGHT)
+    except ValueError:
+        return None
 
 
 def more_pages() -> list[PageSpec]:

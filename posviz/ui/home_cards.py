@@ -15,7 +15,6 @@ from typing import Any
 import streamlit as st
 
 from posviz import export
-from posviz.charts.style import on_dark
 from posviz.lab import LabResult
 from posviz.navigation import START_HERE, PageSpec, guided_path, lab_pages
 from posviz.page_models import home
@@ -30,37 +29,12 @@ from posviz.ui.text import safe_md
 
 __all__ = ["STORED_PAGES", "card_answer", "card_thumbnail", "lab_cards", "start_here_cards"]
 
-#: Thumbnail width in CSS pixels (rendered at 2× for sharp screens).
-THUMB_WIDTH = 360
-THUMB_HEIGHT = 170
-
-
-def _live(page: str) -> tuple[str, Any] | None:
-    """``("", chart)`` of a computed card (its one chart), ``None`` for a stored one."""
-    if page not in (home.SINUSOID, home.LEARNED):
-        return None
-    matrix, _name, why_not = home.default_table(page)
-    figure = home.picture(page, matrix, height=HERO_HEIGHT)
-    return why_not, None if figure is None else figure.chart
-
 
 @cached_resource(show_spinner=False)
 def card_thumbnail(page: str, dark: bool = False) -> bytes | None:
     """PNG of the page's hero chart at its defaults, small, for the light or ``dark`` theme
     (``None`` when there is none)."""
-    live = _live(page)
-    if live is not None:
-        spec = export.chart_spec(live[1]) if live[1] is not None else None
-    else:
-        spec = home.stored_picture(page)
-    if spec is None:
-        return None
-    try:
-        return export.thumbnail_png(
-            on_dark(spec) if dark else spec, width=THUMB_WIDTH, height=THUMB_HEIGHT
-        )
-    except ValueError:
-        return None  # a card without its picture still answers
+    return home.thumbnail(home.card_spec(page, height=HERO_HEIGHT), dark=dark)
 
 
 def start_here_cards() -> None:
@@ -104,12 +78,7 @@ def more_questions() -> None:
 def lab_thumbnail(run_id: str, _result: LabResult, dark: bool = False) -> bytes | None:
     """PNG of the chart that carries a stored lab answer (its default cell's hero), small, for
     the light or ``dark`` theme; one per run id (a stored run never changes)."""
-    try:
-        spec = export.chart_spec(home.lab_picture(_result).chart)
-        spec = on_dark(spec) if dark else spec
-        return export.thumbnail_png(spec, width=THUMB_WIDTH, height=THUMB_HEIGHT)
-    except ValueError:
-        return None  # the card still answers in words
+    return home.thumbnail(export.chart_spec(home.lab_picture(_result).chart), dark=dark)
 
 
 def lab_cards(*, columns: int = 2) -> None:
