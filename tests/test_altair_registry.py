@@ -41,7 +41,10 @@ def _drawn(chart) -> tuple[str, list[str]]:
 
 
 def test_a_session_drawing_while_a_home_thumbnail_is_built_gets_its_own_chart(monkeypatch):
+    from types import SimpleNamespace
+
     from posviz import export
+    from posviz.page_models import home
     from posviz.ui import home_cards
     from posviz.ui.compat import ALTAIR_LOCK
 
@@ -74,7 +77,7 @@ def test_a_session_drawing_while_a_home_thumbnail_is_built_gets_its_own_chart(mo
             return card.to_dict(**kwargs)
 
     specs: list[dict] = []
-    monkeypatch.setattr(home_cards, "_live", lambda page: ("", CardChart()))
+    monkeypatch.setattr(home, "picture", lambda *_, **__: SimpleNamespace(chart=CardChart()))
     monkeypatch.setattr(
         export, "thumbnail_png", lambda spec, **_: specs.append(spec) or b"png", raising=True
     )
