@@ -1,7 +1,7 @@
 """Build hook: ship the Streamlit app (app.py, pages/, .streamlit/config.toml) inside the wheel.
 
 Everything else about the package is declared in pyproject.toml. The app's files stay at the
-repository root (``streamlit run app.py`` works from a checkout); a regular (non-editable) build
+repository root (``./scripts/run-app.sh`` serves them from a checkout); a regular build
 copies them to ``posviz/_app/`` so that ``posviz-app`` (:mod:`posviz.serve`) can start the app from
 an installed wheel. Editable installs need no copy: ``posviz.serve`` then uses the checkout itself.
 """

@@ -34,7 +34,7 @@ def app_dir() -> Path:
     raise FileNotFoundError(
         f"The posviz app's scripts are not installed: no app.py and pages/ in {_PACKAGE / '_app'} "
         f"or {_PACKAGE.parent}. Reinstall posviz from a wheel built by `pip wheel .` (setup.py "
-        "copies them), or run `streamlit run app.py` in a checkout."
+        "copies them), or run `./scripts/run-app.sh` in a checkout."
     )
 
 

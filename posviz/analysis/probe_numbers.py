@@ -23,17 +23,6 @@ THRESHOLD_BAND = (0.8, 1.25)
 Reports = list[tuple[str, ProbeReport]]
 
 
-def queue_text(position: int, *, what: str, slots: int) -> str:
-    """What a queued job shows while it waits at ``position`` in a queue of ``slots`` parallel
-    jobs (0: the same job is being computed for another visitor; this one waits for its result)."""
-    if not position:
-        return f"{what} is being computed for another visitor; its result shows here."
-    return (
-        f"{what} waits for a free slot — place {position} in the queue "
-        f"({slots} run at once on this server)."
-    )
-
-
 def _sig(value: float) -> str:
     """Three significant digits, no exponent for everyday sizes (21.5, 182, 0.0712)."""
     if value == 0 or not np.isfinite(value):
