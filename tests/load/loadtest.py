@@ -292,6 +292,7 @@ class SessionLog:
     reconnect_seconds: list[float] = field(default_factory=list)
     rebuilt_same: int = 0  # after a reconnect, the view from the URL equals the reference
     rebuilt_other: int = 0  # ... or it does not (the URL does not hold all of the view)
+    rebuilt_other_how: list[str] = field(default_factory=list)  # how each differs, per value seen
     retries: list[str] = field(default_factory=list)  # failed reconnect attempts, and why
 
 
@@ -616,6 +617,11 @@ async def _recover(session: StreamlitSession, sc, seen: tuple, refs: dict, stats
         same = result.chart_digest() in wanted
         log.rebuilt_same += same
         log.rebuilt_other += not same
+        if not same:  # against each value the view may show: which chart moved, and how much
+            log.rebuilt_other_how.append(f"{sc.name}, seen {seen!r}: " + "; ".join(
+                f"vs {v!r}: {chart_difference(result.chart_parts(), REFERENCE_PARTS[(sc.name, v)])}"
+                for v in seen if (sc.name, v) in REFERENCE_PARTS
+            ))  # fmt: skip
 
 
 async def one_session(
@@ -945,6 +951,7 @@ def judge_kill(stats: Stats, victim_group: set[str]) -> dict:
         "killed_errors": sum(log.errors for log in on_victim),
         "killed_rebuilt_same_view": sum(log.rebuilt_same for log in on_victim),
         "killed_rebuilt_other_view": sum(log.rebuilt_other for log in on_victim),
+        "rebuilt_other_how": [how for log in on_victim for how in log.rebuilt_other_how][:4],
         "lost_to_rebuilt_view_s_median": round(statistics.median(waits), 2) if waits else None,
         "lost_to_rebuilt_view_s_max": round(waits[-1], 2) if waits else None,
         "failed_reconnect_attempts": [r for log in on_victim for r in log.retries][:6],
