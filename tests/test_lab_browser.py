@@ -132,10 +132,12 @@ def test_run_progress_result_and_reload(servers, browser):
         grid.or_(failed).first.wait_for(timeout=TRAIN_TIMEOUT_MS)
         assert grid.count() == 1, page.locator('[data-testid="stAlert"]').all_inner_texts()
         page.wait_for_function("() => location.search.includes('lab_learned_cell=')")
-        page.wait_for_function(  # the run's last rerun has replaced the live verdict
-            "() => !document.querySelector('.st-key-verdict').innerText.includes('Training these')"
+        page.wait_for_function(  # the run's last rerun has replaced the live verdict; the box was
+            # absent at one poll of one full run (2026-11-29), which threw: a missing box waits
+            "() => { const v = document.querySelector('.st-key-verdict');"
+            " return !!v && !v.innerText.includes('Training these')"
             ' && !document.querySelector(\'[data-testid="stApp"][data-test-script-state='
-            '"running"]\')',
+            '"running"]\'); }',
             timeout=60_000,
         )
         answer = page.inner_text(".st-key-verdict")
