@@ -351,6 +351,8 @@ FIGURES: dict[str, Callable[[LabResult, Cell, dict], Shown | None]] = {
     "loss": lambda r, c, colors: _metric_figure(r, c, "loss", colors),
     "loss_mid": lambda r, c, colors: _metric_figure(r, c, "loss_mid", colors),
     "loss_long": lambda r, c, colors: _metric_figure(r, c, "loss_long", colors),
+    "alpha_first": lambda r, c, colors: _metric_figure(r, c, "alpha_first", colors),
+    "copy_accuracy": lambda r, c, colors: _metric_figure(r, c, "copy_accuracy", colors),
     "layers": lambda r, c, colors: _layer_figure(r, colors) if r.layer_probe is not None else None,
     # accuracy at the ceiling cannot decide: the curves (speed) carry the verdict there
     "accuracy_or_curves": lambda r, c, colors: (

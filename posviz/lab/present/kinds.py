@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from posviz.lab.engine.results import Cell, LabResult
 from posviz.lab.present import clauses
-from posviz.lab.studies import far_context_question
+from posviz.lab.studies import far_context_question, sinks_question
 
 #: ``(result, cell, arm labels, head) → the cell's verdict in words`` (lower case, no stop).
 Clause = Callable[[LabResult, Cell, dict[str, str], bool], str]
@@ -90,6 +90,14 @@ VIEWS: dict[str, KindView] = {
             hero="loss_mid",
             evidence=("loss_long", "curves"),
             depends=far_context_question.sides,
+        ),
+        KindView(
+            "sinks",
+            lambda result, cell, labels, head: sinks_question.clause(cell),
+            lambda result, cell, labels: sinks_question.plain(cell),
+            hero="alpha_first",
+            evidence=("copy_accuracy", "curves"),
+            depends=sinks_question.sides,
         ),
     )
 }

@@ -17,7 +17,7 @@ from posviz.lab.engine.config import LabConfig
 from posviz.lab.engine.measure import Extra, extrapolation, rare_rows
 from posviz.lab.engine.results import Bound, Cell, Finding
 from posviz.lab.engine.run import Trainer
-from posviz.lab.studies import far_context_question, judging, topics
+from posviz.lab.studies import far_context_question, judging, sinks_question, topics
 from posviz.lab.studies.presets import Question
 
 #: ``(question, cells, bounds by task, base config) → findings``, the question's own first.
@@ -120,6 +120,12 @@ KINDS: dict[str, StudyKind] = {
             train=far_context_question.train_question_arms,
             calls=far_context_question.training_calls,
             train_length=far_context_question.train_length,
+        ),
+        StudyKind(
+            "sinks", sinks_question.judge_sinks, sinks_question.sinks_findings,
+            lines=sinks_question.sinks_lines, measures=(sinks_question.sink_readings,),
+            measured_as_it_stands=sinks_question.AS_IT_STANDS,
+            train=sinks_question.train_question_arms,
         ),
     )
 }  # fmt: skip

@@ -24,6 +24,7 @@ from posviz.lab.engine.sweep import (
     TaskSetting,
 )
 from posviz.lab.studies import far_context_arms as far_train
+from posviz.lab.studies import sinks_arms
 
 
 @dataclass(frozen=True)
@@ -681,6 +682,78 @@ FAR_CONTEXT = Question(
     ),
 )
 
+# Attention sinks (Gu et al. 2025, on the lab's bigram-backcopy task): one-layer decoders (width
+# 32, 2 heads) on sequences of 64 tokens; per scheme (NoPE, learned table, RoPE) softmax with a BOS,
+# a key-bias slot with the BOS, and softmax without a BOS (the control). The pilot's setting
+# (docs/benchmarks.md, the sinks pilot): lr 2e-2, batch 16; 200 steps and 3× (600, the pilot's)
+# fit the minute.
+_SINK_CONDITIONS = {
+    "softmax": "softmax",
+    "key_bias": "key-bias slot",
+    "no_bos": "softmax without a BOS",
+}
+
+SINKS = Question(
+    id="sinks",
+    title="Why is attention on the first token?",
+    question=(
+        "Why does attention pile onto the first token — is it the positions, or softmax's "
+        "sum-to-one? (Gu et al. found a sink with every position scheme, and none once a "
+        "learnable key bias takes the attention: Sink₁ 0.00 %.)"
+    ),
+    source_keys=("gu_2025",),
+    variants=tuple(
+        Variant(
+            sinks_arms.arm_id(scheme, condition),
+            f"{name}, {words}",
+            _dec(scheme),
+            condition=condition,
+            role="control" if condition == "no_bos" else "arm",  # the one that can fail
+        )
+        for scheme, name in _FAR_SCHEMES.items()
+        for condition, words in _SINK_CONDITIONS.items()
+    ),
+    default=LabConfig(
+        task="kback",  # carries the bigram-backcopy task: studies/sinks_arms.py says why
+        k=1,
+        vocab=sinks_arms.N_TOKENS,
+        min_len=64,
+        max_len=64,
+        eval_lengths=(64,),
+        width=32,
+        heads=2,
+        layers=1,
+        steps=200,
+        batch=16,
+        lr=2e-2,
+        seeds=3,
+        eval_batch=100,
+    ),
+    explain=(
+        "One-layer causal models read sequences of 64 tokens from a fixed bigram chain over 29 "
+        "tokens, where after one of 3 trigger tokens the next token repeats the token before "
+        "the trigger: only those copies need attention, so a head has nothing to read at about "
+        "90% of the positions. Per position scheme — no positions (NoPE), a learned table, RoPE "
+        "— three arms on the same seeds: softmax attention with a BOS token first; a key-bias "
+        "slot (one extra learnable key per head whose value is 0, so attention can go nowhere) "
+        "with the BOS; and softmax without a BOS. Readings on 100 held-out sequences per seed: "
+        "a head's first-token score α₁ (its mean attention on the first token over the 64 "
+        "queries), Sink₁ (the share of heads with α₁ above 0.3, Gu et al.'s definition), the "
+        "accuracy on the copies and the held-out loss. Each difference in α₁ is paired over "
+        "seeds (95% interval, ±0.02 equivalence margin). Sweep: the budget (the preset's steps "
+        "and 3×); arms are compared as they stand at each."
+    ),
+    kind="sinks",
+    sweep=Sweep(tasks=(TaskSetting("backcopy"),), inits=(INIT_SMALL,)),
+    metric="alpha_first",
+    source=(
+        "posviz.lab.sink_task",
+        "posviz.lab.attention_variants",
+        "posviz.lab.studies.sinks_arms",
+        "posviz.lab.studies.sinks_question_train",
+    ),
+)
+
 QUESTIONS: dict[str, Question] = {
     q.id: q
     for q in (
@@ -692,6 +765,7 @@ QUESTIONS: dict[str, Question] = {
         NEED_POSITIONS,
         INDUCTION_HEADS,
         FAR_CONTEXT,
+        SINKS,
     )
 }
 

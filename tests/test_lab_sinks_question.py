@@ -1,0 +1,249 @@
+"""The attention-sinks question (kind ``sinks``): its trainer's outputs and pairing, its judge's
+gate, verdicts and controls that can fail, its first line, and its registration through the
+registries alone.
+
+Gu et al., "When Attention Sink Emerges in Language Models: An Empirical View" (ICLR 2025,
+https://arxiv.org/abs/2410.10781), §3.2 (p. 4–5): α₁ and Sink₁^ε.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+
+import numpy as np
+import pytest
+
+from posviz.lab.attention_variants import first_token_score
+from posviz.lab.engine.results import Cell, Verdict
+from posviz.lab.present.kinds import VIEWS
+from posviz.lab.studies import judging
+from posviz.lab.studies import sinks_arms as arms
+from posviz.lab.studies import sinks_question as sq
+from posviz.lab.studies.kinds import KINDS
+from posviz.lab.studies.presets import QUESTIONS, SINKS
+
+TINY = {"steps": 4, "width": 8, "batch": 4, "eval_batch": 8, "seeds": 2}
+
+
+def _members(config, conditions=arms.CONDITIONS, schemes=("rope",)):
+    from posviz.lab.engine.sweep import Planned
+    from posviz.lab.studies.questions import Conditioned
+
+    out = []
+    for scheme, condition in itertools.product(schemes, conditions):
+        arm = arms.arm_id(scheme, condition)
+        planned = Planned(arm, arm, "backcopy", "", SINKS.variant(arm).model, config)
+        out.append(Conditioned.of(planned, condition))
+    return out
+
+
+def test_the_question_is_registered_through_the_registries() -> None:
+    assert QUESTIONS["sinks"] is SINKS
+    assert SINKS.kind in KINDS and SINKS.kind in VIEWS
+    assert KINDS["sinks"].train is not None
+    assert {v.condition for v in SINKS.variants} == set(arms.CONDITIONS)
+    assert {v.model.scheme for v in SINKS.variants} == set(arms.SCHEMES)
+    assert [v.id for v in SINKS.variants if v.role == "control"] == [
+        arms.arm_id(s, "no_bos") for s in arms.SCHEMES
+    ]
+    assert all(v.model.kind == "decoder" for v in SINKS.variants)
+
+
+def test_the_design_hashes_its_task_attention_and_loop() -> None:
+    design = SINKS.design()
+    assert len(design["source"]) == len(SINKS.source) == 4
+    assert all("condition" in v for v in design["variants"])
+
+
+def test_a_uniform_head_s_first_token_score_is_the_harmonic_number_over_t() -> None:
+    """Query t of a causal head spreading its weight evenly gives the first key 1/t:
+    α₁ = H_T / T (H_64 = 4.7439, so 0.0741)."""
+    t = 64
+    uniform = np.tril(np.ones((t, t))) / np.arange(1, t + 1)[:, None]
+    assert arms.uniform_alpha(t) == pytest.approx(float(first_token_score(uniform)))
+    assert arms.uniform_alpha(t) == pytest.approx(4.743890 / 64, abs=1e-6)
+    assert arms.uniform_alpha(1) == 1.0
+
+
+def test_a_config_without_the_task_is_a_clear_error() -> None:
+    arms.check(SINKS.default)
+    with pytest.raises(ValueError, match="task='kback', k=1, vocab=32"):
+        arms.check(dataclasses.replace(SINKS.default, vocab=16))
+    with pytest.raises(ValueError, match="min_len = max_len"):
+        arms.check(dataclasses.replace(SINKS.default, min_len=32))
+
+
+@pytest.mark.slow
+def test_outputs_are_engine_shaped_paired_and_a_split_changes_no_number() -> None:
+    from posviz.lab.studies.sinks_question_train import train_question_arms
+
+    config = dataclasses.replace(SINKS.default, **TINY)
+    members = _members(config)
+    together = train_question_arms(members, steps=4, checkpoints=[2, 4])
+    apart = {}
+    for one in members:
+        apart.update(train_question_arms([one], steps=4, checkpoints=[2, 4]))
+    t = config.max_len
+    for member in members:
+        a, b = together[member.id], apart[member.id]
+        assert list(a.checkpoint_steps) == [0, 2, 4] and list(a.curve_steps)[-1] == 4
+        assert a.heldout[t].per_position.shape == (2, 3, t)
+        assert a.heldout[arms.ALPHA].per_position.shape == (2, 3, config.layers * config.heads)
+        assert all(a.heldout[r].undefined == arms.NOT_A_LENGTH for r in arms.READINGS)
+        np.testing.assert_array_equal(a.losses, b.losses)
+        np.testing.assert_array_equal(a.heldout[t].loss, b.heldout[t].loss)
+        np.testing.assert_array_equal(
+            a.heldout[arms.ALPHA].accuracy, b.heldout[arms.ALPHA].accuracy
+        )
+    soft, slot, bare = (together[arms.arm_id("rope", c)] for c in arms.CONDITIONS)
+    # softmax spends all of every row on tokens; the slot keeps some (it starts at logit 0)
+    np.testing.assert_allclose(soft.heldout[arms.TOKEN_SHARE].accuracy, 1.0, atol=1e-5)
+    assert np.all(slot.heldout[arms.TOKEN_SHARE].accuracy < 1.0)
+    assert slot.n_params == soft.n_params + config.layers * config.width
+    # the same seed starts from the same weights and reads the same data (with the BOS)
+    assert not np.array_equal(soft.losses, bare.losses)  # without a BOS: other sequences
+    assert np.all(soft.heldout[arms.COPY].accuracy >= 0)
+
+
+# --------------------------------------------------------------------------- the judge
+
+SCHEME = sq.Arms("rope", "s", "k", "n")
+LABELS = {"s": "softmax", "k": "key-bias slot", "n": "softmax without a BOS"}
+UNIFORM = arms.uniform_alpha(64)
+
+
+def _metrics(alpha, copies=(0.97, 0.97, 0.97), loss=(1.47, 1.47, 1.47), sinks=None):
+    """Three seeds per arm, each value with its own small noise (± 0.004)."""
+    noise = np.random.default_rng(3).uniform(-0.004, 0.004, size=(3, 3, 3))
+    out = {}
+    for i, arm in enumerate(("s", "k", "n")):
+        out[arm] = {
+            sq.METRIC: tuple(alpha[i] + noise[i, 0]),
+            sq.COPIES: tuple(copies[i] + noise[i, 1]),
+            "loss": tuple(loss[i] + noise[i, 2]),
+            sq.SINK: tuple((sinks or {}).get(arm, (1.0 if alpha[i] > 0.3 else 0.0,) * 3)),
+        }
+    return out
+
+
+def _key(metrics, status=None):
+    return sq.judge_scheme(SCHEME, metrics, status or {}, LABELS, UNIFORM).key
+
+
+def test_a_sink_the_slot_removes_at_no_cost_is_softmax_s() -> None:
+    verdict = sq.judge_scheme(SCHEME, _metrics((0.6, 0.003, 0.07)), {}, LABELS, UNIFORM)
+    assert verdict.key == "slot" and "removes softmax's pile-up" in verdict.text
+    assert "α₁ 0.599 with softmax, 0.002 with the slot" in verdict.text
+    assert "the slot arm learned as well" in verdict.text
+
+
+def test_the_slot_control_can_fail_when_its_arm_learned_less() -> None:
+    worse_copies = _metrics((0.6, 0.003, 0.07), copies=(0.97, 0.5, 0.97))
+    verdict = sq.judge_scheme(SCHEME, worse_copies, {}, LABELS, UNIFORM)
+    assert verdict.key == "learned_less" and "the slot arm learned less" in verdict.text
+    worse_loss = _metrics((0.6, 0.003, 0.07), loss=(1.47, 1.9, 1.47))
+    assert _key(worse_loss) == "learned_less"
+
+
+def test_no_sink_to_remove_is_said_so_not_credited_to_the_slot() -> None:
+    """Softmax at a uniform head's α₁: a slot arm lower still is no evidence about a sink."""
+    verdict = sq.judge_scheme(SCHEME, _metrics((UNIFORM, 0.05, 0.07)), {}, LABELS, UNIFORM)
+    assert verdict.key == "no_sink" and "no more than a uniform head" in verdict.text
+
+
+def test_a_failed_arm_supports_no_verdict() -> None:
+    assert _key(_metrics((0.6, 0.003, 0.07)), {"k": "diverged"}) == "undecided"
+    assert _key(_metrics((0.6, 0.003, 0.07)), {"s": "stalled"}) == "undecided"
+
+
+def _cell(metrics, status=None) -> Cell:
+    return Cell("backcopy.small.x1", (), 200, True, {}, metrics, (), {}, {}, (), (),
+                Verdict("", "", ""), status or {})  # fmt: skip
+
+
+def _question(schemes=("rope",)):
+    variants = tuple(v for v in SINKS.variants if v.model.scheme in schemes)
+    return dataclasses.replace(SINKS, variants=variants)
+
+
+def _renamed(metrics, scheme="rope"):
+    ids = dict(zip(("s", "k", "n"), (arms.arm_id(scheme, c) for c in arms.CONDITIONS),
+                   strict=True))  # fmt: skip
+    return {ids[a]: v for a, v in metrics.items()}
+
+
+def test_the_no_bos_control_flags_a_sink_without_a_bos() -> None:
+    q, labels = _question(), {v.id: v.label for v in SINKS.variants}
+    fine = _renamed(_metrics((0.6, 0.003, 0.07)))
+    assert sq.bos_verdict(q, _cell(fine), labels, SINKS.default).key == "stated|rope:bos"
+    # the same α₁ difference, but one seed without a BOS has a head over ε: the control fails
+    forced = _renamed(_metrics((0.6, 0.003, 0.07), sinks={"n": (0.0, 0.5, 0.0)}))
+    verdict = sq.bos_verdict(q, _cell(forced), labels, SINKS.default)
+    assert verdict.key == "stated|rope:sink_without_bos" and "control fails" in verdict.text
+    assert "0.9 times a uniform head's 0.074" in verdict.text
+
+
+def test_the_positions_control_fails_when_positions_do_not_help_the_copies() -> None:
+    q, labels = _question(("nope", "rope")), {v.id: v.label for v in SINKS.variants}
+    nope = _renamed(_metrics((0.3, 0.003, 0.07), copies=(0.2, 0.2, 0.2)), "nope")
+    rope = _renamed(_metrics((0.6, 0.003, 0.07)), "rope")
+    assert sq.positions_verdict(q, _cell(nope | rope), labels).key == "stated|rope:stronger"
+    blind = _renamed(_metrics((0.6, 0.003, 0.07), copies=(0.2, 0.2, 0.2)), "rope")
+    verdict = sq.positions_verdict(q, _cell(nope | blind), labels)
+    assert verdict.key == "stated|rope:no_copies" and "control fails" in verdict.text
+
+
+def test_sink1_in_every_seed_fails_on_one_seed_below_one() -> None:
+    q = _question()
+    every = _renamed(_metrics((0.6, 0.003, 0.07)))
+    assert sq.sink_rate_verdict(q, _cell(every)).key == "every_seed"
+    one_short = _renamed(_metrics((0.6, 0.003, 0.07), sinks={"s": (1.0, 0.5, 1.0)}))
+    verdict = sq.sink_rate_verdict(q, _cell(one_short))
+    assert verdict.key == "not_every_seed" and "RoPE softmax 0.83 [0.50, 1.00]" in verdict.text
+
+
+def test_every_first_line_fits_fifteen_words() -> None:
+    for keys in itertools.product(sq.PHRASES, repeat=3):
+        verdict = sq._verdict(
+            [sq.SchemeVerdict(s, k, "", ()) for s, k in zip(arms.SCHEMES, keys, strict=True)]
+        )
+        cell = _cell({})
+        line = sq.plain(dataclasses.replace(cell, verdict=verdict))
+        assert len(line.split()) <= 15, line
+        assert judging.undecided_key(verdict.key) == all(k == "undecided" for k in keys)
+
+
+def _ids_with(monkeypatch, edited: str | None) -> dict[str, str]:
+    """Every registered study's run id when the hashed source of ``edited`` has one more line."""
+    from posviz.lab import RunStore
+    from posviz.lab.engine import store as store_module
+    from posviz.lab.studies.cards import card_run_id
+    from posviz.lab.studies.papers import PAPER_CHECKS
+
+    monkeypatch.undo()
+    real = store_module.read_source
+
+    def read(file):
+        text = real(file)
+        return text + b"\n# an edit\n" if edited and file.name == edited else text
+
+    monkeypatch.setattr(store_module, "read_source", read)
+    store_module.clear_code_caches()
+    try:
+        ids = {q.id: RunStore().run_id(q, q.default) for q in QUESTIONS.values()}
+        return ids | {c.id: card_run_id(c) for c in PAPER_CHECKS.values()}
+    finally:
+        store_module.clear_code_caches()
+
+
+@pytest.mark.parametrize(
+    "edited",
+    ["sink_task.py", "attention_variants.py", "sinks_arms.py", "sinks_question_train.py"],
+)
+def test_editing_the_task_attention_or_loop_retrains_this_question_and_nothing_else(
+    monkeypatch, edited
+):
+    before = _ids_with(monkeypatch, None)
+    assert {k for k, v in _ids_with(monkeypatch, edited).items() if v != before[k]} == {"sinks"}
+    assert _ids_with(monkeypatch, "sinks_question.py") == before  # words and judging
