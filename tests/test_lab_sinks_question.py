@@ -44,8 +44,10 @@ def test_the_question_is_registered_through_the_registries() -> None:
     assert KINDS["sinks"].train is not None
     assert {v.condition for v in SINKS.variants} == set(arms.CONDITIONS)
     assert {v.model.scheme for v in SINKS.variants} == set(arms.SCHEMES)
+    assert [v.id for v in SINKS.variants] == list(arms.ARM_IDS) and len(arms.ARM_IDS) == 8
     assert [v.id for v in SINKS.variants if v.role == "control"] == [
-        arms.arm_id(s, "no_bos") for s in arms.SCHEMES
+        "learned_no_bos",
+        "rope_no_bos",
     ]
     assert all(v.model.kind == "decoder" for v in SINKS.variants)
 
@@ -247,3 +249,14 @@ def test_editing_the_task_attention_or_loop_retrains_this_question_and_nothing_e
     before = _ids_with(monkeypatch, None)
     assert {k for k, v in _ids_with(monkeypatch, edited).items() if v != before[k]} == {"sinks"}
     assert _ids_with(monkeypatch, "sinks_question.py") == before  # words and judging
+
+
+def test_a_scheme_without_a_no_bos_arm_is_left_out_of_the_bos_finding() -> None:
+    """NoPE trains no arm without a BOS (the budget): the finding speaks of the others only."""
+    labels = {v.id: v.label for v in SINKS.variants}
+    metrics = {}
+    for scheme in arms.SCHEMES:
+        metrics |= _renamed(_metrics((0.6, 0.003, 0.07)), scheme)
+    verdict = sq.bos_verdict(SINKS, _cell(metrics), labels, SINKS.default)
+    assert verdict.key == "stated|learned:bos|rope:bos" and "NoPE" not in verdict.text
+    assert sq.scheme_arms(SINKS)[0] == sq.Arms("nope", "nope_softmax", "nope_key_bias", "")

@@ -683,10 +683,10 @@ FAR_CONTEXT = Question(
 )
 
 # Attention sinks (Gu et al. 2025, on the lab's bigram-backcopy task): one-layer decoders (width
-# 32, 2 heads) on sequences of 64 tokens; per scheme (NoPE, learned table, RoPE) softmax with a BOS,
-# a key-bias slot with the BOS, and softmax without a BOS (the control). The pilot's setting
-# (docs/benchmarks.md, the sinks pilot): lr 2e-2, batch 16; 200 steps and 3× (600, the pilot's)
-# fit the minute.
+# 32, 2 heads) on sequences of 64 tokens; per scheme (NoPE, learned table, RoPE) softmax with a
+# BOS and a key-bias slot with the BOS; for the learned table and RoPE also softmax without a BOS
+# (the control; studies/sinks_arms.py says why NoPE has none). The pilot's setting
+# (docs/benchmarks.md, the sinks pilot): lr 2e-2, batch 16; 200 steps and 3× (600, the pilot's).
 _SINK_CONDITIONS = {
     "softmax": "softmax",
     "key_bias": "key-bias slot",
@@ -710,8 +710,8 @@ SINKS = Question(
             condition=condition,
             role="control" if condition == "no_bos" else "arm",  # the one that can fail
         )
-        for scheme, name in _FAR_SCHEMES.items()
-        for condition, words in _SINK_CONDITIONS.items()
+        for scheme, condition in sinks_arms.ARMS
+        for name, words in ((_FAR_SCHEMES[scheme], _SINK_CONDITIONS[condition]),)
     ),
     default=LabConfig(
         task="kback",  # carries the bigram-backcopy task: studies/sinks_arms.py says why
@@ -734,14 +734,15 @@ SINKS = Question(
         "tokens, where after one of 3 trigger tokens the next token repeats the token before "
         "the trigger: only those copies need attention, so a head has nothing to read at about "
         "90% of the positions. Per position scheme — no positions (NoPE), a learned table, RoPE "
-        "— three arms on the same seeds: softmax attention with a BOS token first; a key-bias "
-        "slot (one extra learnable key per head whose value is 0, so attention can go nowhere) "
-        "with the BOS; and softmax without a BOS. Readings on 100 held-out sequences per seed: "
-        "a head's first-token score α₁ (its mean attention on the first token over the 64 "
-        "queries), Sink₁ (the share of heads with α₁ above 0.3, Gu et al.'s definition), the "
-        "accuracy on the copies and the held-out loss. Each difference in α₁ is paired over "
-        "seeds (95% interval, ±0.02 equivalence margin). Sweep: the budget (the preset's steps "
-        "and 3×); arms are compared as they stand at each."
+        "— arms on the same seeds: softmax attention with a BOS token first; a key-bias slot "
+        "(one extra learnable key per head whose value is 0, so attention can go nowhere) with "
+        "the BOS; and, for the learned table and RoPE, softmax without a BOS. Readings on 100 "
+        "held-out sequences per seed: a head's first-token score α₁ (its mean attention on the "
+        "first token over the 64 queries), Sink₁ (the share of heads with α₁ above 0.3, Gu et "
+        "al.'s definition), the accuracy on the copies and the held-out loss. Each difference in "
+        "α₁ is paired over seeds (95% interval, ±0.02 equivalence margin). The engine names the "
+        "task 'previous token' in the sweep's labels (it carries this task under that name). "
+        "Sweep: the budget (the preset's steps and 3×); arms are compared as they stand at each."
     ),
     kind="sinks",
     sweep=Sweep(tasks=(TaskSetting("backcopy"),), inits=(INIT_SMALL,)),

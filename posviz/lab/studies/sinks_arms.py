@@ -48,8 +48,11 @@ def arm_id(scheme: str, condition: str) -> str:
     return f"{scheme}_{condition}"
 
 
-#: every arm of the question
-ARM_IDS = tuple(arm_id(s, c) for s in SCHEMES for c in CONDITIONS)
+#: every arm of the question, ``(scheme, condition)``: NoPE has no arm without a BOS — it keeps
+#: the default answer inside its minute (8 arms cut into two calls of 4, not 9 into 5 and 4);
+#: the learned table and RoPE, which could mark the first position, carry that control
+ARMS = tuple((s, c) for s in SCHEMES for c in CONDITIONS if (s, c) != ("nope", "no_bos"))
+ARM_IDS = tuple(arm_id(s, c) for s, c in ARMS)
 
 
 def uniform_alpha(length: int) -> float:

@@ -7,8 +7,9 @@ and Sink₁^ε, the share of heads with ``α₁ > ε`` (§3.2, p. 4–5; ε = 0.
 bias (their Table 4, "K biases", p. 9) removes the sink, and every position scheme has one (their
 Table 3, p. 8). The lab's version trains one-layer models on the bigram-backcopy task
 (:mod:`posviz.lab.sink_task`: only the copies need attention, so a head has nothing to read at
-≈ 90 % of the positions) with three arms per position scheme (NoPE, learned table, RoPE):
-softmax with a BOS token, a key-bias slot with the BOS, and softmax without a BOS (the control).
+≈ 90 % of the positions); per position scheme (NoPE, learned table, RoPE) softmax with a BOS
+token and a key-bias slot with the BOS, and for the learned table and RoPE softmax without a BOS
+(the control; :data:`~posviz.lab.studies.sinks_arms.ARMS`).
 Training: :mod:`posviz.lab.studies.sinks_question_train`.
 
 Judged per scheme on the mean α₁ over heads (the continuous reading; with two heads Sink₁ takes
@@ -121,12 +122,12 @@ def sink_readings(
 
 @dataclass(frozen=True)
 class Arms:
-    """One scheme's three arm ids."""
+    """One scheme's arm ids (``no_bos`` "" where the scheme has no arm without a BOS)."""
 
     scheme: str
     softmax: str
     key_bias: str
-    no_bos: str
+    no_bos: str = ""
 
 
 def scheme_arms(q: Question) -> list[Arms]:
@@ -134,7 +135,7 @@ def scheme_arms(q: Question) -> list[Arms]:
     by: dict[str, dict[str, str]] = {}
     for v in q.variants:
         by.setdefault(v.model.scheme, {})[v.condition] = v.id
-    return [Arms(s, c["softmax"], c["key_bias"], c["no_bos"]) for s, c in by.items()]
+    return [Arms(s, c["softmax"], c["key_bias"], c.get("no_bos", "")) for s, c in by.items()]
 
 
 def _interval(c: Comparison) -> str:
@@ -249,7 +250,7 @@ def bos_verdict(q: Question, cell: Cell, labels: dict[str, str], config: LabConf
     crosses ε in any seed without a BOS."""
     uniform = uniform_alpha(check(config))
     keys, texts = [], []
-    for arms in scheme_arms(q):
+    for arms in (a for a in scheme_arms(q) if a.no_bos):
         name = SCHEME_NAMES.get(arms.scheme, arms.scheme)
         c = judging.compare(cell.metrics, arms.softmax, arms.no_bos, METRIC, labels)
         failed = _failed((arms.softmax, arms.no_bos), cell.status, labels)
@@ -375,19 +376,20 @@ def sinks_lines(
     default = next(c for c in cells if c.default)
     parts = []
     for arms in scheme_arms(q):
-        a = [_mean(default.metrics, x, METRIC) for x in (arms.softmax, arms.key_bias, arms.no_bos)]
+        a = [_mean(default.metrics, x, METRIC) for x in (arms.softmax, arms.key_bias)]
+        bare = f" / {_mean(default.metrics, arms.no_bos, METRIC):.3f}" if arms.no_bos else ""
         copies = [_mean(default.metrics, x, COPIES) for x in (arms.softmax, arms.key_bias)]
         share = _mean(default.metrics, arms.key_bias, SHARE)
         if all(math.isfinite(v) for v in (*a, *copies, share)):
             parts.append(
-                f"{SCHEME_NAMES.get(arms.scheme, arms.scheme)} α₁ {a[0]:.3f} / {a[1]:.3f} / "
-                f"{a[2]:.3f}, copies {copies[0]:.2f} / {copies[1]:.2f}, the slot takes "
-                f"{1 - share:.0%} of the attention"
+                f"{SCHEME_NAMES.get(arms.scheme, arms.scheme)} α₁ {a[0]:.3f} / {a[1]:.3f}{bare}, "
+                f"copies {copies[0]:.2f} / {copies[1]:.2f}, the slot takes {1 - share:.0%} of the "
+                "attention"
             )
     if not parts:
         return []
     return [
-        f"At {default.steps} steps, α₁ softmax / key-bias slot / softmax without a BOS, and "
+        f"At {default.steps} steps, α₁ softmax / key-bias slot (/ softmax without a BOS), and "
         "copy accuracy softmax / slot: " + "; ".join(parts) + "."
     ]
 
