@@ -8,6 +8,8 @@ from posviz.page_models.inside_models import (
     ACTIVATION_WAIT,
     INSTALL,
     MEMORY_NOTE,
+    SINKS_LINK,
+    SINKS_PAGE,
     THRESHOLD_NOTE,
     WINDOW_OPTIONS,
     activation_view,
@@ -22,6 +24,7 @@ from posviz.ui.answer import next_question, page_top, show_hero, show_verdict, w
 from posviz.ui.cache import cached_model
 from posviz.ui.display import show_charts_side_by_side
 from posviz.ui.inside import inside_plan, inside_windows, rope_activation, source_usage
+from posviz.ui.routes import page_link
 
 # the answer slot: the verdict and the hero, drawn once both models' results are here
 answer = page_top(
@@ -96,6 +99,7 @@ st.markdown(page.decay_note)
 st.header("Head classes at every window length")
 show_chart(page.across, key="inside_across", description=page.across_note)
 st.caption(page.across_note)
+page_link(SINKS_PAGE, label=SINKS_LINK, icon=":material/vertical_align_top:")
 st.header("Ablations, and a content control that can fail")
 st.markdown(page.ablation_note)
 st.dataframe(page.ablations, hide_index=True, width="stretch")

@@ -47,13 +47,17 @@ from posviz.charts.inside import (
     usage_heatmap_chart,
 )
 from posviz.data.lab_text import SOURCE as TEXT_SOURCE
+from posviz.lab import QUESTIONS
 from posviz.models import SMOLLM2, SMOLLM2_FLOAT32_BYTES
+from posviz.navigation import study_url_path
 from posviz.references import cite
 
 __all__ = [
     "ACTIVATION_WAIT",
     "INSTALL",
     "MEMORY_NOTE",
+    "SINKS_LINK",
+    "SINKS_PAGE",
     "THRESHOLD_NOTE",
     "WINDOW_OPTIONS",
     "ActivationView",
@@ -104,6 +108,10 @@ _MEASURED_S = {
 #: 9 (docs/benchmarks.md), 166 s on a fresh server at load 3–6 (issue 37).
 _FIRST_TIME = "the first time up to 3 minutes more for a hash check and a one-time dequantisation"
 ACTIVATION_WAIT = "SmolLM2's real queries and keys at {window} tokens (about half a minute)"
+#: The lab's trained answer to what draws first-token heads: its generated page (by study id,
+#: from the study registry) and the link's words.
+SINKS_PAGE = study_url_path("sinks")
+SINKS_LINK = f"The lab's question, trained on tiny models: {QUESTIONS['sinks'].title}"
 #: The window lengths a visitor can pick (the URL's ``inside_window``).
 WINDOW_OPTIONS = tuple(str(w) for w in WINDOWS)
 _CONDITION_LABEL = {
