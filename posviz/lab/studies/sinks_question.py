@@ -205,9 +205,10 @@ def judge_scheme(
     worse = copies.outcome == "a" or loss.outcome == "a"  # softmax decided better: control fails
     control = (
         f"{'the slot arm learned less' if worse else 'the slot arm learned as well'}: copies "
-        f"{_mean(metrics, arms.key_bias, COPIES):.2f} vs {_mean(metrics, arms.softmax, COPIES):.2f}"
-        f" ({_interval(copies)}), held-out loss {_mean(metrics, arms.key_bias, 'loss'):.3f} vs "
-        f"{_mean(metrics, arms.softmax, 'loss'):.3f} ({_interval(loss)})"
+        f"{_mean(metrics, arms.softmax, COPIES):.2f} with softmax, "
+        f"{_mean(metrics, arms.key_bias, COPIES):.2f} with the slot ({_interval(copies)}); "
+        f"held-out loss {_mean(metrics, arms.softmax, 'loss'):.3f} and "
+        f"{_mean(metrics, arms.key_bias, 'loss'):.3f} ({_interval(loss)})"
     )
     if sink.outcome == "a" and worse:
         key, words = "learned_less", "the slot arm piles up less but learned less (says nothing)"
