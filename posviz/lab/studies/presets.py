@@ -698,8 +698,8 @@ SINKS = Question(
     title="Why is attention on the first token?",
     question=(
         "Why does attention pile onto the first token — is it the positions, or softmax's "
-        "sum-to-one? (Gu et al. found a sink with every position scheme, and none once a "
-        "learnable key bias takes the attention: Sink₁ 0.00 %.)"
+        "sum-to-one? (Gu et al. found sinks with every position scheme they tried, Table 3, "
+        "and none once a learnable key bias takes the attention: Sink₁ 0.00 %, Table 4.)"
     ),
     source_keys=("gu_2025",),
     variants=tuple(
