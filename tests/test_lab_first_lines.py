@@ -251,6 +251,24 @@ def test_the_check_catches_a_repeated_clause_and_a_dropped_number() -> None:
         check(dropped, old, "an item left out")
 
 
+def test_a_dependence_two_findings_share_is_said_once() -> None:
+    """The sinks answer's full-size run ended two findings with "…; depends on the budget": the
+    clause is cut from each and said once, naming both; a dependence of one finding stays."""
+    items = [
+        ("Positions", "RoPE more than NoPE, in 1 of 2; depends on the budget"),
+        ("Sink₁", "not every seed, in 1 of 2; depends on the budget"),
+        ("Held-out", "lr 0.06, in 3 of 4; depends on the learning rate"),
+    ]
+    said = answer._depends_once(items)
+    assert said == [
+        ("Positions", "RoPE more than NoPE, in 1 of 2"),
+        ("Sink₁", "not every seed, in 1 of 2"),
+        ("Held-out", "lr 0.06, in 3 of 4; depends on the learning rate"),
+        ("Depends on the budget", "Positions and Sink₁"),
+    ]
+    assert answer._depends_once(items[1:]) == items[1:]
+
+
 # --------------------------------------------------------------------------- line, hero, bullets
 
 

@@ -217,6 +217,27 @@ def _support_evidence(result: LabResult) -> list[Evidence]:
     return items
 
 
+_DEPENDS = "; depends on "
+
+
+def _depends_once(items: list[Evidence]) -> list[Evidence]:
+    """A "…; depends on the budget" ending that several findings share, said once: cut from each
+    and stated in one item that names them ("Depends on the budget: Positions and Sink₁ …")."""
+    ends: dict[str, list[str]] = {}
+    for label, text in items:
+        _, cut, axes = text.rpartition(_DEPENDS)
+        if cut:
+            ends.setdefault(axes, []).append(label)
+    shared = {axes: labels for axes, labels in ends.items() if len(labels) > 1}
+    if not shared:
+        return items
+    out = []
+    for label, text in items:
+        kept, cut, axes = text.rpartition(_DEPENDS)
+        out.append((label, kept) if cut and axes in shared else (label, text))
+    return out + [(f"Depends on {axes}", names(labels)) for axes, labels in shared.items()]
+
+
 def _merged(items: list[Evidence]) -> list[Evidence]:
     """Items whose words are the same said once, under their labels joined ("A, B and C vs the
     control: undecided in all 4 settings")."""
@@ -319,7 +340,7 @@ def verdict(result: LabResult) -> Verdict:
     control's ceiling, the layer probe — as labelled items, each clause once; ``sentence`` is the
     paragraph pages showed before (:func:`headline`, then the support lines), every number of
     which the evidence holds."""
-    items = [*_main_evidence(result), *_support_evidence(result)]
+    items = [*_main_evidence(result), *_depends_once(_support_evidence(result))]
     evidence = _fitted(_once(_short_labels(_merged(items), result)))
     sentence = " ".join([headline(result), *support_lines(result)])
     return Verdict(sentence, {}, plain_answer(result), tuple(evidence))

@@ -94,6 +94,25 @@ PHRASES = {
     "slot_more": "slot piles up more",
     "undecided": "undecided",
 }
+#: the BOS and positions findings' keys in a few words (their short form: "RoPE on the BOS")
+SHORT_WORDS = {
+    "bos": "on the BOS",
+    "same": "no BOS effect",
+    "sink_without_bos": "control fails",
+    "stronger": "more than NoPE",
+    "weaker": "less than NoPE",
+    "no_copies": "control fails",
+    "copies_undecided": "copies undecided",
+    "undecided": "undecided",
+}
+
+
+def _short(keys: list[str]) -> str:
+    """``"learned on the BOS · RoPE on the BOS"``: each ``scheme:key`` in a few words."""
+    words = []
+    for scheme, _, key in (k.partition(":") for k in keys):
+        words.append(f"{SHORT_NAMES.get(scheme, scheme)} {SHORT_WORDS.get(key, key)}")
+    return " · ".join(words)
 
 
 def train_question_arms(members: Any, **kw: Any) -> Any:
@@ -275,7 +294,7 @@ def bos_verdict(q: Question, cell: Cell, labels: dict[str, str], config: LabConf
         keys.append(f"{arms.scheme}:{key}")
         texts.append(f"{name}: {words} (with − without {_interval(c)}; {control})")
     decided = "undecided" if all(k.endswith(":undecided") for k in keys) else "stated"
-    short = " · ".join(k.replace(":", " ").replace("_", " ") for k in keys)
+    short = _short(keys)
     return Verdict("|".join([decided, *keys]), short, "; ".join(texts) + ".")
 
 
@@ -315,7 +334,7 @@ def positions_verdict(q: Question, cell: Cell, labels: dict[str, str]) -> Verdic
         keys.append(f"{scheme}:{key}")
         texts.append(f"{name}: {words} ({said})")
     decided = "undecided" if all(k.endswith(":undecided") for k in keys) else "stated"
-    short = " · ".join(k.replace(":", " ").replace("_", " ") for k in keys)
+    short = _short(keys)
     nope = _mean(cell.metrics, base, METRIC)
     text = "; ".join(texts) + f". NoPE's own α₁ with the BOS: {nope:.3f}."
     return Verdict("|".join([decided, *keys]), short, text)
