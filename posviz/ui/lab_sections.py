@@ -32,13 +32,15 @@ from posviz.ui.text import safe_md
 
 def show_answer(result: LabResult, cell: str, *, key_prefix: str) -> None:
     """The answer across the sweep beside the chart that carries the selected cell's verdict."""
+    # built before the columns replace the running page's verdict box (none is shown between)
+    said, hero = answer.verdict(result), figures.hero(result, cell)
+    warning = model.diverged_warning(result)
     left, right = st.columns([4, 5], gap="large")
     with left:  # the line, its evidence folded (every finding, control, check), then the hero
-        show_verdict(answer.verdict(result))
-        if warning := model.diverged_warning(result):
+        show_verdict(said)
+        if warning:
             st.warning(warning, icon="⚠️")
     with right:
-        hero = figures.hero(result, cell)
         show_hero(hero.figure, key=f"{key_prefix}hero", note=hero.caption)
 
 
