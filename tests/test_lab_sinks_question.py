@@ -289,3 +289,16 @@ def test_the_sinks_answer_is_what_the_docs_say(tmp_path) -> None:
     from posviz.lab import RunStore, run_question
 
     check_sinks_answer(run_question("sinks", store=RunStore(tmp_path)))
+
+
+def test_the_question_and_the_inside_page_link_each_other() -> None:
+    """The real checkpoints' first-token heads (Inside real models) and the trained question
+    point at each other, each by its registry: a renamed page or study breaks the link here."""
+    from posviz.lab.present.answer import REAL_CHECKPOINTS
+    from posviz.navigation import all_pages, study_url_path
+    from posviz.page_models import inside_models
+
+    pages = {spec.path: spec.url_path for spec in all_pages()}
+    page, label = REAL_CHECKPOINTS["sinks"]
+    assert pages.get(page) == "inside_models" and "real checkpoints" in label
+    assert inside_models.SINKS_PAGE == study_url_path("sinks") in pages.values()

@@ -40,6 +40,11 @@ REAL_CHECKPOINTS = {
         "The same effect in real checkpoints: MiniLM's rows past 128, never in its fine-tuning "
         "inputs, only shrank",
     ),
+    "sinks": (
+        "pages/inside_models.py",
+        "The same pile-up in real checkpoints: first-token heads of SmolLM2 and MiniLM, with "
+        "RoPE switched off and the first token moved",
+    ),
 }
 
 #: how a cell whose verdict differs from the preset's shows in the grid (readable in both themes).
