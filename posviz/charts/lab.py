@@ -33,7 +33,13 @@ _ADAPTIVE = alt.ExprRef(ADAPTIVE_TEXT["expr"])
 _SVG = {"embedOptions": {"renderer": "svg"}}
 
 
-def _title(title: str | list[str], subtitle: str | Sequence[str]) -> alt.Title:
+def _title(
+    title: str | list[str],
+    subtitle: str | Sequence[str],
+    *,
+    frame: str = "bounds",
+    width: int = WRAP_TITLE,
+) -> alt.Title:
     """A chart title whose subtitle lines wrap (a phone-wide chart cuts long ones with "…")."""
     lines = [subtitle] if isinstance(subtitle, str) else list(subtitle)
     wrapped = []
@@ -41,14 +47,15 @@ def _title(title: str | list[str], subtitle: str | Sequence[str]) -> alt.Title:
         current = ""
         for piece in line.split(" · "):
             joined = f"{current} · {piece}" if current else piece
-            if len(joined) <= WRAP_TITLE or not current:
+            if len(joined) <= width or not current:
                 current = joined
             else:
                 wrapped.append(current)
                 current = piece
-        wrapped += textwrap.wrap(current, WRAP_TITLE)
+        wrapped += textwrap.wrap(current, width)
     return alt.Title(
-        title, subtitle=wrapped, anchor="start", offset=16,  # room for a rule's label
+        title, subtitle=wrapped, anchor="start", frame=frame,
+        offset=16,  # room for a rule's label
         subtitleColor=_ADAPTIVE,
     )  # fmt: skip
 
@@ -140,8 +147,9 @@ def interval_chart(
         labelLimit=0, labelExpr=wrap_expr(order), labelPadding=6
     )
     base = alt.Chart(frame).encode(y=y, color=_color(colors, legend=False))
-    bars = base.mark_rule(strokeWidth=3).encode(
-        x=alt.X("low:Q", title=x_title).scale(scale), x2="high:Q"
+    bars = base.mark_rule(strokeWidth=3).encode(  # a long axis title in lines: one line wider
+        x=alt.X("low:Q", title=textwrap.wrap(x_title, WRAP_TITLE) or x_title).scale(scale),
+        x2="high:Q",  # than the plot squeezed the plot and was cut at both ends (/lab_sinks)
     )
     points = base.mark_point(size=110, filled=True).encode(
         x="mean:Q",
@@ -153,7 +161,10 @@ def interval_chart(
         ],
     )
     return alt.layer(bars, points, *_rules(rules, field="low")).properties(
-        title=_title(textwrap.wrap(title, 30) or title, subtitle),  # fits a phone-wide chart
+        # anchored at the plot, not its bounds, in lines as narrow as the title's: at the bounds'
+        # start the title sat 16 px left of the chart, cut, when the wrapped arm labels measured
+        # wider than Vega's padding for them (/lab_sinks, 1440 and 390)
+        title=_title(textwrap.wrap(title, WRAP - 4) or title, subtitle, frame="group", width=WRAP),
         height=max(120, 52 * len(order)),
         autosize=FIT_WIDTH,
         usermeta=_SVG,
