@@ -267,10 +267,25 @@ def _tables_scroll_visibly_and_labels_wrap(page, where: str) -> None:
     assert not [text for text, cut in found["links"] if cut], f"{where}: cut labels {found}"
 
 
+#: every chart text drawn past its chart's own box by more than 3 px (the box clips it): a lab
+#: hero's title sat 16 px left of it when wrapped arm labels measured wider than Vega's padding,
+#: and a one-line axis title overran both ends (/lab_sinks at 1440 and 390)
+TEXT_OUTSIDE = """() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"] svg.marks')]
+    .flatMap(svg => { const box = svg.getBoundingClientRect();
+        return [...svg.querySelectorAll('text')].filter(t => t.textContent.trim()).map(t => {
+            const r = t.getBoundingClientRect();
+            return [t.textContent.slice(0, 60), r.width, Math.round(r.left - box.left),
+                Math.round(box.right - r.right)]; }); })
+    .filter(([text, width, left, right]) => width && (left < -3 || right < -3))
+    .map(([text, width, left, right]) => [text, left, right])"""
+
+
 def _charts_fit_uncut_and_readable(page, where: str) -> None:
     assert len(charts_fit_uncut(page, where)) >= 2
     for text, ratio in page.evaluate(CONTRAST):
         assert ratio >= 4.5, f"{where}: subtitle {text!r} has contrast {ratio:.1f}:1"
+    outside = page.evaluate(TEXT_OUTSIDE)
+    assert not outside, f"{where}: chart text cut at its chart's edge: {outside}"
 
 
 def _a_phones_first_screen_answers_in_one_line(page, name: str) -> None:

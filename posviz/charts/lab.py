@@ -24,8 +24,9 @@ from posviz.charts.style import ADAPTIVE_TEXT, BAND_FILL_OPACITY, FIT_WIDTH, GUI
 _HEIGHT = 260
 #: characters per line of a wrapped arm label (about 170 px at Vega's 11 px font).
 WRAP = 30
-#: characters per subtitle line (a phone-wide chart cuts a longer one with "…").
-WRAP_TITLE = 52
+#: characters per subtitle line (about 7 px each in a browser: a phone-wide chart, 358 px at 390,
+#: cut longer ones; tests/test_lab_browser.py checks no chart text passes its chart's edge).
+WRAP_TITLE = 40
 DASHES = ([1, 0], [6, 3], [2, 2], [8, 3, 2, 3], [4, 4], [1, 3], [10, 4], [3, 6])
 _ADAPTIVE = alt.ExprRef(ADAPTIVE_TEXT["expr"])
 #: drawn as SVG (Streamlit honours ``usermeta.embedOptions``): crisp text, and the browser tests
@@ -49,8 +50,8 @@ def _title(
             joined = f"{current} · {piece}" if current else piece
             if len(joined) <= width or not current:
                 current = joined
-            else:
-                wrapped.append(current)
+            else:  # a long setting wraps inside itself too (it ran 60 px past a phone's chart)
+                wrapped += textwrap.wrap(current, width)
                 current = piece
         wrapped += textwrap.wrap(current, width)
     return alt.Title(
@@ -148,7 +149,7 @@ def interval_chart(
     )
     base = alt.Chart(frame).encode(y=y, color=_color(colors, legend=False))
     bars = base.mark_rule(strokeWidth=3).encode(  # a long axis title in lines: one line wider
-        x=alt.X("low:Q", title=textwrap.wrap(x_title, WRAP_TITLE) or x_title).scale(scale),
+        x=alt.X("low:Q", title=textwrap.wrap(x_title, WRAP) or x_title).scale(scale),
         x2="high:Q",  # than the plot squeezed the plot and was cut at both ends (/lab_sinks)
     )
     points = base.mark_point(size=110, filled=True).encode(
@@ -160,12 +161,17 @@ def interval_chart(
             alt.Tooltip("high:Q", format=".4f", title="to"),
         ],
     )
-    return alt.layer(bars, points, *_rules(rules, field="low")).properties(
-        # anchored at the plot, not its bounds, in lines as narrow as the title's: at the bounds'
-        # start the title sat 16 px left of the chart, cut, when the wrapped arm labels measured
-        # wider than Vega's padding for them (/lab_sinks, 1440 and 390)
-        title=_title(textwrap.wrap(title, WRAP - 4) or title, subtitle, frame="group", width=WRAP),
+    # a rule in the right half gets its label on its left (the ceiling near 1 ran 43 px past a
+    # phone-wide chart)
+    values = [*frame["low"], *frame["high"], *(value for value, _ in rules)]
+    middle = 0.5 if unit else (min(values) + max(values)) / 2
+    return alt.layer(bars, points, *_rules(rules, field="low", right_of=middle)).properties(
+        title=_title(textwrap.wrap(title, 30) or title, subtitle),  # fits a phone-wide chart
         height=max(120, 52 * len(order)),
+        # room on the left: the title starts where the arm labels do, and wrapped labels
+        # measured up to 16 px wider than Vega's padding for them, which cut the title's start
+        # (/lab_sinks at 1440 and 390)
+        padding={"left": 24, "top": 5, "right": 5, "bottom": 5},
         autosize=FIT_WIDTH,
         usermeta=_SVG,
     )
