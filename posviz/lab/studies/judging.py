@@ -644,3 +644,26 @@ def finding(
         + rest
     )
     return Finding(topic, False, axes, text, keys, shorts)
+
+
+def scheme_keys(cell: Cell) -> dict[str, str]:
+    """``scheme → verdict key`` of a cell whose verdict key is ``"stated|scheme:key|…"`` (the
+    far-context and sinks kinds)."""
+    return dict(p.split(":", 1) for p in cell.verdict.key.split("|") if ":" in p)
+
+
+def budget_sides(cell: Cell, other: Cell, names: dict[str, str], phrases: dict[str, str]) -> str:
+    """Where a per-scheme verdict depends on the budget, each scheme that differs, at both
+    budgets (``"learned: undecided at 300 steps, order partly needed at 900"``); "" when the
+    cells differ in anything but their budget (the first line then names the setting only)."""
+    if [s.key for s in cell.settings if s.axis != "budget"] != [
+        s.key for s in other.settings if s.axis != "budget"
+    ]:
+        return ""
+    here, there = scheme_keys(cell), scheme_keys(other)
+    return "; ".join(
+        f"{names.get(s, s)} {phrases.get(k, k)} at {cell.steps:,} steps, "
+        f"{phrases.get(there.get(s, ''), 'undecided')} at {other.steps:,}"
+        for s, k in here.items()
+        if there.get(s) != k
+    )

@@ -419,7 +419,7 @@ def sinks_lines(
 
 def plain(cell: Cell) -> str:
     """The first line: each scheme's verdict in a few words (≤ 15 words)."""
-    keys = _keys(cell)
+    keys = judging.scheme_keys(cell)
     if not keys or cell.verdict.key.startswith("undecided|"):
         return "Undecided yet: softmax and the key-bias slot are not told apart here."
     if set(keys.values()) == {"slot"}:
@@ -440,21 +440,7 @@ def clause(cell: Cell) -> str:
     return cell.verdict.text.rstrip(".")
 
 
-def _keys(cell: Cell) -> dict[str, str]:
-    return dict(p.split(":", 1) for p in cell.verdict.key.split("|") if ":" in p)
-
-
 def sides(cell: Cell, other: Cell, labels: dict[str, str]) -> str:
-    """Where the verdict depends on the budget, each scheme that differs at both budgets; ""
-    when the cells differ in anything but their budget."""
-    if [s.key for s in cell.settings if s.axis != "budget"] != [
-        s.key for s in other.settings if s.axis != "budget"
-    ]:
-        return ""
-    here, there = _keys(cell), _keys(other)
-    return "; ".join(
-        f"{SHORT_NAMES.get(s, s)} {PHRASES.get(k, k)} at {cell.steps:,} steps, "
-        f"{PHRASES.get(there.get(s, ''), 'undecided')} at {other.steps:,}"
-        for s, k in here.items()
-        if there.get(s) != k
-    )
+    """Where the verdict depends on the budget, each scheme that differs at both budgets
+    (:func:`~posviz.lab.studies.judging.budget_sides`)."""
+    return judging.budget_sides(cell, other, SHORT_NAMES, PHRASES)
