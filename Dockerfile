@@ -9,6 +9,7 @@
 #   TORCH_INDEX_URL  where the CPU-only torch wheel comes from (PyTorch's CPU index by default; the
 #                    default Linux wheel on PyPI pulls ~3 GB of CUDA libraries the image never uses).
 #   TORCH_VERSION    must satisfy the pin in requirements.txt.
+#   POSVIZ_WARM_STORE  1 (default) trains every lab answer into the image; 0 leaves the store empty.
 # Optional build-only inputs: a directory `.build-extra/` in the build context may hold `ca.pem` (a CA
 # bundle for a TLS-intercepting proxy, used by pip in the build stage only) and `*.whl` files (e.g. a
 # CPU torch wheel from local disk). scripts/docker-smoke.sh uses it; neither reaches the final image.
@@ -80,7 +81,11 @@ RUN python3 -c "from posviz.tables.bundled import verified_bundled_weights as v;
 # into a read-only store the app reads after /data/lab: a hosted link's first visitor sees every
 # answer without training. CPU runs are deterministic and run ids hash the code, so the ids the app
 # computes at runtime are these. Costs the build one `python -m posviz lab warm` (minutes of CPU).
-RUN POSVIZ_LAB_DIR=/app/lab-warm python3 -m posviz lab warm && chmod -R a+rX /app/lab-warm
+# POSVIZ_WARM_STORE=0 skips it (an empty store: every answer is trained on first demand, on the lab
+# cluster where one is configured; scripts/compose-smoke.sh builds so, for its workers to train).
+ARG POSVIZ_WARM_STORE=1
+RUN if [ "$POSVIZ_WARM_STORE" = 1 ]; then POSVIZ_LAB_DIR=/app/lab-warm python3 -m posviz lab warm; \
+    else mkdir -p /app/lab-warm; fi && chmod -R a+rX /app/lab-warm
 # The build ran as root and wrote into the data folders (the bundled model's verification memo in
 # /data/hf/posviz): hand them back to the app user, or the server cannot create its own caches
 # there (the GGUF model's float32 copy failed with "Permission denied" on /data/hf/posviz/gguf).

@@ -116,8 +116,9 @@ build_image() {  # build_image TAG: the posviz image, with the build-only CA and
   fi
   log "docker build -t $tag from ${POSVIZ_BUILD_REF:-the working tree} (legacy builder)"
   local start=$SECONDS
-  DOCKER_BUILDKIT=0 docker build --network host --build-arg "BASE_IMAGE=$BASE_IMAGE" -t "$tag" \
-    "$context" >"$WORK/build.log" 2>&1 || { tail -40 "$WORK/build.log" >&2; exit 1; }
+  DOCKER_BUILDKIT=0 docker build --network host --build-arg "BASE_IMAGE=$BASE_IMAGE" \
+    --build-arg "POSVIZ_WARM_STORE=${POSVIZ_WARM_STORE:-1}" -t "$tag" "$context" \
+    >"$WORK/build.log" 2>&1 || { tail -40 "$WORK/build.log" >&2; exit 1; }
   rm -rf "$context/.build-extra"
   BUILD_SECONDS=$((SECONDS - start))
   log "built in $BUILD_SECONDS s"

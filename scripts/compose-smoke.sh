@@ -22,9 +22,16 @@
 #      from the host (an OOM kill): sessions on the other replicas must see nothing, the killed
 #      one's sessions must reconnect through the proxy and get their view back from their URL, and
 #      `restart: unless-stopped` must bring the container back healthy;
-#   6. `docker compose down -v`, then stops the daemon it started.
+#   6. the lab on the compose project's Dask workers, through the proxy (tests/load/cluster_smoke.py
+#      --compose): 10 sessions press Run on one lab page -> 1 training on a worker, 1 entry in the
+#      shared lab volume, all answered; then a worker's training process SIGKILLed inside its
+#      container mid-run -> the task runs again, stored once, every session answered. The image is
+#      built without its baked answers (POSVIZ_WARM_STORE=0, half an hour of CPU less) so that the
+#      workers have something to train;
+#   7. `docker compose down -v`, then stops the daemon it started.
 #
 # Knobs (also those of scripts/_docker.sh): SESSIONS (12), DURATION (60), KILL_AFTER (20),
+# POSVIZ_WARM_STORE=1 to bake the lab's answers into the image as a release build does,
 # POSVIZ_BUILD_REF=HEAD to build a git revision instead of the working tree.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -109,6 +116,16 @@ drive_sessions() {
   [ "$status" = 0 ] || { echo "compose-smoke: the load through the proxy failed" >&2; exit 1; }
 }
 
+drive_lab() {
+  local volume lab_dir status=0
+  volume="$(docker volume ls -q --filter "label=com.docker.compose.project=$PROJECT" | grep 'lab-runs$')"
+  lab_dir="$(docker volume inspect -f '{{.Mountpoint}}' "$volume")"
+  log "the lab on the workers: a 10-session burst, then a worker killed mid-training (volume $volume)"
+  "$PY" tests/load/cluster_smoke.py --compose "${COMPOSE[*]}" --url "http://127.0.0.1:$PORT" \
+    --lab-dir "$lab_dir" || status=$?
+  [ "$status" = 0 ] || { echo "compose-smoke: the lab on the workers failed" >&2; exit 1; }
+}
+
 compose_down() {
   local start=$SECONDS
   "${COMPOSE[@]}" down -v --remove-orphans >"$WORK/down.log" 2>&1
@@ -119,10 +136,11 @@ compose_down() {
 start_docker
 compose_plugin
 build_base
-build_image posviz:local
+POSVIZ_WARM_STORE="${POSVIZ_WARM_STORE:-0}" build_image posviz:local
 build_proxy
 compose_up
 drive_sessions
+drive_lab
 compose_down
 log "image build ${BUILD_SECONDS} s; healthy ${UP_SECONDS} s after up"
 log "PASS"
