@@ -136,23 +136,67 @@ def rotation_check_of(
             f"{n_positions + shift}."
         )
     d_model = np.shape(table)[1]
-    now, later = table[:n_positions], table[shift : n_positions + shift]
-    pair_error = float(
-        np.abs(later - shift_by_rotation(now, shift, base=base, layout=layout)).max()
-    )
     sin_cols, _ = pair_columns(d_model, layout=layout)
-    s_now, s_later = now[:, sin_cols], later[:, sin_cols]
+    rows = _row_blocks(n_positions, d_model)
+    # pass 1: the rotation's largest error, and the sums of the sines' least-squares fit
+    pair_error, norm, cross, later_sq = 0.0, 0.0, 0.0, 0.0
+    for lo, hi in rows:
+        now = np.asarray(table[lo:hi], dtype=np.float64)
+        later = np.asarray(table[lo + shift : hi + shift], dtype=np.float64)
+        turned = shift_by_rotation(now, shift, base=base, layout=layout)
+        pair_error = max(pair_error, float(np.abs(later - turned).max()))
+        s_now, s_later = now[:, sin_cols], later[:, sin_cols]
+        norm = norm + (s_now**2).sum(axis=0)
+        cross = cross + (s_now * s_later).sum(axis=0)
+        later_sq += float((s_later**2).sum())
     # the best scalar per frequency: c_i = <s_now, s_later> / <s_now, s_now> (least squares)
-    norm = (s_now**2).sum(axis=0)
-    coef = np.divide((s_now * s_later).sum(axis=0), norm, out=np.zeros_like(norm), where=norm > 0)
-    residual = s_later - s_now * coef
-    rms = float(np.sqrt((s_later**2).mean())) or 1.0
+    norm = np.asarray(norm, dtype=np.float64)
+    coef = np.divide(cross, norm, out=np.zeros_like(norm), where=norm > 0)
+    # pass 2: the residual of that fit
+    worst, residual_sq = 0.0, 0.0
+    for lo, hi in rows:
+        s_now = np.asarray(table[lo:hi, sin_cols], dtype=np.float64)
+        s_later = np.asarray(table[lo + shift : hi + shift, sin_cols], dtype=np.float64)
+        residual = s_later - s_now * coef
+        worst = max(worst, float(np.abs(residual).max()))
+        residual_sq += float((residual**2).sum())
+    count = n_positions * len(sin_cols)
+    rms = float(np.sqrt(later_sq / count)) or 1.0
     return RotationCheck(
         shift=int(shift),
         pair_error=pair_error,
-        sine_only_error=float(np.abs(residual).max()),
-        sine_only_relative=float(np.sqrt((residual**2).mean()) / rms),
+        sine_only_error=worst,
+        sine_only_relative=float(np.sqrt(residual_sq / count) / rms),
     )
+
+
+#: elements of a row block (:func:`_row_blocks`): a few MB, so an 8192 × 8192 table is read in
+#: cache-sized pieces instead of whole-table temporaries (each 512 MB in float64)
+BLOCK_ELEMENTS = 1 << 18
+
+
+def _row_blocks(n_rows: int, width: int) -> list[tuple[int, int]]:
+    """``[(lo, hi), …]`` covering rows ``0 … n_rows − 1`` in blocks of about
+    :data:`BLOCK_ELEMENTS` elements of ``width`` columns."""
+    step = max(1, BLOCK_ELEMENTS // max(int(width), 1))
+    return [(lo, min(lo + step, n_rows)) for lo in range(0, n_rows, step)]
+
+
+class _FirstBest:
+    """The largest value offered in row blocks, first in row-major order on ties (what one
+    ``argmax`` over the whole matrix gives): its value and ``(row, column)``."""
+
+    def __init__(self) -> None:
+        self.value, self.at = -np.inf, (0, 1)
+
+    @property
+    def found(self) -> bool:
+        return bool(np.isfinite(self.value))
+
+    def offer(self, block: np.ndarray, first_row: int) -> None:
+        row, column = np.unravel_index(int(np.argmax(block)), block.shape)
+        if block[row, column] > self.value:
+            self.value, self.at = float(block[row, column]), (first_row + int(row), int(column))
 
 
 def sine_collision(
@@ -180,15 +224,19 @@ def sine_collision(
         raise ValueError(f"n_positions={n_positions}: need at least 3 positions to compare.")
     angles = omega[pair] * np.arange(n_positions)
     sines, cosines = np.sin(angles), np.cos(angles)
-    gaps = np.abs(sines[:, None] - sines[None, :])
-    split = np.abs(cosines[:, None] - cosines[None, :])
-    later = np.triu(np.ones((n_positions, n_positions), dtype=bool), k=1)
     # a true ambiguity: (almost) the same sine, the cosines far apart; the clearest one wins
-    close = later & (gaps <= SAME_SINE)
-    # (a pair too slow to come back within these positions: the nearest sines instead)
-    score = np.where(close, split, -np.inf) if close.any() else np.where(later, -gaps, -np.inf)
-    p, q = np.unravel_index(int(np.argmax(score)), score.shape)
-    p, q = int(p), int(q)
+    # (a pair too slow to come back within these positions: the nearest sines instead). Row
+    # blocks of p against every later q: the first best in row-major order, as one argmax over
+    # the whole (n, n) matrix would give, without its temporaries (512 MB each at 8192).
+    close_best, near_best = _FirstBest(), _FirstBest()
+    q = np.arange(n_positions)
+    for lo, hi in _row_blocks(n_positions, n_positions):
+        later = q[None, :] > np.arange(lo, hi)[:, None]
+        gaps = np.abs(sines[lo:hi, None] - sines[None, :])
+        split = np.abs(cosines[lo:hi, None] - cosines[None, :])
+        close_best.offer(np.where(later & (gaps <= SAME_SINE), split, -np.inf), lo)
+        near_best.offer(np.where(later, -gaps, -np.inf), lo)
+    p, q = (close_best if close_best.found else near_best).at
     return SineCollision(
         pair=int(pair),
         first=p,
