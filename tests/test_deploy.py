@@ -196,6 +196,20 @@ def test_compose_replicas_behind_the_proxy(compose):
     assert published.startswith("${POSVIZ_BIND:-127.0.0.1}:")
 
 
+def test_compose_services_that_serve_no_page_override_the_images_health_check(compose):
+    """The image's HEALTHCHECK asks the app's /_stcore/health on 8501; the Dask scheduler and
+    workers run the same image with another command and never serve it, so `up --wait` failed on
+    them ("lab-scheduler-1 is unhealthy", the first real compose run): each checks its own port."""
+    app_image = compose["services"]["app"]["image"]
+    others = {
+        n: s for n, s in compose["services"].items() if n != "app" and s.get("image") == app_image
+    }
+    assert set(others) == {"lab-scheduler", "lab-worker"}
+    for name, service in others.items():
+        test = " ".join(service["healthcheck"]["test"])
+        assert "8501" not in test and "8786" in test, name
+
+
 def test_compose_proxy_image_is_official_unless_a_local_build_is_named(compose):
     """Docker Hub's haproxy by default; ``POSVIZ_PROXY_IMAGE`` names the local build of
     haproxy/Dockerfile, which must run the config compose mounts, as the same user, with the
