@@ -72,7 +72,10 @@ def test_no_published_number_without_its_table_and_setting(check) -> None:
         return
     assert check.published_note is None
     for table in check.published:
-        if not table.read_at.endswith(".pdf"):  # no PDF: a figure the authors published
+        if table.read_at.endswith(".md"):  # no PDF: a transcription of the paper, its page marks
+            assert re.match(r"Table \d+ \(p\. \d+, read from a transcription, \S+\)$", table.table)
+            assert "/blob/" in table.read_at
+        elif not table.read_at.endswith(".pdf"):  # no PDF: a figure the authors published
             assert re.match(r"Table \d+ \(read from the authors' figure, \S+\)$", table.table)
             assert table.read_at.endswith(".png") and "/blob/" in table.read_at
         else:
@@ -100,10 +103,12 @@ def test_every_published_number_is_printed_on_its_table_page_in_the_pdf(check) -
     """Each number is on the PDF page its table names, on a row of its scheme or length.
 
     tests/data/papers holds the page's table lines as ``pdftotext -layout`` extracts them from the
-    PDF at ``read_at``; a number typed from memory or from another table fails here.
+    PDF at ``read_at``; a number typed from memory or from another table fails here. A number
+    read in a transcription of the paper is checked on its row there (tests/test_lab_sinks_card.py).
     """
     arxiv = REFERENCES[check.reference].url.rsplit("/", 1)[1]
-    for table in (t for t in check.published if "read from the authors' figure" not in t.table):
+    printed_elsewhere = ("read from the authors' figure", "read from a transcription")
+    for table in (t for t in check.published if not any(w in t.table for w in printed_elsewhere)):
         assert table.read_at.endswith(f"/{arxiv}.pdf")
         if table.table.startswith("Figure"):  # a figure's bars: found on their rows, by panel,
             assert table in far_context.PUBLISHED  # in tests/test_lab_far_context.py

@@ -247,7 +247,8 @@ def test_editing_the_task_attention_or_loop_retrains_this_question_and_nothing_e
     monkeypatch, edited
 ):
     before = _ids_with(monkeypatch, None)
-    assert {k for k, v in _ids_with(monkeypatch, edited).items() if v != before[k]} == {"sinks"}
+    moved = {k for k, v in _ids_with(monkeypatch, edited).items() if v != before[k]}
+    assert moved == {"sinks", "gu_2025"}  # the paper card trains on the same task and loop
     assert _ids_with(monkeypatch, "sinks_question.py") == before  # words and judging
 
 

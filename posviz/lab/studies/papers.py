@@ -47,7 +47,7 @@ from posviz.lab.engine.card_inputs import (
 from posviz.lab.engine.config import LabConfig, ModelConfig
 from posviz.lab.engine.results import Condition, Published  # the card types live with the results
 from posviz.lab.engine.store import _module_digest
-from posviz.lab.studies import counting_card, far_context, far_context_card
+from posviz.lab.studies import counting_card, far_context, far_context_card, sinks_card
 
 AGREES = "agrees in shape"
 DISAGREES = "does not agree in shape"
@@ -1165,8 +1165,49 @@ OCONNOR_2021 = PaperCheck(
     source=far_context_card.TASK_MODULES,
 )
 
+GU_2025 = PaperCheck(
+    id=sinks_card.CARD_ID,
+    reference="gu_2025",
+    claim=(
+        "Every position scheme, even none, gives a language model a first-token attention sink, "
+        "and it is softmax's sum-to-one that needs it: a learnable key bias whose value is 0 "
+        "takes the attention off the first token, a learnable value bias does not."
+    ),
+    claim_read_at=sinks_card.READ_AT,
+    published=sinks_card.PUBLISHED,
+    published_note=None,
+    arms=tuple(
+        CardArm(arm_id, label, ModelConfig(kind="decoder", scheme=scheme), config)
+        for arm_id, label, scheme, config in sinks_card.card_arms()
+    ),
+    inputs=sinks_card.INPUTS,
+    criterion=sinks_card.CRITERION,
+    caveat=(
+        "The lab's run is far smaller than the paper's, and built so that a sink forms at all: "
+        "one-layer decoders of width 32 with 2 heads on the bigram-backcopy task (only the "
+        "copies after a trigger need attention, so a head has nothing to read at about 90% of "
+        "the positions), 3 seeds of 600 steps, a BOS first (the paper: 10-block, width-768 "
+        "LLaMA2-style models on 5B tokens of the Pile, Sink₁ read on sequences without a BOS). "
+        "With 2 heads Sink₁ takes only 0, ½ and 1, so the card judges the mean α₁ over heads "
+        "and shows Sink₁. The key bias is one learnable key per head whose value is 0 (the "
+        "paper's K biases); the value bias one learnable vector per head added to the head's "
+        "output, started at 0 (V biases). NoPE cannot learn the copies in one "
+        "layer, so it has no bias arms and only its sink is judged. Table 6's sigmoid rows are "
+        "shown, not trained: in the sinks pilot (docs/benchmarks.md) sigmoid without "
+        "normalisation did not learn the copies with NoPE or the learned table (0.18 against "
+        "0.81 with softmax), and a sink absent from a model that learned nothing is no "
+        "evidence. The published numbers are read from a transcription of the paper (its page "
+        "marks give the pages; no PDF is kept here)."
+    ),
+    judge=sinks_card.judge_card,
+    extract=sinks_card.sinks_inputs,
+    train=sinks_card.train_card_arms,
+    source=sinks_card.TASK_MODULES,
+)
+
 PAPER_CHECKS: dict[str, PaperCheck] = {
-    c.id: c for c in (PRESS_2022, HAVIV_2022, KAZEMNEJAD_2023, GOLOVNEVA_2024, OCONNOR_2021)
+    c.id: c
+    for c in (PRESS_2022, HAVIV_2022, KAZEMNEJAD_2023, GOLOVNEVA_2024, OCONNOR_2021, GU_2025)
 }
 
 
