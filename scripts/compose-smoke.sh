@@ -123,7 +123,11 @@ drive_lab() {
   log "the lab on the workers: a 10-session burst, then a worker killed mid-training (volume $volume)"
   "$PY" tests/load/cluster_smoke.py --compose "${COMPOSE[*]}" --url "http://127.0.0.1:$PORT" \
     --lab-dir "$lab_dir" || status=$?
-  [ "$status" = 0 ] || { echo "compose-smoke: the lab on the workers failed" >&2; exit 1; }
+  if [ "$status" != 0 ]; then
+    "${COMPOSE[@]}" logs --tail 40 lab-worker lab-scheduler app >&2 || true
+    echo "compose-smoke: the lab on the workers failed" >&2
+    exit 1
+  fi
 }
 
 compose_down() {
