@@ -47,6 +47,7 @@ class JobCancelled(RuntimeError):
 
 
 _shutdown = threading.Event()
+_shutdown_at: list[float] = []  # time.monotonic() of the first request_shutdown
 
 
 def request_shutdown() -> None:
@@ -55,7 +56,14 @@ def request_shutdown() -> None:
     A lab run stops between training steps and stores nothing (its claim is released; the next
     start trains it again), so a stop never waits for a run to finish nor leaves half an entry.
     """
+    if not _shutdown_at:
+        _shutdown_at.append(time.monotonic())
     _shutdown.set()
+
+
+def shutdown_requested_at() -> float | None:
+    """When :func:`request_shutdown` was first called (``time.monotonic()``), or None."""
+    return _shutdown_at[0] if _shutdown_at else None
 
 
 def shutting_down() -> bool:
