@@ -1,7 +1,7 @@
 """Gu et al.'s attention-sink result as a paper check's data and judge (card ``gu_2025``), fixed
 before any run of the card.
 
-Gu, Pang, Du, Liu, Zhang, Wang & Lin, "When Attention Sink Emerges in Language Models: An
+Gu, Pang, Du, Liu, Zhang, Du, Wang & Lin, "When Attention Sink Emerges in Language Models: An
 Empirical View" (ICLR 2025, https://arxiv.org/abs/2410.10781). A head's first-token score is
 ``α₁ = (1/T) Σ_t A_{t,1}`` and Sink₁^ε the share of heads with ``α₁ > ε`` (§3.2, p. 4–5; ε = 0.3,
 T = 64). Three of their tables are the card's published numbers (:data:`PUBLISHED`):
