@@ -1,5 +1,5 @@
-"""Gu et al.'s attention-sink card (``gu_2025``, posviz.lab.studies.sinks_card and
-sinks_card_train): the judge on synthetic per-seed numbers (agrees, does not, the copies'
+"""Gu et al.'s attention-sink card (``gu_2025``, posviz.lab.studies.sinks_card, sinks_card_arms
+and sinks_card_train): the judge on synthetic per-seed numbers (agrees, does not, the copies'
 control failing, NaN), the value-bias block, the published numbers against the transcription they
 were read in, the card's run id, and (answers tier) the trained card's numbers."""
 
@@ -74,9 +74,9 @@ def test_the_judge_agrees_with_numbers_shaped_like_the_paper() -> None:
 @pytest.mark.parametrize(
     ("change", "failing"),
     [
-        ({"learned_value_bias": (0.003, 0.88)}, "learned table with a value bias keeps a sink"),
-        ({"rope_key_bias": (0.68, 1.0)}, "RoPE: the key bias takes the sink"),
-        ({"nope_softmax": (UNIFORM, 0.21)}, "NoPE with softmax and the BOS has a sink"),
+        ({"learned_value_bias": (0.003, 0.88)}, "learned table value bias keeps a sink"),
+        ({"rope_key_bias": (0.68, 1.0)}, "RoPE key bias takes the sink"),
+        ({"nope_softmax": (UNIFORM, 0.21)}, "NoPE softmax sinks"),
     ],
 )
 def test_the_judge_does_not_agree_when_a_part_of_the_shape_is_missing(change, failing) -> None:
@@ -90,8 +90,9 @@ def test_a_key_bias_arm_that_learned_less_is_not_judged() -> None:
     less than softmax's, so the removal does not count (not judged, not agreeing)."""
     outcome = GU_2025.check(_values(learned_key_bias=(0.004, 0.25)))
     assert outcome.verdict == NOT_JUDGED and outcome.agrees is None
-    assert "learned table: not judged — the control fails" in outcome.reason
-    row = next(c for c in outcome.conditions if c.text.startswith("learned table: not judged"))
+    assert "control fails" in outcome.reason and "learned table copies 0.87" in outcome.reason
+    row = next(c for c in outcome.conditions if "not judged, the control fails" in c.text)
+    assert row.text.startswith("learned table key bias takes the sink: ")
     assert not row.holds and row.numbers["control"] == 0.0 and row.numbers["copies_low"] > 0
     # a judged condition failing elsewhere still decides: the card does not agree
     both = GU_2025.check(_values(learned_key_bias=(0.004, 0.25), rope_value_bias=(0.002, 1.0)))
@@ -310,11 +311,12 @@ def _ids_with(monkeypatch, edited: str | None) -> dict[str, str]:
 @pytest.mark.parametrize(
     ("edited", "moved"),
     [
-        ("sinks_card.py", {"card", "gu_2025"}),  # the card's own modules: its id alone
-        ("sinks_card_train.py", {"card", "gu_2025"}),
+        ("sinks_card_arms.py", {"card", "gu_2025"}),  # the card's arms, extractor, trainer:
+        ("sinks_card_train.py", {"card", "gu_2025"}),  # its id alone
         ("sink_task.py", {"card", "gu_2025", "sinks"}),  # the task it shares with the question
         ("sinks_question_train.py", {"card", "gu_2025", "sinks"}),
-        ("papers.py", set()),  # claim, criterion, caveat, judge and registering it: words
+        ("sinks_card.py", set()),  # criterion and judge: judged again on every load
+        ("papers.py", set()),  # claim, caveat and registering it: words
     ],
 )
 def test_editing_the_cards_modules_changes_its_id_and_no_other(monkeypatch, edited, moved):
@@ -332,17 +334,17 @@ def check_card_numbers(card) -> None:
     the criterion was committed before this run): every judged condition holds — softmax with
     the BOS sinks with NoPE, the learned table and RoPE, the key bias takes the sink with the
     copies' control met, the value bias keeps it."""
-    rows = {c.text.split(" (")[0]: c for c in card.conditions if c.numbers}
+    rows = {c.text.split(": ")[0]: c for c in card.conditions if c.numbers}
     pins = {  # rule: (estimate, low) of its paired interval
-        "NoPE with softmax and the BOS has a sink": (0.258, 0.181),
-        "learned table with softmax and the BOS has a sink": (0.500, 0.030),
-        "RoPE with softmax and the BOS has a sink": (0.603, 0.355),
-        "learned table: the key bias takes the sink": (0.570, 0.099),
-        "RoPE: the key bias takes the sink": (0.674, 0.424),
-        "learned table with a value bias keeps a sink": (0.543, 0.205),
-        "learned table: a value bias does not take it as the key bias does": (0.614, 0.276),
-        "RoPE with a value bias keeps a sink": (0.638, 0.325),
-        "RoPE: a value bias does not take it as the key bias does": (0.710, 0.394),
+        "NoPE softmax sinks": (0.258, 0.181),
+        "learned table softmax sinks": (0.500, 0.030),
+        "RoPE softmax sinks": (0.603, 0.355),
+        "learned table key bias takes the sink": (0.570, 0.099),
+        "RoPE key bias takes the sink": (0.674, 0.424),
+        "learned table value bias keeps a sink": (0.543, 0.205),
+        "learned table value bias above key bias": (0.614, 0.276),
+        "RoPE value bias keeps a sink": (0.638, 0.325),
+        "RoPE value bias above key bias": (0.710, 0.394),
     }
     assert set(rows) == set(pins)
     for rule, (estimate, low) in pins.items():
@@ -351,13 +353,15 @@ def check_card_numbers(card) -> None:
         assert abs(numbers["low"] - low) < 0.0015, (rule, numbers)
         assert rows[rule].holds, rule
     for scheme in sc.BIASED:  # the control: the key-bias arm learned the copies as well
-        assert rows[f"{sc.SCHEME_LABELS[scheme]}: the key bias takes the sink"].numbers["control"]
+        assert rows[f"{sc.SCHEME_LABELS[scheme]} key bias takes the sink"].numbers["control"]
     means = {arm: {k: float(np.mean(v)) for k, v in by.items()} for arm, by in card.inputs.items()}
     assert means["nope_softmax"][sc.COPIES] == pytest.approx(0.203, abs=0.002)  # at the guess
     for arm in ("learned_key_bias", "rope_key_bias"):  # the bias takes about 90 % of it
         assert means[arm][sc.SINK] == 0 and means[arm][sc.SHARE] < 0.1
     assert all(means[sc.arm_id(s, "value_bias")][sc.SINK] == 1 for s in sc.BIASED)
     assert card.verdict == AGREES
+    # shown, not judged: the learned table's sink forms between 150 and 600 steps
+    assert "at 150 steps" in card.ladder and "the gap grows (change +0.577" in card.ladder
 
 
 @pytest.mark.slow

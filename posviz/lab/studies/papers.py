@@ -1201,6 +1201,18 @@ GU_2025 = PaperCheck(
     ),
     judge=sinks_card.judge_card,
     extract=sinks_card.sinks_inputs,
+    ladder=Ladder(
+        what="The learned table's sink taken by the key bias (softmax − key bias in α₁), by budget",
+        a="learned_softmax",
+        b="learned_key_bias",
+        name=sinks_card.ALPHA_FIRST,
+        ratio=False,
+        toward=1,
+        published_trend=(
+            "Gu et al. (§4, p. 6, Fig. 4): the sink emerges after some optimisation steps (between "
+            "1k and 2k of their 20k) and becomes more obvious as pre-training goes on."
+        ),
+    ),
     train=sinks_card.train_card_arms,
     source=sinks_card.TASK_MODULES,
 )

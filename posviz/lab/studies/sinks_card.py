@@ -26,28 +26,39 @@ sinks_card_train.ValueBiasModel`) × {learned, RoPE}. Trained by :func:`train_ca
 (→ :func:`posviz.lab.studies.sinks_card_train.train_card_arms`) through the one runner and
 judged by :func:`judge_card` on mean α₁ over heads, every difference paired over seeds
 (:func:`posviz.analysis.difference.paired_difference`). The criterion (:data:`CRITERION`) was
-committed before the card's first run.
+committed before the card's first run. The arms, settings and extractor live in
+:mod:`posviz.lab.studies.sinks_card_arms` (hashed into the run id with the trainer); this
+module's words and judge are not (a stored card is judged again on every load).
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from posviz.analysis.difference import Difference, paired_difference
-from posviz.lab.engine.card_inputs import ladder_inputs
-from posviz.lab.engine.config import LabConfig
 from posviz.lab.engine.results import Condition, Published
-from posviz.lab.studies.sinks_arms import (
-    ALPHA,
-    COPY,
-    EPSILON,
-    N_TOKENS,
-    TOKEN_SHARE,
-    uniform_alpha,
+from posviz.lab.studies.sinks_arms import EPSILON, uniform_alpha
+from posviz.lab.studies.sinks_card_arms import (
+    ALPHA_FIRST,
+    ARMS,
+    BIASED,
+    CARD_CONFIG,
+    CONDITION_LABELS,
+    CONDITIONS,
+    COPIES,
+    LOSS,
+    SCHEME_LABELS,
+    SCHEMES,
+    SHARE,
+    SINK,
+    arm_config,
+    arm_id,
+    card_arms,
+    condition_of,
+    sinks_inputs,
 )
 
 if TYPE_CHECKING:
@@ -55,15 +66,21 @@ if TYPE_CHECKING:
 
 CARD_ID = "gu_2025"
 #: What decides the card's numbers besides the engine's source: the task, the attentions, the
-#: question's loop pieces the card's trainer reuses, and the card's own trainer and extractor.
+#: question's loop pieces the card's trainer reuses, the card's arms and extractor, and its
+#: trainer. Not this module: its words and judge are judged again on every load.
 TASK_MODULES = (
     "posviz.lab.sink_task",
     "posviz.lab.attention_variants",
     "posviz.lab.studies.sinks_arms",
     "posviz.lab.studies.sinks_question_train",
-    "posviz.lab.studies.sinks_card",
+    "posviz.lab.studies.sinks_card_arms",
     "posviz.lab.studies.sinks_card_train",
 )
+#: re-exported for the card's registration and tests (defined with the arms)
+__all__ = [
+    "ARMS", "BIASED", "CARD_CONFIG", "CONDITIONS", "CONDITION_LABELS", "SCHEMES",
+    "SCHEME_LABELS", "arm_config", "arm_id", "card_arms", "condition_of", "sinks_inputs",
+]  # fmt: skip
 
 #: The transcription the numbers were read in, at the commit they were read at (no PDF kept).
 _TRANSCRIPTION = (
@@ -122,71 +139,6 @@ PUBLISHED = (
     ),
 )
 
-SCHEMES = ("nope", "learned", "rope")
-#: the schemes that can find the previous token in one layer: the key and value biases' arms
-BIASED = ("learned", "rope")
-CONDITIONS = ("softmax", "key_bias", "value_bias")
-#: every arm, ``(scheme, condition)``: NoPE only with softmax (it cannot learn the copies in one
-#: layer, so a bias arm of it would remove or keep a sink of a model that learned nothing)
-ARMS = tuple([(s, "softmax") for s in SCHEMES] + [(s, c) for c in CONDITIONS[1:] for s in BIASED])
-SCHEME_LABELS = {"nope": "NoPE", "learned": "learned table", "rope": "RoPE"}
-CONDITION_LABELS = {
-    "softmax": "softmax with the BOS",
-    "key_bias": "key bias (value 0) with the BOS",
-    "value_bias": "value bias with the BOS",
-}
-
-#: The card's run: the sinks question's default (``presets.SINKS.default``, tested equal) at its
-#: 3× budget; the condition rides in ``extra`` (hashed into the run id with the rest).
-CARD_CONFIG = LabConfig(
-    task="kback", k=1, vocab=N_TOKENS, min_len=64, max_len=64, eval_lengths=(64,), width=32,
-    heads=2, layers=1, steps=600, batch=16, lr=2e-2, seeds=3, eval_batch=100,
-)  # fmt: skip
-
-
-def arm_id(scheme: str, condition: str) -> str:
-    """``rope_value_bias``: a card arm's id."""
-    return f"{scheme}_{condition}"
-
-
-def arm_config(condition: str, config: LabConfig = CARD_CONFIG) -> LabConfig:
-    """``config`` for an arm of ``condition`` (carried in ``extra``).
-
-    Raises:
-        ValueError: an unknown condition.
-    """
-    if condition not in CONDITIONS:
-        raise ValueError(f"condition={condition!r}; choose one of {', '.join(CONDITIONS)}.")
-    return dataclasses.replace(config, extra=(("condition", condition),))
-
-
-def condition_of(config: LabConfig) -> str:
-    """The condition an arm's ``config`` carries (:func:`arm_config`).
-
-    Raises:
-        ValueError: a config without one of :data:`CONDITIONS`.
-    """
-    condition = dict(config.extra).get("condition", "")
-    if condition not in CONDITIONS:
-        raise ValueError(
-            f"config.extra={config.extra!r} names no condition of the sinks card; build it with "
-            "arm_config(condition)."
-        )
-    return condition
-
-
-def card_arms(config: LabConfig = CARD_CONFIG) -> tuple[tuple[str, str, str, LabConfig], ...]:
-    """``(id, label, scheme, settings)`` of every arm of :data:`ARMS`."""
-    return tuple(
-        (
-            arm_id(scheme, condition),
-            f"{SCHEME_LABELS[scheme]}, {CONDITION_LABELS[condition]}",
-            scheme,
-            arm_config(condition, config),
-        )
-        for scheme, condition in ARMS
-    )
-
 
 def train_card_arms(members, **kwargs):
     """The card's trainer (:func:`posviz.lab.studies.sinks_card_train.train_card_arms`), imported
@@ -197,9 +149,6 @@ def train_card_arms(members, **kwargs):
     return sinks_card_train.train_card_arms(members, **kwargs)
 
 
-ALPHA_FIRST, SINK, COPIES, SHARE, LOSS = (
-    "alpha_first", "sink_rate", "copy_accuracy", "token_share", "loss",
-)  # fmt: skip
 INPUTS = (
     (ALPHA_FIRST, "mean first-token score α₁ over the 2 heads, 100 held-out sequences of T = 64"),
     (SINK, f"Sink₁: share of the heads with α₁ above {EPSILON:g} (Gu et al.'s ε)"),
@@ -207,27 +156,6 @@ INPUTS = (
     (SHARE, "attention a query spends on tokens (the rest goes to the key bias)"),
     (LOSS, "held-out loss per token over all 64 targets, nats"),
 )
-
-
-def sinks_inputs(arm, heldout: Mapping[object, object]) -> dict[str, np.ndarray]:
-    """The judge's per-seed inputs of one arm at the last checkpoint, and α₁ and the copies at
-    every budget of the ladder, from its trainer's held-out readings (the sinks question's
-    shape: column 0 is step 0, then the checkpoints)."""
-
-    def series(key: object, name: str = "accuracy") -> np.ndarray:
-        return np.asarray(getattr(heldout[key], name), dtype=np.float64)[:, 1:]
-
-    per_head = np.asarray(heldout[ALPHA].per_position, dtype=np.float64)[:, -1]  # type: ignore[attr-defined]
-    alpha, copies = series(ALPHA), series(COPY)
-    return {
-        ALPHA_FIRST: alpha[:, -1],
-        SINK: (per_head > EPSILON).mean(-1),
-        COPIES: copies[:, -1],
-        SHARE: series(TOKEN_SHARE)[:, -1],
-        LOSS: series(arm.config.max_len, "loss")[:, -1],
-        **ladder_inputs(ALPHA_FIRST, arm, alpha),
-        **ladder_inputs(COPIES, arm, copies),
-    }
 
 
 CRITERION = (
@@ -258,56 +186,61 @@ def _arrays(values: Mapping[str, Mapping[str, np.ndarray]]) -> str:
     return ""
 
 
-def _numbers(d: Difference, threshold: float = 0.0) -> dict[str, float]:
-    return {"estimate": d.estimate, "low": d.low, "high": d.high, "threshold": threshold}
+def _numbers(d: Difference, **extra: float) -> dict[str, float]:
+    return {"estimate": d.estimate, "low": d.low, "high": d.high, "threshold": 0.0, **extra}
 
 
 def _mean(values, scheme: str, condition: str, name: str) -> float:
     return float(np.mean(values[arm_id(scheme, condition)][name]))
 
 
+def _above_uniform(rule: str, alpha: np.ndarray, uniform: float) -> Condition:
+    """``rule`` holds when α₁ − a uniform head's ``H_T/T`` has its whole interval above 0."""
+    d = paired_difference(alpha, np.full(alpha.shape, uniform))
+    return Condition(
+        f"{rule}: α₁ {alpha.mean():.3f} − a uniform head's {uniform:.4f} = {d.interval_text()}, "
+        "whole interval above 0",
+        d.low > 0,
+        _numbers(d, uniform=uniform),
+    )
+
+
 def _sinks(values, uniform: float) -> list[Condition]:
     """(1): softmax with the BOS above a uniform head, every scheme."""
-    out = []
-    for scheme in SCHEMES:
-        alpha = np.asarray(values[arm_id(scheme, "softmax")][ALPHA_FIRST], dtype=np.float64)
-        d = paired_difference(alpha, np.full(alpha.shape, uniform))
-        out.append(
-            Condition(
-                f"{SCHEME_LABELS[scheme]} with softmax and the BOS has a sink (α₁ "
-                f"{alpha.mean():.3f} − a uniform head's {uniform:.4f}, whole interval above 0): "
-                f"{d.interval_text()}",
-                d.low > 0,
-                _numbers(d, uniform),
-            )
+    return [
+        _above_uniform(
+            f"{SCHEME_LABELS[s]} softmax sinks",
+            np.asarray(values[arm_id(s, "softmax")][ALPHA_FIRST], dtype=np.float64),
+            uniform,
         )
-    return out
+        for s in SCHEMES
+    ]
 
 
-def _key_bias(values, scheme: str) -> tuple[Condition, bool]:
-    """(2) for one scheme: softmax − key bias in α₁, and whether the copies' control held."""
-    name = SCHEME_LABELS[scheme]
+def _key_bias(values, scheme: str) -> tuple[Condition, str]:
+    """(2) for one scheme: softmax − key bias in α₁, and why its control failed ("" if held:
+    the key-bias arm's copies not decided below softmax's)."""
+    name, rule = SCHEME_LABELS[scheme], f"{SCHEME_LABELS[scheme]} key bias takes the sink"
     soft, slot = values[arm_id(scheme, "softmax")], values[arm_id(scheme, "key_bias")]
     sink = paired_difference(soft[ALPHA_FIRST], slot[ALPHA_FIRST])
     copies = paired_difference(soft[COPIES], slot[COPIES])
-    control = copies.low <= 0
     said = (
-        f"α₁ {np.mean(soft[ALPHA_FIRST]):.3f} with softmax, {np.mean(slot[ALPHA_FIRST]):.3f} with "
-        f"the key bias; copies {np.mean(soft[COPIES]):.2f} and {np.mean(slot[COPIES]):.2f}, "
-        f"softmax − key bias {copies.interval_text()}"
+        f"{name} copies {np.mean(soft[COPIES]):.2f} with softmax, {np.mean(slot[COPIES]):.2f} "
+        f"with the key bias (softmax − key bias {copies.interval_text()})"
     )
-    numbers = _numbers(sink) | {"copies_low": copies.low, "control": float(control)}
-    if not control:
+    numbers = _numbers(sink, copies_low=copies.low, control=float(copies.low <= 0))
+    if copies.low > 0:
         text = (
-            f"{name}: not judged — the control fails, the key-bias arm learned the copies less "
+            f"{rule}: not judged, the control fails — the key-bias arm learned the copies less "
             f"({said}); softmax − key bias in α₁ {sink.interval_text()}"
         )
-        return Condition(text, False, numbers), False
+        return Condition(text, False, numbers), said
     text = (
-        f"{name}: the key bias takes the sink (softmax − key bias in α₁, whole interval above 0; "
-        f"{said}, the control holds): {sink.interval_text()}"
+        f"{rule}: softmax − key bias in α₁ {sink.interval_text()}, whole interval above 0 (α₁ "
+        f"{np.mean(soft[ALPHA_FIRST]):.3f} and {np.mean(slot[ALPHA_FIRST]):.3f}; the control "
+        f"holds: {said})"
     )
-    return Condition(text, sink.low > 0, numbers), True
+    return Condition(text, sink.low > 0, numbers), ""
 
 
 def _value_bias(values, scheme: str, uniform: float) -> list[Condition]:
@@ -315,18 +248,12 @@ def _value_bias(values, scheme: str, uniform: float) -> list[Condition]:
     name = SCHEME_LABELS[scheme]
     vb = np.asarray(values[arm_id(scheme, "value_bias")][ALPHA_FIRST], dtype=np.float64)
     kb = np.asarray(values[arm_id(scheme, "key_bias")][ALPHA_FIRST], dtype=np.float64)
-    above = paired_difference(vb, np.full(vb.shape, uniform))
     over = paired_difference(vb, kb)
     return [
+        _above_uniform(f"{name} value bias keeps a sink", vb, uniform),
         Condition(
-            f"{name} with a value bias keeps a sink (α₁ {vb.mean():.3f} − a uniform head's "
-            f"{uniform:.4f}, whole interval above 0): {above.interval_text()}",
-            above.low > 0,
-            _numbers(above, uniform),
-        ),
-        Condition(
-            f"{name}: a value bias does not take it as the key bias does (value bias − key bias "
-            f"in α₁, whole interval above 0): {over.interval_text()}",
+            f"{name} value bias above key bias: value bias − key bias in α₁ "
+            f"{over.interval_text()}, whole interval above 0",
             over.low > 0,
             _numbers(over),
         ),
@@ -345,17 +272,20 @@ def _shown(values) -> list[Condition]:
         f"{learned:.2f}; learned − NoPE {gap.interval_text()}): in one layer without positions "
         "it cannot find the previous token, so only its sink is judged"
     ]
-    for scheme in BIASED:
-        d = paired_difference(
-            values[arm_id(scheme, "softmax")][ALPHA_FIRST],
-            values[arm_id(scheme, "value_bias")][ALPHA_FIRST],
-        )
-        lines.append(
-            f"shown, not judged: {SCHEME_LABELS[scheme]} softmax − value bias in α₁ "
-            f"{d.interval_text()} (Gu et al.: 18.18 % and 17.53 %)"
-        )
+    gaps = "; ".join(
+        f"{SCHEME_LABELS[s]} "
+        + paired_difference(
+            values[arm_id(s, "softmax")][ALPHA_FIRST], values[arm_id(s, "value_bias")][ALPHA_FIRST]
+        ).interval_text()
+        for s in BIASED
+    )
+    lines.append(
+        f"shown, not judged: softmax − value bias in α₁, {gaps} (Gu et al.'s Sink₁: 18.18 % and "
+        "17.53 %)"
+    )
     rates = "; ".join(
-        f"{arm_id(s, c)} {np.mean(values[arm_id(s, c)][SINK]):.2f}"
+        f"{SCHEME_LABELS[s]} with {CONDITION_LABELS[c].removesuffix(' with the BOS')} "
+        f"{np.mean(values[arm_id(s, c)][SINK]):.2f}"
         for s, c in ARMS
         if SINK in values.get(arm_id(s, c), {})
     )
@@ -375,12 +305,13 @@ def judge_card(values: Mapping[str, Mapping[str, np.ndarray]]) -> CheckOutcome:
     if missing:
         return CheckOutcome(NOT_JUDGED, reason=missing)
     uniform = uniform_alpha(CARD_CONFIG.max_len)
-    conditions, failed_controls = _sinks(values, uniform), []
+    conditions, failed_controls, why = _sinks(values, uniform), [], []
     for scheme in BIASED:
-        condition, control = _key_bias(values, scheme)
+        condition, failed = _key_bias(values, scheme)
         conditions.append(condition)
-        if not control:
+        if failed:
             failed_controls.append(condition)
+            why.append(failed)
     for scheme in BIASED:
         conditions += _value_bias(values, scheme, uniform)
     judged = [c for c in conditions if c.numbers and c not in failed_controls]
@@ -388,8 +319,11 @@ def judge_card(values: Mapping[str, Mapping[str, np.ndarray]]) -> CheckOutcome:
     if not all(c.holds for c in judged):
         return CheckOutcome(DISAGREES, shown)
     if failed_controls:
-        reason = "; ".join(c.text for c in failed_controls)
-        return CheckOutcome(NOT_JUDGED, shown, reason=f"{reason}; train longer before comparing.")
+        reason = (
+            "the key bias's control fails — its arm learned the copies less than softmax's, so "
+            f"the sink it removes does not count: {'; '.join(why)}; train longer before comparing."
+        )
+        return CheckOutcome(NOT_JUDGED, shown, reason=reason)
     return CheckOutcome(AGREES, shown)
 
 

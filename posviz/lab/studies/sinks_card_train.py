@@ -34,7 +34,7 @@ from posviz.lab.engine.results import LabStopped
 from posviz.lab.engine.train import MAX_CURVE_POINTS, use_one_thread
 from posviz.lab.sink_task import backcopy_batch, bigram_chain
 from posviz.lab.studies.sinks_arms import ALPHA, COPY, NOT_A_LENGTH, TOKEN_SHARE, check
-from posviz.lab.studies.sinks_card import condition_of
+from posviz.lab.studies.sinks_card_arms import condition_of
 from posviz.lab.studies.sinks_question_train import (
     EVAL_CHUNK,
     ArmOutput,
