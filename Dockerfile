@@ -52,7 +52,11 @@ RUN set -eu; cd /tmp/build; \
 
 # ---- final stage: the base, the virtualenv, the app; nothing else ----
 FROM ${BASE_IMAGE}
+# PYTHONPATH: the lab's Dask scheduler and workers run `dask ...` from this image (deploy/compose,
+# deploy/kubernetes/lab-cluster) and unpickle posviz's tasks; only `python -m` from /app would
+# find the package without it (the first compose run with workers: "No module named 'posviz'").
 ENV PATH=/opt/venv/bin:$PATH \
+    PYTHONPATH=/app \
     PYTHONUNBUFFERED=1 \
     HF_HOME=/data/hf \
     POSVIZ_LAB_DIR=/data/lab \

@@ -210,6 +210,16 @@ def test_compose_services_that_serve_no_page_override_the_images_health_check(co
         assert "8501" not in test and "8786" in test, name
 
 
+def test_the_image_lets_every_command_import_posviz():
+    """The Dask scheduler and workers run ``dask ...`` from the app's image, not ``python -m``
+    from its WORKDIR: the directory posviz is copied to must be on PYTHONPATH (the first compose
+    run with workers failed with "No module named 'posviz'" on the scheduler)."""
+    final = (ROOT / "Dockerfile").read_text().rsplit("\nFROM ", 1)[1]
+    workdir = re.search(r"^WORKDIR (\S+)", final, re.M).group(1)
+    assert re.search(r"^COPY posviz/ posviz/", final, re.M)
+    assert re.search(rf"PYTHONPATH={re.escape(workdir)}\b", final), "PYTHONPATH misses the app"
+
+
 def test_compose_proxy_image_is_official_unless_a_local_build_is_named(compose):
     """Docker Hub's haproxy by default; ``POSVIZ_PROXY_IMAGE`` names the local build of
     haproxy/Dockerfile, which must run the config compose mounts, as the same user, with the
