@@ -745,6 +745,7 @@ SINKS = Question(
         "Sweep: the budget (the preset's steps and 3×); arms are compared as they stand at each."
     ),
     kind="sinks",
+    paper_checks=("gu_2025",),
     sweep=Sweep(tasks=(TaskSetting("backcopy"),), inits=(INIT_SMALL,)),
     metric="alpha_first",
     source=(
