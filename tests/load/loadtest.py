@@ -41,6 +41,7 @@ import asyncio
 import contextlib
 import io
 import itertools
+import math
 import os
 import secrets
 import signal
@@ -411,6 +412,10 @@ def cluster(replicas: int) -> Iterator[Cluster]:
                 stop_process(proc, timeout=15)
 
 
+def _finite(value: float) -> float:
+    return value if math.isfinite(value) else 0.0
+
+
 def rss_mb(pid: int | None) -> float:
     if pid is None:
         return float("nan")
@@ -724,7 +729,10 @@ async def sample_rss(pids, until: float, peak: list[float], timeline: list,
     until ``until`` or ``finished``; ``peaks`` gets each pid's own peak (by position)."""
     start = time.monotonic()
     while time.monotonic() < until and not (finished and finished.is_set()):
-        current = [rss_mb(p) if p is not None else 0.0 for p in pids()]
+        # a replica killed a moment ago (the compose run's kill: Docker reports its old pid
+        # until the restart) has no /proc entry: it holds nothing, not NaN (the compose smoke
+        # failed on round(nan) when a sample fell in that window)
+        current = [_finite(rss_mb(p)) for p in pids()]
         if peaks is not None:
             peaks[:] = [
                 max(a, b) for a, b in zip(peaks or [0.0] * len(current), current, strict=True)
