@@ -138,8 +138,33 @@ def test_the_real_warm_up_covers_every_default_answer_and_paper_check() -> None:
     assert expected <= {s.run_id for s in defaults}
 
 
+def test_before_any_run_the_machine_is_measured_by_a_probe_and_its_least_reading_kept(
+    monkeypatch,
+) -> None:
+    """A machine 1.6× faster than the one the work model was fitted on read every first
+    estimate 1.6× high; the probe says how fast this one is. A probe slowed by other work is
+    outvoted by a later, quicker one; one outside 0.25–4× the reference is clamped."""
+    real = live._probe()
+    assert 0.0 < real < 1.0  # a few milliseconds of numpy, no torch
+    readings = iter([2.0, 0.5, 1.5, 100.0])
+    monkeypatch.setattr(live, "_probe", lambda: next(readings) * live.PROBE_REF_S)
+    monkeypatch.setattr(live, "_SPEED", [])
+
+    def later() -> float:  # the last probe, PROBE_EVERY_S ago
+        live._SPEED[1] -= live.PROBE_EVERY_S
+        return live.machine_factor()
+
+    assert live.machine_factor() == pytest.approx(2.0)
+    assert live.machine_factor() == pytest.approx(2.0)  # within PROBE_EVERY_S: not probed again
+    assert later() == pytest.approx(0.5)  # a quicker reading wins
+    assert later() == pytest.approx(0.5)  # a slower one never raises it
+    monkeypatch.setattr(live, "_SPEED", [])
+    assert live.machine_factor() == 4.0  # clamped
+
+
 def test_estimates_follow_the_pace_measured_on_this_machine(pace, monkeypatch) -> None:
     plan = question_plan("learned", QUESTIONS["learned"].default)
+    monkeypatch.setattr(live, "machine_factor", lambda: 1.0)  # the fitted machine's speed
     monkeypatch.setattr(live, "_load", lambda: 0.0)
     idle, source = plan.estimate_now()
     assert idle == pytest.approx(plan.estimate_s) and "load average 0.0" in source
@@ -157,6 +182,9 @@ def test_estimates_follow_the_pace_measured_on_this_machine(pace, monkeypatch) -
     monkeypatch.setattr(live.jobs, "running", lambda: 0)
     shared = live.START_S + plan.work * live.CONTENTION
     assert plan.estimate_now()[0] == pytest.approx(shared)
+    monkeypatch.setattr(live, "machine_factor", lambda: 0.6)  # a machine faster than the fit's
+    assert plan.estimate_now()[0] == pytest.approx(live.START_S + 0.6 * plan.work * live.CONTENTION)
+    monkeypatch.setattr(live, "machine_factor", lambda: 1.0)
     monkeypatch.setattr(live, "_load", lambda: 3.0)
     monkeypatch.setattr(live.jobs, "running", lambda: 0)
     unmeasured = plan.estimate_now()[0]

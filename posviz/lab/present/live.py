@@ -25,6 +25,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 from posviz import jobs
@@ -54,6 +55,60 @@ PACE_AFTER = 0.02
 #: where a fair share of the cores predicts 0.97, and 1.21 CPU-s per unit on 2026-11-29
 #: (docs/benchmarks.md, "Estimates"). Used until this server has measured its own pace.
 CONTENTION = 1.2
+
+
+#: CPU seconds :func:`_probe` takes on a machine where a unit of the work model
+#: (:attr:`~posviz.lab.engine.run.Unit.cost`) costs one CPU second of training. Set on the AMD
+#: EPYC of 2026-11-29, where the probe took 2.18 ms (2.21 ms beside two spinning processes) and
+#: training 0.62 CPU-s per unit (learned 0.67, concat 0.63, sinks 0.59, the Gu card 0.58, at load
+#: 2–3), so 2.18 / 0.62 ms (docs/benchmarks.md, "Estimates"): the work model's constants were
+#: fitted on a machine about 1.6× slower, which the first estimates here overstated by as much.
+PROBE_REF_S = 0.00352
+#: tries of :func:`_probe` (the least counts: in fresh processes beside a Docker build, the least
+#: of 7 tries read 0.63–1.0 of the reference; of 15, 0.62–0.66 in five processes of six)
+PROBE_TRIES = 15
+
+
+def _probe() -> float:
+    """CPU seconds of a fixed slice of small-matrix work like a lab model's step (products of
+    width-32 activations, a ReLU, a softmax), the least of :data:`PROBE_TRIES`
+    tries (another process sharing the core slows some of them; about 40 ms in all): how fast this
+    machine trains, before any run has been measured on it. Numpy only (no torch import)."""
+    rng = np.random.default_rng(0)
+    x0 = rng.standard_normal((256, 32), dtype=np.float32)
+    w = rng.standard_normal((32, 96), dtype=np.float32) * np.float32(0.1)
+    best = math.inf
+    for _ in range(PROBE_TRIES):
+        x, start = x0.copy(), time.process_time()
+        for _ in range(60):
+            h = np.maximum(x @ w, 0.0)
+            scores = h[:64, :32] @ h[:64, 32:64].T
+            scores -= scores.max(axis=1, keepdims=True)
+            np.exp(scores, out=scores)
+            scores /= scores.sum(axis=1, keepdims=True)
+            x[:64] = 0.5 * x[:64] + 0.5 * (scores @ h[:64, 64:])
+        best = min(best, time.process_time() - start)
+    return best
+
+
+_SPEED: list[float] = []  # the least factor measured so far, when it was last probed
+#: seconds between two probes while no run has been measured (each keeps the least: a probe can
+#: only be slowed by other work, never sped up)
+PROBE_EVERY_S = 30.0
+
+
+def machine_factor() -> float:
+    """CPU seconds of training per unit of work on this machine: its :func:`_probe` against
+    :data:`PROBE_REF_S`, the least of every probe so far (one at most every
+    :data:`PROBE_EVERY_S`; a whole probe can land on a core another process keeps busy: 1.28
+    once in six fresh processes where the rest read 0.62–0.66), kept within 0.25–4. What the
+    estimate before any measured run multiplies by; a machine twice as fast as the reference
+    reads 0.5."""
+    now = time.monotonic()
+    if not _SPEED or now - _SPEED[1] >= PROBE_EVERY_S:
+        factor = min(4.0, max(0.25, _probe() / PROBE_REF_S))
+        _SPEED[:] = [min(factor, _SPEED[0]) if _SPEED else factor, now]
+    return _SPEED[0]
 
 
 class _Pace:
@@ -114,7 +169,7 @@ def measured_pace() -> tuple[float, str]:
     others = max(0.0, load - jobs.running() * TRAIN_THREADS)
     busy = others + TRAIN_THREADS
     usable = min(TRAIN_THREADS if busy <= cores else cores * TRAIN_THREADS / busy, cores)
-    pace = (1.0 if busy <= cores else CONTENTION) / usable
+    pace = machine_factor() * (1.0 if busy <= cores else CONTENTION) / usable
     return pace, f"on this machine's current load (load average {load:.1f} on {cores} cores)"
 
 
