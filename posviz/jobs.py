@@ -74,6 +74,7 @@ def shutting_down() -> bool:
 _lock = threading.Condition()
 _queue: deque[int] = deque()  # tickets waiting, in arrival order
 _running: dict[int, str] = {}  # ticket -> kind, for the slots in use
+_since: dict[int, float] = {}  # ticket -> time.monotonic() it took its slot
 _next_ticket = 0
 
 
@@ -87,6 +88,13 @@ def running() -> int:
     """Jobs holding a slot now."""
     with _lock:
         return len(_running)
+
+
+def running_ages() -> list[float]:
+    """Seconds since each job holding a slot now took it."""
+    now = time.monotonic()
+    with _lock:
+        return [now - _since[ticket] for ticket in _running if ticket in _since]
 
 
 #: a running job's share done before its remaining time is extrapolated from its pace so far
@@ -166,6 +174,7 @@ def job_slot(
                 if position == 0 and len(_running) < settings().max_jobs:
                     _queue.popleft()
                     _running[ticket] = kind
+                    _since[ticket] = time.monotonic()
                     _lock.notify_all()
                     break
             _report(position + 1)
@@ -188,6 +197,7 @@ def job_slot(
     finally:
         with _lock:
             _running.pop(ticket, None)
+            _since.pop(ticket, None)
             _about.pop(ticket, None)
             _lock.notify_all()
 

@@ -173,41 +173,48 @@ def test_estimates_follow_the_pace_measured_on_this_machine(pace, monkeypatch) -
     assert busy > idle
     # this server's own training (a held job slot) is not counted as load on the next run
     monkeypatch.setattr(live.os, "cpu_count", lambda: 2)
-    monkeypatch.setattr(live, "_load", lambda: 3.0)  # two of them this server's own jobs
-    monkeypatch.setattr(live.jobs, "running", lambda: 2)
+    monkeypatch.setattr(live, "_load", lambda: 3.0)  # all of it this server's own two jobs
+    monkeypatch.setattr(live.jobs, "running_ages", lambda: [600.0, 900.0])
     assert plan.estimate_now()[0] == pytest.approx(idle)
+    # ... but a job that took its slot a second ago is not in the 1-minute average yet: the load
+    # there is other work's (the first start's line took the spinners' load for its own job's)
+    monkeypatch.setattr(live, "_load", lambda: 2.0)
+    monkeypatch.setattr(live.jobs, "running_ages", lambda: [1.0])
+    just_started = plan.estimate_now()[0]
     # two other busy threads: the run's two get half the cores each, and a unit of work costs
     # more CPU on cores shared by four threads than on idle ones
     monkeypatch.setattr(live, "_load", lambda: 2.0)
-    monkeypatch.setattr(live.jobs, "running", lambda: 0)
+    monkeypatch.setattr(live.jobs, "running_ages", lambda: [])
     shared = live.START_S + plan.work * live.CONTENTION
     assert plan.estimate_now()[0] == pytest.approx(shared)
+    assert just_started == pytest.approx(shared, rel=0.05)
     monkeypatch.setattr(live, "machine_factor", lambda: 0.6)  # a machine faster than the fit's
     assert plan.estimate_now()[0] == pytest.approx(live.START_S + 0.6 * plan.work * live.CONTENTION)
     monkeypatch.setattr(live, "machine_factor", lambda: 1.0)
     monkeypatch.setattr(live, "_load", lambda: 3.0)
-    monkeypatch.setattr(live.jobs, "running", lambda: 0)
     unmeasured = plan.estimate_now()[0]
     progress = live.LiveProgress(plan)
     import posviz.lab
 
-    # its first report 20 s in at 1 % (building its models took most of that), then 20 % at 80 s:
-    # 19 % of the work in 60 s of training, so the whole run trains in 60 / 0.19 s
+    # its first report 20 s in at 1 % (building its models took most of that), 20 % at 80 s (its
+    # first steps run slow: not yet a pace), then 40 % at 220 s: 39 % of the work in 200 s of
+    # training, so the whole run trains in 200 / 0.39 s
     progress.update(posviz.lab.Progress(1, 10, {}, 20.0, 1980.0))
-    assert plan.estimate_now()[0] == unmeasured  # under 2 % since: nothing measured yet
     progress.update(posviz.lab.Progress(2, 10, {}, 80.0, 320.0))
+    assert plan.estimate_now()[0] == unmeasured  # under PACE_AFTER since: nothing measured yet
+    progress.update(posviz.lab.Progress(3, 10, {}, 220.0, 330.0))
     measured, source = plan.estimate_now()
     assert "measured" in source
-    assert measured == pytest.approx(live.START_S + 60.0 / 0.19)
+    assert measured == pytest.approx(live.START_S + 200.0 / 0.39)
     text = progress.view().text(plan)
     assert f"each model takes {plan.steps:,} optimiser steps" in text and "model-steps" in text
-    assert "about 5 min left at the pace measured so far" in text
+    assert "about 6 min left at the pace measured so far" in text  # 330 s
     # a second run, twice as slow per unit of work: the pace pools both (work-weighted), so one
     # study's error in the work model is not every other study's estimate
     other = live.LiveProgress(plan)
     other.update(posviz.lab.Progress(1, 10, {}, 0.0, 1000.0))
-    other.update(posviz.lab.Progress(2, 10, {}, 120.0, 480.0))  # 20 % in 120 s
-    pooled = (60.0 + 120.0) / ((0.19 + 0.2) * plan.work)
+    other.update(posviz.lab.Progress(2, 10, {}, 120.0, 180.0))  # 40 % in 120 s
+    pooled = (200.0 + 120.0) / ((0.39 + 0.4) * plan.work)
     assert plan.estimate_now()[0] == pytest.approx(live.START_S + plan.work * pooled)
 
 

@@ -46,9 +46,14 @@ MAX_CURVE_POINTS = 400
 START_S = 4.0
 #: a measured pace is used for this many seconds after it was measured (the load changes).
 PACE_FRESH_S = 900.0
-#: a run's pace is recorded once this share of it is done after its first report (its first
-#: steps, not counting the time to build its models).
-PACE_AFTER = 0.02
+#: a run's pace is recorded once this share of it is done after its first report (not counting
+#: the time to build its models): its first few percent run slower than the rest (at 2 %, the
+#: first start's line at load 4 read 9.8 min 16 s in where 7.3 were left, 0.74×).
+PACE_AFTER = 0.3
+#: the time constant of the kernel's 1-minute load average (an exponential moving average
+#: sampled every 5 s, ``exp(-5/60)`` a step): a thread that started ``t`` seconds ago counts
+#: ``1 − exp(−t/60)`` of itself in it.
+LOAD_TAU_S = 60.0
 #: CPU seconds a unit of work takes when more threads are runnable than there are cores, per CPU
 #: second on idle cores (the threads share the cores' caches and parts): at load ≈ 4 on 2 cores
 #: (bench/bench_estimates.py --busy 2) the runs took 1.17 wall-s per unit of work on 2026-11-28
@@ -166,7 +171,11 @@ def measured_pace() -> tuple[float, str]:
     # each runnable thread gets about cores / (load + threads) of a core. The load counts this
     # server's own heavy jobs too (the warm-up training the answer before this one): they are
     # not extra load on the next run, which waits for their slot and then takes their place.
-    others = max(0.0, load - jobs.running() * TRAIN_THREADS)
+    # A job that started a moment ago is not in the moving average yet: only the share of its
+    # threads the average has taken in is this server's own (the first start's line, one second
+    # in, took the spinners' 2.2 for its own job's and said 5.9 min where 7.5 were left).
+    own = sum(TRAIN_THREADS * (1.0 - math.exp(-age / LOAD_TAU_S)) for age in jobs.running_ages())
+    others = max(0.0, load - own)
     busy = others + TRAIN_THREADS
     usable = min(TRAIN_THREADS if busy <= cores else cores * TRAIN_THREADS / busy, cores)
     pace = machine_factor() * (1.0 if busy <= cores else CONTENTION) / usable
