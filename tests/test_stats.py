@@ -97,6 +97,28 @@ def test_pca_matches_centred_svd_and_reconstructs():
     np.testing.assert_allclose(top.scores, result.scores[:, :2])
 
 
+@pytest.mark.parametrize("shape", [(600, 300), (300, 600)])
+def test_pca_of_a_big_table_by_its_gram_matrix_is_the_svd_one(monkeypatch, shape):
+    """Big tables take their leading components from the smaller Gram matrix (0.19 s against a
+    full SVD's 0.89 s on a 4096 × 1150 table): the same components, scores and shares as the SVD,
+    tall or wide (a spectrum with distinct leading values: each component is defined)."""
+    from posviz.analysis import stats
+
+    n, d = shape
+    weights = np.linspace(3.0, 0.1, min(n, d))  # distinct singular values
+    left = np.linalg.qr(RNG.normal(size=(n, min(n, d))))[0]
+    right = np.linalg.qr(RNG.normal(size=(d, min(n, d))))[0]
+    m = (left * weights) @ right.T + 5.0  # a mean to take off
+    gram = pca(m, 3)
+    monkeypatch.setattr(stats, "GRAM_FROM", 10**9)  # the full SVD
+    svd = pca(m, 3)
+    np.testing.assert_allclose(gram.components, svd.components, atol=1e-8)
+    np.testing.assert_allclose(gram.scores, svd.scores, atol=1e-8)
+    np.testing.assert_allclose(
+        gram.explained_variance_ratio, svd.explained_variance_ratio, rtol=1e-10
+    )
+
+
 def test_pca_of_rank_one_table():
     m = np.outer(np.arange(10.0), [1.0, 2.0, 0.0])
     result = pca(m, 2)
