@@ -124,12 +124,13 @@ def _this_run(check: PaperCheck, values: dict[str, dict[str, np.ndarray]]) -> tu
                 continue
             s = spread(v)
             if name.startswith("loss"):
-                parts.append(
-                    f"perplexity {name.removeprefix('loss')} {math.exp(s.mean):.2f}".strip()
-                )
+                at = name.removeprefix("loss")  # "@64" for a length, "" for the one loss
+                words = ("perplexity", at, f"{math.exp(s.mean):.2f}")
+                parts.append(" ".join(w for w in words if w))
                 parts[-1] += f" (loss {s.text(3)} nats)"
             else:
-                parts.append(f"{name.replace('_', ' ')} {s.text(3)}")
+                words = check.input_words.get(name, name.replace("_", " "))
+                parts.append(f"{words} {s.text(3)}")
         lines.append(f"{arm.label}: " + "; ".join(parts))
     return tuple(lines)
 

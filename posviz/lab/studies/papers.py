@@ -138,6 +138,8 @@ class PaperCheck:
             engine's; its arms' ``config`` then belongs to that task.
         source: modules outside the engine that decide the run's numbers (the task and the
             trainer's loop): their source is hashed into the run id.
+        input_words: an input's name in words where its id does not read as one (``α₁`` for
+            ``alpha_first``); words only, not part of :meth:`design`.
     """
 
     id: str
@@ -156,6 +158,7 @@ class PaperCheck:
     sizes: SizeLadder | None = None
     train: Callable[..., Any] | None = field(default=None, repr=False)
     source: tuple[str, ...] = ()
+    input_words: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @property
     def all_arms(self) -> tuple[CardArm, ...]:
@@ -1201,6 +1204,7 @@ GU_2025 = PaperCheck(
     ),
     judge=sinks_card.judge_card,
     extract=sinks_card.sinks_inputs,
+    input_words=sinks_card.INPUT_WORDS,
     ladder=Ladder(
         what="The learned table's sink taken by the key bias (softmax − key bias in α₁), by budget",
         a="learned_softmax",

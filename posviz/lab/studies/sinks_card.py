@@ -157,6 +157,14 @@ INPUTS = (
     (LOSS, "held-out loss per token over all 64 targets, nats"),
 )
 
+#: each input's name in the card's "This run" lines (words: read at display, never hashed)
+INPUT_WORDS = {
+    ALPHA_FIRST: "α₁",
+    SINK: "Sink₁",
+    COPIES: "copies",
+    SHARE: "attention on tokens",
+}
+
 
 CRITERION = (
     "Judged on the mean first-token score α₁ over heads, every difference paired over the 3 seeds "
