@@ -10,6 +10,7 @@ from functools import lru_cache
 
 import numpy as np
 import pytest
+from runid_support import ids_with_edit
 
 from posviz.lab.studies.counting import (
     MAX_VALUE,
@@ -265,29 +266,11 @@ def test_the_published_numbers_are_table_3_as_the_figure_prints_it() -> None:
 
 
 def _ids_with(monkeypatch, edited: str | None) -> dict[str, str]:
-    """The counting card's run id and every registered study's, when the hashed source of the
-    file named ``edited`` has one more line (the pattern of tests/test_lab_store.py)."""
-    from posviz.lab import QUESTIONS, RunStore
-    from posviz.lab.engine import store as store_module
-    from posviz.lab.studies.cards import card_run_id
+    """The counting card's run id (by its own function) and every registered study's, when the
+    hashed source of the file named ``edited`` has one more line."""
     from posviz.lab.studies.counting_card import counting_run_id
-    from posviz.lab.studies.papers import PAPER_CHECKS
 
-    monkeypatch.undo()  # one edit at a time: never read through an earlier call's patch
-    real = store_module.read_source
-
-    def read(file):
-        text = real(file)
-        return text + b"\n# an edit\n" if edited and file.name == edited else text
-
-    monkeypatch.setattr(store_module, "read_source", read)
-    store_module.clear_code_caches()
-    try:
-        ids = {"counting": counting_run_id()}  # the registered card's, by its own function
-        ids |= {q.id: RunStore().run_id(q, q.default) for q in QUESTIONS.values()}
-        return ids | {c.id: card_run_id(c) for c in PAPER_CHECKS.values()}
-    finally:
-        store_module.clear_code_caches()
+    return ids_with_edit(monkeypatch, edited, counting=counting_run_id)
 
 
 @pytest.mark.parametrize("edited", ["counting.py", "counting_train.py"])

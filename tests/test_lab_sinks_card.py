@@ -13,11 +13,12 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
+from runid_support import ids_with_edit
 
 from posviz.lab.engine.config import ModelConfig
 from posviz.lab.engine.model import Member
 from posviz.lab.studies import sinks_card as sc
-from posviz.lab.studies.papers import AGREES, DISAGREES, GU_2025, NOT_JUDGED, PAPER_CHECKS
+from posviz.lab.studies.papers import AGREES, DISAGREES, GU_2025, NOT_JUDGED
 
 UNIFORM = sc.uniform_alpha(64)
 JITTER = np.array([0.01, -0.012, 0.004])  # per seed, shared by paired arms
@@ -286,26 +287,8 @@ def test_every_published_number_is_on_its_row_and_page_of_the_transcription() ->
 
 
 def _ids_with(monkeypatch, edited: str | None) -> dict[str, str]:
-    """Every registered study's run id when the hashed source of ``edited`` has one more line."""
-    from posviz.lab import QUESTIONS, RunStore
-    from posviz.lab.engine import store as store_module
-    from posviz.lab.studies.cards import card_run_id
-
-    monkeypatch.undo()
-    real = store_module.read_source
-
-    def read(file):
-        text = real(file)
-        return text + b"\n# an edit\n" if edited and file.name == edited else text
-
-    monkeypatch.setattr(store_module, "read_source", read)
-    store_module.clear_code_caches()
-    try:
-        ids = {"card": sc.sinks_card_run_id()}  # the registered card's, by its own function
-        ids |= {q.id: RunStore().run_id(q, q.default) for q in QUESTIONS.values()}
-        return ids | {c.id: card_run_id(c) for c in PAPER_CHECKS.values()}
-    finally:
-        store_module.clear_code_caches()
+    """Every registered study's run id, and the card's by its own function, under an edit."""
+    return ids_with_edit(monkeypatch, edited, card=sc.sinks_card_run_id)
 
 
 @pytest.mark.parametrize(

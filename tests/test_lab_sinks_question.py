@@ -13,6 +13,7 @@ import itertools
 
 import numpy as np
 import pytest
+from runid_support import ids_with_edit
 
 from posviz.lab.attention_variants import first_token_score
 from posviz.lab.engine.results import Cell, Verdict
@@ -218,25 +219,7 @@ def test_every_first_line_fits_fifteen_words() -> None:
 
 def _ids_with(monkeypatch, edited: str | None) -> dict[str, str]:
     """Every registered study's run id when the hashed source of ``edited`` has one more line."""
-    from posviz.lab import RunStore
-    from posviz.lab.engine import store as store_module
-    from posviz.lab.studies.cards import card_run_id
-    from posviz.lab.studies.papers import PAPER_CHECKS
-
-    monkeypatch.undo()
-    real = store_module.read_source
-
-    def read(file):
-        text = real(file)
-        return text + b"\n# an edit\n" if edited and file.name == edited else text
-
-    monkeypatch.setattr(store_module, "read_source", read)
-    store_module.clear_code_caches()
-    try:
-        ids = {q.id: RunStore().run_id(q, q.default) for q in QUESTIONS.values()}
-        return ids | {c.id: card_run_id(c) for c in PAPER_CHECKS.values()}
-    finally:
-        store_module.clear_code_caches()
+    return ids_with_edit(monkeypatch, edited)
 
 
 @pytest.mark.parametrize(
