@@ -291,6 +291,23 @@ def test_unit_circle_chart_points_hand_and_ring():
         unit_circle_chart(pe, (0, 1), current=50)
 
 
+@pytest.mark.parametrize(("n", "note"), [(4097, "every 3rd of 4097"), (8192, "every 4th of 8192")])
+def test_a_thinned_circle_says_its_stride_and_where_the_chosen_position_went(n, note):
+    import posviz.charts.circle as circle
+
+    pe = np.zeros((n, 2))
+    pe[:, 0] = np.arange(n)  # each position's x is its index
+    spec = circle.unit_circle_chart(pe, (0, 1), current=10).to_dict()
+    hand = _dataset(spec, spec["layer"][2])
+    drawn = 10 - 10 % int(note.split()[1][:-2])
+    assert [h["position"] for h in hand] == [drawn] and hand[0]["x2"] == drawn
+    subtitle = " ".join(spec["title"]["subtitle"])
+    assert f"{note} positions drawn" in subtitle
+    assert f"position 10 is drawn as {drawn}" in subtitle
+    on_grid = circle.unit_circle_chart(pe, (0, 1), current=drawn).to_dict()
+    assert "is drawn as" not in " ".join(on_grid["title"]["subtitle"])
+
+
 def test_public_chart_builders_are_exported():
     assert posviz.heatmap_chart is heatmap_chart
     assert posviz.unit_circle_chart is unit_circle_chart

@@ -83,7 +83,8 @@ def unit_circle_chart(
     labels = list(labels) if labels is not None else [f"{x}/{y}" for x, y in pairs]
     stride = math.ceil(n / MAX_CIRCLE_POINTS)
     positions = np.arange(0, n, stride)
-    current = int(current) - int(current) % stride  # a drawn position
+    asked = int(current)
+    current = asked - asked % stride  # a drawn position
     frames = [
         pd.DataFrame(
             {"position": positions, "x": table[positions, cx], "y": table[positions, cy],
@@ -133,7 +134,9 @@ def unit_circle_chart(
     layers += _hand_layers(points, current, stride, (x, y), scales, color, axis_titles, animate)
     note = [subtitle] if isinstance(subtitle, str) else list(subtitle)
     if stride > 1:
-        note.append(f"every {stride}th of {n} positions drawn")
+        note.append(f"every {_ordinal(stride)} of {n} positions drawn")
+        if current != asked:  # say which drawn position stands for the chosen one
+            note.append(f"position {asked} is drawn as {current}")
     if animate:
         note.append("point to preview; ▶ play animates")
     heading = title or ("The hands at the chosen position" if animate else
@@ -147,6 +150,12 @@ def unit_circle_chart(
     if not animate:
         return chart
     return WithParams(chart, position_params(current=current, last=int(positions[-1]), step=stride))
+
+
+def _ordinal(k: int) -> str:
+    """``2`` → ``"2nd"``, ``4`` → ``"4th"``, ``11`` → ``"11th"``, ``23`` → ``"23rd"``."""
+    suffix = "th" if k % 100 in (11, 12, 13) else {1: "st", 2: "nd", 3: "rd"}.get(k % 10, "th")
+    return f"{k}{suffix}"
 
 
 def _domain(reach: float, axis: str, size: tuple[str, str]) -> dict[str, Any]:
