@@ -1,10 +1,11 @@
 """The default answers, trained as shipped: the numbers they state are what the code computes from
 the stored arrays, each verdict survives the robustness cases (the learned table started at the
 token embeddings' scale, 3× the steps) or names the setting it depends on, and the pinned
-results hold within their measured spread.
+results hold within their measured spread (2 std over seeds: tests/pin_support.py, which says
+why a pin must hold on another CPU's rounding).
 
 Each preset trains once per session at full size (about a minute on 2 quiet cores each, up to
-three under a loaded suite; deterministic on the CPU): the only place the presets train at full
+three under a loaded suite; deterministic on one CPU): the only place the presets train at full
 size, hence the ``answers`` tier (``./scripts/test.sh --answers``, run by scripts/docker-smoke.sh
 where the image's warm store is built), not the default run; every other lab test trains tiny
 configs (``lab warm`` itself: tests/test_lab_cli.py).
@@ -16,6 +17,7 @@ import re
 
 import numpy as np
 import pytest
+from pin_support import within
 
 from posviz.analysis.evidence import spread
 from posviz.lab import QUESTIONS, RunStore, rejudge, run_question
@@ -46,12 +48,6 @@ def _cell(result: LabResult, *, task: str | None = None, init: str = "small", bu
 
 def _mean(values) -> float:
     return float(np.mean(values))
-
-
-def _within(values, expected: float, *, floor: float = 0.005) -> bool:
-    """``mean(values)`` equals ``expected`` within 2 std over seeds (at least ``floor``)."""
-    s = spread(values)
-    return abs(s.mean - expected) <= max(2 * s.std, floor)
 
 
 @pytest.mark.parametrize("question_id", list(QUESTIONS))
@@ -130,7 +126,7 @@ def test_the_no_position_control_stays_at_its_exact_ceiling(lab_store) -> None:
     for cell in result.cells:
         values = cell.metrics["nope"]["accuracy"]
         assert spread(values).low <= reverse.value
-    assert _within(result.default_cell.metrics["nope"]["accuracy"], 0.218)
+    assert within(result.default_cell.metrics["nope"]["accuracy"], 0.218)
     control = next(f for f in result.findings if f.topic == "The control")
     assert control.holds_everywhere and "× chance" in control.text
 
@@ -192,7 +188,7 @@ def test_extrapolation_ranks_on_unseen_positions_with_the_relative_schemes_train
     assert _cell(result, task="lm").verdict.key == "undecided"
     assert _cell(result, task="lm").ranking == ()
     assert "learned table: not defined on unseen positions" in result.answer
-    assert _within(preset.metrics["sinusoid"]["accuracy_unseen"], 0.178)
+    assert within(preset.metrics["sinusoid"]["accuracy_unseen"], 0.178)
     # the sweep alone: every previous-token cell keeps ALiBi, RoPE and T5 past the training
     # length; only the character LM (every arm still improving) differs
     assert result.findings[0].depends_on == ("task",)
@@ -257,8 +253,8 @@ def test_induction_is_decided_only_with_its_longer_budget(lab_store) -> None:
     joined = with_panel(result, run_question("induction", store=lab_store, part="panel"))
     longest = joined.cell("induction.small.x18")
     assert longest.steps == 2700 and longest.converged["rope"] and longest.converged["nope"]
-    assert _within(longest.metrics["rope"]["accuracy"], 1.000)
-    assert _within(longest.metrics["nope"]["accuracy"], 0.981)
+    assert within(longest.metrics["rope"]["accuracy"], 1.000)
+    assert within(longest.metrics["nope"]["accuracy"], 0.981)
     assert longest.verdict.key == "a"
     assert plain_answer(joined).startswith("With longer training, the 2-layer RoPE model")
 

@@ -10,6 +10,7 @@ from functools import lru_cache
 
 import numpy as np
 import pytest
+from pin_support import near
 from runid_support import ids_with_edit
 
 from posviz.lab.studies.counting import (
@@ -284,9 +285,11 @@ def test_editing_the_task_changes_the_counting_id_and_no_other(monkeypatch, edit
 
 
 def check_card_numbers(card) -> None:
-    """The registered counting card's numbers as docs/benchmarks.md quotes them (5 seeds, 500
-    programs): the learned table behind T5 at 3 and 5 variables and the gap growing, not behind
-    RoPE — so the criterion's RoPE half fails."""
+    """The registered counting card as docs/benchmarks.md quotes it (5 seeds, 500 programs), on
+    any CPU (tests/pin_support.py): each judged estimate within 2 std over seeds of the docs'
+    number, and every decision as there (each came out the same on the three numerics measured):
+    the learned table behind T5 at 3 and 5 variables and the gap growing, not behind RoPE — so
+    the criterion's RoPE half fails."""
     rows = {c.text.split(" (")[0]: c for c in card.conditions}
     pins = {
         "absolute table above t5 at 3 variables": (0.036, True),
@@ -298,7 +301,7 @@ def check_card_numbers(card) -> None:
     }
     assert set(rows) == set(pins)
     for rule, (estimate, holds) in pins.items():
-        assert abs(rows[rule].numbers["estimate"] - estimate) < 0.0015, (rule, rows[rule].numbers)
+        assert near(rows[rule].numbers, estimate, seeds=5), (rule, rows[rule].numbers)
         assert rows[rule].holds is holds, rule
     assert card.verdict == "does not agree in shape"
 

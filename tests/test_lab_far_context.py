@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from pin_support import near, within
 from runid_support import ids_with_edit
 
 from posviz.analysis.difference import paired_difference
@@ -322,22 +323,44 @@ def test_the_card_trains_through_the_one_runner_and_a_split_changes_no_number(
     assert (again.verdict, again.inputs) == (card.verdict, card.inputs)
 
 
+def _rule(text: str) -> str:
+    """A condition's rule without its numbers ("RoPE trained shuffled keeps some")."""
+    return re.split(r" of | \(|:", text)[0]
+
+
 def check_card_numbers(card) -> None:
-    """The registered far-context card's numbers as docs/benchmarks.md quotes them (3 seeds,
-    1,200 steps, far = near = 16): the learned table meets all three conditions, RoPE keeps
-    none of the far context once trained shuffled (by its interval), NoPE is left out."""
+    """The registered far-context card as docs/benchmarks.md quotes it (3 seeds, 1,200 steps,
+    far = near = 16), on any CPU (tests/pin_support.py): the usable information per scheme and
+    each judged estimate within 2 std over seeds of the docs' numbers; pinned, the decisions that
+    came out the same on all three numerics measured (the docs' machine, AVX-512 and AVX2 kernels
+    here): the learned table trained shuffled loses some and read shuffled at evaluation only does
+    worse, NoPE is left out, the verdict. Whether the learned table keeps any, and all of RoPE's
+    (even whether it is judged), moved with the CPU: checked as numbers only."""
     from posviz.lab.studies.papers import OCONNOR_2021
 
     values = {a: {k: np.asarray(v) for k, v in by.items()} for a, by in card.inputs.items()}
-    usable = {
-        s: float(np.mean(values[f"{s}_noinfo"]["mid"] - values[f"{s}_full"]["mid"]))
-        for s in ("nope", "learned", "rope")
+    for scheme, pinned in {"nope": -0.076, "learned": 0.162, "rope": 0.162}.items():
+        usable = values[f"{scheme}_noinfo"]["mid"] - values[f"{scheme}_full"]["mid"]
+        assert within(usable, pinned), (scheme, usable)
+    rows = {_rule(c.text): c for c in OCONNOR_2021.check(values).conditions}
+    pins = {  # rule: (estimate, holds; None where the CPU's rounding decides)
+        "learned table trained shuffled loses some": (0.114, True),
+        "learned table trained shuffled keeps some": (0.048, None),
+        "learned table read shuffled at evaluation only does worse than trained shuffled": (
+            0.128,
+            True,
+        ),
+        "RoPE trained shuffled loses some": (0.142, None),
+        "RoPE trained shuffled keeps some": (0.020, None),
+        "RoPE read shuffled at evaluation only does worse than trained shuffled": (0.107, None),
     }
-    assert np.allclose(list(usable.values()), [-0.076, 0.162, 0.162], atol=0.0015), usable
-    outcome = OCONNOR_2021.check(values)
-    assert [c.holds for c in outcome.conditions] == [True, True, True, True, False, True, True]
-    estimates = [c.numbers["estimate"] for c in outcome.conditions if c.numbers]
-    assert np.allclose(estimates, [0.114, 0.048, 0.128, 0.142, 0.020, 0.107], atol=0.0015)
+    assert rows.pop("no positions").holds  # NoPE is hurt by the far context: left out
+    rope_out = rows.pop("RoPE is left out", None)
+    assert set(rows) == {r for r in pins if rope_out is None or not r.startswith("RoPE")}
+    for rule, condition in rows.items():
+        estimate, holds = pins[rule]
+        assert near(condition.numbers, estimate, seeds=3), (rule, condition.numbers)
+        assert holds is None or condition.holds is holds, rule
     assert card.verdict == "does not agree in shape"
 
 

@@ -13,6 +13,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
+from pin_support import near, within
 from runid_support import ids_with_edit
 
 from posviz.lab.engine.config import ModelConfig
@@ -313,38 +314,37 @@ def test_editing_the_cards_modules_changes_its_id_and_no_other(monkeypatch, edit
 
 
 def check_card_numbers(card) -> None:
-    """The trained card's numbers as its benchmarks section quotes them (3 seeds, 600 steps;
-    the criterion was committed before this run): every judged condition holds — softmax with
-    the BOS sinks with NoPE, the learned table and RoPE, the key bias takes the sink with the
-    copies' control met, the value bias keeps it."""
+    """The trained card as its benchmarks section quotes it (3 seeds, 600 steps; the criterion
+    was committed before this run), on any CPU (tests/pin_support.py): each judged estimate within
+    2 std over seeds of the quoted one, and every judged condition holds — softmax with the BOS
+    sinks with NoPE, the learned table and RoPE, the key bias takes the sink with the copies'
+    control met, the value bias keeps it."""
     rows = {c.text.split(": ")[0]: c for c in card.conditions if c.numbers}
-    pins = {  # rule: (estimate, low) of its paired interval
-        "NoPE softmax sinks": (0.258, 0.181),
-        "learned table softmax sinks": (0.500, 0.030),
-        "RoPE softmax sinks": (0.603, 0.355),
-        "learned table key bias takes the sink": (0.570, 0.099),
-        "RoPE key bias takes the sink": (0.674, 0.424),
-        "learned table value bias keeps a sink": (0.543, 0.205),
-        "learned table value bias above key bias": (0.614, 0.276),
-        "RoPE value bias keeps a sink": (0.638, 0.325),
-        "RoPE value bias above key bias": (0.710, 0.394),
+    pins = {  # rule: the estimate of its paired interval
+        "NoPE softmax sinks": 0.258,
+        "learned table softmax sinks": 0.500,
+        "RoPE softmax sinks": 0.603,
+        "learned table key bias takes the sink": 0.570,
+        "RoPE key bias takes the sink": 0.674,
+        "learned table value bias keeps a sink": 0.543,
+        "learned table value bias above key bias": 0.614,
+        "RoPE value bias keeps a sink": 0.638,
+        "RoPE value bias above key bias": 0.710,
     }
     assert set(rows) == set(pins)
-    for rule, (estimate, low) in pins.items():
-        numbers = rows[rule].numbers
-        assert abs(numbers["estimate"] - estimate) < 0.0015, (rule, numbers)
-        assert abs(numbers["low"] - low) < 0.0015, (rule, numbers)
+    for rule, estimate in pins.items():
+        assert near(rows[rule].numbers, estimate, seeds=3), (rule, rows[rule].numbers)
         assert rows[rule].holds, rule
     for scheme in sc.BIASED:  # the control: the key-bias arm learned the copies as well
         assert rows[f"{sc.SCHEME_LABELS[scheme]} key bias takes the sink"].numbers["control"]
-    means = {arm: {k: float(np.mean(v)) for k, v in by.items()} for arm, by in card.inputs.items()}
-    assert means["nope_softmax"][sc.COPIES] == pytest.approx(0.203, abs=0.002)  # at the guess
+    values = {arm: {k: np.asarray(v) for k, v in by.items()} for arm, by in card.inputs.items()}
+    assert within(values["nope_softmax"][sc.COPIES], 0.203)  # at the guess: no copies learned
     for arm in ("learned_key_bias", "rope_key_bias"):  # the bias takes about 90 % of it
-        assert means[arm][sc.SINK] == 0 and means[arm][sc.SHARE] < 0.1
-    assert all(means[sc.arm_id(s, "value_bias")][sc.SINK] == 1 for s in sc.BIASED)
+        assert values[arm][sc.SINK].max() == 0 and values[arm][sc.SHARE].mean() < 0.1
+    assert all(values[sc.arm_id(s, "value_bias")][sc.SINK].min() == 1 for s in sc.BIASED)
     assert card.verdict == AGREES
     # shown, not judged: the learned table's sink forms between 150 and 600 steps
-    assert "at 150 steps" in card.ladder and "the gap grows (change +0.577" in card.ladder
+    assert "at 150 steps" in card.ladder and "the gap grows (change +" in card.ladder
 
 
 @pytest.mark.slow

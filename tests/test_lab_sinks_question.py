@@ -248,10 +248,16 @@ def test_a_scheme_without_a_no_bos_arm_is_left_out_of_the_bos_finding() -> None:
 
 def check_sinks_answer(result) -> None:
     """The stored default answer's verdicts and numbers as docs/benchmarks.md states them (the
-    sinks question, 3 seeds, 200 and 600 steps)."""
+    sinks question, 3 seeds, 200 and 600 steps), on any CPU (tests/pin_support.py): at 200 steps
+    NoPE's and the learned table's slot-vs-softmax intervals start within 0.03 of 0 and each was
+    undecided on one of the three numerics measured (the README says so), so there either
+    verdict is accepted; every other verdict is pinned."""
     x1, x3 = (result.cell(f"backcopy.small.{b}") for b in ("x1", "x3"))
-    for cell in (x1, x3):  # the slot removes the pile-up in every scheme, at both budgets
-        assert cell.verdict.key == "stated|nope:slot|learned:slot|rope:slot", cell.verdict.text
+    # the slot removes the pile-up in every scheme at 600 steps, and RoPE's at 200 too
+    assert x3.verdict.key == "stated|nope:slot|learned:slot|rope:slot", x3.verdict.text
+    schemes = dict(part.split(":") for part in x1.verdict.key.split("|")[1:])
+    assert schemes["rope"] == "slot" and set(schemes) == {"nope", "learned", "rope"}
+    assert {schemes["nope"], schemes["learned"]} <= {"slot", "undecided"}, x1.verdict.text
     topics = {f.topic: f for f in result.findings}
     assert topics["With vs without a BOS"].holds_everywhere
     assert set(topics["With vs without a BOS"].keys.values()) == {"stated|learned:bos|rope:bos"}
