@@ -287,14 +287,15 @@ def test_editing_the_task_changes_the_counting_id_and_no_other(monkeypatch, edit
 def check_card_numbers(card) -> None:
     """The registered counting card as docs/benchmarks.md quotes it (5 seeds, 500 programs), on
     any CPU (tests/pin_support.py): each judged estimate within 2 std over seeds of the docs'
-    number, and every decision as there (each came out the same on the three numerics measured):
-    the learned table behind T5 at 3 and 5 variables and the gap growing, not behind RoPE — so
-    the criterion's RoPE half fails."""
+    number, and pinned, the decisions that came out the same on the three numerics measured (the
+    docs' machine, AVX-512 and AVX2 kernels here): the learned table behind T5 at 3 and 5
+    variables, not behind RoPE — so the criterion's RoPE half fails. Whether the gap to T5 grows
+    from 1 to 5 variables moved with the CPU (undecided on AVX2): checked as a number only."""
     rows = {c.text.split(" (")[0]: c for c in card.conditions}
     pins = {
         "absolute table above t5 at 3 variables": (0.036, True),
         "absolute table above t5 at 5 variables": (0.046, True),
-        "the gap absolute − t5 grows from 1 to 5 variables": (0.110, True),
+        "the gap absolute − t5 grows from 1 to 5 variables": (0.110, None),
         "absolute table above rope at 3 variables": (-0.005, False),
         "absolute table above rope at 5 variables": (-0.013, False),
         "the gap absolute − rope grows from 1 to 5 variables": (0.002, False),
@@ -302,7 +303,7 @@ def check_card_numbers(card) -> None:
     assert set(rows) == set(pins)
     for rule, (estimate, holds) in pins.items():
         assert near(rows[rule].numbers, estimate, seeds=5), (rule, rows[rule].numbers)
-        assert rows[rule].holds is holds, rule
+        assert holds is None or rows[rule].holds is holds, rule
     assert card.verdict == "does not agree in shape"
 
 
