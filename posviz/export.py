@@ -140,14 +140,20 @@ def spec_png(spec: dict[str, Any], *, scale: float = 2.0) -> bytes:
         raise ValueError(f"The chart could not be rendered to PNG: {exc}") from None
 
 
-def thumbnail_png(spec: dict[str, Any], *, width: int, height: int, scale: float = 2.0) -> bytes:
+def thumbnail_png(
+    spec: dict[str, Any], *, width: int, height: int, scale: float = 2.0, plot: bool = False
+) -> bytes:
     """PNG of a finished Vega-Lite spec drawn ``width`` × ``height`` CSS pixels, without its
-    title (a card beside it says what it shows); ``spec`` itself is left unchanged.
+    title (a card beside it says what it shows); ``spec`` itself is left unchanged. ``plot``:
+    the size is the plot's, axes and legend added around it (a square heatmap drawn square,
+    not widened to fill a wide box with empty grid).
 
     Raises:
         ValueError: as :func:`spec_png`.
     """
     small = {**copy.deepcopy(spec), "width": width, "height": height}
+    if plot:
+        small["autosize"] = {"type": "pad"}
     small.pop("title", None)
     return spec_png(small, scale=scale)
 

@@ -188,12 +188,16 @@ def table_summary(matrix: np.ndarray) -> TableSummary:
 
 def learned_card(matrix: np.ndarray, *, height: int) -> Figure:
     """The Learned page's annotated similarity matrix, the one chart the home page's card shows,
-    about ``height`` pixels tall."""
+    ``height`` pixels square, its colour legend beside it."""
     first = np.asarray(matrix)[:MAX_SIDE_1TO1]
     seam = find_seam(first)
     edges = (seam.first, seam.last) if seam is not None else None
     return similarity_figure(
-        similarity_summary(first), n_positions=len(matrix), seam=edges, height=height + 60
+        similarity_summary(first),
+        n_positions=len(matrix),
+        seam=edges,
+        height=height,
+        legend_right=True,
     )
 
 

@@ -152,3 +152,29 @@ def test_a_home_card_builds_the_one_figure_it_shows(page, monkeypatch):
         assert len(built) == 1
     finally:
         home_cards.card_thumbnail.clear()
+
+
+@pytest.mark.parametrize(
+    ("page", "square"), [("pages/sinusoidal.py", False), ("pages/learned.py", True)]
+)
+def test_a_square_card_picture_is_drawn_square_not_widened(page, square, monkeypatch):
+    """The learned table's similarity matrix keeps its cells square by widening its domain to the
+    box: drawn in the wide card box it left empty grid beside the matrix. Its picture is now a
+    square plot (the legend beside it); the sinusoid's fills the wide box as before."""
+    from posviz.page_models import home
+    from posviz.ui import home_cards
+
+    drawn = []
+    monkeypatch.setattr(export, "spec_png", lambda spec, **_: drawn.append(spec) or b"png")
+    home_cards.card_thumbnail.clear()
+    try:
+        assert home_cards.card_thumbnail(page) == b"png"
+    finally:
+        home_cards.card_thumbnail.clear()
+    (spec,) = drawn
+    if square:  # the plot's own size: the domain's max(1, width / height) is 1
+        assert spec["width"] == spec["height"] == home.THUMB_HEIGHT
+        assert spec["autosize"] == {"type": "pad"}
+    else:
+        assert (spec["width"], spec["height"]) == (home.THUMB_WIDTH, home.THUMB_HEIGHT)
+        assert spec["autosize"]["type"] == "fit-x"

@@ -159,9 +159,11 @@ def similarity_figure(
     seam: tuple[int, int] | None,
     height: int,
     linked: Linked = None,
+    legend_right: bool = False,
 ) -> Figure:
     """The ``(m, m)`` cosine similarity of a table's first ``m`` of ``n_positions`` positions,
-    square, its diagonal and its ``seam`` (first, last position; ``None``: no seam) marked."""
+    square, its diagonal and its ``seam`` (first, last position; ``None``: no seam) marked; the
+    colour legend below it unless ``legend_right`` or linked side by side."""
     m = len(similarity)
     notes = [Annotation("diagonal: p = q", label_at=(m * 0.47, m * 0.53), align="right")]
     if seam is not None:
@@ -189,7 +191,7 @@ def similarity_figure(
         size_signals=_signals("matrix", linked),
         # side by side, the fixed-size matrix has room beside it; below it would push ▶ play
         # off a laptop's first screen
-        legend="right" if linked and linked[0] == "horizontal" else None,
+        legend="right" if legend_right or (linked and linked[0] == "horizontal") else None,
     )
     return Figure(chart, similarity, "cosine_similarity")
 

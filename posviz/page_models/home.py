@@ -121,13 +121,21 @@ def card_spec(page: str, *, height: int) -> dict[str, Any] | None:
     return None if figure is None else export.chart_spec(figure.chart)
 
 
-def thumbnail(spec: dict[str, Any] | None, *, dark: bool) -> bytes | None:
+def card_is_square(page: str) -> bool:
+    """Whether a card's picture is a square heatmap (the learned table's similarity matrix)."""
+    return page == LEARNED
+
+
+def thumbnail(spec: dict[str, Any] | None, *, dark: bool, square: bool = False) -> bytes | None:
     """A card's picture as a small PNG for the light or ``dark`` theme (``None``: no spec, or it
-    cannot be drawn: the card still answers in words)."""
+    cannot be drawn: the card still answers in words); ``square``: a square plot
+    :data:`THUMB_HEIGHT` on a side, its legend beside it (:func:`card_is_square`)."""
     if spec is None:
         return None
     try:
         spec = on_dark(spec) if dark else spec
+        if square:
+            return export.thumbnail_png(spec, width=THUMB_HEIGHT, height=THUMB_HEIGHT, plot=True)
         return export.thumbnail_png(spec, width=THUMB_WIDTH, height=THUMB_HEIGHT)
     except ValueError:
         return None

@@ -34,7 +34,8 @@ __all__ = ["STORED_PAGES", "card_answer", "card_thumbnail", "lab_cards", "start_
 def card_thumbnail(page: str, dark: bool = False) -> bytes | None:
     """PNG of the page's hero chart at its defaults, small, for the light or ``dark`` theme
     (``None`` when there is none)."""
-    return home.thumbnail(home.card_spec(page, height=HERO_HEIGHT), dark=dark)
+    spec = home.card_spec(page, height=HERO_HEIGHT)
+    return home.thumbnail(spec, dark=dark, square=home.card_is_square(page))
 
 
 def start_here_cards() -> None:
