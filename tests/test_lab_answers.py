@@ -17,7 +17,7 @@ import re
 
 import numpy as np
 import pytest
-from pin_support import within
+from pin_support import near_comparison, within
 
 from posviz.analysis.evidence import spread
 from posviz.lab import QUESTIONS, RunStore, rejudge, run_question
@@ -189,9 +189,11 @@ def test_extrapolation_ranks_on_unseen_positions_with_the_relative_schemes_train
     assert _cell(result, task="lm").ranking == ()
     assert "learned table: not defined on unseen positions" in result.answer
     assert within(preset.metrics["sinusoid"]["accuracy_unseen"], 0.178)
-    # the sweep alone: every previous-token cell keeps ALiBi, RoPE and T5 past the training
-    # length; only the character LM (every arm still improving) differs
-    assert result.findings[0].depends_on == ("task",)
+    # the sweep: every previous-token cell keeps ALiBi, RoPE and T5 past the training length;
+    # the character LM differs (at 600 steps still undecided here, NoPE alone decided with
+    # another CPU's AVX2 kernels, so the budget may be named too: tests/pin_support.py)
+    assert "task" in result.findings[0].depends_on
+    assert set(result.findings[0].depends_on) <= {"task", "budget"}
 
 
 def test_rare_rows_are_untrained_rows_not_unseen_lengths(lab_store) -> None:
@@ -212,11 +214,11 @@ def test_rare_rows_are_untrained_rows_not_unseen_lengths(lab_store) -> None:
     assert f"{short} is still training at the preset's budget" in result.answer
     assert f"left out of its verdict: {short}" not in result.answer
     movement = result.findings[1]  # second: fragile, as expected with a N(0, 1) start
-    # decided (the short-trained rows move less) only from the 0.02 start; undecided from the
-    # others, where no cell decides otherwise
+    # decided (the short-trained rows move less) from the 0.02 start at both budgets; from 0.71
+    # and 1 undecided here, while another CPU's AVX2 kernels decide two of those four cells
+    # (tests/pin_support.py), so only the 0.02 cells are pinned
     assert "init" in movement.depends_on
-    assert "where it is decided (2 of 6 cells" in movement.text
-    assert "with table init N(0, 0.71²)" in movement.text
+    assert {movement.keys[_cell(result, budget=b).id] for b in ("x1", "x3")} == {"b"}
 
 
 def test_positions_emerge_in_the_causal_decoder_without_any(lab_store) -> None:
@@ -260,27 +262,36 @@ def test_induction_is_decided_only_with_its_longer_budget(lab_store) -> None:
 
 
 def test_the_readme_numbers_are_what_the_stored_runs_compute(lab_store) -> None:
-    """README's lab table quotes these differences (paired over seeds, 95% intervals)."""
+    """README's lab table quotes these differences (paired over seeds, 95% intervals): each
+    within 2 std over seeds of the quoted one, on any CPU (tests/pin_support.py), and each
+    decided as README says (its interval clear of 0: the same on the three numerics measured)."""
     learned = default("learned", lab_store)
     speed = _comparison(learned.default_cell, "train_loss_mean", {"learned", "sinusoid"})
-    assert abs(speed.estimate - 0.79) < 0.01 and abs(speed.low - 0.68) < 0.01
     matched = _comparison(
         _cell(learned, init="matched"), "train_loss_mean", {"learned", "sinusoid"}
     )
-    assert abs(matched.estimate + 0.31) < 0.01
     concat = _comparison(
         default("concat", lab_store).default_cell, "train_loss_mean", {"add", "concat"}
     )
-    assert abs(concat.estimate - 0.41) < 0.01
     rows = default("rare_rows", lab_store).default_cell
     uniform = _comparison(rows, "accuracy_late", {"uniform", "short"})
     free = _comparison(rows, "accuracy_late", {"rope_short", "short"})
-    assert abs(uniform.estimate - 0.880) < 0.005 and abs(free.estimate - 0.900) < 0.005
     need = default("need_positions", lab_store)
     enc = _comparison(_cell(need, budget="x3"), "loss", {"enc_nope", "enc_learned"})
     dec = _comparison(need.default_cell, "loss", {"dec_nope", "dec_learned"})
-    assert abs(enc.estimate - 0.62) < 0.01 and abs(enc.low - 0.34) < 0.01
-    assert abs(dec.estimate - 0.166) < 0.005 and abs(dec.low - 0.153) < 0.005
-    ranking = {r.arm: r for r in default("extrapolation", lab_store).default_cell.ranking}
-    assert abs(ranking["alibi"].mean - 0.982) < 0.002 and abs(ranking["rope"].mean - 0.881) < 0.002
-    assert abs(ranking["t5"].mean - 0.832) < 0.002 and abs(ranking["sinusoid"].mean - 0.178) < 0.002
+    quoted = [  # (comparison, README's estimate, its interval)
+        (speed, 0.79, (0.68, 0.91)),
+        (matched, -0.31, (-0.38, -0.24)),
+        (concat, 0.41, (0.32, 0.50)),
+        (uniform, 0.880, (0.855, 0.906)),
+        (free, 0.900, (0.891, 0.909)),
+        (enc, 0.62, (0.34, 0.91)),
+        (dec, 0.166, (0.153, 0.179)),
+    ]
+    assert [c.n for c, _, _ in quoted] == [5, 5, 5, 5, 5, 3, 3]  # the seeds README states
+    for comparison, estimate, interval in quoted:
+        assert near_comparison(comparison, estimate, interval), comparison.text
+        assert (comparison.low > 0) if estimate > 0 else (comparison.high < 0), comparison.text
+    preset = default("extrapolation", lab_store).default_cell  # ranked on unseen positions
+    for arm, mean in {"alibi": 0.982, "rope": 0.881, "t5": 0.832, "sinusoid": 0.178}.items():
+        assert within(preset.metrics[arm]["accuracy_unseen"], mean), arm
