@@ -4,6 +4,7 @@ engine's ``train_arms``, with the same progress and stop contract, and no existi
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -74,3 +75,64 @@ def test_a_studys_trainer_takes_no_probe() -> None:
 def test_the_runner_is_not_hashed_into_run_ids() -> None:
     """Adding the extension point changed no stored run id: the runner is not engine source."""
     assert "posviz.lab.engine.run" not in store.ENGINE_MODULES
+
+
+def _imported(train) -> set[str]:
+    """The posviz modules a registered trainer (a lazy wrapper that imports the loop when a run
+    trains) imports and that decide a run's numbers beyond the engine's (``ENGINE_MODULES``,
+    hashed into every run id) and the families' formulas (hashed by the schemes an arm uses),
+    followed through each other."""
+    import ast
+    import importlib.util
+    import inspect
+    import textwrap
+
+    seen: set[str] = set()
+    todo: list[str] = []
+    trees = [ast.parse(textwrap.dedent(inspect.getsource(train)))]
+    while trees:
+        for node in ast.walk(trees.pop()):
+            names = []
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                base = node.module
+                names = [base] + [f"{base}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            for found in names:
+                if (
+                    not found.startswith("posviz.")
+                    or found.startswith(("posviz.lab.engine", "posviz.encodings"))
+                    or found in store.ENGINE_MODULES
+                ):
+                    continue
+                try:  # "from posviz.x import name": a module only where x is a package
+                    if importlib.util.find_spec(found) is not None:
+                        todo.append(found)
+                except ModuleNotFoundError:
+                    pass
+        while todo:
+            name = todo.pop()
+            if name not in seen:
+                seen.add(name)
+                path = Path(importlib.util.find_spec(name).origin)
+                trees.append(ast.parse(path.read_text(encoding="utf-8")))
+    return seen - {"posviz.lab", "posviz.lab.studies"}
+
+
+def test_every_module_a_studys_own_trainer_reads_is_hashed_into_its_run_id() -> None:
+    """A module a study's own loop imports (its task, its attention, the shared loop) decides its
+    numbers: it must be in the study's ``source``, or an edit to it would leave a stored answer
+    under an id that no longer says what trained it."""
+    from posviz.lab.studies import kinds, papers, presets
+
+    owners = [
+        (q.id, kinds.study_kind(q.kind).train, q.source)
+        for q in presets.QUESTIONS.values()
+        if kinds.study_kind(q.kind).train is not None
+    ] + [(c.id, c.train, c.source) for c in papers.PAPER_CHECKS.values() if c.train is not None]
+    assert {"sinks", "far_context", "gu_2025", "oconnor_2021", "golovneva_2024"} <= {
+        owner for owner, _, _ in owners
+    }
+    for owner, train, source in owners:
+        missing = _imported(train) - set(source)
+        assert not missing, (owner, missing)

@@ -38,7 +38,11 @@ if TYPE_CHECKING:
 CARD_ID = "oconnor_2021"
 #: What decides the card's numbers besides the engine's source: the windows and ablations, and
 #: the training loop (hashed into the card's run id).
-TASK_MODULES = ("posviz.lab.studies.far_context", "posviz.lab.studies.far_context_train")
+TASK_MODULES = (
+    "posviz.lab.studies.far_context",
+    "posviz.lab.studies.own_loop",
+    "posviz.lab.studies.far_context_train",
+)
 SCHEMES = ("nope", "learned", "rope")
 CONDITIONS = ("full", "shuffle_all", "noinfo")
 LABELS = {"nope": "no positions (NoPE)", "learned": "learned table", "rope": "RoPE"}

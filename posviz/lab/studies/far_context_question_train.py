@@ -28,9 +28,7 @@ causal model's loss on them is its loss on that prefix of the window). The long-
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -41,38 +39,20 @@ from posviz.encodings.families import lab_mechanism
 from posviz.lab.engine import tasks
 from posviz.lab.engine.config import LabConfig
 from posviz.lab.engine.model import LabModel, Member
-from posviz.lab.engine.results import LabStopped
-from posviz.lab.engine.train import MAX_CURVE_POINTS, use_one_thread
+from posviz.lab.engine.train import use_one_thread
 from posviz.lab.studies import far_context as fc
 from posviz.lab.studies.far_context_arms import CONDITIONS, eval_lengths, split
+from posviz.lab.studies.own_loop import (
+    ArmOutput,
+    HeldOut,
+    Report,
+    adam_steps,
+    checkpoint_marks,
+    member_loss,
+    train_groups,
+)
 
 EVAL_CHUNK = 64
-
-
-@dataclass(frozen=True)
-class HeldOut:
-    """Held-out results at one evaluation length: ``accuracy``/``loss`` ``(E, c)`` over its
-    targets, ``per_position`` ``(E, c, targets)`` accuracy per target."""
-
-    accuracy: np.ndarray
-    loss: np.ndarray
-    per_position: np.ndarray
-    undefined: str = ""
-
-
-@dataclass(frozen=True)
-class ArmOutput:
-    """One arm, as the engine's :class:`~posviz.lab.engine.train.ArmOutput` (no table
-    snapshots)."""
-
-    curve_steps: np.ndarray
-    losses: np.ndarray
-    checkpoint_steps: np.ndarray
-    heldout: dict[int, HeldOut]
-    diverged_at: np.ndarray
-    n_params: int
-    snapshots: None = None
-    snapshot_steps: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
 
 def train_question_arms(
@@ -92,9 +72,7 @@ def train_question_arms(
         LabStopped: ``should_stop()`` returned true (nothing is returned).
     """
     use_one_thread()
-    marks = sorted(set(int(c) for c in checkpoints))
-    if not marks or marks[0] < 1 or marks[-1] > steps:
-        raise ValueError(f"checkpoints {marks} must lie in 1 … {steps}.")
+    marks = checkpoint_marks(checkpoints, steps)
     groups: dict[tuple, list[Any]] = {}
     for member in members:
         if member.condition not in CONDITIONS:
@@ -104,20 +82,12 @@ def train_question_arms(
         split(member.config)
         key = (member.condition == "noinfo", member.config)
         groups.setdefault(key, []).append(member)
-    sizes = [_trained_keys(g) for g in groups.values()]
-    pairs = list(zip(sizes, groups.values(), strict=True))
-    total = steps * sum(len(k) * g[0].config.seeds for k, g in pairs)
-    done, out = 0, {}
-    for keys, group in pairs:
-        size = len(keys) * group[0].config.seeds
-
-        def report(step: int, losses: dict[str, float], base: int = done, size: int = size):
-            if on_step is not None:
-                on_step(base + step * size, total, losses)
-
-        out.update(_train_group(group, steps, marks, report, should_stop))
-        done += steps * size
-    return out
+    return train_groups(
+        [(len(_trained_keys(g)) * g[0].config.seeds, g) for g in groups.values()],
+        steps,
+        lambda group, report: _train_group(group, steps, marks, report, should_stop),
+        on_step,
+    )
 
 
 def _training(member: Any) -> str:
@@ -138,7 +108,7 @@ def _train_group(
     group: list[Any],
     steps: int,
     marks: list[int],
-    report: Callable[[int, dict[str, float]], None],
+    report: Report,
     should_stop: Callable[[], bool] | None,
 ) -> dict[str, ArmOutput]:
     c = group[0].config
@@ -210,14 +180,7 @@ def _train_group(
             hit = torch.cat(hits, dim=1).numpy().mean(1)  # (M, near)
             evals[name].append((ce, hit))
 
-    every = max(1, math.ceil(steps / MAX_CURVE_POINTS))
-    curve_steps: list[int] = []
-    curve: list[np.ndarray] = []
-    diverged = np.full(len(rows_keys), -1, dtype=np.int64)
-    evaluate()
-    for step in range(1, steps + 1):
-        if should_stop is not None and should_stop():
-            raise LabStopped(f"Stopped at step {step - 1} of {steps}.")
+    def step_loss() -> torch.Tensor:
         windows = {
             s: fc.sample_windows(train[s], c.batch, far, near, held_out=False) for s in seeds
         }
@@ -226,26 +189,12 @@ def _train_group(
             far_ctx["shuffle_all"] = {
                 s: fc.ablate(w.far, "shuffle_all", train_ablation[s]) for s, w in windows.items()
             }
-        logits = logits_of(tokens(windows, far_ctx, False))
-        y = targets(windows)
-        loss = (
-            F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1), reduction="none")
-            .view(y.shape)
-            .mean((1, 2))
-        )
-        values = loss.detach().numpy().astype(np.float64)
-        bad = ~np.isfinite(values) & (diverged < 0)
-        diverged[bad] = step
-        optimizer.zero_grad(set_to_none=True)
-        torch.where(torch.isfinite(loss), loss, torch.zeros_like(loss)).sum().backward()
-        optimizer.step()
-        if step % every == 0 or step == steps:
-            curve_steps.append(step)
-            curve.append(values)
-        if step in marks:
-            evaluate()
-        report(step, {f"{k[0]}/{k[1]}": float(values[i * c.seeds : (i + 1) * c.seeds].mean())
-                      for i, k in enumerate(keys)})  # fmt: skip
+        return member_loss(logits_of(tokens(windows, far_ctx, False)), targets(windows))
+
+    evaluate()
+    trace = adam_steps(optimizer, step_loss, steps=steps, marks=marks, evaluate=evaluate,
+                       arms=[f"{k[0]}/{k[1]}" for k in keys], seeds=c.seeds, report=report,
+                       should_stop=should_stop)  # fmt: skip
     checkpoint_steps = np.array([0, *marks], dtype=np.int64)
     whole, mid = eval_lengths(far)
     half = near // 2
@@ -256,14 +205,14 @@ def _train_group(
         ce = np.stack([e[0][own] for e in evals[_pass(m)]], axis=1)  # (E, c, near)
         hit = np.stack([e[1][own] for e in evals[_pass(m)]], axis=1)
         out[m.id] = ArmOutput(
-            curve_steps=np.array(curve_steps, dtype=np.int64),
-            losses=np.stack([v[own] for v in curve], axis=1),
+            curve_steps=trace.curve_steps,
+            losses=trace.losses(own),
             checkpoint_steps=checkpoint_steps,
             heldout={
                 whole: HeldOut(hit.mean(-1), ce.mean(-1), hit),
                 mid: HeldOut(hit[..., :half].mean(-1), ce[..., :half].mean(-1), hit[..., :half]),
             },
-            diverged_at=diverged[own].copy(),
+            diverged_at=trace.diverged[own].copy(),
             n_params=int(model.n_params(i * c.seeds)),
         )
     return out

@@ -6,9 +6,9 @@ https://arxiv.org/abs/2106.08367), §2 eq. 9–10, p. 3. A window is ``far`` cha
 or ablated), a separator, then ``near`` ordered characters whose next-character losses count;
 the *no-information* condition sees the separator and the near part alone. The engine's trainer
 (:func:`posviz.lab.engine.train.train_arms`) draws its batches from the engine's own tasks, so
-this module runs its own loop around the engine's model, unchanged
-(:class:`~posviz.lab.engine.model.LabModel`: every arm × seed a member of one batched model),
-with Adam as the engine uses it (``foreach=True``, no weight decay, no schedule):
+this module runs the studies' own loop (:mod:`posviz.lab.studies.own_loop`: Adam as the engine
+uses it) around the engine's model, unchanged (:class:`~posviz.lab.engine.model.LabModel`: every
+arm × seed a member of one batched model):
 
 * **paired design** — seed ``s`` of every arm starts from the same generator seed and reads the
   same windows at every step (one stream per seed, ``[s, 0, far, near]``); the far contexts an
@@ -39,9 +39,9 @@ from posviz.encodings.families import lab_mechanism
 from posviz.lab.engine import tasks
 from posviz.lab.engine.config import LabConfig, ModelConfig
 from posviz.lab.engine.model import LabModel, Member
-from posviz.lab.engine.results import LabStopped
 from posviz.lab.engine.train import use_one_thread
 from posviz.lab.studies import far_context as fc
+from posviz.lab.studies.own_loop import Report, adam_steps, checkpoint_marks, train_groups
 
 #: the conditions an arm trains under (``shuffle_all``: the far context ablated, trained so)
 CONDITIONS = ("full", "shuffle_all", "noinfo")
@@ -105,9 +105,7 @@ def train_card_arms(
         LabStopped: ``should_stop()`` returned true (nothing is returned).
     """
     use_one_thread()
-    marks = sorted(set(int(c) for c in checkpoints))
-    if not marks or marks[0] < 1 or marks[-1] > steps:
-        raise ValueError(f"checkpoints {marks} must lie in 1 … {steps}.")
+    marks = checkpoint_marks(checkpoints, steps)
     groups: dict[tuple, list[Any]] = {}
     for member in members:
         if member.config.condition not in CONDITIONS:
@@ -115,25 +113,19 @@ def train_card_arms(
                 f"condition={member.config.condition!r}; choose one of {', '.join(CONDITIONS)}."
             )
         groups.setdefault(_group_key(member.config), []).append(member)
-    total = steps * sum(len(g) * g[0].config.seeds for g in groups.values())
-    done, out = 0, {}
-    for group in groups.values():
-        size = len(group) * group[0].config.seeds
-
-        def report(step: int, losses: dict[str, float], base: int = done, size: int = size):
-            if on_step is not None:
-                on_step(base + step * size, total, losses)
-
-        out.update(_train_group(group, steps, marks, report, should_stop))
-        done += steps * size
-    return out
+    return train_groups(
+        [(len(g) * g[0].config.seeds, g) for g in groups.values()],
+        steps,
+        lambda group, report: _train_group(group, steps, marks, report, should_stop),
+        on_step,
+    )
 
 
 def _train_group(
     group: list[Any],
     steps: int,
     marks: list[int],
-    report: Callable[[int, dict[str, float]], None],
+    report: Report,
     should_stop: Callable[[], bool] | None,
 ) -> dict[str, ArmOutput]:
     c = group[0].config
@@ -205,9 +197,7 @@ def _train_group(
                 columns["mid"].append(mid)
                 columns["long"].append(long)
 
-    for step in range(1, steps + 1):
-        if should_stop is not None and should_stop():
-            raise LabStopped(f"Stopped at step {step - 1} of {steps}.")
+    def step_loss() -> torch.Tensor:
         windows = {
             s: fc.sample_windows(train[s], c.batch, c.far, c.near, held_out=False) for s in seeds
         }
@@ -216,15 +206,11 @@ def _train_group(
             far["shuffle_all"] = {
                 s: fc.ablate(w.far, "shuffle_all", train_ablation[s]) for s, w in windows.items()
             }
-        loss = per_target(tokens(windows, far, False), windows).mean((1, 2))
-        optimizer.zero_grad(set_to_none=True)
-        loss.sum().backward()
-        optimizer.step()
-        if step in marks:
-            evaluate()
-        values = loss.detach().numpy()
-        report(step, {a.id: float(values[i * c.seeds : (i + 1) * c.seeds].mean())
-                      for i, a in enumerate(arms)})  # fmt: skip
+        return per_target(tokens(windows, far, False), windows).mean((1, 2))
+
+    adam_steps(optimizer, step_loss, steps=steps, marks=marks, evaluate=evaluate,
+               arms=[a.id for a in arms], seeds=c.seeds, report=report,
+               should_stop=should_stop)  # fmt: skip
     stacked = {k: np.stack(v, axis=1) for k, v in columns.items()}  # (E, checkpoints)
     out = {}
     for i, arm in enumerate(arms):

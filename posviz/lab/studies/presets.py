@@ -678,6 +678,7 @@ FAR_CONTEXT = Question(
     source=(
         "posviz.lab.studies.far_context",
         "posviz.lab.studies.far_context_arms",
+        "posviz.lab.studies.own_loop",
         "posviz.lab.studies.far_context_question_train",
     ),
 )
@@ -752,6 +753,7 @@ SINKS = Question(
         "posviz.lab.sink_task",
         "posviz.lab.attention_variants",
         "posviz.lab.studies.sinks_arms",
+        "posviz.lab.studies.own_loop",
         "posviz.lab.studies.sinks_question_train",
     ),
 )

@@ -72,6 +72,7 @@ TASK_MODULES = (
     "posviz.lab.sink_task",
     "posviz.lab.attention_variants",
     "posviz.lab.studies.sinks_arms",
+    "posviz.lab.studies.own_loop",
     "posviz.lab.studies.sinks_question_train",
     "posviz.lab.studies.sinks_card_arms",
     "posviz.lab.studies.sinks_card_train",

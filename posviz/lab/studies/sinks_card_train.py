@@ -28,19 +28,25 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from posviz.lab.attention_variants import VariantBlock, VariantModel, attend, first_token_score
+from posviz.lab.attention_variants import VariantBlock, VariantModel, attend
 from posviz.lab.engine.model import Member, _norm_linear, _rotate_leading
-from posviz.lab.engine.results import LabStopped
-from posviz.lab.engine.train import MAX_CURVE_POINTS, use_one_thread
+from posviz.lab.engine.train import use_one_thread
 from posviz.lab.sink_task import backcopy_batch, bigram_chain
-from posviz.lab.studies.sinks_arms import ALPHA, COPY, NOT_A_LENGTH, TOKEN_SHARE, check
+from posviz.lab.studies.own_loop import (
+    Report,
+    adam_steps,
+    checkpoint_marks,
+    member_loss,
+    train_groups,
+)
+from posviz.lab.studies.sinks_arms import check
 from posviz.lab.studies.sinks_card_arms import condition_of
 from posviz.lab.studies.sinks_question_train import (
-    EVAL_CHUNK,
     ArmOutput,
-    HeldOut,
     Stream,
     _ordered,
+    arm_output,
+    evaluate_heldout,
 )
 
 
@@ -141,33 +147,25 @@ def train_card_arms(
         LabStopped: ``should_stop()`` returned true (nothing is returned).
     """
     use_one_thread()
-    marks = sorted(set(int(c) for c in checkpoints))
-    if not marks or marks[0] < 1 or marks[-1] > steps:
-        raise ValueError(f"checkpoints {marks} must lie in 1 … {steps}.")
+    marks = checkpoint_marks(checkpoints, steps)
     groups: dict[Any, list[Any]] = {}
     for member in members:
         check(member.config)
         condition_of(member.config)
         groups.setdefault(member.config, []).append(member)
-    pairs = [(len(g) * g[0].config.seeds, g) for g in groups.values()]
-    total = steps * sum(size for size, _ in pairs)
-    done, out = 0, {}
-    for size, group in pairs:
-
-        def report(step: int, losses: dict[str, float], base: int = done, size: int = size):
-            if on_step is not None:
-                on_step(base + step * size, total, losses)
-
-        out.update(_train_group(group, steps, marks, report, should_stop))
-        done += steps * size
-    return out
+    return train_groups(
+        [(len(g) * g[0].config.seeds, g) for g in groups.values()],
+        steps,
+        lambda group, report: _train_group(group, steps, marks, report, should_stop),
+        on_step,
+    )
 
 
 def _train_group(
     group: list[Any],
     steps: int,
     marks: list[int],
-    report: Callable[[int, dict[str, float]], None],
+    report: Report,
     should_stop: Callable[[], bool] | None,
 ) -> dict[str, ArmOutput]:
     c = group[0].config
@@ -193,103 +191,21 @@ def _train_group(
         return torch.from_numpy(np.stack([getattr(batches[s], name) for s in order]))
 
     def evaluate() -> None:
-        evals.append(_evaluate(model, stack(held, "inputs"), stack(held, "targets"),
-                               stack(held, "copy").numpy(), c))  # fmt: skip
+        evals.append(evaluate_heldout(model, stack(held, "inputs"), stack(held, "targets"),
+                                      stack(held, "copy").numpy(), c))  # fmt: skip
 
-    every = max(1, math.ceil(steps / MAX_CURVE_POINTS))
-    curve_steps: list[int] = []
-    curve: list[np.ndarray] = []
-    diverged = np.full(len(rows), -1, dtype=np.int64)
-    evaluate()
-    for step in range(1, steps + 1):
-        if should_stop is not None and should_stop():
-            raise LabStopped(f"Stopped at step {step - 1} of {steps}.")
+    def step_loss() -> torch.Tensor:
         batches = {s: stream.next() for s, stream in train.items()}
         x, y = stack(batches, "inputs"), stack(batches, "targets")
-        logits = model(x)
-        loss = (
-            F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1), reduction="none")
-            .view(y.shape)
-            .mean((1, 2))
-        )
-        values = loss.detach().numpy().astype(np.float64)
-        diverged[~np.isfinite(values) & (diverged < 0)] = step
-        optimizer.zero_grad(set_to_none=True)
-        torch.where(torch.isfinite(loss), loss, torch.zeros_like(loss)).sum().backward()
-        optimizer.step()
-        if step % every == 0 or step == steps:
-            curve_steps.append(step)
-            curve.append(values)
-        if step in marks:
-            evaluate()
-        report(step, {m.id: float(values[i * c.seeds : (i + 1) * c.seeds].mean())
-                      for i, m in enumerate(group)})  # fmt: skip
+        return member_loss(model(x), y)
+
+    evaluate()
+    trace = adam_steps(optimizer, step_loss, steps=steps, marks=marks, evaluate=evaluate,
+                       arms=[m.id for m in group], seeds=c.seeds, report=report,
+                       should_stop=should_stop)  # fmt: skip
     extra = _extra_params(condition, c.width, c.layers)
     return {
-        m.id: _output(
-            evals, slice(i * c.seeds, (i + 1) * c.seeds), c, t,
-            steps=(np.array(curve_steps, dtype=np.int64), np.array([0, *marks], dtype=np.int64)),
-            losses=np.stack([v[i * c.seeds : (i + 1) * c.seeds] for v in curve], axis=1),
-            diverged=diverged[i * c.seeds : (i + 1) * c.seeds].copy(),
-            n_params=int(model.n_params(i * c.seeds)) + extra,
-        )
+        m.id: arm_output(evals, slice(i * c.seeds, (i + 1) * c.seeds), c, t, trace=trace,
+                         marks=marks, n_params=int(model.n_params(i * c.seeds)) + extra)
         for i, m in enumerate(group)
     }  # fmt: skip
-
-
-@torch.no_grad()
-def _evaluate(model: VariantModel, x: torch.Tensor, y: torch.Tensor, copy: np.ndarray, c) -> dict:
-    """One held-out pass (logits and maps) over inputs ``x`` ``(E, B, T)``: loss, accuracy,
-    α₁ per layer × head (Gu et al. §3.2, :func:`~posviz.lab.attention_variants.
-    first_token_score`), the attention spent on tokens, and the copies' accuracy and loss."""
-    alpha = np.zeros((x.shape[0], c.layers, c.heads))
-    share = np.zeros(x.shape[0])
-    parts = []
-    for block in model.blocks:
-        block.keep = True
-    try:
-        for lo in range(0, c.eval_batch, EVAL_CHUNK):
-            parts.append(model(x[:, lo : lo + EVAL_CHUNK]))  # one pass: logits and maps
-            maps = np.stack([b.maps.permute(0, 2, 1, 3, 4).numpy() for b in model.blocks], 1)
-            alpha += first_token_score(maps).sum(-1)  # (E, L, H, b, T, T) → summed over b
-            share += maps.astype(np.float64).sum(-1).mean((1, 2, 4)).sum(-1)
-    finally:
-        for block in model.blocks:
-            block.keep, block.maps = False, None
-    logits = torch.cat(parts, dim=1)
-    ce = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1),
-                         reduction="none").view(y.shape).numpy().astype(np.float64)  # fmt: skip
-    hit = (logits.argmax(-1) == y).numpy().astype(np.float64)  # (E, B, T)
-    n_copy = copy.sum((1, 2))
-    return {
-        "loss": ce.mean((1, 2)), "accuracy": hit.mean((1, 2)), "per_position": hit.mean(1),
-        "alpha": alpha / c.eval_batch, "share": share / c.eval_batch,
-        "copy_acc": (hit * copy).sum((1, 2)) / np.maximum(n_copy, 1),
-        "copy_loss": (ce * copy).sum((1, 2)) / np.maximum(n_copy, 1),
-    }  # fmt: skip
-
-
-def _output(evals, own: slice, c, t: int, *, steps, losses, diverged, n_params) -> ArmOutput:
-    """One arm's engine-shaped output (the sinks question's: the length ``t`` and the readings
-    that are not a length, :data:`~posviz.lab.studies.sinks_arms.READINGS`)."""
-
-    def read(name: str) -> np.ndarray:
-        return np.stack([e[name][own] for e in evals], axis=1)  # (E, c, …)
-
-    alpha = read("alpha").reshape(c.seeds, len(evals), -1)  # (E, c, layers · heads)
-    nan = np.full(alpha.shape[:2], np.nan)
-    return ArmOutput(
-        curve_steps=steps[0],
-        losses=losses,
-        checkpoint_steps=steps[1],
-        heldout={
-            t: HeldOut(read("accuracy"), read("loss"), read("per_position")),
-            ALPHA: HeldOut(alpha.mean(-1), nan, alpha, NOT_A_LENGTH),
-            COPY: HeldOut(
-                read("copy_acc"), read("copy_loss"), read("copy_acc")[..., None], NOT_A_LENGTH
-            ),
-            TOKEN_SHARE: HeldOut(read("share"), nan, read("share")[..., None], NOT_A_LENGTH),
-        },
-        diverged_at=diverged,
-        n_params=n_params,
-    )

@@ -23,9 +23,7 @@ query spends on tokens (1 for softmax; the rest is the slot's).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -35,9 +33,18 @@ from torch.nn import functional as F
 from posviz.encodings.families import lab_mechanism
 from posviz.lab.attention_variants import VariantModel, first_token_score
 from posviz.lab.engine.model import Member
-from posviz.lab.engine.results import LabStopped
-from posviz.lab.engine.train import MAX_CURVE_POINTS, use_one_thread
+from posviz.lab.engine.train import use_one_thread
 from posviz.lab.sink_task import Batch, Chain, backcopy_batch, bigram_chain
+from posviz.lab.studies.own_loop import (
+    ArmOutput,
+    HeldOut,
+    Report,
+    Trace,
+    adam_steps,
+    checkpoint_marks,
+    member_loss,
+    train_groups,
+)
 from posviz.lab.studies.sinks_arms import (
     ALPHA,
     ATTENTION,
@@ -51,31 +58,6 @@ from posviz.lab.studies.sinks_arms import (
 
 EVAL_CHUNK = 25  # held-out sequences per forward pass that keeps its attention maps
 CHUNK_STEPS = 50  # training steps whose sequences are drawn at once
-
-
-@dataclass(frozen=True)
-class HeldOut:
-    """Held-out results of one entry: ``accuracy``/``loss`` ``(E, c)``, ``per_position``
-    ``(E, c, k)``; ``undefined`` says an entry is a reading, not an evaluation length."""
-
-    accuracy: np.ndarray
-    loss: np.ndarray
-    per_position: np.ndarray
-    undefined: str = ""
-
-
-@dataclass(frozen=True)
-class ArmOutput:
-    """One arm, as the engine's :class:`~posviz.lab.engine.train.ArmOutput` (no snapshots)."""
-
-    curve_steps: np.ndarray
-    losses: np.ndarray
-    checkpoint_steps: np.ndarray
-    heldout: dict[Any, HeldOut]
-    diverged_at: np.ndarray
-    n_params: int
-    snapshots: None = None
-    snapshot_steps: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
 
 def train_question_arms(
@@ -95,9 +77,7 @@ def train_question_arms(
         LabStopped: ``should_stop()`` returned true (nothing is returned).
     """
     use_one_thread()
-    marks = sorted(set(int(c) for c in checkpoints))
-    if not marks or marks[0] < 1 or marks[-1] > steps:
-        raise ValueError(f"checkpoints {marks} must lie in 1 … {steps}.")
+    marks = checkpoint_marks(checkpoints, steps)
     groups: dict[tuple, list[Any]] = {}
     for member in members:
         if member.condition not in CONDITIONS:
@@ -106,18 +86,12 @@ def train_question_arms(
             )
         check(member.config)
         groups.setdefault((ATTENTION[member.condition], member.config), []).append(member)
-    pairs = [(len(g) * g[0].config.seeds, g) for g in groups.values()]
-    total = steps * sum(size for size, _ in pairs)
-    done, out = 0, {}
-    for size, group in pairs:
-
-        def report(step: int, losses: dict[str, float], base: int = done, size: int = size):
-            if on_step is not None:
-                on_step(base + step * size, total, losses)
-
-        out.update(_train_group(group, steps, marks, report, should_stop))
-        done += steps * size
-    return out
+    return train_groups(
+        [(len(g) * g[0].config.seeds, g) for g in groups.values()],
+        steps,
+        lambda group, report: _train_group(group, steps, marks, report, should_stop),
+        on_step,
+    )
 
 
 def _ordered(group: list[Any]) -> list[Any]:
@@ -151,7 +125,7 @@ def _train_group(
     group: list[Any],
     steps: int,
     marks: list[int],
-    report: Callable[[int, dict[str, float]], None],
+    report: Report,
     should_stop: Callable[[], bool] | None,
 ) -> dict[str, ArmOutput]:
     c = group[0].config
@@ -181,88 +155,83 @@ def _train_group(
 
     evals: list[dict[str, np.ndarray]] = []
 
-    @torch.no_grad()
     def evaluate() -> None:
-        x, y = stack(held, "inputs"), stack(held, "targets")
-        copy = stack(held, "copy").numpy()
-        alpha = np.zeros((len(rows), c.layers, c.heads))
-        share = np.zeros(len(rows))
-        parts = []
-        for block in model.blocks:
-            block.keep = True
-        try:
-            for lo in range(0, c.eval_batch, EVAL_CHUNK):
-                parts.append(model(x[:, lo : lo + EVAL_CHUNK]))  # one pass: logits and maps
-                maps = np.stack([b.maps.permute(0, 2, 1, 3, 4).numpy() for b in model.blocks], 1)
-                alpha += first_token_score(maps).sum(-1)  # (E, L, H, b, T, T) → summed over b
-                share += maps.astype(np.float64).sum(-1).mean((1, 2, 4)).sum(-1)
-        finally:
-            for block in model.blocks:
-                block.keep, block.maps = False, None
-        logits = torch.cat(parts, dim=1)
-        ce = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1),
-                             reduction="none").view(y.shape).numpy().astype(np.float64)  # fmt: skip
-        hit = (logits.argmax(-1) == y).numpy().astype(np.float64)  # (E, B, T)
-        n_copy = copy.sum((1, 2))
-        evals.append({
-            "loss": ce.mean((1, 2)), "accuracy": hit.mean((1, 2)), "per_position": hit.mean(1),
-            "alpha": alpha / c.eval_batch, "share": share / c.eval_batch,
-            "copy_acc": (hit * copy).sum((1, 2)) / np.maximum(n_copy, 1),
-            "copy_loss": (ce * copy).sum((1, 2)) / np.maximum(n_copy, 1),
-        })  # fmt: skip
+        evals.append(evaluate_heldout(model, stack(held, "inputs"), stack(held, "targets"),
+                                      stack(held, "copy").numpy(), c))  # fmt: skip
 
-    every = max(1, math.ceil(steps / MAX_CURVE_POINTS))
-    curve_steps: list[int] = []
-    curve: list[np.ndarray] = []
-    diverged = np.full(len(rows), -1, dtype=np.int64)
-    evaluate()
-    for step in range(1, steps + 1):
-        if should_stop is not None and should_stop():
-            raise LabStopped(f"Stopped at step {step - 1} of {steps}.")
+    def step_loss() -> torch.Tensor:
         batches = {k: stream.next() for k, stream in train.items()}
         x, y = stack(batches, "inputs"), stack(batches, "targets")
-        logits = model(x)
-        loss = (
-            F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1), reduction="none")
-            .view(y.shape)
-            .mean((1, 2))
-        )
-        values = loss.detach().numpy().astype(np.float64)
-        diverged[~np.isfinite(values) & (diverged < 0)] = step
-        optimizer.zero_grad(set_to_none=True)
-        torch.where(torch.isfinite(loss), loss, torch.zeros_like(loss)).sum().backward()
-        optimizer.step()
-        if step % every == 0 or step == steps:
-            curve_steps.append(step)
-            curve.append(values)
-        if step in marks:
-            evaluate()
-        report(step, {m.id: float(values[i * c.seeds : (i + 1) * c.seeds].mean())
-                      for i, m in enumerate(group)})  # fmt: skip
-    checkpoint_steps = np.array([0, *marks], dtype=np.int64)
+        return member_loss(model(x), y)
+
+    evaluate()
+    trace = adam_steps(optimizer, step_loss, steps=steps, marks=marks, evaluate=evaluate,
+                       arms=[m.id for m in group], seeds=c.seeds, report=report,
+                       should_stop=should_stop)  # fmt: skip
     slot = c.layers * c.width if attention == "key_bias" else 0  # one key of width d/H per head
-    out = {}
-    for i, m in enumerate(group):
-        own = slice(i * c.seeds, (i + 1) * c.seeds)
+    return {
+        m.id: arm_output(evals, slice(i * c.seeds, (i + 1) * c.seeds), c, t, trace=trace,
+                         marks=marks, n_params=int(model.n_params(i * c.seeds)) + slot)
+        for i, m in enumerate(group)
+    }  # fmt: skip
 
-        def read(name: str, own: slice = own) -> np.ndarray:
-            return np.stack([e[name][own] for e in evals], axis=1)  # (E, c, …)
 
-        alpha = read("alpha").reshape(c.seeds, len(evals), -1)  # (E, c, layers · heads)
-        nan = np.full(alpha.shape[:2], np.nan)
-        out[m.id] = ArmOutput(
-            curve_steps=np.array(curve_steps, dtype=np.int64),
-            losses=np.stack([v[own] for v in curve], axis=1),
-            checkpoint_steps=checkpoint_steps,
-            heldout={
-                t: HeldOut(read("accuracy"), read("loss"), read("per_position")),
-                ALPHA: HeldOut(alpha.mean(-1), nan, alpha, NOT_A_LENGTH),
-                COPY: HeldOut(
-                    read("copy_acc"), read("copy_loss"), read("copy_acc")[..., None], NOT_A_LENGTH
-                ),
-                TOKEN_SHARE: HeldOut(read("share"), nan, read("share")[..., None], NOT_A_LENGTH),
-            },
-            diverged_at=diverged[own].copy(),
-            n_params=int(model.n_params(i * c.seeds)) + slot,
-        )
-    return out
+@torch.no_grad()
+def evaluate_heldout(model: Any, x: torch.Tensor, y: torch.Tensor, copy: np.ndarray, c) -> dict:
+    """One held-out pass (logits and maps) over inputs ``x`` ``(E, B, T)``: loss, accuracy,
+    α₁ per layer × head (Gu et al. §3.2, :func:`~posviz.lab.attention_variants.
+    first_token_score`), the attention spent on tokens, and the copies' accuracy and loss."""
+    alpha = np.zeros((x.shape[0], c.layers, c.heads))
+    share = np.zeros(x.shape[0])
+    parts = []
+    for block in model.blocks:
+        block.keep = True
+    try:
+        for lo in range(0, c.eval_batch, EVAL_CHUNK):
+            parts.append(model(x[:, lo : lo + EVAL_CHUNK]))  # one pass: logits and maps
+            maps = np.stack([b.maps.permute(0, 2, 1, 3, 4).numpy() for b in model.blocks], 1)
+            alpha += first_token_score(maps).sum(-1)  # (E, L, H, b, T, T) → summed over b
+            share += maps.astype(np.float64).sum(-1).mean((1, 2, 4)).sum(-1)
+    finally:
+        for block in model.blocks:
+            block.keep, block.maps = False, None
+    logits = torch.cat(parts, dim=1)
+    ce = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1),
+                         reduction="none").view(y.shape).numpy().astype(np.float64)  # fmt: skip
+    hit = (logits.argmax(-1) == y).numpy().astype(np.float64)  # (E, B, T)
+    n_copy = copy.sum((1, 2))
+    return {
+        "loss": ce.mean((1, 2)), "accuracy": hit.mean((1, 2)), "per_position": hit.mean(1),
+        "alpha": alpha / c.eval_batch, "share": share / c.eval_batch,
+        "copy_acc": (hit * copy).sum((1, 2)) / np.maximum(n_copy, 1),
+        "copy_loss": (ce * copy).sum((1, 2)) / np.maximum(n_copy, 1),
+    }  # fmt: skip
+
+
+def arm_output(
+    evals: list[dict], own: slice, c, t: int, *, trace: Trace, marks: list[int], n_params: int
+) -> ArmOutput:
+    """One arm's engine-shaped output from the evaluations (before training, then at each of
+    ``marks``) of its members ``own``: the length ``t`` and the readings that are not a length
+    (:data:`~posviz.lab.studies.sinks_arms.READINGS`)."""
+
+    def read(name: str) -> np.ndarray:
+        return np.stack([e[name][own] for e in evals], axis=1)  # (E, c, …)
+
+    alpha = read("alpha").reshape(c.seeds, len(evals), -1)  # (E, c, layers · heads)
+    nan = np.full(alpha.shape[:2], np.nan)
+    return ArmOutput(
+        curve_steps=trace.curve_steps,
+        losses=trace.losses(own),
+        checkpoint_steps=np.array([0, *marks], dtype=np.int64),
+        heldout={
+            t: HeldOut(read("accuracy"), read("loss"), read("per_position")),
+            ALPHA: HeldOut(alpha.mean(-1), nan, alpha, NOT_A_LENGTH),
+            COPY: HeldOut(
+                read("copy_acc"), read("copy_loss"), read("copy_acc")[..., None], NOT_A_LENGTH
+            ),
+            TOKEN_SHARE: HeldOut(read("share"), nan, read("share")[..., None], NOT_A_LENGTH),
+        },
+        diverged_at=trace.diverged[own].copy(),
+        n_params=n_params,
+    )
