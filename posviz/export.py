@@ -145,17 +145,33 @@ def thumbnail_png(
 ) -> bytes:
     """PNG of a finished Vega-Lite spec drawn ``width`` × ``height`` CSS pixels, without its
     title (a card beside it says what it shows); ``spec`` itself is left unchanged. ``plot``:
-    the size is the plot's, axes and legend added around it (a square heatmap drawn square,
-    not widened to fill a wide box with empty grid).
+    a square plot ``height`` on a side, axes and legend around it, centred on a transparent strip
+    ``width`` wide (a square heatmap drawn square, not widened to fill a wide box with empty
+    grid, and as tall on a card as a wide picture).
 
     Raises:
         ValueError: as :func:`spec_png`.
     """
-    small = {**copy.deepcopy(spec), "width": width, "height": height}
+    small = {**copy.deepcopy(spec), "width": height if plot else width, "height": height}
     if plot:
         small["autosize"] = {"type": "pad"}
     small.pop("title", None)
-    return spec_png(small, scale=scale)
+    png = spec_png(small, scale=scale)
+    return _centred(png, round(width * scale)) if plot else png
+
+
+def _centred(png: bytes, width: int) -> bytes:
+    """``png`` centred on a transparent image ``width`` pixels wide (unchanged if as wide)."""
+    from PIL import Image  # Pillow ships with streamlit
+
+    image = Image.open(io.BytesIO(png)).convert("RGBA")
+    if image.width >= width:
+        return png
+    canvas = Image.new("RGBA", (width, image.height), (0, 0, 0, 0))
+    canvas.paste(image, ((width - image.width) // 2, 0))
+    out = io.BytesIO()
+    canvas.save(out, format="PNG", optimize=True)
+    return out.getvalue()
 
 
 def chart_svg(chart: alt.TopLevelMixin, *, lock: Any = None) -> bytes:

@@ -160,21 +160,35 @@ def test_a_home_card_builds_the_one_figure_it_shows(page, monkeypatch):
 def test_a_square_card_picture_is_drawn_square_not_widened(page, square, monkeypatch):
     """The learned table's similarity matrix keeps its cells square by widening its domain to the
     box: drawn in the wide card box it left empty grid beside the matrix. Its picture is now a
-    square plot (the legend beside it); the sinusoid's fills the wide box as before."""
+    square plot (the legend beside it, as long as the plot) centred on a strip as wide as the
+    other cards' pictures; the sinusoid's fills the wide box as before."""
+    import io
+
+    from PIL import Image
+
     from posviz.page_models import home
     from posviz.ui import home_cards
 
+    def drawn_png(spec, **_):
+        drawn.append(spec)
+        out = io.BytesIO()
+        Image.new("RGBA", (300, 200), (255, 0, 0, 255)).save(out, format="PNG")
+        return out.getvalue()
+
     drawn = []
-    monkeypatch.setattr(export, "spec_png", lambda spec, **_: drawn.append(spec) or b"png")
+    monkeypatch.setattr(export, "spec_png", drawn_png)
     home_cards.card_thumbnail.clear()
     try:
-        assert home_cards.card_thumbnail(page) == b"png"
+        png = home_cards.card_thumbnail(page)
     finally:
         home_cards.card_thumbnail.clear()
     (spec,) = drawn
+    image = Image.open(io.BytesIO(png))
     if square:  # the plot's own size: the domain's max(1, width / height) is 1
         assert spec["width"] == spec["height"] == home.THUMB_HEIGHT
         assert spec["autosize"] == {"type": "pad"}
+        assert image.size == (2 * home.THUMB_WIDTH, 200)  # centred: transparent either side
+        assert image.getpixel((0, 0))[3] == 0 and image.getpixel((home.THUMB_WIDTH, 100))[3] == 255
     else:
         assert (spec["width"], spec["height"]) == (home.THUMB_WIDTH, home.THUMB_HEIGHT)
-        assert spec["autosize"]["type"] == "fit-x"
+        assert spec["autosize"]["type"] == "fit-x" and image.size == (300, 200)

@@ -129,13 +129,14 @@ def card_is_square(page: str) -> bool:
 def thumbnail(spec: dict[str, Any] | None, *, dark: bool, square: bool = False) -> bytes | None:
     """A card's picture as a small PNG for the light or ``dark`` theme (``None``: no spec, or it
     cannot be drawn: the card still answers in words); ``square``: a square plot
-    :data:`THUMB_HEIGHT` on a side, its legend beside it (:func:`card_is_square`)."""
+    :data:`THUMB_HEIGHT` on a side, its legend beside it, centred in the card's width
+    (:func:`card_is_square`; its spec drawn at that height, so the legend fits the plot)."""
     if spec is None:
         return None
     try:
         spec = on_dark(spec) if dark else spec
         if square:
-            return export.thumbnail_png(spec, width=THUMB_HEIGHT, height=THUMB_HEIGHT, plot=True)
+            return export.thumbnail_png(spec, width=THUMB_WIDTH, height=THUMB_HEIGHT, plot=True)
         return export.thumbnail_png(spec, width=THUMB_WIDTH, height=THUMB_HEIGHT)
     except ValueError:
         return None
