@@ -121,6 +121,14 @@ def card_spec(page: str, *, height: int) -> dict[str, Any] | None:
     return None if figure is None else export.chart_spec(figure.chart)
 
 
+def card_thumbnail(page: str, *, dark: bool, hero_height: int) -> bytes | None:
+    """A start-here card's picture: its page's hero (``hero_height`` px tall; a square one at
+    the card's height) as a small PNG (:func:`thumbnail`)."""
+    square = card_is_square(page)
+    spec = card_spec(page, height=THUMB_HEIGHT if square else hero_height)
+    return thumbnail(spec, dark=dark, square=square)
+
+
 def card_is_square(page: str) -> bool:
     """Whether a card's picture is a square heatmap (the learned table's similarity matrix)."""
     return page == LEARNED

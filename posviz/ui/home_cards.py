@@ -34,9 +34,7 @@ __all__ = ["STORED_PAGES", "card_answer", "card_thumbnail", "lab_cards", "start_
 def card_thumbnail(page: str, dark: bool = False) -> bytes | None:
     """PNG of the page's hero chart at its defaults, small, for the light or ``dark`` theme
     (``None`` when there is none)."""
-    square = home.card_is_square(page)
-    spec = home.card_spec(page, height=home.THUMB_HEIGHT if square else HERO_HEIGHT)
-    return home.thumbnail(spec, dark=dark, square=square)
+    return home.card_thumbnail(page, dark=dark, hero_height=HERO_HEIGHT)
 
 
 def start_here_cards() -> None:
